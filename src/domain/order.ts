@@ -1,0 +1,59 @@
+import { ErrValidation } from './errors.ts';
+
+/** Spec 3.1: the only status the service ever assigns. */
+export const ORDER_STATUS_PENDING = 'pending';
+export type OrderStatus = typeof ORDER_STATUS_PENDING;
+
+/** The internal order. Wire shapes are separate DTOs (spec 2.1), so fields may be added here freely. */
+export interface Order {
+  readonly id: string;
+  readonly userId: string;
+  readonly item: string;
+  readonly quantity: number;
+  readonly status: OrderStatus;
+  readonly createdAt: Date;
+}
+
+/**
+ * Limits the spec leaves "not shown" (2.4): item is 1..ITEM_MAX_LENGTH characters after trimming, and
+ * quantity fits a signed 32-bit integer, because the gRPC contract (int32) and the SQL column
+ * (integer) cannot carry more.
+ */
+export const ITEM_MAX_LENGTH = 200;
+export const QUANTITY_MAX = 2_147_483_647;
+
+export interface NewOrderInput {
+  readonly userId: string;
+  readonly item: string;
+  readonly quantity: number;
+}
+
+/** Quantity and item rules live here and only here (spec 2.1, 7 rule 2). */
+export function validateNewOrder(input: NewOrderInput): void {
+  if (input.item.trim() === '') throw new ErrValidation('item is required');
+  if ([...input.item].length > ITEM_MAX_LENGTH) {
+    throw new ErrValidation(`item must be at most ${ITEM_MAX_LENGTH} characters`);
+  }
+  if (!Number.isSafeInteger(input.quantity) || input.quantity <= 0) {
+    throw new ErrValidation('quantity must be a positive integer');
+  }
+  if (input.quantity > QUANTITY_MAX) throw new ErrValidation(`quantity must be at most ${QUANTITY_MAX}`);
+}
+
+export function createOrder(input: NewOrderInput, id: string, now: Date): Order {
+  validateNewOrder(input);
+  return {
+    id,
+    userId: input.userId,
+    item: input.item,
+    quantity: input.quantity,
+    status: ORDER_STATUS_PENDING,
+    createdAt: now,
+  };
+}
+
+/** Order identifiers are opaque UUIDs (spec 7 rule 1); anything else never reaches a store. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export function isOrderId(value: string): boolean {
+  return UUID.test(value);
+}

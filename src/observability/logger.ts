@@ -1,0 +1,46 @@
+import { pino, type Logger, type DestinationStream } from 'pino';
+
+export type { Logger } from 'pino';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** Spec 4.5: debug, warn and error select themselves; anything else (info included) selects info. */
+export function parseLogLevel(value: string | undefined): LogLevel {
+  return value === 'debug' || value === 'warn' || value === 'error' ? value : 'info';
+}
+
+let processDefault: Logger | undefined;
+
+/**
+ * JSON on stdout with keys time (ISO 8601), level (label) and msg (spec 4.5). Building it installs it
+ * as the process default (see defaultLogger) and routes Node's process warnings through it.
+ */
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  const logger = pino(
+    {
+      level,
+      messageKey: 'msg',
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      // Belt and braces: these keys never reach a log line even if someone logs a whole object.
+      redact: { paths: ['password', 'token', 'authorization', '*.password', '*.token', '*.authorization', 'JWT_SECRET'], censor: '[redacted]' },
+    },
+    destination ?? pino.destination({ dest: 1, sync: false }),
+  );
+  installDefaultLogger(logger);
+  return logger;
+}
+
+function installDefaultLogger(logger: Logger): void {
+  if (processDefault === undefined) {
+    process.on('warning', (warning) => defaultLogger().warn({ warning: warning.message, name: warning.name }, 'process warning'));
+  }
+  processDefault = logger;
+}
+
+/** The process-wide default for code that is handed no logger (libraries, last-resort handlers). */
+export function defaultLogger(): Logger {
+  processDefault ??= pino({ enabled: false });
+  return processDefault;
+}

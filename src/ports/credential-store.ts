@@ -1,0 +1,7 @@
+import type { User } from '../domain/user.ts';
+
+export interface CredentialStore {
+  findByUsername(username: string): Promise<User | undefined>;
+  /** Fails with ErrConflict when the username is taken. */
+  add(user: User): Promise<void>;
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['src/**/*.test.ts', 'fakes/**/*.test.ts', 'test/**/*.test.ts', 'conformance/**/*.test.ts', 'spec/**/*.test.ts', 'bin/**/*.test.ts'],
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+    // Real-backend suites share one Postgres/Redis/NATS; files isolate themselves by schema and subject.
+    pool: 'forks',
+  },
+});
