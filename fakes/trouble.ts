@@ -1,0 +1,50 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ErrUnavailable } from '../src/domain/errors.ts';
+
+/**
+ * Lets a test drive an outage through the real service: a fake consults its Trouble before every
+ * operation and health check. Down stays down until up(); failNext fails exactly the next N calls.
+ */
+export class Trouble {
+  readonly #component: string;
+  #down: string | undefined;
+  #delayMs = 0;
+  #failures: string[] = [];
+
+  constructor(component: string) {
+    this.#component = component;
+  }
+
+  down(reason = 'connection refused'): void {
+    this.#down = reason;
+  }
+
+  up(): void {
+    this.#down = undefined;
+  }
+
+  slow(delayMs: number): void {
+    this.#delayMs = delayMs;
+  }
+
+  failNext(count = 1, reason = 'injected failure'): void {
+    for (let i = 0; i < count; i++) this.#failures.push(reason);
+  }
+
+  get isDown(): boolean {
+    return this.#down !== undefined;
+  }
+
+  /** Awaited by fakes before each operation. */
+  async check(operation: string): Promise<void> {
+    if (this.#delayMs > 0) await sleep(this.#delayMs);
+    if (this.#down !== undefined) throw new ErrUnavailable(`${this.#component}: ${operation}: ${this.#down}`);
+    const failure = this.#failures.shift();
+    if (failure !== undefined) throw new ErrUnavailable(`${this.#component}: ${operation}: ${failure}`);
+  }
+
+  /** Health does not consume failNext: only a down component is unhealthy. */
+  async health(): Promise<void> {
+    if (this.#down !== undefined) throw new ErrUnavailable(`${this.#component}: ${this.#down}`);
+  }
+}

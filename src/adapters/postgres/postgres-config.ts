@@ -1,0 +1,67 @@
+import { ConfigError, optionalVar, requireVar, type Env } from '../../config/env.ts';
+
+/** Settings of the relational database component (spec 8.1: it reads its own variables). */
+export interface PostgresConfig {
+  /** POSTGRES_DSN (required): a `postgres://` URL. Holds the password, so never log it; use describeDsn. */
+  readonly dsn: string;
+  /**
+   * POSTGRES_SCHEMA (optional, not in spec 8.1): tables live in this schema instead of the server's
+   * default search_path. Exists so tests and the operator CLI can isolate themselves on a shared server.
+   */
+  readonly schema: string | undefined;
+  /** Bound on opening one connection (init and every new pool client); init does not retry (spec 3.4 rule 2). */
+  readonly connectTimeoutMs: number;
+  /** Bound on one health probe. */
+  readonly healthTimeoutMs: number;
+  /** Client-side bound on one request query, so a hung server cannot hold a request forever. */
+  readonly queryTimeoutMs: number;
+  readonly poolSize: number;
+}
+
+export const POSTGRES_DEFAULTS = {
+  connectTimeoutMs: 5_000,
+  healthTimeoutMs: 2_000,
+  queryTimeoutMs: 10_000,
+  poolSize: 10,
+} as const;
+
+/** A plain lowercase identifier: the schema name is spliced into SQL, so nothing that needs quoting. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function postgresConfigFromEnv(env: Env): PostgresConfig {
+  const dsn = requireVar(env, 'POSTGRES_DSN');
+  const schemaText = optionalVar(env, 'POSTGRES_SCHEMA', '');
+  return { dsn, schema: schemaText === '' ? undefined : validSchemaName(schemaText), ...POSTGRES_DEFAULTS };
+}
+
+export function validSchemaName(schema: string): string {
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new ConfigError('config: POSTGRES_SCHEMA must be a lowercase identifier (a-z, 0-9, _; at most 63 characters)');
+  }
+  return schema;
+}
+
+/** `host:port/database` only: what an operator needs to recognise the target, and never the password. */
+export function describeDsn(dsn: string): string {
+  let url: URL;
+  try {
+    url = new URL(dsn);
+  } catch {
+    return '(unparseable DSN)';
+  }
+  const host = url.hostname === '' ? 'localhost' : url.hostname;
+  const port = url.port === '' ? '5432' : url.port;
+  const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  return `${host}:${port}/${database}`;
+}
+
+/** The password in every form it may appear in a message, for scrubbing. */
+export function dsnSecrets(dsn: string): string[] {
+  try {
+    const url = new URL(dsn);
+    if (url.password === '') return [];
+    return [...new Set([url.password, decodeURIComponent(url.password), dsn])];
+  } catch {
+    return [dsn];
+  }
+}

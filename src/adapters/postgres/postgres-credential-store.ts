@@ -1,0 +1,37 @@
+import type { User } from '../../domain/user.ts';
+import type { CredentialStore } from '../../ports/credential-store.ts';
+import { translatePgError } from './pg-errors.ts';
+import type { Queryable } from './postgres-database.ts';
+
+interface UserRow {
+  id: string;
+  username: string;
+  password_hash: string;
+}
+
+export class PostgresCredentialStore implements CredentialStore {
+  readonly #db: Queryable;
+
+  constructor(db: Queryable) {
+    this.#db = db;
+  }
+
+  async findByUsername(username: string): Promise<User | undefined> {
+    try {
+      const { rows } = await this.#db.query<UserRow>('SELECT id, username, password_hash FROM users WHERE username = $1', [username]);
+      const row = rows[0];
+      return row === undefined ? undefined : { id: row.id, username: row.username, passwordHash: row.password_hash };
+    } catch (error) {
+      throw translatePgError(error, 'find user');
+    }
+  }
+
+  /** A taken username (users_username_key) or id surfaces as ErrConflict. */
+  async add(user: User): Promise<void> {
+    try {
+      await this.#db.query('INSERT INTO users (id, username, password_hash) VALUES ($1, $2, $3)', [user.id, user.username, user.passwordHash]);
+    } catch (error) {
+      throw translatePgError(error, 'add user');
+    }
+  }
+}

@@ -1,0 +1,126 @@
+import pg from 'pg';
+import type { PoolClient, QueryResult, QueryResultRow } from 'pg';
+import { ErrUnavailable } from '../../domain/errors.ts';
+import type { Component } from '../../lifecycle/component.ts';
+import type { Logger } from '../../observability/logger.ts';
+import { migrate } from './migrations.ts';
+import { scrub, translatePgError } from './pg-errors.ts';
+import { describeDsn, dsnSecrets, validSchemaName, type PostgresConfig } from './postgres-config.ts';
+
+/** What the repositories need: a pg Pool, a PostgresDatabase, or a test double. */
+export interface Queryable {
+  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<R>>;
+}
+
+/**
+ * The relational database component (spec 2.3 health node `database`). Owns the pg Pool; the
+ * repositories borrow it through `query`.
+ */
+export class PostgresDatabase implements Component, Queryable {
+  readonly name = 'database';
+  readonly #config: PostgresConfig;
+  readonly #logger: Logger;
+  readonly #pool: pg.Pool;
+  readonly #secrets: string[];
+  readonly #target: string;
+  #ended = false;
+
+  constructor(config: PostgresConfig, logger: Logger) {
+    if (config.schema !== undefined) validSchemaName(config.schema);
+    this.#config = config;
+    this.#logger = logger;
+    this.#secrets = dsnSecrets(config.dsn);
+    this.#target = describeDsn(config.dsn);
+    this.#pool = new pg.Pool({
+      connectionString: config.dsn,
+      max: config.poolSize,
+      connectionTimeoutMillis: config.connectTimeoutMs,
+      query_timeout: config.queryTimeoutMs,
+      keepAlive: true,
+      application_name: 'orders',
+    });
+    // An idle client whose server went away emits here; unhandled, it would crash the process.
+    this.#pool.on('error', (error) => {
+      this.#logger.error({ error: this.#safe(error) }, 'database: idle connection lost');
+    });
+    const schema = config.schema;
+    if (schema !== undefined) {
+      // Queued on the client before anything the pool hands it out for, so it always runs first.
+      // PGlite ignores the startup `options` parameter, hence SET rather than `-c search_path=`.
+      this.#pool.on('connect', (client) => {
+        client.query(`SET search_path TO "${schema}"`).catch((error: unknown) => {
+          this.#logger.error({ error: this.#safe(error) }, 'database: cannot set search_path');
+        });
+      });
+    }
+  }
+
+  /** Spec 3.4 rule 2: one connection attempt, bounded by connectTimeoutMs, no retry; then migrate. */
+  async init(): Promise<void> {
+    let client: PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw new ErrUnavailable(`database: cannot connect to POSTGRES_DSN (${this.#target}): ${this.#safe(error)}`);
+    }
+    await this.#migrateOn(client);
+  }
+
+  /** Applies pending migrations; returns the versions applied. Safe to call concurrently. */
+  async migrate(): Promise<string[]> {
+    let client: PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw translatePgError(error, `migrate (${this.#target})`, this.#secrets);
+    }
+    return this.#migrateOn(client);
+  }
+
+  async #migrateOn(client: PoolClient): Promise<string[]> {
+    try {
+      const applied = await migrate(client, { schema: this.#config.schema });
+      client.release();
+      if (applied.length > 0) this.#logger.info({ applied }, 'database: migrations applied');
+      return applied;
+    } catch (error) {
+      // Destroy rather than return the connection: it may be mid-transaction or still hold the lock.
+      client.release(true);
+      throw translatePgError(error, `migrate (${this.#target})`, this.#secrets);
+    }
+  }
+
+  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<R>> {
+    return this.#pool.query<R>(text, values);
+  }
+
+  async health(): Promise<void> {
+    const probe = this.#pool.query('SELECT 1');
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new ErrUnavailable(`database: health check timed out after ${this.#config.healthTimeoutMs} ms`)),
+        this.#config.healthTimeoutMs,
+      );
+    });
+    try {
+      await Promise.race([probe, timeout]);
+    } catch (error) {
+      probe.catch(() => undefined); // a late rejection after the timeout must not go unhandled
+      throw translatePgError(error, 'health', this.#secrets);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    await this.#pool.end();
+  }
+
+  #safe(error: unknown): string {
+    const message = error instanceof Error ? error.message : String(error);
+    return scrub(message === '' ? ((error as { code?: string }).code ?? 'unknown error') : message, this.#secrets);
+  }
+}

@@ -1,0 +1,195 @@
+import { Redis } from 'ioredis';
+import { ErrUnavailable } from '../../domain/errors.ts';
+import { ORDER_STATUS_PENDING, type Order } from '../../domain/order.ts';
+import type { Component } from '../../lifecycle/component.ts';
+import type { Logger } from '../../observability/logger.ts';
+import type { OrderCache } from '../../ports/order-cache.ts';
+import type { RedisConfig } from './redis-config.ts';
+
+export interface RedisOrderCacheOptions {
+  /** Bound on every command, PING included; the service falls back to the database after it. */
+  readonly commandTimeoutMs?: number;
+  /** Bound on one TCP connect, at start-up and on each reconnect attempt. */
+  readonly connectTimeoutMs?: number;
+}
+
+/** The stored value: the order with snake_case keys and created_at as an ISO 8601 string. */
+interface CachedOrder {
+  readonly id: string;
+  readonly user_id: string;
+  readonly item: string;
+  readonly quantity: number;
+  readonly status: string;
+  readonly created_at: string;
+}
+
+/** Reconnect backoff once running: 100 ms, 200 ms, ... capped at 1 s, so recovery is noticed within a second. */
+export function reconnectDelayMs(attempt: number): number {
+  return Math.min(attempt * 100, 1_000);
+}
+
+/**
+ * Cache-aside store on Redis (ioredis). Start-up connects once with no retry (spec 3.4 rule 2); after
+ * that an outage degrades instead of failing: commands reject at once with ErrUnavailable (no offline
+ * queue), the service reads the database, and the client reconnects by itself in the background.
+ */
+export class RedisOrderCache implements OrderCache, Component {
+  readonly name = 'cache';
+  readonly #config: RedisConfig;
+  readonly #logger: Logger;
+  readonly #commandTimeoutMs: number;
+  readonly #connectTimeoutMs: number;
+  #client: Redis | undefined;
+  /** Reconnecting is allowed only between a successful init and stop. */
+  #running = false;
+  #inOutage = false;
+
+  constructor(config: RedisConfig, logger: Logger, options: RedisOrderCacheOptions = {}) {
+    if (config === undefined) throw new Error('RedisOrderCache: config is required');
+    if (logger === undefined) throw new Error('RedisOrderCache: logger is required');
+    this.#config = config;
+    this.#logger = logger;
+    this.#commandTimeoutMs = options.commandTimeoutMs ?? 500;
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? 2_000;
+  }
+
+  get #address(): string {
+    const { host, port } = this.#config;
+    return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  }
+
+  async init(): Promise<void> {
+    if (this.#client !== undefined) throw new Error('cache: init called twice');
+    const client = new Redis({
+      host: this.#config.host,
+      port: this.#config.port,
+      lazyConnect: true,
+      // Fail fast while disconnected rather than queue: the caller has a database to fall back on.
+      enableOfflineQueue: false,
+      commandTimeout: this.#commandTimeoutMs,
+      connectTimeout: this.#connectTimeoutMs,
+      maxRetriesPerRequest: 0,
+      // null ends the client: no retry during init (spec 3.4 rule 2) and none after stop.
+      retryStrategy: (attempt) => (this.#running ? reconnectDelayMs(attempt) : null),
+    });
+    // Always listen: an 'error' event without a listener would crash the process.
+    client.on('error', (err: Error) => this.#onConnectionTrouble(err));
+    client.on('close', () => this.#onConnectionTrouble(undefined));
+    client.on('ready', () => this.#onReady());
+    try {
+      await client.connect();
+    } catch (err) {
+      client.disconnect();
+      throw new ErrUnavailable(`cache: cannot connect to REDIS_ADDR (${this.#address}): ${describe(err)}`, { cause: err });
+    }
+    this.#client = client;
+    this.#running = true;
+  }
+
+  async get(id: string): Promise<Order | undefined> {
+    const client = this.#requireClient('get');
+    let raw: string | null;
+    try {
+      raw = await client.get(this.#key(id));
+    } catch (err) {
+      throw new ErrUnavailable(`cache: get: ${describe(err)}`, { cause: err });
+    }
+    // An entry we cannot read is treated as a miss: the service reads the database and overwrites it.
+    return raw === null ? undefined : decodeOrder(raw);
+  }
+
+  async set(order: Order): Promise<void> {
+    const client = this.#requireClient('set');
+    try {
+      await client.set(this.#key(order.id), encodeOrder(order), 'EX', this.#config.ttlSeconds);
+    } catch (err) {
+      throw new ErrUnavailable(`cache: set: ${describe(err)}`, { cause: err });
+    }
+  }
+
+  /** A real round trip (PING), bounded by the command timeout; the message names no secret. */
+  async health(): Promise<void> {
+    const client = this.#requireClient('health');
+    try {
+      await client.ping();
+    } catch (err) {
+      throw new ErrUnavailable(`cache: ping failed: ${describe(err)}`, { cause: err });
+    }
+  }
+
+  async stop(): Promise<void> {
+    const client = this.#client;
+    this.#running = false;
+    if (client === undefined) return;
+    this.#client = undefined;
+    if (client.status === 'ready') {
+      try {
+        await client.quit();
+        return;
+      } catch {
+        // fall through: a failed QUIT still has to release the socket
+      }
+    }
+    client.disconnect();
+  }
+
+  #key(id: string): string {
+    return `${this.#config.keyPrefix}${id}`;
+  }
+
+  #requireClient(operation: string): Redis {
+    if (this.#client === undefined) throw new ErrUnavailable(`cache: ${operation}: not connected`);
+    return this.#client;
+  }
+
+  /** One warn line per outage, however many reconnect attempts fail in between. */
+  #onConnectionTrouble(err: Error | undefined): void {
+    if (!this.#running || this.#inOutage) return;
+    this.#inOutage = true;
+    this.#logger.warn(
+      { component: this.name, addr: this.#address, error: err === undefined ? 'connection closed' : describe(err) },
+      'cache: connection lost; reconnecting in the background, reads fall back to the database',
+    );
+  }
+
+  #onReady(): void {
+    if (!this.#inOutage) return;
+    this.#inOutage = false;
+    this.#logger.info({ component: this.name, addr: this.#address }, 'cache: connection restored');
+  }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function encodeOrder(order: Order): string {
+  const cached: CachedOrder = {
+    id: order.id,
+    user_id: order.userId,
+    item: order.item,
+    quantity: order.quantity,
+    status: order.status,
+    created_at: order.createdAt.toISOString(),
+  };
+  return JSON.stringify(cached);
+}
+
+function decodeOrder(raw: string): Order | undefined {
+  let value: Partial<CachedOrder>;
+  try {
+    value = JSON.parse(raw) as Partial<CachedOrder>;
+  } catch {
+    return undefined;
+  }
+  if (
+    typeof value !== 'object' || value === null ||
+    typeof value.id !== 'string' || typeof value.user_id !== 'string' || typeof value.item !== 'string' ||
+    typeof value.quantity !== 'number' || value.status !== ORDER_STATUS_PENDING || typeof value.created_at !== 'string'
+  ) {
+    return undefined;
+  }
+  const createdAt = new Date(value.created_at);
+  if (Number.isNaN(createdAt.getTime())) return undefined;
+  return { id: value.id, userId: value.user_id, item: value.item, quantity: value.quantity, status: ORDER_STATUS_PENDING, createdAt };
+}

@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import { MemoryOrderCache } from '../../fakes/memory-cache.ts';
+import { MemoryEventBus } from '../../fakes/memory-event-bus.ts';
+import { MemoryStore } from '../../fakes/memory-store.ts';
+import type { Logger } from '../observability/logger.ts';
+import { hashPassword } from '../service/password-hasher.ts';
+import type { Backends } from './backends.ts';
+
+/** The demo users of `--embedded` (README). Public fixtures, never present with real backends. */
+export const DEMO_USERS = [
+  { username: 'alice', password: 'alice-password' },
+  { username: 'bob', password: 'bob-password' },
+] as const;
+
+export interface EmbeddedBackends extends Backends {
+  readonly store: MemoryStore;
+  readonly cacheFake: MemoryOrderCache;
+  readonly bus: MemoryEventBus;
+}
+
+/** In-memory fakes behind every port (fakes/), for `npm start` offline and the fast test suites. */
+export async function createEmbeddedBackends(logger: Logger, options: { seedDemoUsers: boolean }): Promise<EmbeddedBackends> {
+  const store = new MemoryStore();
+  const cache = new MemoryOrderCache();
+  const bus = new MemoryEventBus({ logger });
+  if (options.seedDemoUsers) {
+    for (const user of DEMO_USERS) {
+      await store.add({ id: randomUUID(), username: user.username, passwordHash: await hashPassword(user.password) });
+    }
+  }
+  return {
+    store,
+    cacheFake: cache,
+    bus,
+    repository: store,
+    credentials: store,
+    cache,
+    publisher: bus,
+    subscriber: bus,
+    components: [store, cache, bus],
+  };
+}

@@ -1,0 +1,34 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Checker, HealthReport } from '../../lifecycle/checker.ts';
+import type { HttpMetrics } from '../../observability/metrics.ts';
+
+/**
+ * The admin listener's routes (spec 4.2), written against the Checker interface so every executable
+ * serves them the same way. Meant for the cluster network only: it names components.
+ */
+export function createAdminHandler(checker: Checker, metrics: HttpMetrics): (req: IncomingMessage, res: ServerResponse) => void {
+  const sendReport = (res: ServerResponse, report: HealthReport): void => {
+    res.writeHead(report.clean ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(report));
+  };
+  return (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://admin').pathname;
+    const route = `${req.method} ${path}`;
+    const answer = async (): Promise<void> => {
+      switch (route) {
+        case 'GET /healthz':
+          return sendReport(res, await checker.health());
+        case 'GET /readyz':
+          return sendReport(res, await checker.ready());
+        case 'GET /metrics':
+          res.writeHead(200, { 'content-type': metrics.contentType }).end(await metrics.scrape());
+          return;
+        default:
+          res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
+      }
+    };
+    answer().catch(() => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'internal server error' }));
+    });
+  };
+}

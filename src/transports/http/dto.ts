@@ -1,0 +1,72 @@
+import type { Order } from '../../domain/order.ts';
+import { ErrMalformedBody } from './http-errors.ts';
+
+/** Wire shape of an order (spec 2.1), independent of the domain type. */
+export interface OrderDto {
+  readonly id: string;
+  readonly item: string;
+  readonly quantity: number;
+  readonly status: string;
+  readonly created_at: string;
+}
+
+export function toOrderDto(order: Order): OrderDto {
+  return {
+    id: order.id,
+    item: order.item,
+    quantity: order.quantity,
+    status: order.status,
+    created_at: order.createdAt.toISOString(),
+  };
+}
+
+export interface LoginRequestDto {
+  readonly username: string;
+  readonly password: string;
+}
+
+export interface CreateOrderRequestDto {
+  readonly item: string;
+  readonly quantity: number;
+}
+
+/**
+ * Decoding, not validation: the body must be a JSON object whose known fields have the right JSON
+ * type. An absent field decodes to its zero value ('' or 0), so rules such as "quantity must be
+ * positive" stay in the domain (spec 7 rule 2). A wrong type cannot be decoded: 400
+ * `malformed request body`.
+ */
+function decodeObject(raw: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new ErrMalformedBody();
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ErrMalformedBody();
+  return value as Record<string, unknown>;
+}
+
+function stringField(body: Record<string, unknown>, name: string): string {
+  const value = body[name];
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') throw new ErrMalformedBody();
+  return value;
+}
+
+function integerField(body: Record<string, unknown>, name: string): number {
+  const value = body[name];
+  if (value === undefined || value === null) return 0;
+  if (typeof value !== 'number' || !Number.isInteger(value)) throw new ErrMalformedBody();
+  return value;
+}
+
+export function decodeLoginRequest(raw: string): LoginRequestDto {
+  const body = decodeObject(raw);
+  return { username: stringField(body, 'username'), password: stringField(body, 'password') };
+}
+
+export function decodeCreateOrderRequest(raw: string): CreateOrderRequestDto {
+  const body = decodeObject(raw);
+  return { item: stringField(body, 'item'), quantity: integerField(body, 'quantity') };
+}

@@ -1,0 +1,60 @@
+import { DomainError } from '../../domain/errors.ts';
+import { ErrMissingCredentials } from '../../service/authenticate.ts';
+import { ErrInvalidToken } from '../../service/token-service.ts';
+import { isSessionError } from '../../session/session-errors.ts';
+
+/** Errors only HTTP has: the request itself could not be read. */
+export class ErrMalformedBody extends Error {
+  readonly kind = 'ErrMalformedBody';
+  constructor() {
+    super('malformed request body');
+    this.name = 'ErrMalformedBody';
+  }
+}
+
+export class ErrBodyTooLarge extends Error {
+  readonly kind = 'ErrBodyTooLarge';
+  constructor() {
+    super('request body too large');
+    this.name = 'ErrBodyTooLarge';
+  }
+}
+
+export class ErrInvalidOrderId extends Error {
+  readonly kind = 'ErrInvalidOrderId';
+  constructor() {
+    super('invalid order id');
+    this.name = 'ErrInvalidOrderId';
+  }
+}
+
+export interface HttpError {
+  readonly status: number;
+  readonly message: string;
+  /** Whether the error was expected; unexpected ones are logged by the caller (5xx are masked). */
+  readonly expected: boolean;
+}
+
+export const INTERNAL_ERROR: HttpError = { status: 500, message: 'internal server error', expected: false };
+
+const DOMAIN_STATUS: Record<DomainError['kind'], number> = {
+  ErrNotFound: 404,
+  ErrForbidden: 403,
+  ErrInvalidCredentials: 401,
+  ErrValidation: 400,
+};
+
+/**
+ * The one error → status table of both HTTP transports (spec 7). Domain messages are shown as they
+ * are (ErrValidation carries its own text); anything unknown is masked as 500.
+ */
+export function toHttpError(error: unknown): HttpError {
+  if (error instanceof DomainError) return { status: DOMAIN_STATUS[error.kind], message: error.message, expected: true };
+  if (error instanceof ErrMissingCredentials || error instanceof ErrInvalidToken) {
+    return { status: 401, message: error.message, expected: true };
+  }
+  if (isSessionError(error)) return { status: 503, message: 'session unavailable', expected: true };
+  if (error instanceof ErrMalformedBody || error instanceof ErrInvalidOrderId) return { status: 400, message: error.message, expected: true };
+  if (error instanceof ErrBodyTooLarge) return { status: 413, message: error.message, expected: true };
+  return INTERNAL_ERROR;
+}

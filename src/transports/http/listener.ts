@@ -1,0 +1,61 @@
+import { once } from 'node:events';
+import type { AddressInfo, Server } from 'node:net';
+import type { ListenAddress } from '../../config/env.ts';
+import type { Component } from '../../lifecycle/component.ts';
+
+export interface ListenerOptions {
+  /** Component name, and the prefix of its errors (`api: listen: …`). */
+  readonly name: string;
+  readonly server: Server;
+  readonly address: ListenAddress;
+  /** Graceful close of whatever the server carries (HTTP keep-alive, HTTP/2 sessions). */
+  readonly shutdown: () => Promise<void>;
+}
+
+/**
+ * A TCP listener as a component, with the readiness machine of spec 3.3: not ready until the port is
+ * bound; a failed bind makes run reject with `<name>: listen: …`; when the run signal aborts, run
+ * returns without needing stop, and stop then shuts down gracefully.
+ */
+export class Listener implements Component {
+  readonly name: string;
+  readonly #options: ListenerOptions;
+  #bound = false;
+
+  constructor(options: ListenerOptions) {
+    this.name = options.name;
+    this.#options = options;
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const { server, address } = this.#options;
+    try {
+      server.listen({ port: address.port, host: address.host });
+      await once(server, 'listening');
+    } catch (error) {
+      throw new Error(`${this.name}: listen: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+    this.#bound = true;
+    if (!signal.aborted) await once(signal, 'abort');
+  }
+
+  async ready(): Promise<void> {
+    if (!this.#bound) throw new Error(`${this.name}: not accepting connections yet`);
+  }
+
+  server(): Server {
+    return this.#options.server;
+  }
+
+  /** The bound port, once bound (tests listen on port 0). */
+  port(): number {
+    const info = this.#options.server.address() as AddressInfo | null;
+    if (info === null) throw new Error(`${this.name}: not accepting connections yet`);
+    return info.port;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.#options.server.listening) return;
+    await this.#options.shutdown();
+  }
+}

@@ -1,0 +1,66 @@
+import { isOrderId } from '../../domain/order.ts';
+import type { AuthService } from '../../service/auth-service.ts';
+import type { Principal } from '../../service/authenticate.ts';
+import type { OrderService } from '../../service/order-service.ts';
+import { decodeCreateOrderRequest, decodeLoginRequest, toOrderDto } from './dto.ts';
+import { ErrInvalidOrderId } from './http-errors.ts';
+import { pageFromQuery } from './pagination.ts';
+
+/** What every HTTP transport hands an operation, whatever its framework. */
+export interface RestRequest {
+  readonly params: Readonly<Record<string, string | undefined>>;
+  readonly query: URLSearchParams;
+  readonly readBody: () => Promise<string>;
+  /** Aborts when the request ends: the session lease's fallback release hangs on it (spec 3.2 rule 2). */
+  readonly signal: AbortSignal;
+}
+
+export interface RestResult {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+export type PublicOperation = (req: RestRequest) => Promise<RestResult>;
+export type ProtectedOperation = (req: RestRequest, principal: Principal) => Promise<RestResult>;
+
+/**
+ * The business operations of spec 4.1, framework-neutral: parse → call the service → shape the
+ * result. Errors are thrown and mapped by the transport's single error table (http-errors.ts).
+ */
+export class RestApi {
+  readonly #auth: AuthService;
+  readonly #orders: OrderService;
+
+  constructor(auth: AuthService, orders: OrderService) {
+    this.#auth = auth;
+    this.#orders = orders;
+  }
+
+  readonly login: PublicOperation = async (req) => {
+    const { username, password } = decodeLoginRequest(await req.readBody());
+    return { status: 200, body: { token: await this.#auth.login(username, password) } };
+  };
+
+  readonly createOrder: ProtectedOperation = async (req, principal) => {
+    const { item, quantity } = decodeCreateOrderRequest(await req.readBody());
+    const order = await this.#orders.create({ principal, signal: req.signal }, item, quantity);
+    return { status: 201, body: toOrderDto(order) };
+  };
+
+  readonly getOrder: ProtectedOperation = async (req, principal) => {
+    const id = req.params['id'] ?? '';
+    if (!isOrderId(id)) throw new ErrInvalidOrderId();
+    const order = await this.#orders.get({ principal, signal: req.signal }, id.toLowerCase());
+    return { status: 200, body: toOrderDto(order) };
+  };
+
+  readonly listOrders: ProtectedOperation = async (req, principal) => {
+    const page = pageFromQuery(req.query.get('limit'), req.query.get('offset'));
+    const orders = await this.#orders.list({ principal, signal: req.signal }, page);
+    return { status: 200, body: { orders: orders.map(toOrderDto) } };
+  };
+
+  readonly recent: ProtectedOperation = async (req, principal) => {
+    return { status: 200, body: { recent: this.#orders.recent({ principal, signal: req.signal }) } };
+  };
+}

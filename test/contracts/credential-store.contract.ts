@@ -1,0 +1,47 @@
+import { randomUUID } from 'node:crypto';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ErrConflict } from '../../src/domain/errors.ts';
+import type { User } from '../../src/domain/user.ts';
+import type { CredentialStore } from '../../src/ports/credential-store.ts';
+
+export type CredentialStoreFactory = () => CredentialStore | Promise<CredentialStore>;
+
+/** Usernames are random per case, so implementations may share one database across cases. */
+export function credentialStoreContract(name: string, factory: CredentialStoreFactory): void {
+  describe(`CredentialStore contract/${name}`, () => {
+    let store: CredentialStore;
+    beforeEach(async () => {
+      store = await factory();
+    });
+
+    function user(fields: Partial<User> = {}): User {
+      return { id: randomUUID(), username: `user-${randomUUID()}`, passwordHash: `scrypt$16384$8$1$salt$${randomUUID()}`, ...fields };
+    }
+
+    it('add then findByUsername returns the user', async () => {
+      const added = user();
+      await store.add(added);
+      expect(await store.findByUsername(added.username)).toEqual(added);
+    });
+
+    it('findByUsername of an unknown username is undefined', async () => {
+      expect(await store.findByUsername(`nobody-${randomUUID()}`)).toBeUndefined();
+    });
+
+    it('a duplicate username is rejected with ErrConflict and the first user is kept', async () => {
+      const first = user();
+      await store.add(first);
+      await expect(store.add(user({ username: first.username }))).rejects.toBeInstanceOf(ErrConflict);
+      expect(await store.findByUsername(first.username)).toEqual(first);
+    });
+
+    it('users are told apart by username', async () => {
+      const a = user();
+      const b = user();
+      await store.add(a);
+      await store.add(b);
+      expect(await store.findByUsername(a.username)).toEqual(a);
+      expect(await store.findByUsername(b.username)).toEqual(b);
+    });
+  });
+}

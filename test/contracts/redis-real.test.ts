@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisConfigFromEnv, type RedisConfig } from '../../src/adapters/redis/redis-config.ts';
+import { RedisOrderCache } from '../../src/adapters/redis/redis-order-cache.ts';
+import { ErrUnavailable } from '../../src/domain/errors.ts';
+import type { Order } from '../../src/domain/order.ts';
+import { orderCacheContract } from './order-cache.contract.ts';
+
+const REDIS_ADDR = process.env.REDIS_ADDR;
+const silent = pino({ enabled: false });
+
+describe('redisConfigFromEnv (spec 8.1)', () => {
+  it('reads host:port with the fixed defaults', () => {
+    expect(redisConfigFromEnv({ REDIS_ADDR: '127.0.0.1:6379' })).toEqual({
+      host: '127.0.0.1',
+      port: 6379,
+      ttlSeconds: 300,
+      keyPrefix: 'orders:order:',
+    });
+    expect(redisConfigFromEnv({ REDIS_ADDR: 'redis.internal:6380' })).toMatchObject({ host: 'redis.internal', port: 6380 });
+    expect(redisConfigFromEnv({ REDIS_ADDR: '[::1]:6379' })).toMatchObject({ host: '::1', port: 6379 });
+  });
+
+  it('requires REDIS_ADDR', () => {
+    expect(() => redisConfigFromEnv({})).toThrow(/REDIS_ADDR/);
+    expect(() => redisConfigFromEnv({ REDIS_ADDR: '' })).toThrow(/REDIS_ADDR/);
+  });
+
+  it('rejects a scheme with a message that says so and does not echo the value', () => {
+    const attempt = () => redisConfigFromEnv({ REDIS_ADDR: 'redis://user:hunter2@127.0.0.1:6379' });
+    expect(attempt).toThrow(/REDIS_ADDR must be host:port without a scheme/);
+    expect(attempt).not.toThrow(/hunter2/);
+  });
+
+  it.each(['127.0.0.1', '127.0.0.1:', ':6379', '127.0.0.1:0', '127.0.0.1:70000', 'host:port'])('rejects %j', (value) => {
+    expect(() => redisConfigFromEnv({ REDIS_ADDR: value })).toThrow(/REDIS_ADDR must be host:port/);
+  });
+});
+
+describe('RedisOrderCache start-up (spec 3.4 rule 2)', () => {
+  it('init against a closed port fails fast with an error naming REDIS_ADDR', async () => {
+    const cache = new RedisOrderCache(redisConfigFromEnv({ REDIS_ADDR: '127.0.0.1:1' }), silent);
+    const started = Date.now();
+    const failure = await cache.init().then(() => undefined, (err: unknown) => err);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(failure).toBeInstanceOf(ErrUnavailable);
+    expect(String((failure as Error).message)).toMatch(/^cache: cannot connect to REDIS_ADDR \(127\.0\.0\.1:1\)/);
+    await expect(cache.health()).rejects.toBeInstanceOf(ErrUnavailable);
+    await expect(cache.get(randomUUID())).rejects.toBeInstanceOf(ErrUnavailable);
+    await cache.stop();
+  });
+
+  describe('against a server that hangs up on every connection', () => {
+    let server: Server;
+    let connections = 0;
+
+    beforeAll(async () => {
+      server = createServer((socket: Socket) => {
+        connections += 1;
+        socket.destroy();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    });
+
+    afterAll(async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    it('init fails once and the client does not keep reconnecting afterwards', async () => {
+      const address = server.address();
+      if (address === null || typeof address === 'string') throw new Error('no port');
+      const cache = new RedisOrderCache(redisConfigFromEnv({ REDIS_ADDR: `127.0.0.1:${address.port}` }), silent);
+      await expect(cache.init()).rejects.toThrow(/REDIS_ADDR/);
+      const afterInit = connections;
+      expect(afterInit).toBe(1);
+      await sleep(1_500);
+      expect(connections).toBe(afterInit);
+    });
+  });
+});
+
+describe.skipIf(!REDIS_ADDR)('RedisOrderCache against REDIS_ADDR', () => {
+  const prefix = `test:orders:${randomUUID()}:`;
+  let admin: Redis;
+  let config: RedisConfig;
+
+  beforeAll(async () => {
+    config = { ...redisConfigFromEnv(process.env), keyPrefix: prefix };
+    admin = new Redis({ host: config.host, port: config.port, lazyConnect: true, maxRetriesPerRequest: 1 });
+    await admin.connect();
+  });
+
+  afterAll(async () => {
+    const keys = await admin.keys(`${prefix}*`);
+    if (keys.length > 0) await admin.del(...keys);
+    await admin.quit();
+  });
+
+  orderCacheContract('redis', async () => {
+    const cache = new RedisOrderCache(config, silent);
+    await cache.init();
+    return { cache, cleanup: () => cache.stop() };
+  });
+
+  describe('storage format', () => {
+    let cache: RedisOrderCache;
+
+    beforeAll(async () => {
+      cache = new RedisOrderCache(config, silent);
+      await cache.init();
+    });
+
+    afterAll(async () => {
+      await cache.stop();
+    });
+
+    const order: Order = {
+      id: randomUUID(),
+      userId: randomUUID(),
+      item: 'format',
+      quantity: 7,
+      status: 'pending',
+      createdAt: new Date('2024-02-03T04:05:06.789Z'),
+    };
+
+    it('stores JSON with created_at as ISO 8601 under prefix+id with a TTL of 300 s', async () => {
+      await cache.set(order);
+      const raw = await admin.get(`${prefix}${order.id}`);
+      expect(JSON.parse(raw ?? 'null')).toEqual({
+        id: order.id,
+        user_id: order.userId,
+        item: 'format',
+        quantity: 7,
+        status: 'pending',
+        created_at: '2024-02-03T04:05:06.789Z',
+      });
+      const ttl = await admin.ttl(`${prefix}${order.id}`);
+      expect(ttl).toBeGreaterThan(290);
+      expect(ttl).toBeLessThanOrEqual(300);
+    });
+
+    it('an unreadable entry is a miss, not an error', async () => {
+      const id = randomUUID();
+      await admin.set(`${prefix}${id}`, '{not json');
+      await expect(cache.get(id)).resolves.toBeUndefined();
+      await admin.set(`${prefix}${id}`, JSON.stringify({ id, status: 'shipped' }));
+      await expect(cache.get(id)).resolves.toBeUndefined();
+    });
+
+    it('health resolves against a live server', async () => {
+      await expect(cache.health()).resolves.toBeUndefined();
+    });
+
+    it('after stop, operations reject with ErrUnavailable', async () => {
+      const other = new RedisOrderCache(config, silent);
+      await other.init();
+      await other.stop();
+      await expect(other.get(order.id)).rejects.toBeInstanceOf(ErrUnavailable);
+      await expect(other.health()).rejects.toBeInstanceOf(ErrUnavailable);
+    });
+  });
+});

@@ -1,0 +1,318 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { renderOpenapiModule } from '../../scripts/embed-openapi.ts';
+import { OPENAPI_YAML } from '../../src/transports/http/openapi-document.ts';
+import { openapiOperations } from '../../src/transports/http/openapi-operations.ts';
+import { SWAGGER_PAGE_HTML } from '../../src/transports/http/swagger-page.ts';
+
+const SOURCE_PATH = join(import.meta.dirname, '..', '..', 'openapi', 'openapi.yaml');
+const GENERATED_PATH = join(import.meta.dirname, '..', '..', 'src', 'transports', 'http', 'openapi-document.ts');
+
+/**
+ * Spec 4.1 table, restated by hand so the document is checked against the spec, not against itself:
+ * success status plus the listed error statuses.
+ */
+const SPEC_4_1_STATUSES: Record<string, { method: string; path: string; statuses: number[] }> = {
+  login: { method: 'POST', path: '/auth/login', statuses: [200, 400, 401] },
+  createOrder: { method: 'POST', path: '/orders', statuses: [201, 400, 401] },
+  getOrder: { method: 'GET', path: '/orders/{id}', statuses: [200, 400, 401, 403, 404] },
+  listOrders: { method: 'GET', path: '/orders', statuses: [200, 401] },
+  recent: { method: 'GET', path: '/me/recent', statuses: [200, 401, 503] },
+};
+/** Spec 4.1 rule 10: 429 on every operation. */
+const EVERY_OPERATION = [429];
+/** Beyond the spec table: 500 (panic recovery, spec 4.3 rule 1) everywhere; 413 (1 MiB body cap) on bodies. */
+const EXTRA_EVERYWHERE = [500];
+const EXTRA_ON_BODIES = [413];
+
+const PROTECTED = ['createOrder', 'getOrder', 'listOrders', 'recent'];
+
+const SPEC_7_MESSAGES = [
+  'malformed request body',
+  'invalid order id',
+  'missing or malformed Authorization header',
+  'invalid or expired token',
+  'invalid credentials',
+  'forbidden',
+  'not found',
+  'session unavailable',
+  'rate limit exceeded',
+  'request body too large',
+  'internal server error',
+];
+
+type Json = Record<string, unknown>;
+const freshDocument = (): Json => parse(OPENAPI_YAML) as Json;
+type Operation = Json & { responses: Record<string, Json> };
+const operationsOf = (doc: Json): Map<string, Operation> => {
+  const byId = new Map<string, Operation>();
+  for (const item of Object.values(doc.paths as Record<string, Record<string, Operation>>)) {
+    for (const op of Object.values(item)) byId.set(op.operationId as string, op);
+  }
+  return byId;
+};
+const JSON_SCHEMA_TYPES = ['array', 'boolean', 'integer', 'number', 'null', 'object', 'string'];
+const KNOWN_FORMATS = ['uuid', 'date-time', 'password'];
+
+/** Every Schema Object in the document, with a JSON-pointer-ish location for failure messages. */
+function collectSchemas(doc: Json): Array<[string, Json]> {
+  const found: Array<[string, Json]> = [];
+  const visitSchema = (where: string, schema: unknown): void => {
+    if (typeof schema !== 'object' || schema === null) return;
+    const s = schema as Json;
+    found.push([where, s]);
+    for (const [name, sub] of Object.entries((s.properties as Json | undefined) ?? {})) {
+      visitSchema(`${where}/properties/${name}`, sub);
+    }
+    if (s.items !== undefined) visitSchema(`${where}/items`, s.items);
+  };
+  const walk = (where: string, node: unknown): void => {
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'schema') visitSchema(`${where}/schema`, value);
+      else if (key === 'schemas' && where === '/components') {
+        for (const [name, sub] of Object.entries(value as Json)) visitSchema(`/components/schemas/${name}`, sub);
+      } else walk(`${where}/${key}`, value);
+    }
+  };
+  walk('', doc);
+  return found;
+}
+
+const expectedStatuses = (method: string, base: number[]): number[] =>
+  [...new Set([...base, ...EVERY_OPERATION, ...EXTRA_EVERYWHERE, ...(method === 'POST' ? EXTRA_ON_BODIES : [])])].sort(
+    (a, b) => a - b,
+  );
+
+describe('openapi/openapi.yaml embedding (spec 9 rule 3)', () => {
+  it('the embedded OPENAPI_YAML is byte-identical to openapi/openapi.yaml', () => {
+    const source = readFileSync(SOURCE_PATH, 'utf8');
+    expect(OPENAPI_YAML === source, 'embedded contract is stale: run `npm run openapi:embed`').toBe(true);
+  });
+
+  it('the generated module is exactly what scripts/embed-openapi.ts renders', () => {
+    const rendered = renderOpenapiModule(readFileSync(SOURCE_PATH, 'utf8'));
+    const message = 'generated file was edited or is stale: run `npm run openapi:embed`';
+    expect(readFileSync(GENERATED_PATH, 'utf8') === rendered, message).toBe(true);
+  });
+
+  it('the rendering round-trips awkward text byte for byte', async () => {
+    const text = 'a: "quoted" \\ back\n\n  tab\there\r\nunicode: é ✓\n';
+    const module = renderOpenapiModule(text);
+    const url = `data:text/javascript,${encodeURIComponent(module.replace(': string', ''))}`;
+    const loaded = (await import(/* @vite-ignore */ url)) as { OPENAPI_YAML: string };
+    expect(loaded.OPENAPI_YAML).toBe(text);
+  });
+});
+
+describe('openapi document validity', () => {
+  it('is a valid OpenAPI 3.1 document per @apidevtools/swagger-parser', async () => {
+    const doc = freshDocument();
+    expect(doc.openapi).toBe('3.1.0');
+    // validate() dereferences in place, so it gets its own copy; an unresolvable $ref also fails here.
+    await expect(SwaggerParser.validate(freshDocument() as never)).resolves.toBeDefined();
+  });
+
+  it('the validator does reject a broken 3.1 document (so the check above can fail)', async () => {
+    const broken = freshDocument();
+    const login = (broken.paths as Record<string, Record<string, Json>>)['/auth/login']!.post!;
+    login.responses = { '200': { content: {} } }; // a response without its required description
+    await expect(SwaggerParser.validate(broken as never)).rejects.toThrow(/description/);
+
+    const dangling = freshDocument();
+    delete (dangling.components as Record<string, Json>).schemas!.Order;
+    await expect(SwaggerParser.validate(dangling as never)).rejects.toThrow();
+  });
+
+  // swagger-parser 13 validates a 3.1 document against the official 3.1 schema, but its Ajv workaround
+  // reduces every Schema Object to "any object", so a misspelt type or a required field missing from
+  // properties would pass. These checks cover that gap for the keywords this document uses.
+  it('every Schema Object uses known types, and its required fields exist in its properties', () => {
+    const problems: string[] = [];
+    const seen = collectSchemas(freshDocument());
+    expect(seen.length).toBeGreaterThan(20);
+    for (const [where, schema] of seen) {
+      if ('$ref' in schema) continue;
+      for (const t of [schema.type].flat()) {
+        if (!JSON_SCHEMA_TYPES.includes(t as string)) problems.push(`${where}: unknown type ${String(t)}`);
+      }
+      if (schema.format !== undefined && !KNOWN_FORMATS.includes(schema.format as string)) {
+        problems.push(`${where}: unknown format ${String(schema.format)}`);
+      }
+      const properties = Object.keys((schema.properties as Json | undefined) ?? {});
+      for (const name of (schema.required as string[] | undefined) ?? []) {
+        if (!properties.includes(name)) problems.push(`${where}: required ${name} is not a property`);
+      }
+      if (schema.enum !== undefined && (!Array.isArray(schema.enum) || schema.enum.length === 0)) {
+        problems.push(`${where}: enum must be a non-empty array`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('operationIds are unique (swagger-parser does not check this for OpenAPI 3)', () => {
+    const ids = openapiOperations().map((op) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe('operations and statuses (spec 4.1 table and rule 10)', () => {
+  it('declares exactly the five business operations at the spec paths', () => {
+    const actual = openapiOperations()
+      .map((op) => `${op.operationId} ${op.method} ${op.path}`)
+      .sort();
+    const expected = Object.entries(SPEC_4_1_STATUSES)
+      .map(([id, row]) => `${id} ${row.method} ${row.path}`)
+      .sort();
+    expect(actual).toEqual(expected);
+  });
+
+  for (const [operationId, row] of Object.entries(SPEC_4_1_STATUSES)) {
+    it(`${operationId}: declares the spec 4.1 statuses plus 429 (and 500, 413 on bodies), nothing else`, () => {
+      const op = operationsOf(freshDocument()).get(operationId);
+      expect(op, `operation ${operationId} missing`).toBeDefined();
+      const declared = Object.keys(op!.responses)
+        .map(Number)
+        .sort((a, b) => a - b);
+      expect(declared).toEqual(expectedStatuses(row.method, row.statuses));
+    });
+  }
+
+  it('no admin route and no non-business route is described', () => {
+    const paths = Object.keys(freshDocument().paths as Json);
+    for (const admin of ['/healthz', '/readyz', '/metrics', '/openapi.yaml', '/swagger/']) {
+      expect(paths).not.toContain(admin);
+    }
+  });
+
+  it('every documented error message of spec 7 appears in the document', () => {
+    for (const message of SPEC_7_MESSAGES) expect(OPENAPI_YAML).toContain(message);
+  });
+
+  it('429 is an Error body with a Retry-After header; 413 says request body too large', async () => {
+    const doc = (await SwaggerParser.dereference(freshDocument() as never)) as unknown as Json;
+    for (const [id, op] of operationsOf(doc)) {
+      const tooMany = op.responses['429'] as { headers?: Json; content: Record<string, Json> };
+      expect(tooMany.headers, id).toHaveProperty('Retry-After');
+      expect(tooMany.content['application/json']!.example).toEqual({ error: 'rate limit exceeded' });
+      expect((tooMany.content['application/json']!.schema as Json).required).toEqual(['error']);
+      const tooLarge = op.responses['413'] as { content: Record<string, Json> } | undefined;
+      if (tooLarge) expect(tooLarge.content['application/json']!.example).toEqual({ error: 'request body too large' });
+    }
+  });
+});
+
+describe('schemas, parameters and security (spec 2.1, 4.1 rule 6, 5)', () => {
+  type Schema = Json & { properties: Record<string, Json>; required: string[] };
+  const schemas = (): Record<string, Schema> =>
+    (freshDocument().components as { schemas: Record<string, Schema> }).schemas;
+
+  it('Order.status is an enum with the single value pending; every Order field is required', () => {
+    const order = schemas().Order!;
+    expect(order.properties.status).toMatchObject({ type: 'string', enum: ['pending'] });
+    expect(order.properties.id).toMatchObject({ type: 'string', format: 'uuid' });
+    expect(order.properties.quantity).toMatchObject({ type: 'integer' });
+    expect(order.properties.created_at).toMatchObject({ type: 'string', format: 'date-time' });
+    expect([...order.required].sort()).toEqual(['created_at', 'id', 'item', 'quantity', 'status']);
+  });
+
+  it('the shapes of spec 2.1 exist with their required fields', () => {
+    const s = schemas();
+    expect(s.LoginRequest!.required).toEqual(['username', 'password']);
+    expect(s.LoginResponse!.required).toEqual(['token']);
+    expect(s.CreateOrderRequest!.required).toEqual(['item', 'quantity']);
+    expect(s.CreateOrderRequest!.properties.quantity).toMatchObject({ type: 'integer' });
+    expect(s.ListOrdersResponse!.required).toEqual(['orders']);
+    expect(s.ListOrdersResponse!.properties.orders).toMatchObject({
+      type: 'array',
+      items: { $ref: '#/components/schemas/Order' },
+    });
+    expect(s.RecentResponse!.required).toEqual(['recent']);
+    expect(s.RecentResponse!.properties.recent).toMatchObject({
+      type: 'array',
+      items: { type: 'string', format: 'uuid' },
+    });
+    expect(s.Error!.required).toEqual(['error']);
+    expect(s.Error!.properties.error).toMatchObject({ type: 'string' });
+  });
+
+  it('limit and offset carry their defaults; the path id is a uuid', async () => {
+    const doc = (await SwaggerParser.dereference(freshDocument() as never)) as unknown as Json;
+    const ops = operationsOf(doc);
+    const params = ops.get('listOrders')!.parameters as Array<Json & { schema: Json }>;
+    const byName = Object.fromEntries(params.map((p) => [p.name, p]));
+    expect(byName.limit).toMatchObject({ in: 'query', schema: { type: 'integer', default: 20 } });
+    expect(byName.offset).toMatchObject({ in: 'query', schema: { type: 'integer', default: 0 } });
+    expect(byName.limit!.description).toMatch(/> 100/);
+    const id = (ops.get('getOrder')!.parameters as Json[])[0];
+    expect(id).toMatchObject({ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } });
+  });
+
+  it('bearerAuth is HTTP bearer JWT; protected operations require it and login does not', () => {
+    const doc = freshDocument();
+    expect((doc.components as Record<string, Json>).securitySchemes!.bearerAuth).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+    });
+    for (const [id, op] of operationsOf(doc)) {
+      const effective = (op.security ?? doc.security ?? []) as Json[];
+      if (PROTECTED.includes(id)) expect(effective, id).toEqual([{ bearerAuth: [] }]);
+      else expect(effective, id).toEqual([]);
+    }
+  });
+});
+
+describe('openapiOperations()', () => {
+  it('reads methods, paths, statuses and authentication from the embedded document', () => {
+    const login = openapiOperations().find((op) => op.operationId === 'login');
+    expect(login).toEqual({
+      method: 'POST',
+      path: '/auth/login',
+      operationId: 'login',
+      statuses: [200, 400, 401, 413, 429, 500],
+      authenticated: false,
+    });
+    const getOrder = openapiOperations().find((op) => op.operationId === 'getOrder');
+    expect(getOrder).toMatchObject({ method: 'GET', path: '/orders/{id}', authenticated: true });
+    expect(getOrder!.statuses).toEqual([200, 400, 401, 403, 404, 429, 500]);
+  });
+
+  it('follows the document it is given and refuses status ranges', () => {
+    const doc = [
+      'openapi: 3.1.0',
+      'paths:',
+      '  /x:',
+      '    delete:',
+      '      operationId: dropX',
+      "      responses: { '204': { description: ok }, '4XX': { description: bad } }",
+    ].join('\n');
+    expect(() => openapiOperations(doc)).toThrow(/4XX/);
+    expect(openapiOperations(doc.replace(", '4XX': { description: bad }", ''))).toEqual([
+      { method: 'DELETE', path: '/x', operationId: 'dropX', statuses: [204], authenticated: false },
+    ]);
+  });
+});
+
+describe('documentation page (spec 4.1 /swagger/)', () => {
+  it('loads pinned Swagger UI from an https CDN, with integrity hashes', () => {
+    const scripts = [...SWAGGER_PAGE_HTML.matchAll(/<script src="([^"]+)"([^>]*)>/g)];
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const [, src, attrs] of scripts) {
+      expect(src).toMatch(/^https:\/\/(cdn\.jsdelivr\.net|unpkg\.com)\/(npm\/)?swagger-ui-dist@\d+\.\d+\.\d+\//);
+      expect(attrs).toMatch(/integrity="sha384-[A-Za-z0-9+/]+={0,2}"/);
+    }
+    expect(SWAGGER_PAGE_HTML).toMatch(
+      /<link rel="stylesheet" href="https:\/\/[^"]+swagger-ui\.css" integrity="sha384-/,
+    );
+  });
+
+  it('points Swagger UI at the served contract, /openapi.yaml', () => {
+    const url = /SwaggerUIBundle\(\{\s*url:\s*'([^']+)'/.exec(SWAGGER_PAGE_HTML)?.[1];
+    expect(url).toBeDefined();
+    expect(new URL(url!, 'http://127.0.0.1/swagger/').pathname).toBe('/openapi.yaml');
+  });
+});
