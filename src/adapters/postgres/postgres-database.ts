@@ -31,6 +31,7 @@ export class PostgresDatabase implements Component, Queryable {
     this.#logger = logger;
     this.#secrets = dsnSecrets(config.dsn);
     this.#target = describeDsn(config.dsn);
+    const schema = config.schema;
     this.#pool = new pg.Pool({
       connectionString: config.dsn,
       max: config.poolSize,
@@ -38,21 +39,19 @@ export class PostgresDatabase implements Component, Queryable {
       query_timeout: config.queryTimeoutMs,
       keepAlive: true,
       application_name: 'orders',
+      // Awaited by the pool before it hands a new client out; a failure fails that acquisition.
+      // SET rather than the startup `options=-c search_path=`: PGlite ignores startup options.
+      onConnect:
+        schema === undefined
+          ? undefined
+          : async (client) => {
+              await client.query(`SET search_path TO "${schema}"`);
+            },
     });
     // An idle client whose server went away emits here; unhandled, it would crash the process.
     this.#pool.on('error', (error) => {
       this.#logger.error({ error: this.#safe(error) }, 'database: idle connection lost');
     });
-    const schema = config.schema;
-    if (schema !== undefined) {
-      // Queued on the client before anything the pool hands it out for, so it always runs first.
-      // PGlite ignores the startup `options` parameter, hence SET rather than `-c search_path=`.
-      this.#pool.on('connect', (client) => {
-        client.query(`SET search_path TO "${schema}"`).catch((error: unknown) => {
-          this.#logger.error({ error: this.#safe(error) }, 'database: cannot set search_path');
-        });
-      });
-    }
   }
 
   /** Spec 3.4 rule 2: one connection attempt, bounded by connectTimeoutMs, no retry; then migrate. */

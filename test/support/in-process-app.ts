@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Env } from '../../src/config/env.ts';
+import { loadServiceConfig } from '../../src/config/service-config.ts';
+import type { Backends } from '../../src/composition/backends.ts';
+import { createApp, type App, type TransportFactory } from '../../src/composition/create-app.ts';
+import { createEmbeddedBackends, type EmbeddedBackends } from '../../src/composition/embedded-backends.ts';
+import { createRealBackends, type RealBackendIsolation } from '../../src/composition/real-backends.ts';
+import { runComponents } from '../../src/lifecycle/runner.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import type { TimerPort } from '../../src/session/session-scope.ts';
+import { LogCapture } from './log-capture.ts';
+
+export type BackendKind = 'fake' | 'real';
+
+export interface InProcessOptions {
+  readonly transport: TransportFactory;
+  readonly serviceName?: string;
+  readonly backend?: BackendKind;
+  /** Extra or overriding variables (RATE_LIMIT_RPS, SESSION_RECENT, JWT_EXPIRY…). */
+  readonly env?: Env;
+  readonly sessionLingerMs?: number;
+  readonly sessionCap?: number;
+  readonly sessionTimers?: TimerPort;
+}
+
+export interface InProcessApp {
+  readonly app: App;
+  readonly baseUrl: string;
+  readonly adminUrl: string;
+  readonly port: number;
+  readonly adminPort: number;
+  readonly logs: LogCapture;
+  readonly spans: InMemorySpanExporter;
+  /** Set when backend is 'fake': the fakes, with their trouble switches. */
+  readonly fakes: EmbeddedBackends | undefined;
+  readonly backends: Backends;
+  readonly jwtSecret: string;
+  /** Adds a user to the credential store (fake or real) and returns its password. */
+  addUser(username: string, password?: string): Promise<string>;
+  /** Aborts the run signal and waits for every run and stop, as SIGTERM does. */
+  stop(): Promise<void>;
+}
+
+export function realBackendsConfigured(env: Env = process.env): boolean {
+  return Boolean(env['POSTGRES_DSN'] && env['REDIS_ADDR'] && env['NATS_URL']);
+}
+
+/**
+ * Starts one executable's whole composition in this process on port 0, exactly as `runMain` does but
+ * with captured logs, an in-memory span exporter and, for backend 'real', an isolated schema, key
+ * prefix and subject so parallel runs never collide.
+ */
+export async function startInProcess(options: InProcessOptions): Promise<InProcessApp> {
+  const backendKind = options.backend ?? 'fake';
+  const jwtSecret = randomBytes(32).toString('base64url');
+  const env: Env = {
+    HTTP_ADDR: '127.0.0.1:0',
+    ADMIN_ADDR: '127.0.0.1:0',
+    JWT_SECRET: jwtSecret,
+    RATE_LIMIT_RPS: '100000',
+    LOG_LEVEL: 'debug',
+    ...(backendKind === 'real'
+      ? { POSTGRES_DSN: process.env['POSTGRES_DSN'], REDIS_ADDR: process.env['REDIS_ADDR'], NATS_URL: process.env['NATS_URL'] }
+      : {}),
+    ...options.env,
+  };
+  const logs = new LogCapture();
+  const logger = createLogger('debug', logs);
+  const config = loadServiceConfig(env, { embedded: backendKind === 'fake' });
+  const isolation: RealBackendIsolation = { schema: `t_${randomBytes(6).toString('hex')}`, uniqueSuffix: randomBytes(6).toString('hex'), dropSchemaOnStop: true };
+  const fakes = backendKind === 'fake' ? await createEmbeddedBackends(logger, { seedDemoUsers: false }) : undefined;
+  const backends = fakes ?? (await createRealBackends(env, logger, isolation));
+  const spans = new InMemorySpanExporter();
+  const app = createApp({
+    config,
+    logger,
+    backends,
+    transport: options.transport,
+    serviceName: options.serviceName ?? 'orders-test',
+    spanProcessors: [new SimpleSpanProcessor(spans)],
+    sessionLingerMs: options.sessionLingerMs,
+    sessionCap: options.sessionCap,
+    sessionTimers: options.sessionTimers,
+  });
+  const controller = new AbortController();
+  const running = runComponents(app.components, controller.signal, logger);
+  running.catch(() => undefined);
+  await waitUntilListening(app, running);
+  const port = app.api.port();
+  const adminPort = app.admin.port();
+  const { hashPassword } = await import('../../src/service/password-hasher.ts');
+  return {
+    app,
+    baseUrl: `http://127.0.0.1:${port}`,
+    adminUrl: `http://127.0.0.1:${adminPort}`,
+    port,
+    adminPort,
+    logs,
+    spans,
+    fakes,
+    backends,
+    jwtSecret,
+    async addUser(username, password = `${username}-password`) {
+      await backends.credentials.add({ id: crypto.randomUUID(), username, passwordHash: await hashPassword(password, { N: 1024, r: 8, p: 1 }) });
+      return password;
+    },
+    async stop() {
+      controller.abort();
+      await running;
+    },
+  };
+}
+
+async function waitUntilListening(app: App, running: Promise<void>): Promise<void> {
+  let failed: unknown;
+  running.catch((error: unknown) => (failed = error));
+  for (let i = 0; i < 500; i++) {
+    if (failed !== undefined) throw failed;
+    if (app.api.server().listening && app.admin.server().listening) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('in-process app did not start listening within 5 s');
+}
