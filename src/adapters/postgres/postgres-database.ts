@@ -56,22 +56,16 @@ export class PostgresDatabase implements Component, Queryable {
 
   /** Spec 3.4 rule 2: one connection attempt, bounded by connectTimeoutMs, no retry; then migrate. */
   async init(): Promise<void> {
-    let client: PoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (error) {
-      throw new ErrUnavailable(`database: cannot connect to POSTGRES_DSN (${this.#target}): ${this.#safe(error)}`);
-    }
-    await this.#migrateOn(client);
+    await this.migrate();
   }
 
-  /** Applies pending migrations; returns the versions applied. Safe to call concurrently. */
+  /** Applies pending migrations; returns the versions applied. Safe to run from several replicas at once. */
   async migrate(): Promise<string[]> {
     let client: PoolClient;
     try {
       client = await this.#pool.connect();
     } catch (error) {
-      throw translatePgError(error, `migrate (${this.#target})`, this.#secrets);
+      throw new ErrUnavailable(`database: cannot connect to POSTGRES_DSN (${this.#target}): ${this.#safe(error)}`);
     }
     return this.#migrateOn(client);
   }

@@ -1,0 +1,56 @@
+/**
+ * Fails when src/gen is not what `buf generate` makes from proto/ today: the committed gRPC code and
+ * the contract (spec 4.4, 9 rule 1) cannot drift apart. Regenerates into a temporary directory with
+ * the same buf.gen.yaml (buf's --output prefixes every `out`), then compares the two trees byte for
+ * byte. Run with `npm run check:generated`; fix with `npm run generate`.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+const GEN_DIR = join('src', 'gen');
+
+function listFiles(dir: string): string[] {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true, recursive: true });
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+/** Differences between two trees, as human-readable lines; empty when identical. */
+export function diffTrees(expectedDir: string, actualDir: string): string[] {
+  const expected = listFiles(expectedDir);
+  const actual = listFiles(actualDir);
+  const problems: string[] = [];
+  for (const file of expected) {
+    if (!actual.includes(file)) problems.push(`missing: ${file}`);
+    else if (!readFileSync(join(expectedDir, file)).equals(readFileSync(join(actualDir, file)))) problems.push(`stale: ${file}`);
+  }
+  for (const file of actual) if (!expected.includes(file)) problems.push(`unexpected: ${file}`);
+  return problems;
+}
+
+if (import.meta.main) {
+  const scratch = mkdtempSync(join(tmpdir(), 'orders-gen-'));
+  try {
+    const buf = join(root, 'node_modules', '.bin', 'buf');
+    execFileSync(buf, ['generate', '--output', scratch], { cwd: root, stdio: 'inherit' });
+    const problems = diffTrees(join(scratch, GEN_DIR), join(root, GEN_DIR));
+    if (problems.length > 0) {
+      process.stderr.write(`${GEN_DIR} is out of date with proto/ (run \`npm run generate\`):\n${problems.map((p) => `  ${p}\n`).join('')}`);
+      process.exitCode = 1;
+    } else {
+      process.stdout.write(`${GEN_DIR} is up to date\n`);
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}

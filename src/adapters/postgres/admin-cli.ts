@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { ConfigError, type Env } from '../../config/env.ts';
+import { ErrConflict, ErrUnavailable } from '../../domain/errors.ts';
+import { createLogger } from '../../observability/logger.ts';
+import { hashPassword } from '../../service/password-hasher.ts';
+import { PostgresCredentialStore } from './postgres-credential-store.ts';
+import { PostgresDatabase } from './postgres-database.ts';
+import { postgresConfigFromEnv } from './postgres-config.ts';
+
+export interface AdminCliIo {
+  readonly env: Env;
+  /** The password arrives here, never in argv (argv is visible to every user via ps). */
+  readonly stdin: AsyncIterable<string | Uint8Array>;
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown };
+}
+
+export const USAGE = `usage:
+  orders-admin migrate                 apply pending database migrations
+  orders-admin users add <username>    add a user; the password is read from stdin
+                                       (one trailing newline is dropped), e.g.
+                                       printf '%s' "$PASSWORD" | orders-admin users add alice
+environment:
+  POSTGRES_DSN     required: postgres://user:password@host:port/database
+  POSTGRES_SCHEMA  optional: schema holding the tables (default: the server's search_path)
+exit codes: 0 done, 1 failed, 2 bad arguments
+`;
+
+type Command = { kind: 'migrate' } | { kind: 'add-user'; username: string } | { kind: 'help' };
+
+function parse(argv: readonly string[]): Command | string {
+  const [first, second, third, ...rest] = argv;
+  if (argv.length === 1 && (first === '-h' || first === '--help' || first === 'help')) return { kind: 'help' };
+  if (first === 'migrate' && argv.length === 1) return { kind: 'migrate' };
+  if (first === 'users' && second === 'add' && third !== undefined && rest.length === 0) {
+    if (third === '' || third.trim() !== third) return 'username must be non-empty, without surrounding whitespace';
+    return { kind: 'add-user', username: third };
+  }
+  return argv.length === 0 ? 'missing command' : `unknown arguments: ${argv.join(' ')}`;
+}
+
+/** The operator CLI behind bin/orders-admin.ts; returns the exit code. */
+export async function runAdminCli(argv: readonly string[], io: AdminCliIo): Promise<number> {
+  const command = parse(argv);
+  if (typeof command === 'string') {
+    io.stderr.write(`orders-admin: ${command}\n${USAGE}`);
+    return 2;
+  }
+  if (command.kind === 'help') {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  let db: PostgresDatabase | undefined;
+  try {
+    const config = postgresConfigFromEnv(io.env);
+    db = new PostgresDatabase(config, createLogger('warn', { write: (line: string) => void io.stderr.write(line) }));
+    if (command.kind === 'migrate') {
+      const applied = await db.migrate();
+      io.stdout.write(applied.length === 0 ? 'no pending migrations\n' : applied.map((v) => `applied migration ${v}\n`).join(''));
+      return 0;
+    }
+    const password = await readPassword(io.stdin);
+    if (password === '') {
+      io.stderr.write('orders-admin: password must not be empty (read from stdin)\n');
+      return 1;
+    }
+    const user = { id: randomUUID(), username: command.username, passwordHash: await hashPassword(password) };
+    await db.init();
+    await new PostgresCredentialStore(db).add(user);
+    io.stdout.write(`user ${user.username} added with id ${user.id}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof ErrConflict && command.kind === 'add-user') {
+      io.stderr.write(`orders-admin: user ${command.username} already exists\n`);
+    } else if (error instanceof ConfigError || error instanceof ErrUnavailable) {
+      io.stderr.write(`orders-admin: ${error.message}\n`);
+    } else {
+      // Our own errors are secret-free; an unknown one is reported by type only.
+      io.stderr.write(`orders-admin: unexpected ${error instanceof Error ? error.name : 'error'}\n`);
+    }
+    return 1;
+  } finally {
+    await db?.stop();
+  }
+}
+
+async function readPassword(stdin: AsyncIterable<string | Uint8Array>): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk));
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}

@@ -1,0 +1,131 @@
+import { spawn } from 'node:child_process';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runAdminCli, USAGE } from '../../src/adapters/postgres/admin-cli.ts';
+import { PostgresCredentialStore } from '../../src/adapters/postgres/postgres-credential-store.ts';
+import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
+import type { Env } from '../../src/config/env.ts';
+import { verifyPassword } from '../../src/service/password-hasher.ts';
+import { captureLogger, dropSchemas, postgresConfig, testSchemaName } from './postgres-harness.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/orders-admin.ts', import.meta.url));
+
+async function cli(argv: string[], env: Env, stdin = ''): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runAdminCli(argv, {
+    env,
+    stdin: Readable.from(stdin === '' ? [] : [Buffer.from(stdin)]),
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+  });
+  return { code, stdout, stderr };
+}
+
+function spawnBin(argv: string[], env: Env, stdin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...argv], { env: { PATH: process.env.PATH, ...env }, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
+describe('orders-admin arguments (no database needed)', () => {
+  const closed: Env = { POSTGRES_DSN: 'postgres://u:s3cret@127.0.0.1:1/x' };
+
+  it.each([[[]], [['users', 'add']], [['users', 'add', 'a', 'b']], [['frobnicate']], [['migrate', 'now']], [['users', 'add', ' padded ']]])(
+    'rejects %j with usage and exit 2',
+    async (argv) => {
+      const result = await cli(argv, closed);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(USAGE);
+      expect(result.stdout).toBe('');
+    },
+  );
+
+  it('--help prints usage on stdout, exit 0', async () => {
+    expect(await cli(['--help'], {})).toEqual({ code: 0, stdout: USAGE, stderr: '' });
+  });
+
+  it('a missing POSTGRES_DSN is exit 1 naming the variable', async () => {
+    const result = await cli(['migrate'], {});
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('orders-admin: config: missing required variable POSTGRES_DSN\n');
+  });
+
+  it('refuses an empty password (a lone newline counts as empty) before touching the database', async () => {
+    for (const stdin of ['', '\n', '\r\n']) {
+      const result = await cli(['users', 'add', 'alice'], closed, stdin);
+      expect(result).toEqual({ code: 1, stdout: '', stderr: 'orders-admin: password must not be empty (read from stdin)\n' });
+    }
+  });
+
+  it('an unreachable database is exit 1 with a message that hides the password', async () => {
+    const result = await cli(['users', 'add', 'alice'], closed, 'pw\n');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^orders-admin: database: cannot connect to POSTGRES_DSN \(127\.0\.0\.1:1\/x\)/);
+    expect(result.stderr).not.toContain('s3cret');
+  });
+
+  it('the bin wrapper passes argv through and sets the exit code', async () => {
+    const result = await spawnBin(['bogus'], {}, '');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('orders-admin: unknown arguments: bogus');
+  });
+});
+
+const DSN = process.env.POSTGRES_DSN;
+
+describe.skipIf(!DSN)('orders-admin against the real server', () => {
+  const schema = testSchemaName();
+  const env: Env = { POSTGRES_DSN: DSN, POSTGRES_SCHEMA: schema };
+  const db = new PostgresDatabase(postgresConfig(DSN as string, { schema }), captureLogger().logger);
+  const store = new PostgresCredentialStore(db);
+
+  afterAll(async () => {
+    await db.stop();
+    await dropSchemas(DSN as string, [schema]);
+  });
+
+  it('migrate applies 001_init once, then reports nothing pending', async () => {
+    expect(await cli(['migrate'], env)).toEqual({ code: 0, stdout: 'applied migration 001_init\n', stderr: '' });
+    expect(await cli(['migrate'], env)).toEqual({ code: 0, stdout: 'no pending migrations\n', stderr: '' });
+  });
+
+  it('users add stores a verifiable hash of the stdin password, trimming one trailing newline only', async () => {
+    const password = ' correct horse\tbattery \n';
+    const result = await cli(['users', 'add', 'alice'], env, `${password}\n`);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^user alice added with id [0-9a-f-]{36}\n$/);
+    expect(result.stdout + result.stderr).not.toContain('correct horse');
+    const user = await store.findByUsername('alice');
+    expect(user?.passwordHash).toMatch(/^scrypt\$/);
+    expect(await verifyPassword(password, user!.passwordHash)).toBe(true);
+    expect(await verifyPassword(password.trimEnd(), user!.passwordHash)).toBe(false);
+    expect(result.stdout).toContain(user!.id);
+  });
+
+  it('trims a CRLF line ending', async () => {
+    expect((await cli(['users', 'add', 'carol'], env, 'pw\r\n')).code).toBe(0);
+    expect(await verifyPassword('pw', (await store.findByUsername('carol'))!.passwordHash)).toBe(true);
+  });
+
+  it('a duplicate username is exit 1 with a clear message, and the first user is kept', async () => {
+    const before = await store.findByUsername('alice');
+    const result = await cli(['users', 'add', 'alice'], env, 'other-password');
+    expect(result).toEqual({ code: 1, stdout: '', stderr: 'orders-admin: user alice already exists\n' });
+    expect(await store.findByUsername('alice')).toEqual(before);
+  });
+
+  it('works end to end through the bin with the password piped in', async () => {
+    const result = await spawnBin(['users', 'add', 'bob'], env, 'piped-pw\n');
+    expect(result).toEqual({ code: 0, stdout: expect.stringMatching(/^user bob added with id /), stderr: '' });
+    expect(await verifyPassword('piped-pw', (await store.findByUsername('bob'))!.passwordHash)).toBe(true);
+  });
+});
