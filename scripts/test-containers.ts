@@ -42,7 +42,7 @@ const stopOnSignal = (): void => {
 process.once('SIGINT', stopOnSignal);
 process.once('SIGTERM', stopOnSignal);
 
-let code = 1;
+let code: number;
 try {
   console.log(`test:containers: REDIS_ADDR=${backends.REDIS_ADDR} NATS_URL=${backends.NATS_URL} (PostgreSQL on trust auth)`);
   code = await runVitest(

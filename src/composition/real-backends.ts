@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Env } from '../config/env.ts';
 import type { Component } from '../lifecycle/component.ts';
@@ -33,13 +34,15 @@ export async function createRealBackends(env: Env, logger: Logger, isolation: Re
   const nats = natsConfigFromEnv(env);
   const suffix = isolation.uniqueSuffix;
   const database = new PostgresDatabase({ ...postgres, schema: isolation.schema ?? postgres.schema }, logger);
-  const cache = new RedisOrderCache(suffix === undefined ? redis : { ...redis, keyPrefix: `${redis.keyPrefix}${suffix}:` }, logger);
+  const keyPrefix = suffix === undefined ? redis.keyPrefix : `${redis.keyPrefix}${suffix}:`;
+  const cache = new RedisOrderCache({ ...redis, keyPrefix }, logger);
   const bus = new NatsEventBus(nats, logger, suffix === undefined ? {} : { subject: `orders.placed.${suffix}` });
   const components: Component[] = [database, cache, bus];
   if (isolation.schema !== undefined && isolation.dropSchemaOnStop) {
     // First in the list, so it stops last, after the pool has ended.
     components.unshift(schemaDropper(postgres.dsn, isolation.schema));
   }
+  if (suffix !== undefined) components.unshift(keyCleaner(redis.host, redis.port, keyPrefix));
   return {
     repository: new PostgresOrderRepository(database),
     credentials: new PostgresCredentialStore(database),
@@ -60,6 +63,23 @@ function schemaDropper(dsn: string, schema: string): Component {
         await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       } finally {
         await client.end();
+      }
+    },
+  };
+}
+
+function keyCleaner(host: string, port: number, prefix: string): Component {
+  return {
+    name: 'cache-key-cleaner',
+    async stop() {
+      const client = new Redis({ host, port, lazyConnect: true, maxRetriesPerRequest: 1 });
+      await client.connect();
+      try {
+        for await (const keys of client.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<string[]>) {
+          if (keys.length > 0) await client.del(...keys);
+        }
+      } finally {
+        client.disconnect();
       }
     },
   };

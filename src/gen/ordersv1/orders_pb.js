@@ -83,4 +83,3 @@ export const OrderSchema = /*@__PURE__*/
 export const Orders = /*@__PURE__*/
   serviceDesc(file_ordersv1_orders, 0);
 
-// x

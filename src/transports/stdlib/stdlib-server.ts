@@ -6,6 +6,7 @@ import type { TokenBucketLimiter } from '../http/rate-limiter.ts';
 import type { RestApi } from '../http/rest-api.ts';
 import { OPENAPI_PATH, PROTECTED_ROUTES, PUBLIC_ROUTES, SWAGGER_PATH } from '../http/routes.ts';
 import { SWAGGER_PAGE_HTML } from '../http/swagger-page.ts';
+import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../http/server-timeouts.ts';
 import type { Exchange, Handler, Middleware } from './exchange.ts';
 import { metrics, rateLimiting, recovery, requestLogging, tracing } from './middleware.ts';
 import { Router } from './router.ts';
@@ -17,10 +18,7 @@ export interface StdlibDeps {
   readonly limiter: TokenBucketLimiter;
 }
 
-/** Our choice for spec 8's "timeouts: not shown": against slow clients (slowloris) and idle sockets. */
-export const HEADERS_TIMEOUT_MS = 10_000;
-export const REQUEST_TIMEOUT_MS = 30_000;
-export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+export { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS } from '../http/server-timeouts.ts';
 
 export function createStdlibRouter(deps: Pick<StdlibDeps, 'api' | 'tokens'>): Router {
   const router = new Router(deps.tokens);

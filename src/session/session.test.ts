@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { Session } from './session.ts';
+
+describe('Session (spec 2.2)', () => {
+  it('starts empty', () => {
+    const session = new Session(10);
+    expect(session.views).toBe(0);
+    expect(session.recent()).toEqual([]);
+    expect(session.snapshot()).toEqual({ views: 0, recent: [] });
+  });
+
+  it('keeps the recent list most recent first', () => {
+    const session = new Session(10);
+    for (const id of ['a', 'b', 'c']) session.recordView(id);
+    expect(session.recent()).toEqual(['c', 'b', 'a']);
+  });
+
+  it('bounds the recent list to its capacity, dropping the oldest', () => {
+    const session = new Session(3);
+    for (const id of ['a', 'b', 'c', 'd', 'e']) session.recordView(id);
+    expect(session.recent()).toEqual(['e', 'd', 'c']);
+    expect(session.views).toBe(5);
+  });
+
+  it('a re-view moves the id to the front without a duplicate, and still counts as a view', () => {
+    const session = new Session(3);
+    for (const id of ['a', 'b', 'c', 'a']) session.recordView(id);
+    expect(session.recent()).toEqual(['a', 'c', 'b']);
+    expect(session.views).toBe(4);
+    // A re-view of an id that is already first changes nothing but the count.
+    session.recordView('a');
+    expect(session.recent()).toEqual(['a', 'c', 'b']);
+    expect(session.views).toBe(5);
+  });
+
+  it('a re-viewed id keeps the others inside the bound (no eviction of a still-listed id)', () => {
+    const session = new Session(3);
+    for (const id of ['a', 'b', 'c', 'b']) session.recordView(id);
+    expect(session.recent()).toEqual(['b', 'c', 'a']);
+  });
+
+  it('capacity 1 holds only the latest view', () => {
+    const session = new Session(1);
+    session.recordView('a');
+    session.recordView('b');
+    expect(session.recent()).toEqual(['b']);
+  });
+
+  it('recent() returns a copy the caller cannot use to change the session', () => {
+    const session = new Session(3);
+    session.recordView('a');
+    const copy = session.recent();
+    copy.push('x');
+    copy[0] = 'y';
+    expect(session.recent()).toEqual(['a']);
+  });
+
+  it('a snapshot is not changed by later writes (spec 3.2 rule 4: flush reads while handlers write)', () => {
+    const session = new Session(3);
+    session.recordView('a');
+    session.recordView('b');
+    const snapshot = session.snapshot();
+    session.recordView('c');
+    session.recordView('d');
+    session.recordView('a');
+    expect(snapshot).toEqual({ views: 2, recent: ['b', 'a'] });
+    expect(session.snapshot()).toEqual({ views: 5, recent: ['a', 'd', 'c'] });
+  });
+
+  it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('rejects capacity %s', (capacity) => {
+    expect(() => new Session(capacity)).toThrow(RangeError);
+  });
+});
