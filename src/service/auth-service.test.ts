@@ -1,0 +1,117 @@
+import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../fakes/memory-store.ts';
+import { ErrInvalidCredentials, ErrUnavailable } from '../domain/errors.ts';
+import { AuthService } from './auth-service.ts';
+import { hashPassword } from './password-hasher.ts';
+import { TokenService } from './token-service.ts';
+
+const SECRET = 'a-test-signing-secret-of-32-bytes!!';
+const USER_ID = '6f1c2a4e-0b7d-4c1e-9a35-2f8e1d0c9b77';
+
+/**
+ * Counts the scrypt derivations done while a login runs, with their cost, by swapping node:crypto's
+ * scrypt for a counting wrapper (syncBuiltinESMExports makes the swap visible to ESM named imports).
+ * This asserts "the unknown user costs the same scrypt as a wrong password" structurally, not by timing.
+ */
+interface Derivation {
+  readonly N: number | undefined;
+  readonly r: number | undefined;
+  readonly p: number | undefined;
+}
+const originalScrypt = crypto.scrypt;
+let derivations: Derivation[] = [];
+
+function installScryptCounter(): void {
+  const counting = ((...args: unknown[]) => {
+    const options = args[3] as { N?: number; r?: number; p?: number } | undefined;
+    derivations.push({ N: options?.N, r: options?.r, p: options?.p });
+    return (originalScrypt as (...a: unknown[]) => void)(...args);
+  }) as typeof crypto.scrypt;
+  crypto.scrypt = counting;
+  syncBuiltinESMExports();
+}
+
+function restoreScrypt(): void {
+  crypto.scrypt = originalScrypt;
+  syncBuiltinESMExports();
+}
+
+async function setup(): Promise<{ auth: AuthService; store: MemoryStore; tokens: TokenService }> {
+  const store = new MemoryStore();
+  // The production cost, so the dummy hash and the user's hash cost the same.
+  await store.add({ id: USER_ID, username: 'alice', passwordHash: await hashPassword('alice-password') });
+  const tokens = new TokenService(SECRET, 3_600_000);
+  const auth = new AuthService(store, tokens);
+  // Let the constructor's dummy hash settle so it is not counted below.
+  await auth.login('alice', 'alice-password');
+  return { auth, store, tokens };
+}
+
+async function loginError(auth: AuthService, username: string, password: string): Promise<unknown> {
+  return auth.login(username, password).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
+
+describe('AuthService.login (spec 5 rule 2)', () => {
+  beforeEach(() => {
+    derivations = [];
+    installScryptCounter();
+  });
+  afterEach(restoreScrypt);
+
+  it('the right password gives a token that verifies to the user', async () => {
+    const { auth, tokens } = await setup();
+    const token = await auth.login('alice', 'alice-password');
+    const claims = await tokens.verify(token);
+    expect(claims.sub).toBe(USER_ID);
+    expect(claims.name).toBe('alice');
+  });
+
+  it('a wrong password and an unknown user give the same ErrInvalidCredentials', async () => {
+    const { auth } = await setup();
+    const wrong = await loginError(auth, 'alice', 'not-her-password');
+    const unknown = await loginError(auth, 'mallory', 'alice-password');
+    for (const error of [wrong, unknown]) {
+      expect(error).toBeInstanceOf(ErrInvalidCredentials);
+      expect((error as Error).message).toBe('invalid credentials');
+    }
+    expect((unknown as Error).message).toBe((wrong as Error).message);
+  });
+
+  it('an unknown user runs the same scrypt work as a wrong password (no username oracle by timing)', async () => {
+    const { auth } = await setup();
+    derivations = [];
+    await loginError(auth, 'alice', 'not-her-password');
+    const wrongPassword = derivations;
+    derivations = [];
+    await loginError(auth, 'mallory', 'whatever');
+    const unknownUser = derivations;
+    expect(wrongPassword).toHaveLength(1);
+    expect(unknownUser).toStrictEqual(wrongPassword);
+    expect(unknownUser[0]).toStrictEqual({ N: 16_384, r: 8, p: 1 });
+  });
+
+  it('an empty username is refused as invalid credentials without asking the store, after the same scrypt work', async () => {
+    const { auth, store } = await setup();
+    store.trouble.down();
+    derivations = [];
+    const error = await loginError(auth, '', 'alice-password');
+    expect(error).toBeInstanceOf(ErrInvalidCredentials);
+    expect(derivations).toStrictEqual([{ N: 16_384, r: 8, p: 1 }]);
+  });
+
+  it('an empty password for a known user is invalid credentials', async () => {
+    const { auth } = await setup();
+    expect(await loginError(auth, 'alice', '')).toBeInstanceOf(ErrInvalidCredentials);
+  });
+
+  it('a store outage is not reported as invalid credentials', async () => {
+    const { auth, store } = await setup();
+    store.trouble.down();
+    expect(await loginError(auth, 'alice', 'alice-password')).toBeInstanceOf(ErrUnavailable);
+  });
+});
