@@ -20,6 +20,15 @@ export class ErrBodyTooLarge extends Error {
   }
 }
 
+/** The client went away while its request was being read; the answer reaches nobody. */
+export class ErrClientClosed extends Error {
+  readonly kind = 'ErrClientClosed';
+  constructor(options?: ErrorOptions) {
+    super('client closed request', options);
+    this.name = 'ErrClientClosed';
+  }
+}
+
 export class ErrInvalidOrderId extends Error {
   readonly kind = 'ErrInvalidOrderId';
   constructor() {
@@ -56,5 +65,7 @@ export function toHttpError(error: unknown): HttpError {
   if (isSessionError(error)) return { status: 503, message: 'session unavailable', expected: true };
   if (error instanceof ErrMalformedBody || error instanceof ErrInvalidOrderId) return { status: 400, message: error.message, expected: true };
   if (error instanceof ErrBodyTooLarge) return { status: 413, message: error.message, expected: true };
+  // nginx's 499: recorded in metrics and the request log, never seen by a client.
+  if (error instanceof ErrClientClosed) return { status: 499, message: error.message, expected: true };
   return INTERNAL_ERROR;
 }

@@ -22,6 +22,7 @@ export class TokenBucketLimiter {
   readonly #burst: number;
   readonly #now: () => number;
   readonly #buckets = new Map<string, Bucket>();
+  #pruneAbove = PRUNE_ABOVE;
 
   constructor(ratePerSecond: number, burst = ratePerSecond, now: () => number = () => performance.now()) {
     if (!(ratePerSecond > 0) || !(burst >= 1)) throw new RangeError('rate limiter: rate and burst must be positive');
@@ -34,13 +35,23 @@ export class TokenBucketLimiter {
     return this.#burst;
   }
 
+  /** Buckets held: memory in use, for tests. */
+  get size(): number {
+    return this.#buckets.size;
+  }
+
   take(key: string): RateDecision {
     const now = this.#now();
     const bucket = this.#buckets.get(key) ?? { tokens: this.#burst, updatedAt: now };
     bucket.tokens = Math.min(this.#burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.#rate);
     bucket.updatedAt = now;
     if (!this.#buckets.has(key)) {
-      if (this.#buckets.size >= PRUNE_ABOVE) this.#prune(now);
+      if (this.#buckets.size >= this.#pruneAbove) {
+        this.#prune(now);
+        // Amortised: when most buckets are still in use (many clients at once), scanning again on every
+        // new key would cost O(n) per request; scan next when the map has doubled instead.
+        this.#pruneAbove = Math.max(PRUNE_ABOVE, 2 * this.#buckets.size);
+      }
       this.#buckets.set(key, bucket);
     }
     if (bucket.tokens >= 1) {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
-import { ErrBodyTooLarge } from './http-errors.ts';
+import { ErrBodyTooLarge, ErrClientClosed } from './http-errors.ts';
 
 /** Our choice for "request body size limit: not shown" (spec 8). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -11,10 +11,16 @@ export async function readBody(req: IncomingMessage | Http2ServerRequest, limit 
   if (Number.isFinite(declared) && declared > limit) throw new ErrBodyTooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw new ErrBodyTooLarge();
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) throw new ErrBodyTooLarge();
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    // A client that hangs up mid-body is not a server fault: no panic line, nobody left to answer.
+    if (error instanceof ErrBodyTooLarge) throw error;
+    throw new ErrClientClosed({ cause: error });
   }
   return Buffer.concat(chunks).toString('utf8');
 }

@@ -3,7 +3,16 @@ import { endRequestSpan, logPanic, logRequest, recordRequestMetrics, startReques
 import { INTERNAL_ERROR } from '../http/http-errors.ts';
 import { RATE_LIMITED_MESSAGE, type TokenBucketLimiter } from '../http/rate-limiter.ts';
 import type { Logger } from '../../observability/logger.ts';
-import { sendError, type Middleware } from './exchange.ts';
+import { sendError, type Exchange, type Middleware } from './exchange.ts';
+
+/**
+ * The status the observers record. A throw below not yet answered is answered 500 by recovery, outside
+ * them; otherwise the response's status, which defaults to 200 when the handler never wrote a header
+ * (spec 4.5).
+ */
+function statusOf(exchange: Exchange, failed: boolean): number {
+  return failed && !exchange.res.headersSent ? INTERNAL_ERROR.status : exchange.res.statusCode;
+}
 
 /** Outermost layer (spec 4.3 rule 1): anything thrown below becomes a logged 500. */
 export function recovery(logger: Logger): Middleware {
@@ -21,11 +30,12 @@ export function recovery(logger: Logger): Middleware {
 export function tracing(observability: HttpObservability): Middleware {
   return (next) => async (exchange) => {
     const span = startRequestSpan(observability.tracer, exchange.method, exchange.path);
+    let failed = true;
     try {
       await next(exchange);
+      failed = false;
     } finally {
-      // A throw below is answered 500 by recovery, outside this layer.
-      endRequestSpan(span, exchange.route, exchange.res.headersSent ? exchange.res.statusCode : INTERNAL_ERROR.status);
+      endRequestSpan(span, exchange.route, statusOf(exchange, failed));
     }
   };
 }
@@ -33,21 +43,24 @@ export function tracing(observability: HttpObservability): Middleware {
 export function metrics(observability: HttpObservability): Middleware {
   return (next) => async (exchange) => {
     const startedAt = performance.now();
+    let failed = true;
     try {
       await next(exchange);
+      failed = false;
     } finally {
-      const status = exchange.res.headersSent ? exchange.res.statusCode : INTERNAL_ERROR.status;
-      recordRequestMetrics(observability.metrics, exchange.method, exchange.route, status, startedAt);
+      recordRequestMetrics(observability.metrics, exchange.method, exchange.route, statusOf(exchange, failed), startedAt);
     }
   };
 }
 
 export function requestLogging(logger: Logger): Middleware {
   return (next) => async (exchange) => {
+    let failed = true;
     try {
       await next(exchange);
+      failed = false;
     } finally {
-      logRequest(logger, exchange.method, exchange.path, exchange.res.headersSent ? exchange.res.statusCode : INTERNAL_ERROR.status);
+      logRequest(logger, exchange.method, exchange.path, statusOf(exchange, failed));
     }
   };
 }

@@ -64,13 +64,26 @@ export class Router {
       return;
     }
     exchange.route = route.label;
-    const params = route.pattern.exec({ pathname: exchange.path })?.pathname.groups ?? {};
+    const params = decodeParams(route.pattern.exec({ pathname: exchange.path })?.pathname.groups ?? {});
     try {
       await route.handler(exchange, params);
     } catch (error) {
       respondWithError(exchange, error);
     }
   };
+}
+
+/** Path parameters arrive percent-encoded; decode them as @koa/router does, so both transports see the same id. */
+function decodeParams(groups: Params): Params {
+  const decoded: Params = {};
+  for (const [name, value] of Object.entries(groups)) {
+    try {
+      decoded[name] = value === undefined ? undefined : decodeURIComponent(value);
+    } catch {
+      decoded[name] = value; // malformed escapes stay as they are and fail validation
+    }
+  }
+  return decoded;
 }
 
 function toRestRequest(exchange: Exchange, params: Params): RestRequest {

@@ -18,7 +18,6 @@ export interface StdlibDeps {
   readonly limiter: TokenBucketLimiter;
 }
 
-export { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS } from '../http/server-timeouts.ts';
 
 export function createStdlibRouter(deps: Pick<StdlibDeps, 'api' | 'tokens'>): Router {
   const router = new Router(deps.tokens);

@@ -1,0 +1,60 @@
+import type { LoadResult } from './load-result.ts';
+
+export type ScenarioId = 'get' | 'list' | 'post' | 'login' | 'grpc-get' | 'bare-insert' | 'list-offset-0' | 'list-offset-9000';
+
+export const SCENARIO_TITLES: Record<ScenarioId, string> = {
+  get: 'GET /orders/{id} (cache hit)',
+  list: 'GET /orders?limit=20 (10,000 orders)',
+  post: 'POST /orders',
+  login: 'POST /auth/login',
+  'grpc-get': 'gRPC GetOrder (cache hit)',
+  'bare-insert': 'bare INSERT, same pg Pool',
+  'list-offset-0': 'GET /orders?limit=20&offset=0',
+  'list-offset-9000': 'GET /orders?limit=20&offset=9000',
+};
+
+/** One row of the report: a load run against one server child, with that child's own cost. */
+export interface Measurement {
+  /** `baseline`, or `<transport>/<backend>`. */
+  readonly server: string;
+  readonly transport: string;
+  readonly backend: string;
+  readonly scenario: ScenarioId;
+  readonly concurrency: number;
+  readonly logLevel: string;
+  readonly result: LoadResult | undefined;
+  /** Why there is no result (probe failed, child failed, not applicable). */
+  readonly skipped: string | undefined;
+  readonly serverCpuSeconds: number;
+  /** Server CPU-seconds per 1,000 answered requests. */
+  readonly cpuSecondsPer1k: number;
+  readonly peakRssBytes: number;
+  /** 1-minute load average when the run ended: noise from other work on the machine. */
+  readonly loadAverage: number;
+}
+
+export interface ScaleFigures {
+  readonly sessions: {
+    readonly cap: number;
+    readonly recent: number;
+    readonly lingering: { readonly bytesPerSession: number; readonly totalBytes: number; readonly capRefused: boolean };
+    readonly held: { readonly bytesPerSession: number; readonly totalBytes: number; readonly capRefused: boolean };
+  } | { readonly error: string };
+  readonly startup: { readonly mode: 'embedded' | 'real'; readonly runsMs: number[]; readonly error: string | undefined }[];
+}
+
+export interface BenchRun {
+  readonly quick: boolean;
+  readonly startedAt: string;
+  readonly wallSeconds: number;
+  readonly machine: { nproc: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
+  readonly loadAverageStart: number;
+  readonly settings: { durationMs: number; warmupMs: number; maxRequests: number; loginMaxRequests: number; sweep: number[] };
+  readonly measurements: Measurement[];
+  /** Baseline GET at 32 connections measured again at the very end: drift = noise over the run. */
+  readonly baselineEnd: Measurement | undefined;
+  readonly skippedServers: { server: string; reason: string }[];
+  readonly realBackends: { used: boolean; reason: string | undefined; fromDefaults: string[] };
+  readonly scale: ScaleFigures;
+  readonly commands: string[];
+}

@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
+import pg from 'pg';
+
+export interface RealEnv {
+  readonly POSTGRES_DSN: string;
+  readonly REDIS_ADDR: string;
+  readonly NATS_URL: string;
+}
+
+/** The services of this machine (brief): used when the variables are not set. */
+const LOOPBACK_DEFAULTS: RealEnv = {
+  POSTGRES_DSN: 'postgres://postgres@127.0.0.1:5432/test',
+  REDIS_ADDR: '127.0.0.1:6379',
+  NATS_URL: 'nats://127.0.0.1:4222',
+};
+
+export function realEnvFrom(env: NodeJS.ProcessEnv): { env: RealEnv; fromDefaults: string[] } {
+  const fromDefaults: string[] = [];
+  const pick = (name: keyof RealEnv): string => {
+    const value = env[name];
+    if (value !== undefined && value !== '') return value;
+    fromDefaults.push(name);
+    return LOOPBACK_DEFAULTS[name];
+  };
+  return { env: { POSTGRES_DSN: pick('POSTGRES_DSN'), REDIS_ADDR: pick('REDIS_ADDR'), NATS_URL: pick('NATS_URL') }, fromDefaults };
+}
+
+interface Endpoint {
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+}
+
+function endpoints(env: RealEnv): Endpoint[] {
+  const pgUrl = new URL(env.POSTGRES_DSN);
+  const natsUrl = new URL(env.NATS_URL);
+  const [redisHost, redisPort] = env.REDIS_ADDR.replace(/^\[|\](?=:)/g, '').split(/:(?=\d+$)/);
+  return [
+    { name: 'POSTGRES_DSN', host: pgUrl.hostname || '127.0.0.1', port: Number(pgUrl.port || 5432) },
+    { name: 'REDIS_ADDR', host: redisHost ?? '', port: Number(redisPort) },
+    { name: 'NATS_URL', host: natsUrl.hostname, port: Number(natsUrl.port || 4222) },
+  ];
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
+
+/**
+ * Why the real backends cannot be benchmarked, or undefined when they can: every endpoint must be on
+ * loopback (load never leaves the machine) and accept a TCP connection within a second.
+ */
+export async function realUnavailableReason(env: RealEnv): Promise<string | undefined> {
+  for (const endpoint of endpoints(env)) {
+    if (!LOOPBACK.test(endpoint.host)) return `${endpoint.name} is not a loopback address; the bench only loads loopback`;
+    const reachable = await new Promise<boolean>((resolve) => {
+      const socket = connect({ host: endpoint.host, port: endpoint.port, timeout: 1_000 });
+      socket.once('connect', () => (socket.destroy(), resolve(true)));
+      socket.once('timeout', () => (socket.destroy(), resolve(false)));
+      socket.once('error', () => resolve(false));
+    });
+    if (!reachable) return `${endpoint.name} (${endpoint.host}:${endpoint.port}) does not accept connections`;
+  }
+  return undefined;
+}
+
+export function newSchemaName(): string {
+  return `bench_${randomBytes(5).toString('hex')}`;
+}
+
+/** Safety net after the children dropped their own schemas: a crashed child leaves nothing behind. */
+export async function dropSchemas(dsn: string, schemas: readonly string[]): Promise<void> {
+  if (schemas.length === 0) return;
+  const client = new pg.Client({ connectionString: dsn });
+  await client.connect();
+  try {
+    for (const schema of schemas) {
+      if (!/^bench_[a-z0-9_]+$/.test(schema)) continue;
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    }
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,95 @@
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { adminProbe } from './admin-probe.ts';
+import type { Driver, DriverOptions, ListQuery, Reply } from './driver.ts';
+
+export const PROTO_PATH = fileURLToPath(new URL('../../proto/ordersv1/orders.proto', import.meta.url));
+const DEADLINE_MS = 10_000;
+
+export type RpcMethod = 'Login' | 'CreateOrder' | 'GetOrder' | 'ListOrders' | 'Recent';
+
+/**
+ * An independent gRPC client (@grpc/grpc-js + @grpc/proto-loader over the .proto, not the service's
+ * generated code), so a mistake shared by server and generated stubs cannot hide.
+ */
+export const ORDERS_PROTO = protoLoader.loadSync(PROTO_PATH, { keepCase: true, longs: Number, enums: String, defaults: true, arrays: true, oneofs: true });
+const SERVICE = ORDERS_PROTO['ordersv1.Orders'] as protoLoader.ServiceDefinition;
+
+/** Name of a numeric status code, e.g. 16 → UNAUTHENTICATED. */
+export function grpcCodeName(code: number): string {
+  return (grpc.status as unknown as Record<number, string>)[code] ?? `CODE_${code}`;
+}
+
+/** Encodes a request message of one of our methods, for raw calls to other method names. */
+export function encodeRequest(method: RpcMethod, value: Record<string, unknown>): Uint8Array {
+  return (SERVICE[method] as protoLoader.MethodDefinition<object, object>).requestSerialize(value);
+}
+
+interface Timestamp {
+  readonly seconds: number;
+  readonly nanos: number;
+}
+
+/** Message → the REST JSON shape: created_at as RFC 3339, like the HTTP wire (spec 2.1). */
+function normalise(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalise);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) {
+    if (key === 'created_at' && field !== null && typeof field === 'object') {
+      const ts = field as Timestamp;
+      out[key] = new Date(Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6)).toISOString();
+    } else {
+      out[key] = normalise(field);
+    }
+  }
+  return out;
+}
+
+function toInt(value: number | string | undefined, name: string): number {
+  if (value === undefined) return 0;
+  const n = typeof value === 'number' ? value : /^[+-]?\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n)) throw new Error(`grpc driver: ${name}=${String(value)} cannot be sent as int32`);
+  return n;
+}
+
+export function grpcDriver(options: DriverOptions): Driver {
+  const address = new URL(options.baseUrl).host;
+  const client = new grpc.Client(address, grpc.credentials.createInsecure());
+
+  const call = (path: string, serialize: (value: never) => Buffer, deserialize: (bytes: Buffer) => unknown, message: unknown, auth: string | null | undefined): Promise<Reply> =>
+    new Promise((resolve) => {
+      const metadata = new grpc.Metadata();
+      if (auth !== null && auth !== undefined) metadata.set('authorization', auth);
+      client.makeUnaryRequest(path, serialize, deserialize, message as never, metadata, { deadline: Date.now() + DEADLINE_MS }, (error, response) => {
+        if (error) {
+          resolve({ api: 'grpc', code: error.code, codeName: grpcCodeName(error.code), message: error.details, body: undefined });
+        } else {
+          resolve({ api: 'grpc', code: grpc.status.OK, codeName: 'OK', message: '', body: normalise(response) });
+        }
+      });
+    });
+
+  const unary = (method: RpcMethod, request: Record<string, unknown>, auth: string | null): Promise<Reply> => {
+    const def = SERVICE[method] as protoLoader.MethodDefinition<object, object>;
+    return call(def.path, def.requestSerialize as (value: never) => Buffer, def.responseDeserialize, request, auth);
+  };
+
+  return {
+    name: 'grpc',
+    api: 'grpc',
+    login: (input) => unary('Login', { username: input.username, password: input.password }, null),
+    createOrder: (auth, input) => unary('CreateOrder', { item: input['item'], quantity: input['quantity'] }, auth),
+    getOrder: (auth, id) => unary('GetOrder', { id }, auth),
+    listOrders: (auth, query: ListQuery) => unary('ListOrders', { limit: toInt(query.limit, 'limit'), offset: toInt(query.offset, 'offset') }, auth),
+    recent: (auth) => unary('Recent', {}, auth),
+    rawRpc: (fullMethod, message, auth) =>
+      call(fullMethod, ((bytes: Uint8Array) => Buffer.from(bytes)) as (value: never) => Buffer, (bytes) => bytes, message, auth ?? null),
+    admin: options.adminUrl === undefined ? undefined : adminProbe(options.adminUrl),
+    hooks: options.hooks,
+    async close() {
+      client.close();
+    },
+  };
+}

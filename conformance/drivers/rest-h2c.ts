@@ -1,0 +1,54 @@
+import { connect, constants, type ClientHttp2Session } from 'node:http2';
+import { adminProbe } from './admin-probe.ts';
+import type { Driver, DriverOptions, RawRequest, Reply } from './driver.ts';
+import { flatHeaders, restOperations, restReply } from './rest-operations.ts';
+
+const TIMEOUT_MS = 10_000;
+
+/** REST over cleartext HTTP/2 with prior knowledge (spec 4.4 rule 2): one session, many streams. */
+export function restH2cDriver(options: DriverOptions): Driver {
+  let session: ClientHttp2Session | undefined;
+  const open = (): ClientHttp2Session => {
+    if (session === undefined || session.closed || session.destroyed) {
+      session = connect(options.baseUrl);
+      session.on('error', () => undefined);
+    }
+    return session;
+  };
+  const send = (raw: RawRequest): Promise<Reply> =>
+    new Promise((resolve, reject) => {
+      const stream = open().request({
+        [constants.HTTP2_HEADER_METHOD]: raw.method,
+        [constants.HTTP2_HEADER_PATH]: raw.path,
+        ...raw.headers,
+      });
+      stream.setTimeout(TIMEOUT_MS, () => stream.close(constants.NGHTTP2_CANCEL));
+      let status = 0;
+      let headers: Record<string, string> = {};
+      const chunks: Buffer[] = [];
+      stream.on('response', (h) => {
+        status = Number(h[constants.HTTP2_HEADER_STATUS]);
+        headers = flatHeaders(h);
+      });
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => resolve(restReply(status, headers, Buffer.concat(chunks).toString('utf8'), '2.0')));
+      stream.on('error', (error) => (status !== 0 ? resolve(restReply(status, headers, Buffer.concat(chunks).toString('utf8'), '2.0')) : reject(error)));
+      stream.end(raw.body);
+    });
+  const observed = async (raw: RawRequest): Promise<Reply> => {
+    const reply = await send(raw);
+    options.observe?.(raw, reply);
+    return reply;
+  };
+  return {
+    name: 'rest-h2c',
+    api: 'rest',
+    ...restOperations(observed),
+    raw: observed,
+    admin: options.adminUrl === undefined ? undefined : adminProbe(options.adminUrl),
+    hooks: options.hooks,
+    async close() {
+      await new Promise<void>((resolve) => (session === undefined || session.closed ? resolve() : session.close(() => resolve())));
+    },
+  };
+}

@@ -1,0 +1,178 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { LogCapture } from '../../test/support/log-capture.ts';
+import { createLogger } from '../observability/logger.ts';
+import type { Component } from './component.ts';
+import { runComponents } from './runner.ts';
+
+/** A component that records every call in a shared journal; behaviour is set per method. */
+interface FakeOptions {
+  initFails?: Error;
+  /** Default: returns when the signal aborts. */
+  run?: ((signal: AbortSignal) => Promise<void>) | null;
+  stopFails?: Error;
+}
+
+function fake(name: string, journal: string[], options: FakeOptions = {}): Component & { signal?: AbortSignal } {
+  const component: Component & { signal?: AbortSignal } = {
+    name,
+    async init() {
+      journal.push(`init ${name}`);
+      if (options.initFails) throw options.initFails;
+    },
+    async stop() {
+      journal.push(`stop ${name}`);
+      if (options.stopFails) throw options.stopFails;
+    },
+  };
+  if (options.run !== null) {
+    component.run = async (signal) => {
+      component.signal = signal;
+      journal.push(`run ${name}`);
+      if (options.run) await options.run(signal);
+      else if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      journal.push(`ran ${name}`);
+    };
+  }
+  return component;
+}
+
+function setup() {
+  const logs = new LogCapture();
+  return { logs, logger: createLogger('debug', logs), journal: [] as string[], controller: new AbortController() };
+}
+
+/** Resolves once the journal holds `entry` (runs start asynchronously). */
+async function until(journal: string[], entry: string): Promise<void> {
+  for (let i = 0; i < 200 && !journal.includes(entry); i += 1) await sleep(5);
+  expect(journal).toContain(entry);
+}
+
+describe('runComponents (spec 3.4)', () => {
+  it('inits in dependency order, runs every component on one signal, then stops in reverse after the abort', async () => {
+    const { logger, journal, controller } = setup();
+    const components = ['a', 'b', 'c'].map((n) => fake(n, journal));
+    const done = runComponents(components, controller.signal, logger);
+    await until(journal, 'run c');
+    expect(journal.slice(0, 3)).toEqual(['init a', 'init b', 'init c']);
+    // All three run at once: none has returned while the signal is live.
+    expect(journal.filter((e) => e.startsWith('run '))).toHaveLength(3);
+    expect(journal.some((e) => e.startsWith('ran ') || e.startsWith('stop '))).toBe(false);
+    const [a, b, c] = components;
+    expect(a!.signal).toBe(b!.signal);
+    expect(b!.signal).toBe(c!.signal);
+    expect(a!.signal!.aborted).toBe(false);
+
+    controller.abort();
+    await done;
+    expect(a!.signal!.aborted).toBe(true);
+    expect(journal.slice(-3)).toEqual(['stop c', 'stop b', 'stop a']);
+  });
+
+  it('an init failure stops the already initialised components in reverse and rethrows; later ones never init or run', async () => {
+    const { logger, journal, controller } = setup();
+    const boom = new Error('cache: connect refused');
+    const components = [fake('a', journal), fake('b', journal), fake('c', journal, { initFails: boom }), fake('d', journal)];
+    await expect(runComponents(components, controller.signal, logger)).rejects.toBe(boom);
+    expect(journal).toEqual(['init a', 'init b', 'init c', 'stop b', 'stop a']);
+  });
+
+  it('an init failure of the first component stops nothing', async () => {
+    const { logger, journal, controller } = setup();
+    const boom = new Error('db: unreachable');
+    await expect(runComponents([fake('a', journal, { initFails: boom }), fake('b', journal)], controller.signal, logger)).rejects.toBe(boom);
+    expect(journal).toEqual(['init a']);
+  });
+
+  it('stops only after ALL runs have returned, however slowly, and then in reverse order', async () => {
+    const { logger, journal, controller } = setup();
+    const slow = async (signal: AbortSignal): Promise<void> => {
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      await sleep(80); // drains in-flight work after the cancel
+    };
+    const components = [fake('a', journal, { run: slow }), fake('b', journal), fake('c', journal, { run: null })];
+    const done = runComponents(components, controller.signal, logger);
+    await until(journal, 'run b');
+    controller.abort();
+    await done;
+    const firstStop = journal.findIndex((e) => e.startsWith('stop '));
+    expect(journal.indexOf('ran a')).toBeGreaterThan(-1);
+    expect(journal.indexOf('ran a')).toBeLessThan(firstStop);
+    expect(journal.indexOf('ran b')).toBeLessThan(firstStop);
+    expect(journal.slice(firstStop)).toEqual(['stop c', 'stop b', 'stop a']);
+  });
+
+  it('a component without run does not hold up shutdown, and one without stop is skipped', async () => {
+    const { logger, journal, controller } = setup();
+    const bare: Component = { name: 'bare' };
+    const done = runComponents([fake('a', journal), bare, fake('c', journal, { run: null })], controller.signal, logger);
+    await until(journal, 'run a');
+    controller.abort();
+    await done;
+    expect(journal).toEqual(['init a', 'init c', 'run a', 'ran a', 'stop c', 'stop a']);
+  });
+
+  it('a run failure aborts the others, stops everything in reverse after all runs return, logs it and rethrows it', async () => {
+    const { logger, logs, journal, controller } = setup();
+    const failure = new Error('api: listen: EADDRINUSE');
+    const failing = async (): Promise<void> => {
+      await sleep(20);
+      throw failure;
+    };
+    const components = [fake('a', journal), fake('b', journal, { run: failing }), fake('c', journal)];
+    await expect(runComponents(components, controller.signal, logger)).rejects.toBe(failure);
+    expect(components[0]!.signal!.aborted).toBe(true);
+    expect(controller.signal.aborted).toBe(false); // the caller's signal is not touched
+    expect(journal).toContain('ran a');
+    expect(journal).toContain('ran c');
+    expect(journal).not.toContain('ran b');
+    expect(journal.slice(-3)).toEqual(['stop c', 'stop b', 'stop a']);
+    expect(logs.find('lifecycle: run failed')).toEqual([expect.objectContaining({ level: 'error', component: 'b', err: 'api: listen: EADDRINUSE' })]);
+  });
+
+  it('when two runs fail, the first failure is rethrown and both are logged', async () => {
+    const { logger, logs, journal, controller } = setup();
+    const first = new Error('first');
+    const second = new Error('second');
+    const components = [
+      fake('a', journal, { run: async () => Promise.reject(first) }),
+      fake('b', journal, {
+        run: async (signal) => {
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+          throw second;
+        },
+      }),
+    ];
+    await expect(runComponents(components, controller.signal, logger)).rejects.toBe(first);
+    expect(logs.find('lifecycle: run failed').map((l) => l['component'])).toEqual(['a', 'b']);
+  });
+
+  it('a stop failure is logged and does not prevent the other stops; shutdown still succeeds', async () => {
+    const { logger, logs, journal, controller } = setup();
+    const components = [fake('a', journal), fake('b', journal, { stopFails: new Error('flush failed') }), fake('c', journal)];
+    controller.abort();
+    await expect(runComponents(components, controller.signal, logger)).resolves.toBeUndefined();
+    expect(journal.filter((e) => e.startsWith('stop '))).toEqual(['stop c', 'stop b', 'stop a']);
+    expect(logs.find('lifecycle: stop failed')).toEqual([expect.objectContaining({ level: 'error', component: 'b', err: 'flush failed' })]);
+  });
+
+  it('a stop failure during an init rollback is logged and the init error is still the one rethrown', async () => {
+    const { logger, logs, journal, controller } = setup();
+    const boom = new Error('broker: connect refused');
+    const components = [fake('a', journal), fake('b', journal, { stopFails: new Error('b stop') }), fake('c', journal, { initFails: boom })];
+    await expect(runComponents(components, controller.signal, logger)).rejects.toBe(boom);
+    expect(journal).toEqual(['init a', 'init b', 'init c', 'stop b', 'stop a']);
+    expect(logs.find('lifecycle: stop failed')).toHaveLength(1);
+  });
+
+  it('a signal aborted before the start still inits, runs (already aborted) and stops everything', async () => {
+    const { logger, journal, controller } = setup();
+    controller.abort();
+    const components = [fake('a', journal), fake('b', journal)];
+    await runComponents(components, controller.signal, logger);
+    expect(components[0]!.signal!.aborted).toBe(true);
+    expect(journal.slice(0, 2)).toEqual(['init a', 'init b']);
+    expect(journal.slice(2, 6).sort()).toEqual(['ran a', 'ran b', 'run a', 'run b']);
+    expect(journal.slice(6)).toEqual(['stop b', 'stop a']);
+  });
+});

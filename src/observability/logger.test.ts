@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { LogCapture } from '../../test/support/log-capture.ts';
+import { createLogger, defaultLogger, parseLogLevel } from './logger.ts';
+
+describe('createLogger (spec 4.5)', () => {
+  it('writes JSON lines with time (ISO 8601), level (label) and msg', () => {
+    const capture = new LogCapture();
+    const before = Date.now();
+    createLogger('info', capture).info({ order_id: 'o-1' }, 'hello');
+    expect(capture.lines).toHaveLength(1);
+    const line = capture.lines[0]!;
+    expect(line.msg).toBe('hello');
+    expect(line.level).toBe('info');
+    expect(line.order_id).toBe('o-1');
+    expect(line.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(new Date(line.time).toISOString()).toBe(line.time);
+    expect(Date.parse(line.time)).toBeGreaterThanOrEqual(before - 1);
+    // No pid/hostname noise, no numeric level, no pino `message` key.
+    expect(Object.keys(line).sort()).toStrictEqual(['level', 'msg', 'order_id', 'time']);
+  });
+
+  it('filters below the chosen level', () => {
+    const capture = new LogCapture();
+    const logger = createLogger('warn', capture);
+    logger.debug('d');
+    logger.info('i');
+    logger.warn('w');
+    logger.error('e');
+    expect(capture.lines.map((l) => [l.level, l.msg])).toStrictEqual([
+      ['warn', 'w'],
+      ['error', 'e'],
+    ]);
+  });
+
+  it('redacts secret-named fields even when a whole object is logged', () => {
+    const capture = new LogCapture();
+    createLogger('info', capture).info({ password: 'hunter2', token: 'eyJabc', authorization: 'Bearer eyJabc', body: { password: 'hunter2' } }, 'oops');
+    expect(capture.raw.join('\n')).not.toMatch(/hunter2|eyJabc/);
+  });
+
+  it('installs itself as the process-wide default', () => {
+    const capture = new LogCapture();
+    const logger = createLogger('info', capture);
+    expect(defaultLogger()).toBe(logger);
+    defaultLogger().info('via default');
+    expect(capture.find('via default')).toHaveLength(1);
+  });
+});
+
+describe('parseLogLevel (spec 4.5)', () => {
+  it.each([
+    ['debug', 'debug'],
+    ['warn', 'warn'],
+    ['error', 'error'],
+    ['info', 'info'],
+    ['', 'info'],
+    [undefined, 'info'],
+    ['DEBUG', 'info'],
+    ['Warn', 'info'],
+    ['trace', 'info'],
+    ['fatal', 'info'],
+    ['warning', 'info'],
+  ])('%j → %s', (value, level) => {
+    expect(parseLogLevel(value)).toBe(level);
+  });
+});

@@ -1,0 +1,343 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryOrderCache } from '../../fakes/memory-cache.ts';
+import { MemoryEventBus } from '../../fakes/memory-event-bus.ts';
+import { MemoryStore } from '../../fakes/memory-store.ts';
+import { LogCapture } from '../../test/support/log-capture.ts';
+import { ErrForbidden, ErrNotFound, ErrUnavailable, ErrValidation } from '../domain/errors.ts';
+import type { Order } from '../domain/order.ts';
+import type { OrderPlaced } from '../domain/order-placed.ts';
+import { sessionKeyFromVerifiedSubject, type SessionKey } from '../domain/session-key.ts';
+import { createLogger } from '../observability/logger.ts';
+import type { OrderCache } from '../ports/order-cache.ts';
+import type { OrderEventPublisher } from '../ports/order-events.ts';
+import type { OrderRepository, Page } from '../ports/order-repository.ts';
+import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from '../session/session-errors.ts';
+import { SessionScope } from '../session/session-scope.ts';
+import type { Principal } from './authenticate.ts';
+import { OrderService, type CallContext, type OrderServiceDeps } from './order-service.ts';
+
+const ALICE = '11111111-1111-4111-8111-111111111111';
+const BOB = '22222222-2222-4222-8222-222222222222';
+const NOW = new Date('2025-04-05T06:07:08.009Z');
+
+function principal(userId: string): Principal {
+  return {
+    userId,
+    claims: { sub: userId, name: userId === ALICE ? 'alice' : 'bob', iat: 0, exp: 0 },
+    sessionKey: sessionKeyFromVerifiedSubject(userId),
+  };
+}
+
+function ctx(userId: string, signal: AbortSignal = new AbortController().signal): CallContext {
+  return { principal: principal(userId), signal };
+}
+
+let idCounter = 0;
+function nextId(): string {
+  idCounter += 1;
+  return `00000000-0000-4000-8000-${String(idCounter).padStart(12, '0')}`;
+}
+
+interface Harness {
+  readonly service: OrderService;
+  readonly store: MemoryStore;
+  readonly cache: MemoryOrderCache;
+  readonly bus: MemoryEventBus;
+  readonly sessions: SessionScope;
+  /** Only the order service's own log lines (the session scope logs elsewhere). */
+  readonly logs: LogCapture;
+}
+
+function harness(options: { sessionCap?: number; deps?: (base: OrderServiceDeps) => Partial<OrderServiceDeps> } = {}): Harness {
+  const store = new MemoryStore();
+  const cache = new MemoryOrderCache();
+  const bus = new MemoryEventBus();
+  const logs = new LogCapture();
+  const sessions = new SessionScope({ recentCapacity: 10, logger: createLogger('debug', new LogCapture()), cap: options.sessionCap });
+  const base: OrderServiceDeps = {
+    repository: store,
+    cache,
+    publisher: bus,
+    sessions,
+    logger: createLogger('debug', logs),
+    clock: { now: () => NOW },
+    newId: nextId,
+  };
+  const service = new OrderService({ ...base, ...options.deps?.(base) });
+  return { service, store, cache, bus, sessions, logs };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
+
+/** Lets the fire-and-forget cache refill of a read settle. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+function storedOrder(userId: string, overrides: Partial<Order> = {}): Order {
+  return { id: nextId(), userId, item: 'stored', quantity: 2, status: 'pending', createdAt: NOW, ...overrides };
+}
+
+describe('OrderService construction', () => {
+  it.each(['repository', 'cache', 'publisher', 'sessions', 'logger'] as const)('rejects a missing %s', (name) => {
+    const deps = {
+      repository: new MemoryStore(),
+      cache: new MemoryOrderCache(),
+      publisher: new MemoryEventBus(),
+      sessions: new SessionScope({ recentCapacity: 1, logger: createLogger('debug', new LogCapture()) }),
+      logger: createLogger('debug', new LogCapture()),
+    };
+    expect(() => new OrderService({ ...deps, [name]: undefined } as unknown as OrderServiceDeps)).toThrow(name);
+  });
+});
+
+describe('OrderService.create', () => {
+  it('returns the pending order of the caller with a fresh id and the clock time', async () => {
+    const { service } = harness();
+    const order = await service.create(ctx(ALICE), 'widget', 3);
+    expect(order).toMatchObject({ userId: ALICE, item: 'widget', quantity: 3, status: 'pending', createdAt: NOW });
+    expect(order.id).toMatch(/^00000000-0000-4000-8000-/);
+  });
+
+  it('stores, then caches, then publishes, each step after the previous one finished', async () => {
+    const effects: string[] = [];
+    const { service, store, cache, bus } = harness({
+      deps: (base) => ({
+        repository: {
+          insert: async (order) => {
+            effects.push('insert:start');
+            await new Promise((resolve) => setTimeout(resolve, 10));
+            await base.repository.insert(order);
+            effects.push('insert:done');
+          },
+          findById: (id) => base.repository.findById(id),
+          listByUser: (u, p) => base.repository.listByUser(u, p),
+        } satisfies OrderRepository,
+        cache: {
+          get: (id) => base.cache.get(id),
+          set: async (order) => {
+            effects.push('cache:start');
+            await new Promise((resolve) => setTimeout(resolve, 10));
+            await base.cache.set(order);
+            effects.push('cache:done');
+          },
+        } satisfies OrderCache,
+        publisher: {
+          publishOrderPlaced: async (event) => {
+            effects.push('publish:start');
+            await base.publisher.publishOrderPlaced(event);
+            effects.push('publish:done');
+          },
+        } satisfies OrderEventPublisher,
+      }),
+    });
+    const order = await service.create(ctx(ALICE), 'widget', 3);
+    expect(effects).toStrictEqual(['insert:start', 'insert:done', 'cache:start', 'cache:done', 'publish:start', 'publish:done']);
+    expect(await store.findById(order.id)).toStrictEqual(order);
+    expect(await cache.get(order.id)).toStrictEqual(order);
+    expect(bus.published).toStrictEqual([
+      { order_id: order.id, user_id: ALICE, item: 'widget', quantity: 3, created_at: NOW.toISOString() } satisfies OrderPlaced,
+    ]);
+  });
+
+  it('a cache failure is logged once (`order service: cache write failed`) and the order is still stored, published and returned', async () => {
+    const { service, store, cache, bus, logs } = harness();
+    cache.trouble.down();
+    const order = await service.create(ctx(ALICE), 'widget', 1);
+    expect(await store.findById(order.id)).toStrictEqual(order);
+    expect(bus.published.map((e) => e.order_id)).toStrictEqual([order.id]);
+    expect(logs.lines).toHaveLength(1);
+    expect(logs.lines[0]).toMatchObject({ level: 'warn', msg: 'order service: cache write failed', order_id: order.id });
+  });
+
+  it('a publish failure is logged once (`order service: publish failed`) and the order is still stored, cached and returned', async () => {
+    const { service, store, cache, bus, logs } = harness();
+    bus.trouble.down();
+    const order = await service.create(ctx(ALICE), 'widget', 1);
+    expect(await store.findById(order.id)).toStrictEqual(order);
+    expect(await cache.get(order.id)).toStrictEqual(order);
+    expect(bus.published).toHaveLength(0);
+    expect(logs.lines).toHaveLength(1);
+    expect(logs.lines[0]).toMatchObject({ level: 'warn', msg: 'order service: publish failed', order_id: order.id });
+  });
+
+  it('cache and publish both failing give exactly the two failure lines, in that order', async () => {
+    const { service, cache, bus, logs } = harness();
+    cache.trouble.down();
+    bus.trouble.down();
+    await service.create(ctx(ALICE), 'widget', 1);
+    expect(logs.lines.map((l) => l.msg)).toStrictEqual(['order service: cache write failed', 'order service: publish failed']);
+  });
+
+  it('a store failure fails the create; nothing is cached, published or logged', async () => {
+    const { service, store, cache, bus, logs } = harness();
+    store.trouble.down();
+    expect(await rejection(service.create(ctx(ALICE), 'widget', 1))).toBeInstanceOf(ErrUnavailable);
+    expect(cache.size).toBe(0);
+    expect(bus.published).toHaveLength(0);
+    expect(logs.lines).toHaveLength(0);
+  });
+
+  it('a validation failure touches no backend', async () => {
+    const { service, store, cache, bus } = harness();
+    const error = await rejection(service.create(ctx(ALICE), 'widget', 0));
+    expect(error).toBeInstanceOf(ErrValidation);
+    expect((error as Error).message).toBe('quantity must be a positive integer');
+    expect(await store.listByUser(ALICE, { limit: 100, offset: 0 })).toHaveLength(0);
+    expect(cache.size).toBe(0);
+    expect(bus.published).toHaveLength(0);
+  });
+});
+
+describe('OrderService.get', () => {
+  it('a cache hit does not touch the repository', async () => {
+    const { service, store } = harness();
+    const order = await service.create(ctx(ALICE), 'widget', 1);
+    store.trouble.down();
+    expect(await service.get(ctx(ALICE), order.id)).toStrictEqual(order);
+  });
+
+  it('a cache miss reads the repository and fills the cache', async () => {
+    const { service, store, cache } = harness();
+    const order = storedOrder(ALICE);
+    await store.insert(order);
+    expect(await service.get(ctx(ALICE), order.id)).toStrictEqual(order);
+    await settle();
+    expect(await cache.get(order.id)).toStrictEqual(order);
+    store.trouble.down();
+    expect(await service.get(ctx(ALICE), order.id)).toStrictEqual(order);
+  });
+
+  it('a cache outage still serves from the repository', async () => {
+    const { service, store, cache, logs } = harness();
+    const order = storedOrder(ALICE);
+    await store.insert(order);
+    cache.trouble.down();
+    expect(await service.get(ctx(ALICE), order.id)).toStrictEqual(order);
+    await settle();
+    expect(logs.lines).toHaveLength(0);
+  });
+
+  it("another user's order is ErrForbidden, not ErrNotFound (spec 7 rule 1), from the cache and from the repository", async () => {
+    const { service, store } = harness();
+    const cached = await service.create(ctx(ALICE), 'widget', 1);
+    const uncached = storedOrder(ALICE);
+    await store.insert(uncached);
+    for (const id of [cached.id, uncached.id]) {
+      const error = await rejection(service.get(ctx(BOB), id));
+      expect(error).toBeInstanceOf(ErrForbidden);
+      expect((error as Error).message).toBe('forbidden');
+    }
+  });
+
+  it('an unknown id is ErrNotFound', async () => {
+    const { service } = harness();
+    const error = await rejection(service.get(ctx(ALICE), '99999999-9999-4999-8999-999999999999'));
+    expect(error).toBeInstanceOf(ErrNotFound);
+    expect((error as Error).message).toBe('not found');
+  });
+
+  it('a repository outage on a cache miss fails the read', async () => {
+    const { service, store } = harness();
+    store.trouble.down();
+    expect(await rejection(service.get(ctx(ALICE), '99999999-9999-4999-8999-999999999999'))).toBeInstanceOf(ErrUnavailable);
+  });
+
+  it('records a view in the caller session only on success (spec 4.1 rule 4)', async () => {
+    const { service } = harness();
+    const mine = await service.create(ctx(ALICE), 'mine', 1);
+    const theirs = await service.create(ctx(BOB), 'theirs', 1);
+    await rejection(service.get(ctx(ALICE), theirs.id));
+    await rejection(service.get(ctx(ALICE), '99999999-9999-4999-8999-999999999999'));
+    expect(service.recent(ctx(ALICE))).toStrictEqual([]);
+    await service.get(ctx(ALICE), mine.id);
+    expect(service.recent(ctx(ALICE))).toStrictEqual([mine.id]);
+    expect(service.recent(ctx(BOB))).toStrictEqual([]);
+  });
+
+  it('a full session scope does not fail the read (cap 0 and cap 1 held by another user)', async () => {
+    for (const cap of [0, 1]) {
+      const { service, store } = harness({ sessionCap: cap });
+      const order = storedOrder(ALICE);
+      await store.insert(order);
+      const bobCall = new AbortController();
+      if (cap === 1) service.recent(ctx(BOB, bobCall.signal));
+      expect(await service.get(ctx(ALICE), order.id)).toStrictEqual(order);
+      expect(await rejection(Promise.resolve().then(() => service.recent(ctx(ALICE))))).toBeInstanceOf(ErrScopeFull);
+      bobCall.abort();
+    }
+  });
+});
+
+describe('OrderService.list', () => {
+  it("passes the caller's id and the page through unchanged and returns the repository's answer", async () => {
+    const calls: { userId: string; page: Page }[] = [];
+    const { service, store } = harness({
+      deps: (base) => ({
+        repository: {
+          insert: (o) => base.repository.insert(o),
+          findById: (id) => base.repository.findById(id),
+          listByUser: (userId, page) => {
+            calls.push({ userId, page });
+            return base.repository.listByUser(userId, page);
+          },
+        },
+      }),
+    });
+    const orders = [];
+    for (let i = 0; i < 5; i++) {
+      const order = storedOrder(ALICE, { createdAt: new Date(NOW.getTime() + i) });
+      await store.insert(order);
+      orders.push(order);
+    }
+    await store.insert(storedOrder(BOB));
+    const page = await service.list(ctx(ALICE), { limit: 2, offset: 1 });
+    expect(calls).toStrictEqual([{ userId: ALICE, page: { limit: 2, offset: 1 } }]);
+    expect(page).toStrictEqual([orders[3], orders[2]]);
+  });
+
+  it('a repository failure propagates', async () => {
+    const { service, store } = harness();
+    store.trouble.down();
+    expect(await rejection(service.list(ctx(ALICE), { limit: 20, offset: 0 }))).toBeInstanceOf(ErrUnavailable);
+  });
+});
+
+describe('OrderService.recent', () => {
+  it('is most recent first without duplicates', async () => {
+    const { service } = harness();
+    const a = await service.create(ctx(ALICE), 'a', 1);
+    const b = await service.create(ctx(ALICE), 'b', 1);
+    await service.get(ctx(ALICE), a.id);
+    await service.get(ctx(ALICE), b.id);
+    await service.get(ctx(ALICE), a.id);
+    expect(service.recent(ctx(ALICE))).toStrictEqual([a.id, b.id]);
+  });
+
+  it('propagates the session errors: scope full, no key, no done signal', () => {
+    const full = harness({ sessionCap: 0 }).service;
+    expect(() => full.recent(ctx(ALICE))).toThrow(ErrScopeFull);
+    const { service } = harness();
+    const noKey: CallContext = { principal: { ...principal(ALICE), sessionKey: undefined as unknown as SessionKey }, signal: new AbortController().signal };
+    expect(() => service.recent(noKey)).toThrow(ErrNoScopeKey);
+    const noSignal = { principal: principal(ALICE), signal: undefined } as unknown as CallContext;
+    expect(() => service.recent(noSignal)).toThrow(ErrNoDoneSignal);
+  });
+});
+
+describe('OrderService logging (spec 6 rule 3)', () => {
+  it('logs nothing on the success paths', async () => {
+    const { service, logs } = harness();
+    const order = await service.create(ctx(ALICE), 'widget', 1);
+    await service.get(ctx(ALICE), order.id);
+    await service.list(ctx(ALICE), { limit: 20, offset: 0 });
+    service.recent(ctx(ALICE));
+    await settle();
+    expect(logs.lines).toStrictEqual([]);
+  });
+});

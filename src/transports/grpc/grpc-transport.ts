@@ -1,0 +1,16 @@
+import type { TransportFactory } from '../../composition/create-app.ts';
+import { createKoaApp } from '../koa/koa-app.ts';
+import { createGrpcHandler } from './grpc-handler.ts';
+import { createOnePortServer, type AnyRequestHandler } from './one-port-server.ts';
+
+/**
+ * orders-grpc's public listener (spec 1 transport 3, 4.4): ordersv1.Orders and the REST API on one
+ * port. The REST side is the whole Koa app, with its rate limiter, metrics, tracing, logging and
+ * recovery inside it; the dispatcher in front of both is not wrapped by any of them (rule 3).
+ */
+export const grpcTransport: TransportFactory = (core) => {
+  // Koa's callback takes node:http and node:http2 compatibility requests alike.
+  const rest = createKoaApp(core, { limiter: 'memory' }).callback() as AnyRequestHandler;
+  const front = createOnePortServer({ grpc: createGrpcHandler(core), rest });
+  return { server: front.server, shutdown: front.shutdown };
+};

@@ -1,0 +1,42 @@
+import Koa from 'koa';
+import type { Core } from '../../composition/create-app.ts';
+import type { KoaState } from './koa-context.ts';
+import { doneSignal, errorMapping, metrics, notMatched, recovery, requestLogging, tracing } from './koa-middleware.ts';
+import { rateLimiting } from './koa-rate-limit.ts';
+import { createProtectedRouter, createPublicRouter } from './koa-routes.ts';
+
+export interface KoaAppOptions {
+  /** koa-ratelimit's per-process memory driver; see koa-rate-limit.ts for why not Redis. */
+  readonly limiter: 'memory';
+}
+
+/**
+ * The complete REST API on Koa (spec 1, transport 2). It owns no server: orders-koa mounts
+ * `app.callback()` on node:http, the gRPC executable on its shared port.
+ */
+export function createKoaApp(core: Core, options: KoaAppOptions): Koa<KoaState> {
+  if (options.limiter !== 'memory') throw new Error(`koa: unknown limiter ${String(options.limiter)}`);
+  const app = new Koa<KoaState>();
+  // Spec 4.3 rule 4: release mode set in code, never taken from NODE_ENV; Koa's own error printing off
+  // (recovery below logs through our logger); the client address is the TCP peer, not X-Forwarded-For.
+  app.env = 'production';
+  app.silent = true;
+  app.proxy = false;
+
+  const { observability } = core;
+  const publicRoutes = createPublicRouter(core.api);
+  const protectedRoutes = createProtectedRouter(core.api, core.tokens);
+  // Spec 4.3 ordering, outermost first: recovery, tracing, metrics, request logging, rate limiter, router.
+  app.use(recovery(observability.logger));
+  app.use(tracing(observability));
+  app.use(metrics(observability));
+  app.use(requestLogging(observability.logger));
+  app.use(rateLimiting(core.config.rateLimitRps));
+  // The router: the pieces below answer every request the limiter lets through.
+  app.use(doneSignal());
+  app.use(errorMapping());
+  app.use(publicRoutes.routes());
+  app.use(protectedRoutes.routes());
+  app.use(notMatched());
+  return app;
+}

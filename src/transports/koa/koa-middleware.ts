@@ -1,0 +1,95 @@
+import type { Logger } from '../../observability/logger.ts';
+import type { HttpObservability } from '../http/http-observability.ts';
+import { endRequestSpan, logPanic, logRequest, recordRequestMetrics, startRequestSpan } from '../http/http-observability.ts';
+import { INTERNAL_ERROR, toHttpError } from '../http/http-errors.ts';
+import { matchedRouteLabel, sendError, type KoaContext, type KoaMiddleware } from './koa-context.ts';
+
+/**
+ * Koa writes the response after the whole chain returns, so an outer layer reads the final status
+ * from `ctx.status`; a throw below is answered 500 by recovery, outside these layers.
+ */
+async function runForStatus(ctx: KoaContext, next: () => Promise<unknown>, record: (status: number) => void): Promise<void> {
+  let status = INTERNAL_ERROR.status;
+  try {
+    await next();
+    status = ctx.status;
+  } finally {
+    record(status);
+  }
+}
+
+/** Outermost layer (spec 4.3 rule 1), in place of Koa's own onerror: anything thrown below is a logged 500. */
+export function recovery(logger: Logger): KoaMiddleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      logPanic(logger, error, ctx.path);
+      if (ctx.res.headersSent) ctx.res.destroy();
+      else sendError(ctx, INTERNAL_ERROR.status, INTERNAL_ERROR.message);
+    }
+  };
+}
+
+export function tracing(observability: HttpObservability): KoaMiddleware {
+  return async (ctx, next) => {
+    const span = startRequestSpan(observability.tracer, ctx.method, ctx.path);
+    await runForStatus(ctx, next, (status) => endRequestSpan(span, matchedRouteLabel(ctx), status));
+  };
+}
+
+export function metrics(observability: HttpObservability): KoaMiddleware {
+  return async (ctx, next) => {
+    const startedAt = performance.now();
+    await runForStatus(ctx, next, (status) => recordRequestMetrics(observability.metrics, ctx.method, matchedRouteLabel(ctx), status, startedAt));
+  };
+}
+
+export function requestLogging(logger: Logger): KoaMiddleware {
+  return async (ctx, next) => {
+    await runForStatus(ctx, next, (status) => logRequest(logger, ctx.method, ctx.path, status));
+  };
+}
+
+/** The request's done signal (spec 3.2 rule 2), attached before any handler can await I/O. */
+export function doneSignal(): KoaMiddleware {
+  return async (ctx, next) => {
+    const done = new AbortController();
+    ctx.res.once('close', () => done.abort());
+    ctx.state.done = done.signal;
+    await next();
+  };
+}
+
+/**
+ * The single error table (toHttpError) answers expected errors; an unexpected one is rethrown so the
+ * recovery layer logs it once and masks it as 500 (koa's rule: log only the unexpected).
+ */
+export function errorMapping(): KoaMiddleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      const mapped = toHttpError(error);
+      if (!mapped.expected) throw error;
+      // A refused oversized body is left unread: an HTTP/1 connection cannot be reused. HTTP/2 (the gRPC
+      // executable's REST side) forbids the header and resets just the stream.
+      if (mapped.status === 413 && ctx.req.httpVersionMajor < 2) ctx.set('Connection', 'close');
+      sendError(ctx, mapped.status, mapped.message);
+    }
+  };
+}
+
+/**
+ * Reached only when no router matched path and method. Koa's default would be a text/plain 404, and
+ * router.allowedMethods answers OPTIONS with 200 and unknown verbs with 501; the spec wants JSON 404 for
+ * an unknown path and 405 for any other method on a known one (as orders-stdlib does).
+ */
+export function notMatched(): KoaMiddleware {
+  return (ctx) => {
+    const allowed = [...new Set((ctx.matched ?? []).flatMap((layer) => layer.methods))];
+    if (allowed.length === 0) return sendError(ctx, 404, 'not found');
+    ctx.set('Allow', allowed.join(', '));
+    sendError(ctx, 405, 'method not allowed');
+  };
+}

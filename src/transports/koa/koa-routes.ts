@@ -1,0 +1,104 @@
+import { Router } from '@koa/router';
+import { ErrValidation } from '../../domain/errors.ts';
+import { authenticate } from '../../service/authenticate.ts';
+import type { TokenService } from '../../service/token-service.ts';
+import { decodeLoginRequest } from '../http/dto.ts';
+import { OPENAPI_YAML } from '../http/openapi-document.ts';
+import { readBody } from '../http/request-body.ts';
+import type { ProtectedOperation, PublicOperation, RestApi, RestRequest } from '../http/rest-api.ts';
+import { OPENAPI_PATH, PROTECTED_ROUTES, PUBLIC_ROUTES, SWAGGER_PATH, toColonPattern, type Method } from '../http/routes.ts';
+import { SWAGGER_PAGE_HTML } from '../http/swagger-page.ts';
+import { sendJson, sendText, type KoaContext, type KoaMiddleware, type KoaState } from './koa-context.ts';
+
+/** This variant's answer to spec 4.1 rule 9 (login required fields): 400 with this text. */
+export const LOGIN_FIELDS_REQUIRED = 'username and password are required';
+
+/** Case-sensitive, no trailing-slash tolerance: the same paths match as on orders-stdlib's URLPattern. */
+const ROUTER_OPTIONS = { strict: true, sensitive: true };
+
+function toRestRequest(ctx: KoaContext): RestRequest {
+  const { done, body } = ctx.state;
+  if (done === undefined) throw new Error('koa: no done signal on the request');
+  return {
+    params: ctx.params,
+    query: new URLSearchParams(ctx.querystring),
+    signal: done,
+    readBody: () => (body !== undefined ? Promise.resolve(body) : readBody(ctx.req)),
+  };
+}
+
+function publicHandler(operation: PublicOperation): KoaMiddleware {
+  return async (ctx) => {
+    const result = await operation(toRestRequest(ctx));
+    sendJson(ctx, result.status, result.body);
+  };
+}
+
+function protectedHandler(operation: ProtectedOperation): KoaMiddleware {
+  return async (ctx) => {
+    const { principal } = ctx.state;
+    if (principal === undefined) throw new Error('koa: protected route reached without a principal');
+    const result = await operation(toRestRequest(ctx), principal);
+    sendJson(ctx, result.status, result.body);
+  };
+}
+
+/**
+ * Spec 2.1 (router-framework variant): an empty username or password is refused before the handler
+ * runs. ErrValidation, so the one error table (toHttpError) answers 400 with this text; undecodable JSON
+ * still fails in decodeLoginRequest as 400 `malformed request body`.
+ */
+function loginValidation(): KoaMiddleware {
+  return async (ctx, next) => {
+    const body = await readBody(ctx.req);
+    const { username, password } = decodeLoginRequest(body);
+    if (username === '' || password === '') throw new ErrValidation(LOGIN_FIELDS_REQUIRED);
+    ctx.state.body = body;
+    await next();
+  };
+}
+
+/** The group's first middleware: the shared authentication step (spec 5 rule 6). */
+function authentication(tokens: TokenService): KoaMiddleware {
+  return async (ctx, next) => {
+    ctx.state.principal = await authenticate(ctx.req.headers.authorization, tokens);
+    await next();
+  };
+}
+
+function register(router: Router<KoaState>, method: Method, path: string, ...middleware: KoaMiddleware[]): void {
+  router.register(toColonPattern(path), [method], middleware);
+}
+
+/**
+ * @koa/router answers HEAD on every GET route by running the GET handler. Spec 4.1 lists GET only, and
+ * orders-stdlib answers HEAD with 405; dropping HEAD keeps both transports the same.
+ */
+function withoutImplicitHead(router: Router<KoaState>): Router<KoaState> {
+  for (const layer of router.stack) layer.methods = layer.methods.filter((method) => method !== 'HEAD');
+  return router;
+}
+
+/** Login and the contract documents: no authentication. */
+export function createPublicRouter(api: RestApi): Router<KoaState> {
+  const router = new Router<KoaState>(ROUTER_OPTIONS);
+  for (const route of PUBLIC_ROUTES) {
+    const guards = route.operation === 'login' ? [loginValidation()] : [];
+    register(router, route.method, route.path, ...guards, publicHandler(api[route.operation]));
+  }
+  register(router, 'GET', OPENAPI_PATH, (ctx) => sendText(ctx, 200, 'application/yaml', OPENAPI_YAML));
+  register(router, 'GET', SWAGGER_PATH, (ctx) => sendText(ctx, 200, 'text/html; charset=utf-8', SWAGGER_PAGE_HTML));
+  return withoutImplicitHead(router);
+}
+
+/**
+ * Spec 4.1 rule 1: the group's first middleware authenticates, so a route registered on this router
+ * cannot be published without authentication. It runs only when one of the group's routes matched
+ * path and method, so an unknown path is still 404 and a wrong method 405, not 401.
+ */
+export function createProtectedRouter(api: RestApi, tokens: TokenService): Router<KoaState> {
+  const router = new Router<KoaState>(ROUTER_OPTIONS);
+  router.use(authentication(tokens));
+  for (const route of PROTECTED_ROUTES) register(router, route.method, route.path, protectedHandler(api[route.operation]));
+  return withoutImplicitHead(router);
+}

@@ -1,0 +1,112 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryOrderCache } from '../../../fakes/memory-cache.ts';
+import { MemoryEventBus } from '../../../fakes/memory-event-bus.ts';
+import { MemoryStore } from '../../../fakes/memory-store.ts';
+import { createLogger } from '../../observability/logger.ts';
+import { HttpMetrics } from '../../observability/metrics.ts';
+import { Tracing } from '../../observability/tracer.ts';
+import { AuthService } from '../../service/auth-service.ts';
+import { OrderService } from '../../service/order-service.ts';
+import { TokenService } from '../../service/token-service.ts';
+import { SessionScope } from '../../session/session-scope.ts';
+import { TokenBucketLimiter, type RateDecision } from '../http/rate-limiter.ts';
+import { RestApi } from '../http/rest-api.ts';
+import { createStdlibHandler } from './stdlib-server.ts';
+
+/** A limiter that can be made to throw (a panic in a layer other than the router) or to refuse. */
+class SwitchableLimiter extends TokenBucketLimiter {
+  mode: 'allow' | 'throw' | 'refuse' = 'allow';
+  override take(key: string): RateDecision {
+    if (this.mode === 'throw') throw new TypeError('limiter exploded');
+    if (this.mode === 'refuse') return { allowed: false, retryAfterSeconds: 3, remaining: 0 };
+    return super.take(key);
+  }
+}
+
+let server: Server | undefined;
+afterEach(() => {
+  server?.closeAllConnections();
+  server?.close();
+  server = undefined;
+});
+
+/**
+ * The stdlib chain with every observer writing into one sequence, so the order in which the layers
+ * finish (innermost first) shows their nesting.
+ */
+async function start(): Promise<{ url: string; sequence: string[]; limiter: SwitchableLimiter; lines: Record<string, unknown>[] }> {
+  const sequence: string[] = [];
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger('debug', {
+    write(text: string) {
+      const line = JSON.parse(text) as Record<string, unknown>;
+      lines.push(line);
+      sequence.push(`log:${String(line['msg'])}`);
+    },
+  });
+  const recorder: SpanProcessor = {
+    onStart: () => undefined,
+    onEnd: (span: ReadableSpan) => void sequence.push(`span:${String(span.attributes['http.response.status_code'])}`),
+    forceFlush: async () => undefined,
+    shutdown: async () => undefined,
+  };
+  const metrics = new HttpMetrics();
+  const observe = metrics.observe.bind(metrics);
+  metrics.observe = (method, route, status, seconds) => {
+    sequence.push(`metrics:${status}`);
+    observe(method, route, status, seconds);
+  };
+  const store = new MemoryStore();
+  const tokens = new TokenService('a-test-signing-secret-of-32-bytes!!', 3_600_000);
+  const orders = new OrderService({
+    repository: store,
+    cache: new MemoryOrderCache(),
+    publisher: new MemoryEventBus(),
+    sessions: new SessionScope({ recentCapacity: 10, logger }),
+    logger,
+  });
+  const limiter = new SwitchableLimiter(1000);
+  const handler = createStdlibHandler({
+    api: new RestApi(new AuthService(store, tokens), orders),
+    tokens,
+    observability: { tracer: new Tracing({ serviceName: 'chain-test', otlpEndpoint: '', processors: [recorder] }).tracer, metrics, logger },
+    limiter,
+  });
+  server = createServer(handler);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, sequence, limiter, lines };
+}
+
+describe('stdlib chain order (spec 4.3): recovery, tracing, metrics, request logging, rate limiter, router', () => {
+  it('an ordinary request: request log, then metrics, then span', async () => {
+    const { url, sequence } = await start();
+    expect((await fetch(`${url}/orders`)).status).toBe(401);
+    expect(sequence).toStrictEqual(['log:request', 'metrics:401', 'span:401']);
+  });
+
+  it('a panic outside the router (in the rate limiter) is recovered by the outermost layer, after every observer saw the 500', async () => {
+    const { url, sequence, limiter, lines } = await start();
+    limiter.mode = 'throw';
+    const response = await fetch(`${url}/orders`);
+    expect(response.status).toBe(500);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(await response.json()).toStrictEqual({ error: 'internal server error' });
+    expect(sequence).toStrictEqual(['log:request', 'metrics:500', 'span:500', 'log:api: panic recovered']);
+    expect(lines.find((l) => l['msg'] === 'api: panic recovered')).toMatchObject({ level: 'error', panic: 'limiter exploded', path: '/orders' });
+  });
+
+  it('a refused request is logged and measured as 429 (the limiter is inside the observers)', async () => {
+    const { url, sequence, limiter } = await start();
+    limiter.mode = 'refuse';
+    const response = await fetch(`${url}/orders`);
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('3');
+    expect(await response.json()).toStrictEqual({ error: 'rate limit exceeded' });
+    expect(sequence).toStrictEqual(['log:request', 'metrics:429', 'span:429']);
+  });
+});

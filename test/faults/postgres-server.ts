@@ -1,0 +1,241 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { accessSync, chownSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { freePort } from './local-servers.ts';
+
+/**
+ * A private PostgreSQL cluster (initdb into a temp dir, `postgres` on a spare loopback port), so fault
+ * tests can stop and restart the database without touching the shared server on 5432. Postgres refuses
+ * to run as root, so as root every binary runs as the `postgres` user through runuser.
+ * Password authentication (scram) on TCP, so tests can check that the DSN password never leaks.
+ */
+export interface PostgresServer {
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+  /** postgres://user:password@127.0.0.1:port/postgres */
+  readonly dsn: string;
+  /** Starts the postmaster (again) on the same port; resolves once `SELECT 1` succeeds. */
+  start(): Promise<void>;
+  /**
+   * `fast`: SIGINT, the server rolls back and terminates every session (57P01) and shuts down cleanly.
+   * `immediate`: SIGQUIT, sessions are dropped without a goodbye, crash recovery on the next start.
+   */
+  stop(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** Teardown: immediate stop if running, then the data directory is removed. Safe to call twice. */
+  destroy(): Promise<void>;
+  /** The last lines the server wrote, for a failing test's message. */
+  output(): string;
+}
+
+const VERSIONS_DIR = '/usr/lib/postgresql';
+
+/** The newest /usr/lib/postgresql/<version>/bin holding initdb and postgres, or undefined. */
+export function postgresBinDir(): string | undefined {
+  let versions: string[];
+  try {
+    versions = readdirSync(VERSIONS_DIR).sort((a, b) => Number(b) - Number(a));
+  } catch {
+    return undefined;
+  }
+  for (const version of versions) {
+    const dir = join(VERSIONS_DIR, version, 'bin');
+    try {
+      accessSync(join(dir, 'initdb'), constants.X_OK);
+      accessSync(join(dir, 'postgres'), constants.X_OK);
+      return dir;
+    } catch {
+      // try an older version
+    }
+  }
+  return undefined;
+}
+
+const RUN_AS = 'postgres';
+
+function runningAsRoot(): boolean {
+  return process.getuid?.() === 0;
+}
+
+function userIds(name: string): { uid: number; gid: number } | undefined {
+  try {
+    const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim());
+    return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when this machine can run a private cluster: the binaries, and (as root) a postgres user and runuser. */
+export function canRunPostgres(): boolean {
+  if (postgresBinDir() === undefined) return false;
+  if (!runningAsRoot()) return true;
+  if (userIds(RUN_AS) === undefined) return false;
+  try {
+    accessSync('/usr/sbin/runuser', constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** [command, args] running `binary args` as the postgres user when we are root. */
+function asPostgres(binary: string, args: string[]): [string, string[]] {
+  return runningAsRoot() ? ['/usr/sbin/runuser', ['-u', RUN_AS, '--', binary, ...args]] : [binary, args];
+}
+
+const live = new Set<number>();
+process.once('exit', () => {
+  // Last resort if a run dies before its teardown: never leave a postmaster behind.
+  for (const pid of live) {
+    try {
+      process.kill(pid, 'SIGQUIT');
+    } catch {
+      // already gone
+    }
+  }
+});
+
+export async function startPostgresServer(): Promise<PostgresServer> {
+  const bin = postgresBinDir();
+  if (bin === undefined) throw new Error('postgres binaries not found under /usr/lib/postgresql');
+  const root = mkdtempSync(join(tmpdir(), 'orders-pg-'));
+  const dataDir = join(root, 'data');
+  const pwFile = join(root, 'pwfile');
+  const password = randomBytes(12).toString('hex');
+  const user = 'postgres';
+  writeFileSync(pwFile, `${password}\n`, { mode: 0o600 });
+  if (runningAsRoot()) {
+    const ids = userIds(RUN_AS);
+    if (ids === undefined) throw new Error(`user ${RUN_AS} not found`);
+    chownSync(root, ids.uid, ids.gid);
+    chownSync(pwFile, ids.uid, ids.gid);
+  }
+  const [initCmd, initArgs] = asPostgres(join(bin, 'initdb'), [
+    '-D', dataDir, '-U', user, '--pwfile', pwFile, '--auth-host=scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C', '--no-sync',
+  ]);
+  try {
+    execFileSync(initCmd, initArgs, { stdio: 'pipe' });
+  } catch (error) {
+    rmSync(root, { recursive: true, force: true });
+    const stderr = (error as { stderr?: Buffer }).stderr?.toString() ?? String(error);
+    throw new Error(`initdb failed: ${stderr}`);
+  }
+  rmSync(pwFile);
+
+  const port = await freePort();
+  const dsn = `postgres://${user}:${password}@127.0.0.1:${port}/postgres`;
+  let child: ChildProcess | undefined;
+  let postmasterPid: number | undefined;
+  let log = '';
+
+  const readPostmasterPid = (): number | undefined => {
+    try {
+      const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
+  const waitUntilQueryable = async (exited: Promise<never>): Promise<void> => {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const client = new pg.Client({ connectionString: dsn, connectionTimeoutMillis: 1_000 });
+      client.on('error', () => undefined);
+      const ok = await Promise.race([
+        client.connect().then(
+          () => client.query('SELECT 1').then(() => true),
+          () => false,
+        ),
+        exited,
+      ]);
+      await client.end().catch(() => undefined);
+      if (ok) return;
+      if (Date.now() > deadline) throw new Error(`postgres on ${port} not queryable within 15 s: ${log}`);
+      await sleep(25);
+    }
+  };
+
+  const stop = async (mode: 'fast' | 'immediate' = 'fast'): Promise<void> => {
+    const current = child;
+    if (current === undefined) return;
+    child = undefined;
+    const exited = current.exitCode !== null || current.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => current.once('exit', () => resolve()));
+    const pid = postmasterPid ?? readPostmasterPid();
+    try {
+      if (pid !== undefined) process.kill(pid, mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
+      else current.kill('SIGINT');
+    } catch {
+      // already gone
+    }
+    await exited;
+    if (pid !== undefined) {
+      // runuser exits with the postmaster; wait until the pid is really gone before a restart reuses the port.
+      for (let i = 0; i < 500; i++) {
+        try {
+          process.kill(pid, 0);
+        } catch {
+          break;
+        }
+        await sleep(10);
+      }
+      live.delete(pid);
+    }
+    postmasterPid = undefined;
+  };
+
+  const server: PostgresServer = {
+    port,
+    user,
+    password,
+    dsn,
+    async start() {
+      if (child !== undefined) throw new Error('postgres is already running');
+      const [cmd, args] = asPostgres(join(bin, 'postgres'), [
+        '-D', dataDir, '-p', String(port),
+        '-c', 'listen_addresses=127.0.0.1',
+        '-c', 'unix_socket_directories=',
+        // Nothing here is meant to survive a power cut; the shared server is the one durability is shown on.
+        '-c', 'fsync=off',
+        '-c', 'full_page_writes=off',
+        '-c', 'max_connections=40',
+      ]);
+      const spawned = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawned;
+      const append = (chunk: Buffer): void => {
+        log = (log + chunk.toString()).slice(-6_000);
+      };
+      spawned.stdout?.on('data', append);
+      spawned.stderr?.on('data', append);
+      const exited = new Promise<never>((_, reject) => {
+        spawned.once('exit', (code, signal) => reject(new Error(`postgres exited early (${code ?? signal}): ${log}`)));
+        spawned.once('error', reject);
+      });
+      exited.catch(() => undefined);
+      await waitUntilQueryable(exited);
+      postmasterPid = readPostmasterPid();
+      if (postmasterPid !== undefined) live.add(postmasterPid);
+    },
+    stop,
+    async destroy() {
+      await stop('immediate');
+      rmSync(root, { recursive: true, force: true });
+    },
+    output: () => log,
+  };
+  try {
+    await server.start();
+  } catch (error) {
+    await server.destroy();
+    throw error;
+  }
+  return server;
+}
