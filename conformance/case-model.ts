@@ -1,4 +1,4 @@
-import type { Api, Driver, ListQuery, RawRequest, Reply } from './drivers/driver.ts';
+import type { Api, Driver, DriverName, ListQuery, RawRequest, Reply } from './drivers/driver.ts';
 import type { Capability, Credentials, Target, TargetSettings } from './targets/target.ts';
 import type { LoadedTransport, RestVariant } from './targets/transports.ts';
 import type { LogLine } from '../test/support/log-capture.ts';
@@ -125,6 +125,13 @@ export type RequestCase = CaseBase &
     readonly expect: Expectation;
   };
 
+/** One REST exchange seen by a column's driver: method, path (query dropped) and status. */
+export interface Observation {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+}
+
 /** A user created and logged in for a flow. */
 export interface Actor extends Credentials {
   readonly token: string;
@@ -153,9 +160,14 @@ export interface FlowContext {
   waitFor<T>(probe: () => T | undefined | false, label: string, timeoutMs?: number): Promise<T>;
   /** The admin listener's /metrics text. */
   scrape(): Promise<string>;
-  /** A REST driver on the same target, for probes a flow needs whatever driver it runs on. */
-  rest(): Driver;
+  /**
+   * Another driver on the same target, for probes a flow needs whatever driver runs it (the one-port
+   * rules compare wires; a REST probe from a gRPC column).
+   */
+  via(name: DriverName): Driver;
   sleep(ms: number): Promise<void>;
+  /** Every REST exchange this column's driver has made so far, on every target (for `last` cases). */
+  observed(): readonly Observation[];
 }
 
 export interface FlowCase extends CaseBase {

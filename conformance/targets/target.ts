@@ -110,8 +110,3 @@ export function externalTarget(options: ExternalOptions): Target {
     async stop() {},
   };
 }
-
-export function settingsKey(settings: TargetSettings | undefined): string {
-  if (settings === undefined) return 'shared';
-  return JSON.stringify(settings);
-}

@@ -25,7 +25,8 @@ export function optionalVar(env: Env, name: string, fallback: string): string {
 export function positiveIntVar(env: Env, name: string, fallback: number): number {
   const text = optionalVar(env, name, String(fallback));
   const value = Number(text);
-  if (!Number.isSafeInteger(value) || value <= 0) {
+  // Decimal digits only: Number() would also take `0x10`, `1e3`, ` 5` and `5.0`.
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value <= 0) {
     throw new ConfigError(`config: ${name} must be a positive integer`);
   }
   return value;

@@ -38,7 +38,7 @@ export function loadServiceConfig(env: Env, options: { embedded: boolean }): Ser
     httpAddr: addressVar(env, 'HTTP_ADDR', ':8080'),
     adminAddr: addressVar(env, 'ADMIN_ADDR', ':8081'),
     tokens: {
-      secret: generated ? randomBytes(32).toString('base64url') : requireVar(env, 'JWT_SECRET'),
+      secret: generated ? randomBytes(32).toString('base64url') : jwtSecret(env),
       expiryMs: durationVar(env, 'JWT_EXPIRY', '1h'),
       generated,
     },
@@ -46,6 +46,15 @@ export function loadServiceConfig(env: Env, options: { embedded: boolean }): Ser
     rateLimitRps: positiveIntVar(env, 'RATE_LIMIT_RPS', 50),
     sessionRecent: positiveIntVar(env, 'SESSION_RECENT', 10),
   };
+}
+
+/** HS256 wants a key of at least the hash size; checked here so start-up fails as a configuration error. */
+const MIN_JWT_SECRET_BYTES = 32;
+
+function jwtSecret(env: Env): string {
+  const secret = requireVar(env, 'JWT_SECRET');
+  if (Buffer.byteLength(secret, 'utf8') < MIN_JWT_SECRET_BYTES) invalid(`JWT_SECRET must be at least ${MIN_JWT_SECRET_BYTES} bytes`);
+  return secret;
 }
 
 function invalid(message: string): never {

@@ -124,6 +124,7 @@ describe('Listener readiness (spec 3.3)', () => {
     await expect(get(port)).resolves.toEqual({ status: 200, body: 'done' });
     await listener.stop();
     expect(server.listening).toBe(false);
+    await expect(listener.ready()).rejects.toThrow('api: not accepting connections yet');
   });
 
   it('run with an already cancelled signal still binds and returns at once', async () => {
@@ -151,6 +152,27 @@ describe('Listener readiness (spec 3.3)', () => {
     await expect(inFlight).resolves.toEqual({ status: 200, body: 'done' });
     await stopped;
     expect(server.listening).toBe(false);
+  });
+
+  it('stop hands the graceful close to the transport shutdown (HTTP/2 sessions, keep-alive), once, and only when bound', async () => {
+    const server = slowServer(0);
+    let shutdowns = 0;
+    const listener = new Listener({
+      name: 'api',
+      server,
+      address: { host: '127.0.0.1', port: 0 },
+      shutdown: async () => {
+        shutdowns += 1;
+        await closeHttpServer(server);
+      },
+    });
+    await listener.stop();
+    expect(shutdowns).toBe(0);
+    await listener.run(AbortSignal.abort());
+    await listener.stop();
+    expect(shutdowns).toBe(1);
+    await listener.stop();
+    expect(shutdowns).toBe(1);
   });
 
   it('stop closes idle keep-alive connections instead of waiting for them to time out', async () => {

@@ -101,10 +101,73 @@ process.once('exit', () => {
   }
 });
 
+const ROOT_PREFIX = 'orders-pg-';
+const OWNER_FILE = 'owner.pid';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The number on the first line of a pid file, or undefined. */
+function readPid(file: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True only for a live postmaster of this data directory (a recycled pid belongs to someone else). */
+function isPostmasterOf(pid: number, dataDir: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dataDir);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A test process killed outright (a worker terminated on a hook timeout) runs neither its teardown nor
+ * its 'exit' handler: stop the clusters of ours whose owning process is gone and remove their directories.
+ */
+async function sweepOrphans(): Promise<void> {
+  let entries: string[];
+  try {
+    entries = readdirSync(tmpdir()).filter((name) => name.startsWith(ROOT_PREFIX));
+  } catch {
+    return;
+  }
+  for (const name of entries) {
+    const root = join(tmpdir(), name);
+    const owner = readPid(join(root, OWNER_FILE));
+    if (owner === undefined || alive(owner)) continue;
+    const dataDir = join(root, 'data');
+    const postmaster = readPid(join(dataDir, 'postmaster.pid'));
+    if (postmaster !== undefined && isPostmasterOf(postmaster, dataDir)) {
+      try {
+        process.kill(postmaster, 'SIGQUIT');
+      } catch {
+        // exited meanwhile
+      }
+      // Removing the directory under a dying postmaster races with its last writes.
+      for (let i = 0; i < 500 && alive(postmaster); i++) await sleep(10);
+    }
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
 export async function startPostgresServer(): Promise<PostgresServer> {
   const bin = postgresBinDir();
   if (bin === undefined) throw new Error('postgres binaries not found under /usr/lib/postgresql');
-  const root = mkdtempSync(join(tmpdir(), 'orders-pg-'));
+  await sweepOrphans();
+  const root = mkdtempSync(join(tmpdir(), ROOT_PREFIX));
+  writeFileSync(join(root, OWNER_FILE), String(process.pid));
   const dataDir = join(root, 'data');
   const pwFile = join(root, 'pwfile');
   const password = randomBytes(12).toString('hex');
@@ -124,7 +187,7 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   } catch (error) {
     rmSync(root, { recursive: true, force: true });
     const stderr = (error as { stderr?: Buffer }).stderr?.toString() ?? String(error);
-    throw new Error(`initdb failed: ${stderr}`);
+    throw new Error(`initdb failed: ${stderr}`, { cause: error });
   }
   rmSync(pwFile);
 
@@ -134,14 +197,7 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   let postmasterPid: number | undefined;
   let log = '';
 
-  const readPostmasterPid = (): number | undefined => {
-    try {
-      const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-    } catch {
-      return undefined;
-    }
-  };
+  const readPostmasterPid = (): number | undefined => readPid(join(dataDir, 'postmaster.pid'));
 
   const waitUntilQueryable = async (exited: Promise<never>): Promise<void> => {
     const deadline = Date.now() + 15_000;

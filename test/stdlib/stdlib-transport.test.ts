@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { stdlibTransport } from '../../src/transports/stdlib/stdlib-transport.ts';
@@ -40,6 +41,19 @@ function raw(url: string, options: { method: string; headers?: Record<string, st
       }
       client.end();
     })().catch(() => undefined);
+  });
+}
+
+/** Sends a hand-written request line and returns the status line of the answer. */
+function statusLine(port: number, requestLine: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(`${requestLine}\r\nhost: x\r\nconnection: close\r\n\r\n`));
+    let data = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (part: string) => (data += part));
+    socket.on('close', () => resolve(data.split('\r\n')[0] ?? ''));
+    socket.on('error', reject);
+    socket.setTimeout(3_000, () => socket.destroy(new Error(`no answer to ${requestLine}`)));
   });
 }
 
@@ -211,6 +225,19 @@ describe('node:http transport', () => {
       const response = await fetch(`${app.baseUrl}/nope`);
       expect(response.status).toBe(404);
       expect(await json(response)).toStrictEqual({ error: 'not found' });
+    });
+
+    it('a request target that is no valid URL is a 404 on both listeners, and the process survives', async () => {
+      for (const port of [app.port, app.adminPort]) {
+        expect(await statusLine(port, 'GET http://[ HTTP/1.1')).toBe('HTTP/1.1 404 Not Found');
+        expect(await statusLine(port, 'GET http://a:99999/ HTTP/1.1')).toBe('HTTP/1.1 404 Not Found');
+      }
+      expect((await fetch(`${app.baseUrl}/nope`)).status).toBe(404);
+    });
+
+    it('an origin-form target starting with // is a path, not a host', async () => {
+      expect(await statusLine(app.port, 'GET //evil.example/orders HTTP/1.1')).toBe('HTTP/1.1 404 Not Found');
+      expect(await statusLine(app.adminPort, 'GET //x/healthz HTTP/1.1')).toBe('HTTP/1.1 404 Not Found');
     });
 
     it.each(['/healthz', '/readyz', '/metrics'])('the public listener answers 404 for %s (spec 4.1 rule 2)', async (path) => {

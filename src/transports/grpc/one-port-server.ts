@@ -69,7 +69,8 @@ export function createOnePortServer(options: OnePortOptions): OnePortServer {
 
   const sockets = new Set<Socket>();
   const sniffing = new Set<Socket>();
-  const front = createNetServer((socket) => {
+  // The http server would disable Nagle on sockets it accepts itself; here the front accepts them.
+  const front = createNetServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     sniffing.add(socket);

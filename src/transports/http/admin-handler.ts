@@ -11,7 +11,11 @@ export function createAdminHandler(checker: Checker, metrics: HttpMetrics): (req
     res.writeHead(report.clean ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(report));
   };
   return (req, res) => {
-    const path = new URL(req.url ?? '/', 'http://admin').pathname;
+    // Origin-form is a path even when it begins with `//`; a target that is no valid URL must not throw
+    // out of the listener, where an uncaught exception ends the process (it matches no route instead).
+    const target = req.url ?? '/';
+    const text = target.startsWith('/') ? `http://admin${target}` : target;
+    const path = URL.canParse(text) ? new URL(text).pathname : target;
     const route = `${req.method} ${path}`;
     const answer = async (): Promise<void> => {
       switch (route) {

@@ -55,6 +55,7 @@ export class Listener implements Component {
   }
 
   async stop(): Promise<void> {
+    this.#bound = false; // spec 3.3: ready until Stop
     if (!this.#options.server.listening) return;
     await this.#options.shutdown();
   }

@@ -56,6 +56,9 @@ describe('TokenBucketLimiter', () => {
     expect(slow.take('k').retryAfterSeconds).toBe(2);
     clock.advance(1_500);
     expect(slow.take('k').retryAfterSeconds).toBe(1);
+    const fractional = new TokenBucketLimiter(0.4, 1, clock.now); // 2.5 s per token: rounds up
+    fractional.take('k');
+    expect(fractional.take('k').retryAfterSeconds).toBe(3);
     const fast = new TokenBucketLimiter(1000, 1, clock.now);
     fast.take('k');
     expect(fast.take('k').retryAfterSeconds).toBe(1);

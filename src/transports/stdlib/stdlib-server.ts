@@ -7,6 +7,8 @@ import type { RestApi } from '../http/rest-api.ts';
 import { OPENAPI_PATH, PROTECTED_ROUTES, PUBLIC_ROUTES, SWAGGER_PATH } from '../http/routes.ts';
 import { SWAGGER_PAGE_HTML } from '../http/swagger-page.ts';
 import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../http/server-timeouts.ts';
+// Transitional re-export for the gRPC transport; import from ../http/server-timeouts.ts instead.
+export { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS };
 import type { Exchange, Handler, Middleware } from './exchange.ts';
 import { metrics, rateLimiting, recovery, requestLogging, tracing } from './middleware.ts';
 import { Router } from './router.ts';
@@ -40,20 +42,32 @@ export function createStdlibHandler(deps: StdlibDeps): (req: IncomingMessage, re
   ];
   const handler: Handler = chain.reduceRight<Handler>((next, layer) => layer(next), createStdlibRouter(deps).handle);
   return (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://public');
+    const target = req.url ?? '/';
+    const url = parseTarget(target);
     const done = new AbortController();
     res.once('close', () => done.abort());
     const exchange: Exchange = {
       req,
       res,
       method: req.method ?? 'GET',
-      path: url.pathname,
-      query: url.searchParams,
+      path: url?.pathname ?? target,
+      query: url?.searchParams ?? new URLSearchParams(),
       signal: done.signal,
       route: undefined,
     };
     void handler(exchange);
   };
+}
+
+/**
+ * Origin-form (`/path?query`) is a path even when it begins with `//` (not a host, as `new URL('//x/orders',
+ * base)` would read it). A target that is no valid URL (`GET http://[ HTTP/1.1`) must not throw out of
+ * the request listener, where an uncaught exception ends the process: it goes down the chain as a path
+ * that matches no route.
+ */
+function parseTarget(target: string): URL | undefined {
+  const text = target.startsWith('/') ? `http://public${target}` : target;
+  return URL.canParse(text) ? new URL(text) : undefined;
 }
 
 export function createStdlibServer(deps: StdlibDeps): Server {

@@ -1,0 +1,188 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { SCENARIO_TITLES, type BenchRun, type Measurement, type ScenarioId } from './measurement.ts';
+import { baselineRps, find, FIXED_CONCURRENCY, judgeTargets, median, rps } from './targets.ts';
+
+/** Hand-written sections kept next to the patches (profile summary, proposals); included when present. */
+const APPENDICES = ['proposed/README.md'].map((path) => fileURLToPath(new URL(path, import.meta.url)));
+
+const RATIO_SCENARIOS: readonly ScenarioId[] = ['get', 'list', 'post', 'login', 'grpc-get'];
+
+function n(value: number, digits = 0): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : '–';
+}
+
+function ratio(value: number, base: number): string {
+  const r = value / base;
+  return Number.isFinite(r) ? `${(r * 100).toFixed(0)}%` : '–';
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const line = (cells: readonly string[]): string => `| ${cells.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+function servers(run: BenchRun): string[] {
+  return [...new Set(run.measurements.map((m) => m.server).filter((s) => s !== 'baseline'))];
+}
+
+function rawRow(m: Measurement): string[] {
+  const r = m.result;
+  return [
+    m.server,
+    SCENARIO_TITLES[m.scenario],
+    String(m.concurrency),
+    m.logLevel,
+    r === undefined ? `skipped: ${m.skipped ?? ''}` : n(r.requestsPerSecond),
+    r === undefined ? '' : n(r.p50Ms, 2),
+    r === undefined ? '' : n(r.p99Ms, 2),
+    n(m.cpuSecondsPer1k, 3),
+    n(m.peakRssBytes / 2 ** 20),
+    r === undefined ? '' : `${r.ok}/${r.failed}`,
+    r === undefined ? '' : `${n((r.clientCpuSeconds / r.elapsedSeconds) * 100)}%`,
+    n(m.loadAverage, 2),
+  ];
+}
+
+export function renderMarkdown(run: BenchRun): string {
+  const out: string[] = [];
+  const m = run.machine;
+  const base32 = baselineRps(run, FIXED_CONCURRENCY);
+  out.push('# Benchmark report');
+  out.push('');
+  out.push(
+    `${run.quick ? 'Quick run (`--quick`: short runs, 32 connections only; indicative, not for decisions)' : 'Full run'}, ` +
+      `${run.startedAt}, ${n(run.wallSeconds)} s wall. Machine: ${m.nproc} × ${m.cpuModel} (nproc ${m.nproc}), ${m.memoryGiB} GiB, ` +
+      `${m.platform}, Node ${m.node}. Load average at start ${n(run.loadAverageStart, 2)} (this machine is shared; see the last column of the raw table).`,
+  );
+  out.push('');
+  out.push(
+    `Each run: ${run.settings.warmupMs} ms warm-up (dropped), then ${run.settings.durationMs} ms or ${run.settings.maxRequests.toLocaleString('en')} requests ` +
+      `(login: ${run.settings.loginMaxRequests}), whichever comes first. Every server is its own child process; the load generator ` +
+      '(autocannon 9 for HTTP/1.1 keep-alive, a @grpc/grpc-js closed loop on one channel for gRPC) is the parent. Loopback only.',
+  );
+  if (run.baselineEnd?.result !== undefined) {
+    const end = run.baselineEnd.result.requestsPerSecond;
+    out.push('');
+    out.push(`Noise: the baseline at 32 connections gave ${n(base32)} req/s at the start and ${n(end)} req/s at the end (${ratio(end, base32)} of the start).`);
+  }
+
+  out.push('', '## Targets', '');
+  out.push(
+    table(
+      ['target', 'subject', 'measured', 'status'],
+      judgeTargets(run).map((t) => [t.target, t.subject, t.measured, t.met === undefined ? 'not measured' : t.met ? '**met**' : '**not met**']),
+    ),
+  );
+
+  out.push('', `## Throughput as a share of the baseline (${FIXED_CONCURRENCY} connections, same run)`, '');
+  out.push(
+    `Baseline: bare node:http answering the same Order JSON with no routing, auth, I/O or logging: ${n(base32)} req/s at ${FIXED_CONCURRENCY} connections. ` +
+      'gRPC GetOrder is also divided by the HTTP baseline here; its target compares it with the REST GET of the same process (above).',
+  );
+  out.push('');
+  out.push(
+    table(
+      ['server', ...RATIO_SCENARIOS.map((s) => SCENARIO_TITLES[s])],
+      servers(run).map((server) => [server, ...RATIO_SCENARIOS.map((s) => ratio(rps(find(run, server, s)), base32))]),
+    ),
+  );
+  const sweep = run.settings.sweep;
+  if (sweep.length > 1) {
+    out.push('', '### GET /orders/{id} by concurrency, as a share of the baseline at the same concurrency', '');
+    out.push(
+      table(
+        ['server', ...sweep.map((c) => `${c} conn.`)],
+        [
+          ['baseline (req/s)', ...sweep.map((c) => n(baselineRps(run, c)))],
+          ...servers(run).map((server) => [server, ...sweep.map((c) => ratio(rps(find(run, server, 'get', c)), baselineRps(run, c)))]),
+        ],
+      ),
+    );
+  }
+
+  out.push('', '## Raw figures', '');
+  out.push(
+    'CPU-s/1k = CPU-seconds the server process spent per 1,000 answered requests (process.cpuUsage inside the child). ' +
+      'Peak RSS = highest RSS of the server sampled every 25 ms during the run. ok/failed = 2xx (or gRPC OK) / anything else. ' +
+      'Client CPU = the load generator’s own CPU share: near 100% means the client, not the server, was the limit.',
+  );
+  out.push('');
+  out.push(
+    table(
+      ['server', 'scenario', 'conn.', 'log', 'req/s', 'p50 ms', 'p99 ms', 'CPU-s/1k', 'peak RSS MiB', 'ok/failed', 'client CPU', 'load avg'],
+      [...run.measurements, ...(run.baselineEnd === undefined ? [] : [{ ...run.baselineEnd, server: 'baseline (end)' }])].map(rawRow),
+    ),
+  );
+
+  out.push('', '## Scale figures', '');
+  const sessions = run.scale.sessions;
+  if ('error' in sessions) {
+    out.push(`Sessions: ${sessions.error}`);
+  } else {
+    out.push(
+      `Sessions: heapUsed after minus before creating ${sessions.cap.toLocaleString('en')} sessions on a fresh SessionScope, each with ${sessions.recent} recent ids ` +
+        '(flat 36-character strings, as parsed from requests), after forced GC (`--expose-gc`).',
+    );
+    out.push('');
+    out.push(
+      table(
+        ['state', 'heap total', 'bytes / session', 'acquire beyond the cap refused'],
+        [
+          ['lingering (released, linger timer armed)', `${(sessions.lingering.totalBytes / 1e6).toFixed(1)} MB`, n(sessions.lingering.bytesPerSession), String(sessions.lingering.capRefused)],
+          ['held (not released, own AbortController)', `${(sessions.held.totalBytes / 1e6).toFixed(1)} MB`, n(sessions.held.bytesPerSession), String(sessions.held.capRefused)],
+        ],
+      ),
+    );
+  }
+  out.push('');
+  const listRows = run.measurements.filter((x) => x.scenario === 'list-offset-0' || x.scenario === 'list-offset-9000');
+  out.push('List latency for a user holding 10,000 orders, one connection (stdlib transport):');
+  out.push('');
+  out.push(
+    table(
+      ['server', 'query', 'p50 ms', 'p99 ms', 'req/s'],
+      listRows.map((x) => [x.server, SCENARIO_TITLES[x.scenario], n(x.result?.p50Ms ?? Number.NaN, 2), n(x.result?.p99Ms ?? Number.NaN, 2), n(rps(x))]),
+    ),
+  );
+  out.push('');
+  out.push('Start-up: spawn `node bin/orders-stdlib.ts [--embedded]` → first 200 from the admin `/readyz` (includes Node start-up and type stripping).');
+  out.push('');
+  out.push(
+    table(
+      ['mode', 'runs (ms)', 'median ms', 'note'],
+      run.scale.startup.map((s) => [s.mode, s.runsMs.map((x) => n(x)).join(', '), n(median(s.runsMs)), s.error ?? '']),
+    ),
+  );
+
+  out.push('', '## Skipped', '');
+  const skipped = [
+    ...run.skippedServers.map((s) => `- ${s.server}: ${s.reason}`),
+    ...run.measurements.filter((x) => x.skipped !== undefined).map((x) => `- ${x.server} ${SCENARIO_TITLES[x.scenario]} c=${x.concurrency}: ${x.skipped}`),
+  ];
+  if (!run.realBackends.used) skipped.push(`- real backends: ${run.realBackends.reason ?? ''}`);
+  out.push(skipped.length === 0 ? 'Nothing.' : skipped.join('\n'));
+  if (run.realBackends.fromDefaults.length > 0) {
+    out.push('', `Real backends: ${run.realBackends.fromDefaults.join(', ')} not set; the loopback defaults of this machine were used.`);
+  }
+
+  out.push('', '## Method notes', '');
+  out.push(
+    [
+      '- Servers are built exactly as the executables build them (createApp + runComponents), LOG_LEVEL=info (request logging is part of the product; the JSON lines go to /dev/null), RATE_LIMIT_RPS=1e9 (the limiter runs but never refuses). One GET row per real server is repeated with LOG_LEVEL=error.',
+      '- Real backends: own schema `bench_<random>` (dropped by the child on stop, and again by the orchestrator), own Redis key prefix and NATS subject. Seeding goes through the repository port in the child and is not measured.',
+      '- GET uses one user and one cached order (one session); POST one user; login one user with the production scrypt cost (N=16384), so login measures the hash.',
+      '- The bare INSERT runs inside the server child, on the service’s own pg Pool (10 connections), with 32 concurrent callers: the same statement the repository issues, without HTTP, auth, Redis or NATS.',
+      '- Latency percentiles come from each response’s own timing (float ms), not autocannon’s 1 ms histogram.',
+    ].join('\n'),
+  );
+
+  for (const path of APPENDICES) {
+    if (existsSync(path)) out.push('', readFileSync(path, 'utf8').trim());
+  }
+
+  out.push('', '## Commands', '');
+  out.push(['```sh', ...run.commands, '```'].join('\n'));
+  out.push('');
+  return out.join('\n');
+}

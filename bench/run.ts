@@ -1,0 +1,388 @@
+#!/usr/bin/env node
+// npm run bench [-- --quick] [--only=stdlib,koa,grpc] [--backends=fake,real] [--no-scale] [--out=DIR] [--json=FILE]
+//
+// Every server runs in its own child process (bench/server.ts, bench/baseline-server.ts); this process
+// is only the load generator and the report writer. Ratios are taken against the bare node:http
+// baseline measured in the same run, because this machine is shared and absolute numbers drift.
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { HttpScenario } from './http-load.ts';
+import type { BackendName, Fixtures, ServerChildConfig, TransportName } from './ipc-protocol.ts';
+import { loadAverage, machineInfo } from './machine.ts';
+import { measureBareInsert, measureGrpcGet, measureHttp, skippedMeasurement, type RunPlan, type ServerLabel } from './measure.ts';
+import type { BenchRun, Measurement, ScaleFigures, ScenarioId } from './measurement.ts';
+import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason, type RealEnv } from './real-env.ts';
+import { renderMarkdown } from './report-markdown.ts';
+import { renderSvg } from './report-svg.ts';
+import { ServerChild } from './server-child.ts';
+import { measureStartup } from './startup-time.ts';
+import { FIXED_CONCURRENCY } from './targets.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TRANSPORTS: readonly TransportName[] = ['stdlib', 'koa', 'grpc'];
+const TRANSPORT_FILES: Record<TransportName, string> = {
+  stdlib: 'src/transports/stdlib/stdlib-transport.ts',
+  koa: 'src/transports/koa/koa-transport.ts',
+  grpc: 'src/transports/grpc/grpc-transport.ts',
+};
+const LIST_ORDERS = 10_000;
+
+interface Settings {
+  readonly quick: boolean;
+  readonly durationMs: number;
+  readonly warmupMs: number;
+  readonly maxRequests: number;
+  readonly loginMaxRequests: number;
+  readonly sweep: readonly number[];
+  /** GET at 32 connections again with LOG_LEVEL=error: what request logging costs. */
+  readonly logLevelVariant: boolean;
+  readonly listLatency: { readonly durationMs: number; readonly maxRequests: number };
+  readonly startupRuns: number;
+}
+
+const FULL: Settings = {
+  quick: false,
+  durationMs: 6_000,
+  warmupMs: 1_500,
+  maxRequests: 1_000_000,
+  loginMaxRequests: 400,
+  sweep: [1, 8, 32, 128],
+  logLevelVariant: true,
+  listLatency: { durationMs: 2_000, maxRequests: 2_000 },
+  startupRuns: 3,
+};
+
+const QUICK: Settings = {
+  quick: true,
+  durationMs: 1_500,
+  warmupMs: 400,
+  maxRequests: 300_000,
+  loginMaxRequests: 64,
+  sweep: [FIXED_CONCURRENCY],
+  logLevelVariant: false,
+  listLatency: { durationMs: 600, maxRequests: 300 },
+  startupRuns: 2,
+};
+
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+function fmt(n: number, digits = 0): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : '-';
+}
+
+function progress(m: Measurement): void {
+  const where = `${m.server} ${m.scenario} c=${m.concurrency}${m.logLevel === 'info' ? '' : ` log=${m.logLevel}`}`;
+  if (m.result === undefined || m.skipped !== undefined) {
+    log(`  ${where}: skipped (${m.skipped ?? 'no result'})`);
+    return;
+  }
+  const r = m.result;
+  log(
+    `  ${where}: ${fmt(r.requestsPerSecond)} req/s, p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, ` +
+      `server ${fmt(m.cpuSecondsPer1k, 3)} CPU-s/1k, peak RSS ${fmt(m.peakRssBytes / 2 ** 20)} MiB` +
+      `${r.failed > 0 ? `, ${r.failed} failed (${r.firstFailure ?? ''})` : ''}`,
+  );
+}
+
+function scenarioRequest(port: number, fixtures: Fixtures, scenario: ScenarioId): HttpScenario {
+  const base = `http://127.0.0.1:${port}`;
+  const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
+  const json = { 'content-type': 'application/json' };
+  switch (scenario) {
+    case 'get':
+      return { method: 'GET', url: `${base}/orders/${fixtures.getOrderId}`, headers: bearer(fixtures.getToken) };
+    case 'list':
+    case 'list-offset-0':
+      return { method: 'GET', url: `${base}/orders?limit=20${scenario === 'list' ? '' : '&offset=0'}`, headers: bearer(fixtures.listToken) };
+    case 'list-offset-9000':
+      return { method: 'GET', url: `${base}/orders?limit=20&offset=9000`, headers: bearer(fixtures.listToken) };
+    case 'post':
+      return { method: 'POST', url: `${base}/orders`, headers: { ...bearer(fixtures.postToken), ...json }, body: '{"item":"bench item","quantity":1}' };
+    case 'login':
+      return { method: 'POST', url: `${base}/auth/login`, headers: json, body: fixtures.loginBody };
+    default:
+      throw new Error(`${scenario} is not an HTTP scenario`);
+  }
+}
+
+class Bench {
+  readonly settings: Settings;
+  readonly measurements: Measurement[] = [];
+  readonly skippedServers: { server: string; reason: string }[] = [];
+  readonly schemas: string[] = [];
+  readonly real: RealEnv;
+  active: ServerChild | undefined;
+
+  constructor(settings: Settings, real: RealEnv) {
+    this.settings = settings;
+    this.real = real;
+  }
+
+  plan(scenario: ScenarioId, concurrency: number): RunPlan {
+    const s = this.settings;
+    const login = scenario === 'login';
+    return {
+      scenario,
+      bounds: { concurrency, durationMs: s.durationMs, maxRequests: login ? s.loginMaxRequests : s.maxRequests },
+      warmupMs: s.warmupMs,
+      warmupMaxRequests: login ? concurrency : s.maxRequests,
+    };
+  }
+
+  record(m: Measurement): Measurement {
+    this.measurements.push(m);
+    progress(m);
+    return m;
+  }
+
+  async startChild(script: string, extraEnv: NodeJS.ProcessEnv, execArgv: string[] = []): Promise<ServerChild> {
+    const child = await ServerChild.start({ script: join(ROOT, script), env: { ...process.env, ...this.real, ...extraEnv }, execArgv, cwd: ROOT });
+    this.active = child;
+    return child;
+  }
+
+  async stopActive(): Promise<void> {
+    const child = this.active;
+    this.active = undefined;
+    await child?.stop();
+  }
+
+  async baseline(concurrencies: readonly number[]): Promise<Measurement[]> {
+    const label: ServerLabel = { server: 'baseline', transport: 'node:http', backend: 'none', logLevel: 'none' };
+    const child = await this.startChild('bench/baseline-server.ts', {});
+    const out: Measurement[] = [];
+    try {
+      const request: HttpScenario = { method: 'GET', url: `http://127.0.0.1:${child.ready.port}/orders/x`, headers: {} };
+      for (const c of concurrencies) out.push(await measureHttp(child, label, this.plan('get', c), request));
+    } finally {
+      await this.stopActive();
+    }
+    return out;
+  }
+
+  async service(transport: TransportName, backend: BackendName): Promise<void> {
+    const server = `${transport}/${backend}`;
+    const schema = backend === 'real' ? newSchemaName() : undefined;
+    if (schema !== undefined) this.schemas.push(schema);
+    const config: ServerChildConfig = {
+      transport,
+      backend,
+      logLevel: 'info',
+      listOrders: LIST_ORDERS,
+      schema,
+      uniqueSuffix: schema?.replace(/^bench_/, 'bench'),
+    };
+    log(`${server}: starting (seeding ${LIST_ORDERS} orders through the repository port)`);
+    let child: ServerChild;
+    try {
+      child = await this.startChild('bench/server.ts', { BENCH_SERVER_CONFIG: JSON.stringify(config) });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.skippedServers.push({ server, reason });
+      log(`${server}: skipped: ${reason}`);
+      return;
+    }
+    const fixtures = child.ready.fixtures as Fixtures;
+    log(`${server}: ready on port ${child.ready.port}, seeded in ${fmt(child.ready.seedMs)} ms`);
+    const label: ServerLabel = { server, transport, backend, logLevel: 'info' };
+    const http = (scenario: ScenarioId): HttpScenario => scenarioRequest(child.ready.port, fixtures, scenario);
+    try {
+      this.record(await measureHttp(child, label, this.plan('get', FIXED_CONCURRENCY), http('get')));
+      if (transport === 'grpc') {
+        this.record(await measureGrpcGet(child, label, this.plan('grpc-get', FIXED_CONCURRENCY), fixtures.getToken, fixtures.getOrderId));
+      }
+      for (const c of this.settings.sweep) {
+        if (c !== FIXED_CONCURRENCY) this.record(await measureHttp(child, label, this.plan('get', c), http('get')));
+      }
+      if (this.settings.logLevelVariant) {
+        await child.setLogLevel('error');
+        this.record(await measureHttp(child, { ...label, logLevel: 'error' }, this.plan('get', FIXED_CONCURRENCY), http('get')));
+        await child.setLogLevel('info');
+      }
+      this.record(await measureHttp(child, label, this.plan('list', FIXED_CONCURRENCY), http('list')));
+      if (transport === 'stdlib') {
+        // Scale figure: one caller, so the number is the query's own latency, not queueing.
+        const { durationMs, maxRequests } = this.settings.listLatency;
+        for (const scenario of ['list-offset-0', 'list-offset-9000'] as const) {
+          const plan: RunPlan = { scenario, bounds: { concurrency: 1, durationMs, maxRequests }, warmupMs: 200, warmupMaxRequests: 50 };
+          this.record(await measureHttp(child, label, plan, http(scenario)));
+        }
+      }
+      if (backend === 'real') {
+        this.record(await measureBareInsert(child, { ...label, logLevel: 'none' }, this.plan('bare-insert', FIXED_CONCURRENCY)));
+      }
+      this.record(await measureHttp(child, label, this.plan('post', FIXED_CONCURRENCY), http('post')));
+      this.record(await measureHttp(child, label, this.plan('login', FIXED_CONCURRENCY), http('login')));
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.record(skippedMeasurement(label, this.plan('get', FIXED_CONCURRENCY), `server failed mid-run: ${reason} ${child.stderrTail()}`));
+    } finally {
+      await this.stopActive();
+    }
+  }
+}
+
+async function sessionHeap(): Promise<ScaleFigures['sessions']> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--expose-gc', join(ROOT, 'bench/session-heap.ts')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      try {
+        if (code !== 0) throw new Error(`exit ${code}: ${err.trim().slice(-300)}`);
+        resolve(JSON.parse(out) as ScaleFigures['sessions']);
+      } catch (error) {
+        resolve({ error: error instanceof Error ? error.message : String(error) });
+      }
+    });
+  });
+}
+
+async function startupFigures(settings: Settings, bench: Bench, realReason: string | undefined): Promise<ScaleFigures['startup']> {
+  const figures: ScaleFigures['startup'] = [];
+  for (const mode of ['embedded', 'real'] as const) {
+    if (mode === 'real' && realReason !== undefined) {
+      figures.push({ mode, runsMs: [], error: `real backends: ${realReason}` });
+      continue;
+    }
+    const runsMs: number[] = [];
+    let error: string | undefined;
+    for (let i = 0; i < settings.startupRuns && error === undefined; i++) {
+      const schema = mode === 'real' ? newSchemaName() : undefined;
+      if (schema !== undefined) bench.schemas.push(schema);
+      const result = await measureStartup(ROOT, mode === 'embedded', mode === 'real' ? { ...bench.real, POSTGRES_SCHEMA: schema } : {});
+      if (result.readyMs === undefined) error = result.error;
+      else runsMs.push(result.readyMs);
+    }
+    log(`  start-up ${mode}: ${runsMs.map((ms) => `${fmt(ms)} ms`).join(', ')}${error === undefined ? '' : ` (${error})`}`);
+    figures.push({ mode, runsMs, error });
+  }
+  return figures;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      backends: { type: 'string', default: 'fake,real' },
+      'no-scale': { type: 'boolean', default: false },
+      out: { type: 'string', default: join(ROOT, 'reports') },
+      json: { type: 'string' },
+    },
+  });
+  const settings = values.quick ? QUICK : FULL;
+  const only = values.only === undefined ? TRANSPORTS : (values.only.split(',') as TransportName[]);
+  const backends = (values.backends ?? 'fake,real').split(',') as BackendName[];
+  const wallStart = performance.now();
+  const startedAt = new Date().toISOString();
+  const machine = machineInfo();
+  const loadAverageStart = loadAverage();
+  log(`bench: ${settings.quick ? 'quick' : 'full'} run on ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}, load average ${fmt(loadAverageStart, 2)}`);
+
+  const { env: real, fromDefaults } = realEnvFrom(process.env);
+  const realReason = backends.includes('real') ? await realUnavailableReason(real) : 'not requested (--backends)';
+  if (realReason !== undefined) log(`bench: real backends skipped: ${realReason}`);
+  const bench = new Bench(settings, real);
+
+  let interrupted = false;
+  const onSignal = (): void => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    log('bench: interrupted; stopping the server child and dropping bench schemas');
+    void (async () => {
+      await bench.stopActive().catch(() => undefined);
+      if (realReason === undefined) await dropSchemas(real.POSTGRES_DSN, bench.schemas).catch(() => undefined);
+      process.exit(130);
+    })();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  let baselineEnd: Measurement | undefined;
+  let scale: ScaleFigures = { sessions: { error: 'not measured (--no-scale)' }, startup: [] };
+  try {
+    log('baseline: bare node:http, same Order JSON, no I/O');
+    for (const m of await bench.baseline(settings.sweep)) bench.record(m);
+
+    for (const transport of TRANSPORTS) {
+      if (!only.includes(transport)) continue;
+      if (!existsSync(join(ROOT, TRANSPORT_FILES[transport]))) {
+        bench.skippedServers.push({ server: transport, reason: `${TRANSPORT_FILES[transport]} is not present` });
+        log(`${transport}: skipped: ${TRANSPORT_FILES[transport]} is not present`);
+        continue;
+      }
+      for (const backend of backends) {
+        if (backend === 'real' && realReason !== undefined) {
+          bench.skippedServers.push({ server: `${transport}/real`, reason: realReason });
+          continue;
+        }
+        await bench.service(transport, backend);
+      }
+    }
+
+    if (!settings.quick) {
+      log('baseline again (drift over the run)');
+      baselineEnd = (await bench.baseline([FIXED_CONCURRENCY]))[0];
+      if (baselineEnd !== undefined) progress(baselineEnd);
+    }
+
+    if (!values['no-scale']) {
+      log('scale figures');
+      const sessions = await sessionHeap();
+      log(`  sessions: ${JSON.stringify(sessions)}`);
+      scale = { sessions, startup: await startupFigures(settings, bench, realReason) };
+    }
+  } finally {
+    await bench.stopActive().catch(() => undefined);
+    if (realReason === undefined) {
+      await dropSchemas(real.POSTGRES_DSN, bench.schemas).catch((error: unknown) => log(`bench: dropping schemas failed: ${String(error)}`));
+    }
+  }
+
+  const run: BenchRun = {
+    quick: settings.quick,
+    startedAt,
+    wallSeconds: (performance.now() - wallStart) / 1000,
+    machine,
+    loadAverageStart,
+    settings: {
+      durationMs: settings.durationMs,
+      warmupMs: settings.warmupMs,
+      maxRequests: settings.maxRequests,
+      loginMaxRequests: settings.loginMaxRequests,
+      sweep: [...settings.sweep],
+    },
+    measurements: bench.measurements,
+    baselineEnd,
+    skippedServers: bench.skippedServers,
+    realBackends: { used: realReason === undefined, reason: realReason, fromDefaults },
+    scale,
+    commands: [
+      `# this report: npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+      'npm run bench -- --quick            # < 3 min, indicative',
+      'npm run bench                       # full, < 15 min',
+      'node bench/profile.ts               # --cpu-prof of a GET-only run, top self-time functions',
+      'node bench/ab.ts --a /tmp/bench-base --b /tmp/bench-scratch   # patch before/after, interleaved',
+    ],
+  };
+  const outDir = values.out ?? join(ROOT, 'reports');
+  await mkdir(outDir, { recursive: true });
+  await writeFile(join(outDir, 'bench.md'), renderMarkdown(run));
+  await writeFile(join(outDir, 'bench.svg'), renderSvg(run));
+  if (values.json !== undefined) await writeFile(values.json, `${JSON.stringify(run, null, 2)}\n`);
+  log(`bench: wrote ${relative(process.cwd(), join(outDir, 'bench.md'))} and bench.svg in ${fmt(run.wallSeconds)} s`);
+}
+
+await main();

@@ -1,0 +1,126 @@
+import type { BenchRun, Measurement, ScenarioId } from './measurement.ts';
+
+export const FIXED_CONCURRENCY = 32;
+/** "50 MB" read as 50 × 10^6 bytes (the stricter reading than MiB). */
+export const SESSION_HEAP_LIMIT_BYTES = 50_000_000;
+export const STARTUP_LIMIT_MS = 1_500;
+
+export interface TargetVerdict {
+  readonly target: string;
+  readonly subject: string;
+  readonly measured: string;
+  readonly met: boolean | undefined;
+}
+
+export function find(run: BenchRun, server: string, scenario: ScenarioId, concurrency = FIXED_CONCURRENCY, logLevel?: string): Measurement | undefined {
+  return run.measurements.find(
+    (m) => m.server === server && m.scenario === scenario && m.concurrency === concurrency && (logLevel === undefined ? m.logLevel !== 'error' : m.logLevel === logLevel),
+  );
+}
+
+export function rps(m: Measurement | undefined): number {
+  return m?.result === undefined || m.skipped !== undefined ? Number.NaN : m.result.requestsPerSecond;
+}
+
+export function baselineRps(run: BenchRun, concurrency: number): number {
+  return rps(find(run, 'baseline', 'get', concurrency));
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+const pct = (ratio: number): string => (Number.isFinite(ratio) ? `${(ratio * 100).toFixed(0)}%` : 'n/a');
+const ms = (value: number | undefined): string => (value !== undefined && Number.isFinite(value) ? `${value.toFixed(2)} ms` : 'n/a');
+const verdict = (ok: boolean, known: boolean): boolean | undefined => (known ? ok : undefined);
+
+/** The brief's targets, each judged on this run's numbers (undefined = could not be measured). */
+export function judgeTargets(run: BenchRun): TargetVerdict[] {
+  const out: TargetVerdict[] = [];
+  const servers = [...new Set(run.measurements.map((m) => m.server))];
+  const base = baselineRps(run, FIXED_CONCURRENCY);
+
+  for (const server of servers.filter((s) => s.endsWith('/real'))) {
+    const get = find(run, server, 'get');
+    const ratio = rps(get) / base;
+    const p99 = get?.result?.p99Ms;
+    out.push({
+      target: 'GET /orders/{id} cache hit, real Redis: ≥ 50% of baseline req/s at 32 connections',
+      subject: server,
+      measured: `${pct(ratio)} (${rps(get).toFixed(0)} vs ${base.toFixed(0)} req/s)`,
+      met: verdict(ratio >= 0.5, Number.isFinite(ratio)),
+    });
+    out.push({
+      target: 'GET /orders/{id} cache hit, real Redis: p99 < 10 ms at 32 connections',
+      subject: server,
+      measured: ms(p99),
+      met: verdict((p99 ?? Number.NaN) < 10, p99 !== undefined && Number.isFinite(p99)),
+    });
+    const quiet = find(run, server, 'get', FIXED_CONCURRENCY, 'error');
+    if (quiet?.result !== undefined) {
+      const quietRatio = rps(quiet) / base;
+      out.push({
+        target: '… same, with LOG_LEVEL=error (no request log line)',
+        subject: server,
+        measured: `${pct(quietRatio)}, p99 ${ms(quiet.result.p99Ms)}`,
+        met: verdict(quietRatio >= 0.5 && quiet.result.p99Ms < 10, Number.isFinite(quietRatio)),
+      });
+    }
+  }
+
+  for (const server of servers.filter((s) => s.startsWith('grpc/'))) {
+    const grpcGet = rps(find(run, server, 'grpc-get'));
+    const restGet = rps(find(run, server, 'get'));
+    const ratio = grpcGet / restGet;
+    out.push({
+      target: 'gRPC GetOrder: ≥ 50% of the REST GET of the same process',
+      subject: server,
+      measured: `${pct(ratio)} (${grpcGet.toFixed(0)} vs ${restGet.toFixed(0)} req/s)`,
+      met: verdict(ratio >= 0.5, Number.isFinite(ratio)),
+    });
+  }
+
+  for (const server of servers.filter((s) => s.endsWith('/real'))) {
+    const post = rps(find(run, server, 'post'));
+    const bare = rps(find(run, server, 'bare-insert'));
+    const ratio = post / bare;
+    out.push({
+      target: 'POST /orders (Postgres + Redis + NATS): ≥ 50% of a bare INSERT, same pg Pool, 32 concurrent',
+      subject: server,
+      measured: `${pct(ratio)} (${post.toFixed(0)} vs ${bare.toFixed(0)} per s)`,
+      met: verdict(ratio >= 0.5, Number.isFinite(ratio)),
+    });
+  }
+
+  const sessions = run.scale.sessions;
+  if ('error' in sessions) {
+    out.push({ target: '50,000 live sessions < 50 MB heap', subject: 'SessionScope', measured: sessions.error, met: undefined });
+  } else {
+    const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
+    out.push({
+      target: '50,000 live sessions < 50 MB heap',
+      subject: 'lingering (between requests)',
+      measured: `${mb(sessions.lingering.totalBytes)} (${sessions.lingering.bytesPerSession.toFixed(0)} B/session)`,
+      met: sessions.lingering.totalBytes < SESSION_HEAP_LIMIT_BYTES,
+    });
+    out.push({
+      target: '50,000 live sessions < 50 MB heap',
+      subject: 'held (request in flight, own AbortController)',
+      measured: `${mb(sessions.held.totalBytes)} (${sessions.held.bytesPerSession.toFixed(0)} B/session)`,
+      met: sessions.held.totalBytes < SESSION_HEAP_LIMIT_BYTES,
+    });
+  }
+
+  const embedded = run.scale.startup.find((s) => s.mode === 'embedded');
+  const startup = median(embedded?.runsMs ?? []);
+  out.push({
+    target: 'Start-up to ready < 1.5 s, embedded',
+    subject: 'orders-stdlib --embedded',
+    measured: Number.isFinite(startup) ? `${startup.toFixed(0)} ms (median of ${embedded?.runsMs.length})` : (embedded?.error ?? 'not measured'),
+    met: verdict(startup < STARTUP_LIMIT_MS, Number.isFinite(startup)),
+  });
+  return out;
+}

@@ -1,0 +1,216 @@
+import { jwtVerify } from 'jose';
+import type { Case, Expectation, Operation, RequestCase } from '../case-model.ts';
+import { decodeClaims, decodeHeader } from '../runner/tokens.ts';
+import { MSG, unauthenticated } from './messages.ts';
+
+/** Spec 5 and the login row of 4.1: tokens, the Authorization header, the gRPC metadata. */
+
+const LOGIN = { username: '{user}', password: '{password}' };
+
+const loginCases: Case[] = [
+  {
+    kind: 'request',
+    name: 'login-valid-credentials',
+    rules: ['LOGIN-200', 'SVC-login-token', 'SHAPE-login-request', 'SHAPE-login-response', 'AUTH-2-login-only', 'GRPC-methods', 'GRPC-auth-exempt'],
+    op: 'login',
+    input: LOGIN,
+    expect: { http: { status: 200, body: { shape: 'LoginResponse' } }, grpc: { code: 'OK', body: { shape: 'LoginResponse' } } },
+  },
+  {
+    kind: 'request',
+    name: 'login-wrong-password',
+    rules: ['LOGIN-401', 'ERR-invalid-credentials', 'AUTH-10-credentials', 'GRPC-message-text'],
+    op: 'login',
+    input: { username: '{user}', password: 'not-the-password' },
+    expect: unauthenticated(MSG.invalidCredentials),
+  },
+  {
+    kind: 'request',
+    name: 'login-unknown-user',
+    rules: ['LOGIN-401', 'ERR-invalid-credentials', 'AUTH-10-credentials'],
+    op: 'login',
+    input: { username: 'nobody-{uuid}', password: 'whatever' },
+    expect: unauthenticated(MSG.invalidCredentials),
+  },
+  {
+    kind: 'request',
+    name: 'login-password-of-another-user',
+    rules: ['LOGIN-401', 'AUTH-10-credentials'],
+    setup: { users: ['me', 'other'] },
+    op: 'login',
+    input: { username: '{user}', password: '{password:other}' },
+    expect: unauthenticated(MSG.invalidCredentials),
+  },
+  ...(
+    [
+      ['login-empty-username', { username: '', password: '{password}' }],
+      ['login-empty-password', { username: '{user}', password: '' }],
+      ['login-fields-absent', {}],
+    ] as const
+  ).map(
+    ([name, input]): RequestCase => ({
+      kind: 'request',
+      name,
+      rules: ['SHAPE-login-empty-router-framework', 'LOGIN-required-fields-variant', 'SHAPE-login-request'],
+      op: 'login',
+      input: input as RequestCase['input'] & { username: unknown; password: unknown },
+      // The standard-library router hands empty fields to the service; a router framework rejects
+      // them before the handler (spec 2.1, 4.1 rule 9). gRPC has no such step.
+      expect: {
+        http: { status: 401, error: MSG.invalidCredentials },
+        variants: { 'router-framework': { http: { status: 400, error: MSG.loginFieldsRequired } } },
+        grpc: { code: 'UNAUTHENTICATED', message: MSG.invalidCredentials },
+      },
+    }),
+  ),
+];
+
+/** Every protected operation, for the header rules (spec 5 rules 3-5, 4.1 rule 1). */
+const PROTECTED: readonly { readonly tag: string; readonly rule: string; readonly op: Operation }[] = [
+  { tag: 'create', rule: 'CREATE-401', op: { op: 'createOrder', input: { item: 'widget', quantity: 1 } } },
+  { tag: 'get', rule: 'GET-401', op: { op: 'getOrder', input: { id: '{uuid}' } } },
+  { tag: 'list', rule: 'LIST-401', op: { op: 'listOrders', input: {} } },
+  { tag: 'recent', rule: 'RECENT-401', op: { op: 'recent' } },
+];
+
+interface HeaderVariant {
+  readonly tag: string;
+  readonly auth: string | null;
+  readonly rules: readonly string[];
+  readonly expect: Expectation;
+  readonly needs?: RequestCase['needs'];
+}
+
+const MISSING_RULES = ['AUTH-4-missing', 'ERR-401-missing', 'AUTH-8-grpc'];
+const INVALID_RULES = ['AUTH-5-invalid', 'ERR-401-invalid', 'AUTH-8-grpc'];
+
+const HEADER_VARIANTS: readonly HeaderVariant[] = [
+  { tag: 'absent', auth: null, rules: [...MISSING_RULES, 'ROUTE-auth-by-registration', 'GRPC-auth-exempt', 'GRPC-methods'], expect: unauthenticated(MSG.missingAuth) },
+  { tag: 'basic-scheme', auth: 'Basic {token}', rules: [...MISSING_RULES, 'AUTH-3-exact-bearer'], expect: unauthenticated(MSG.missingAuth) },
+  { tag: 'lowercase-bearer', auth: 'bearer {token}', rules: [...MISSING_RULES, 'AUTH-3-exact-bearer', 'GRPC-auth-metadata-form'], expect: unauthenticated(MSG.missingAuth) },
+  { tag: 'uppercase-bearer', auth: 'BEARER {token}', rules: [...MISSING_RULES, 'AUTH-3-exact-bearer'], expect: unauthenticated(MSG.missingAuth) },
+  { tag: 'token-without-scheme', auth: '{token}', rules: [...MISSING_RULES, 'AUTH-3-exact-bearer', 'GRPC-auth-metadata-form'], expect: unauthenticated(MSG.missingAuth) },
+  { tag: 'empty-token', auth: 'Bearer ', rules: [...MISSING_RULES], expect: unauthenticated(MSG.missingAuth) },
+  { tag: 'scheme-only', auth: 'Bearer', rules: [...MISSING_RULES], expect: unauthenticated(MSG.missingAuth) },
+  { tag: 'two-spaces', auth: 'Bearer  {token}', rules: [...INVALID_RULES, 'AUTH-3-exact-bearer'], expect: unauthenticated(MSG.invalidToken) },
+  { tag: 'garbage-token', auth: 'Bearer not-a-token', rules: [...INVALID_RULES], expect: unauthenticated(MSG.invalidToken) },
+  { tag: 'foreign-secret', auth: 'Bearer {foreignToken}', rules: [...INVALID_RULES, 'AUTH-1-hs256', 'AUTH-7-independent'], expect: unauthenticated(MSG.invalidToken) },
+  { tag: 'alg-none', auth: 'Bearer {noneToken}', rules: [...INVALID_RULES, 'AUTH-1-hs256'], expect: unauthenticated(MSG.invalidToken) },
+  { tag: 'tampered-payload', auth: 'Bearer {tamperedToken}', rules: [...INVALID_RULES, 'AUTH-1-hs256'], expect: unauthenticated(MSG.invalidToken) },
+  { tag: 'expired', auth: 'Bearer {expiredToken}', rules: [...INVALID_RULES, 'AUTH-1-hs256'], expect: unauthenticated(MSG.invalidToken), needs: ['secret'] },
+];
+
+const headerCases: Case[] = HEADER_VARIANTS.flatMap((variant) =>
+  PROTECTED.map(
+    (p): RequestCase => ({
+      kind: 'request',
+      name: `auth-${variant.tag}-${p.tag}`,
+      rules: [...variant.rules, p.rule],
+      ...(variant.needs === undefined ? {} : { needs: variant.needs }),
+      ...p.op,
+      auth: variant.auth,
+      expect: variant.expect,
+    }),
+  ),
+);
+
+const tokenCases: Case[] = [
+  {
+    kind: 'flow',
+    name: 'token-claims-and-lifetime',
+    rules: ['TOKEN-claims', 'AUTH-1-hs256', 'LIMIT-token-lifetime'],
+    async run(t) {
+      const me = await t.user();
+      const header = decodeHeader(me.token);
+      t.assert(header['alg'] === 'HS256' && header['typ'] === 'JWT', `token header is ${JSON.stringify(header)}, expected alg HS256, typ JWT`);
+      const claims = decodeClaims(me.token);
+      t.assert(JSON.stringify(Object.keys(claims).sort()) === '["exp","iat","iss","name","sub"]', `claims are ${Object.keys(claims).join(', ')}, expected exp, iat, iss, name, sub`);
+      t.assert(claims['iss'] === 'orders', `iss is ${String(claims['iss'])}, expected orders`);
+      t.assert(claims['name'] === me.username, `name claim is ${String(claims['name'])}, expected the username`);
+      t.assert(typeof claims['sub'] === 'string' && claims['sub'] !== '' && claims['sub'] !== me.username, 'sub must be the user id, not the username');
+      const lifetime = Number(claims['exp']) - Number(claims['iat']);
+      t.assert(lifetime === 3600, `token lifetime is ${lifetime} s, expected the JWT_EXPIRY default of 1h (3600 s)`);
+      t.assert(Math.abs(Number(claims['iat']) - Date.now() / 1000) < 60, 'iat is not the issue time');
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'token-signed-with-jwt-secret',
+    rules: ['AUTH-1-hs256'],
+    needs: ['secret'],
+    async run(t) {
+      const me = await t.user();
+      const secret = new TextEncoder().encode(t.target.hooks!.jwtSecret);
+      try {
+        await jwtVerify(me.token, secret, { algorithms: ['HS256'], issuer: 'orders' });
+      } catch (error) {
+        t.assert(false, `token does not verify with JWT_SECRET as HS256: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'token-lifetime-from-jwt-expiry',
+    rules: ['LIMIT-token-lifetime', 'AUTH-1-hs256'],
+    target: { env: { JWT_EXPIRY: '2m' } },
+    async run(t) {
+      const claims = decodeClaims((await t.user()).token);
+      const lifetime = Number(claims['exp']) - Number(claims['iat']);
+      t.assert(lifetime === 120, `with JWT_EXPIRY=2m the lifetime is ${lifetime} s, expected 120`);
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'token-works-until-expiry',
+    rules: ['AUTH-5-invalid', 'LIMIT-token-lifetime'],
+    target: { env: { JWT_EXPIRY: '1s' } },
+    async run(t) {
+      const me = await t.user();
+      t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 200 }, grpc: { code: 'OK' } }, 'fresh token');
+      // exp has whole-second resolution: wait past it.
+      await t.sleep(Math.max(0, (Number(decodeClaims(me.token)['exp']) + 1) * 1000 - Date.now()));
+      t.check(await t.driver.listOrders(me.auth, {}), unauthenticated(MSG.invalidToken), 'after JWT_EXPIRY');
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'two-tokens-one-session',
+    rules: ['AUTH-6-context', 'SVC-session-per-user', 'SESSION-identity'],
+    needs: ['users'],
+    async run(t) {
+      const me = await t.user();
+      const order = await t.order(me);
+      const again = await t.driver.login({ username: me.username, password: me.password });
+      const second = (again.body as { token: string }).token;
+      t.check(await t.driver.getOrder(me.auth, order), { http: { status: 200 }, grpc: { code: 'OK' } }, 'view with the first token');
+      t.check(await t.driver.recent(`Bearer ${second}`), { http: { status: 200, body: { recent: [order] } }, grpc: { code: 'OK', body: { recent: [order] } } }, 'recent with the second token');
+    },
+  },
+  {
+    kind: 'request',
+    name: 'no-refresh-or-revocation-endpoint',
+    rules: ['AUTH-11-no-refresh', 'SVC-out-of-scope'],
+    op: 'raw',
+    auth: 'Bearer {token}',
+    input: { method: 'POST', path: '/auth/refresh', headers: { 'content-type': 'application/json' }, body: '{}' },
+    expect: { http: { status: 404, error: MSG.notFound } },
+  },
+  {
+    kind: 'request',
+    name: 'no-sign-up-endpoint',
+    rules: ['SVC-out-of-scope', 'AUTH-11-no-refresh'],
+    op: 'raw',
+    input: { method: 'POST', path: '/auth/register', headers: { 'content-type': 'application/json' }, body: '{"username":"x","password":"y"}' },
+    expect: { http: { status: 404, error: MSG.notFound } },
+  },
+  {
+    kind: 'request',
+    name: 'no-users-endpoint',
+    rules: ['SVC-out-of-scope'],
+    op: 'raw',
+    input: { method: 'POST', path: '/users', headers: { 'content-type': 'application/json' }, body: '{"username":"x","password":"y"}' },
+    expect: { http: { status: 404, error: MSG.notFound } },
+  },
+];
+
+export const AUTH_CASES: Case[] = [...loginCases, ...headerCases, ...tokenCases];

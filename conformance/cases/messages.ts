@@ -1,0 +1,34 @@
+import type { Expectation } from '../case-model.ts';
+
+/** Spec 7 texts, written out here rather than imported, so the suite does not check the code against itself. */
+export const MSG = {
+  malformedBody: 'malformed request body',
+  invalidOrderId: 'invalid order id',
+  missingAuth: 'missing or malformed Authorization header',
+  invalidToken: 'invalid or expired token',
+  invalidCredentials: 'invalid credentials',
+  forbidden: 'forbidden',
+  notFound: 'not found',
+  tooLarge: 'request body too large',
+  rateLimited: 'rate limit exceeded',
+  internal: 'internal server error',
+  sessionUnavailable: 'session unavailable',
+  methodNotAllowed: 'method not allowed',
+  itemRequired: 'item is required',
+  itemTooLong: 'item must be at most 200 characters',
+  quantityPositive: 'quantity must be a positive integer',
+  quantityTooLarge: 'quantity must be at most 2147483647',
+  loginFieldsRequired: 'username and password are required',
+} as const;
+
+/** 401 on REST, UNAUTHENTICATED on gRPC, same text (our choice for spec 7 rule 5). */
+export function unauthenticated(message: string): Expectation {
+  return { http: { status: 401, error: message }, grpc: { code: 'UNAUTHENTICATED', message } };
+}
+
+export function invalidArgument(message: string): Expectation {
+  return { http: { status: 400, error: message }, grpc: { code: 'INVALID_ARGUMENT', message } };
+}
+
+/** 400 malformed body: REST only, protobuf has no undecodable JSON. */
+export const MALFORMED: Expectation = { http: { status: 400, error: MSG.malformedBody } };

@@ -1,0 +1,261 @@
+import type { Case, RequestCase } from '../case-model.ts';
+import { invalidArgument, MALFORMED, MSG } from './messages.ts';
+
+/** Create and fetch (spec 2.1, 3.1, 4.1 table, 7): shapes, validation, ownership, ids. */
+
+const created = (item: string, quantity: number): RequestCase['expect'] => ({
+  http: { status: 201, body: { shape: 'Order', fields: { item, quantity, status: 'pending' } } },
+  grpc: { code: 'OK', body: { shape: 'Order', fields: { item, quantity, status: 'pending' } } },
+});
+
+const createCases: Case[] = [
+  {
+    kind: 'request',
+    name: 'create-order',
+    rules: ['CREATE-201', 'SVC-operations', 'SHAPE-order', 'SHAPE-create-request', 'ORDER-pending', 'SHAPE-independent', 'HTTP-content-type', 'SHAPE-json', 'GRPC-fields'],
+    op: 'createOrder',
+    input: { item: 'widget', quantity: 3 },
+    expect: created('widget', 3),
+  },
+  {
+    kind: 'request',
+    name: 'create-ignores-client-id-status-and-owner',
+    rules: ['ORDER-pending', 'AUTH-own-user', 'SHAPE-independent'],
+    setup: { users: ['me', 'other'] },
+    op: 'createOrder',
+    input: { item: 'widget', quantity: 1, status: 'shipped', id: '00000000-0000-4000-8000-000000000000', user_id: '{userId:other}', userId: '{userId:other}' },
+    expect: { http: { status: 201, body: { shape: 'Order', fields: { status: 'pending' } } } },
+  },
+  {
+    kind: 'request',
+    name: 'create-item-200-characters',
+    rules: ['ORDER-item-limits', 'CREATE-201'],
+    op: 'createOrder',
+    input: { item: 'x'.repeat(200), quantity: 1 },
+    expect: created('x'.repeat(200), 1),
+  },
+  {
+    kind: 'request',
+    name: 'create-item-200-non-ascii-characters',
+    rules: ['ORDER-item-limits', 'CREATE-201'],
+    op: 'createOrder',
+    input: { item: 'é'.repeat(200), quantity: 1 },
+    expect: created('é'.repeat(200), 1),
+  },
+  {
+    kind: 'request',
+    name: 'create-quantity-int32-max',
+    rules: ['ORDER-item-limits', 'CREATE-201'],
+    op: 'createOrder',
+    input: { item: 'widget', quantity: 2147483647 },
+    expect: created('widget', 2147483647),
+  },
+  ...(
+    [
+      ['create-item-empty', { item: '', quantity: 1 }, MSG.itemRequired],
+      ['create-item-blank', { item: '   ', quantity: 1 }, MSG.itemRequired],
+      ['create-item-absent', { quantity: 1 }, MSG.itemRequired],
+      ['create-item-201-characters', { item: 'x'.repeat(201), quantity: 1 }, MSG.itemTooLong],
+      ['create-quantity-zero', { item: 'widget', quantity: 0 }, MSG.quantityPositive],
+      ['create-quantity-negative', { item: 'widget', quantity: -5 }, MSG.quantityPositive],
+      ['create-quantity-absent', { item: 'widget' }, MSG.quantityPositive],
+    ] as const
+  ).map(
+    ([name, input, message]): RequestCase => ({
+      kind: 'request',
+      name,
+      rules: ['CREATE-400', 'ERR-validation', 'ERR-validation-text', ...(message.startsWith('quantity') ? ['ERR-quantity-domain'] : ['ORDER-item-limits']), 'GRPC-message-text'],
+      op: 'createOrder',
+      input,
+      expect: invalidArgument(message),
+    }),
+  ),
+  {
+    kind: 'request',
+    name: 'create-quantity-above-int32',
+    rules: ['CREATE-400', 'ERR-validation', 'ORDER-item-limits', 'ERR-validation-text'],
+    op: 'createOrder',
+    input: { item: 'widget', quantity: 2147483648 },
+    expect: { http: { status: 400, error: MSG.quantityTooLarge } },
+  },
+  ...(
+    [
+      ['create-quantity-fraction', { item: 'widget', quantity: 1.5 }],
+      ['create-quantity-string', { item: 'widget', quantity: '3' }],
+      ['create-item-number', { item: 42, quantity: 1 }],
+    ] as const
+  ).map(
+    ([name, input]): RequestCase => ({
+      kind: 'request',
+      name,
+      rules: ['CREATE-400', 'SHAPE-create-request', 'ERR-malformed-body'],
+      op: 'createOrder',
+      input,
+      expect: MALFORMED,
+    }),
+  ),
+];
+
+const getCases: Case[] = [
+  {
+    kind: 'request',
+    name: 'get-own-order',
+    rules: ['GET-200', 'SVC-operations', 'SHAPE-order', 'SHAPE-independent', 'HTTP-content-type'],
+    setup: { orders: [{ ref: 'a', item: 'lamp', quantity: 2 }] },
+    op: 'getOrder',
+    input: { id: '{order:a}' },
+    expect: {
+      http: { status: 200, body: { shape: 'Order', fields: { id: '{order:a}', item: 'lamp', quantity: 2, status: 'pending' } } },
+      grpc: { code: 'OK', body: { shape: 'Order', fields: { id: '{order:a}', item: 'lamp', quantity: 2, status: 'pending' } } },
+    },
+  },
+  {
+    kind: 'request',
+    name: 'get-order-of-another-user',
+    rules: ['GET-403', 'ERR-forbidden', 'ERR-403-not-404', 'AUTH-own-user', 'GRPC-message-text'],
+    setup: { users: ['me', 'owner'], orders: [{ ref: 'theirs', owner: 'owner' }] },
+    op: 'getOrder',
+    input: { id: '{order:theirs}' },
+    expect: { http: { status: 403, error: MSG.forbidden }, grpc: { code: 'PERMISSION_DENIED', message: MSG.forbidden } },
+  },
+  {
+    kind: 'request',
+    name: 'get-unknown-order',
+    rules: ['GET-404', 'ERR-not-found', 'ERR-403-not-404', 'GRPC-message-text'],
+    op: 'getOrder',
+    input: { id: '{uuid}' },
+    expect: { http: { status: 404, error: MSG.notFound }, grpc: { code: 'NOT_FOUND', message: MSG.notFound } },
+  },
+  ...(
+    [
+      ['get-id-not-a-uuid', 'not-a-uuid'],
+      ['get-id-number', '12345'],
+      ['get-id-uuid-without-dashes', '0f8fad5bd9cb469fa16570867728950e'],
+      ['get-id-uuid-with-suffix', '0f8fad5b-d9cb-469f-a165-70867728950e0'],
+    ] as const
+  ).map(
+    ([name, id]): RequestCase => ({
+      kind: 'request',
+      name,
+      rules: ['GET-400-id', 'ERR-invalid-order-id', 'GRPC-message-text'],
+      op: 'getOrder',
+      input: { id },
+      expect: invalidArgument(MSG.invalidOrderId),
+    }),
+  ),
+  {
+    kind: 'request',
+    name: 'get-id-empty',
+    rules: ['GET-400-id', 'ERR-invalid-order-id'],
+    op: 'getOrder',
+    input: { id: '' },
+    // REST: GET /orders/ is not a route; gRPC: an empty id is not a UUID.
+    expect: { grpc: { code: 'INVALID_ARGUMENT', message: MSG.invalidOrderId } },
+  },
+  {
+    kind: 'flow',
+    name: 'create-then-get-round-trip',
+    rules: ['CREATE-201', 'GET-200', 'SHAPE-order', 'SVC-operations'],
+    async run(t) {
+      const me = await t.user();
+      const reply = await t.driver.createOrder(me.auth, { item: 'round trip', quantity: 7 });
+      t.check(reply, { http: { status: 201, body: { shape: 'Order' } }, grpc: { code: 'OK', body: { shape: 'Order' } } }, 'create');
+      const got = await t.driver.getOrder(me.auth, (reply.body as { id: string }).id);
+      t.check(got, { http: { status: 200, body: { fields: reply.body as Record<string, unknown> } }, grpc: { code: 'OK', body: { fields: reply.body as Record<string, unknown> } } }, 'get returns the created order unchanged');
+      const created = Date.parse((reply.body as { created_at: string }).created_at);
+      t.assert(Math.abs(created - Date.now()) < 60_000, `created_at ${(reply.body as { created_at: string }).created_at} is not the creation time`);
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'created-order-is-stored',
+    rules: ['SVC-create-durable'],
+    needs: ['inProcess'],
+    async run(t) {
+      const me = await t.user();
+      const id = await t.order(me, 'durable', 2);
+      const stored = await t.target.hooks!.backends.repository.findById(id);
+      t.assert(stored !== undefined, `order ${id} is not in the relational store after create`);
+      t.assert(stored.item === 'durable' && stored.quantity === 2 && stored.userId === me.userId && stored.status === 'pending', `stored order is ${JSON.stringify(stored)}`);
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'fetch-fills-and-uses-the-cache',
+    rules: ['SVC-cache-aside'],
+    needs: ['inProcess'],
+    async run(t) {
+      const me = await t.user();
+      const id = await t.order(me);
+      t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200 }, grpc: { code: 'OK' } }, 'get');
+      const inCache = await t.target.hooks!.backends.cache.get(id);
+      t.assert(inCache !== undefined && inCache.id === id, `order ${id} is not in the cache after create and fetch`);
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'fetch-served-from-cache-when-store-is-down',
+    rules: ['SVC-cache-aside'],
+    needs: ['faults'],
+    async run(t) {
+      const me = await t.user();
+      const id = await t.order(me);
+      const store = t.target.hooks!.fakes!.store.trouble;
+      store.down();
+      try {
+        t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get with the store down');
+      } finally {
+        store.up();
+      }
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'cache-miss-reads-store-and-refills',
+    rules: ['SVC-cache-aside'],
+    needs: ['faults'],
+    async run(t) {
+      const me = await t.user();
+      const { cacheFake } = t.target.hooks!.fakes!;
+      cacheFake.trouble.failNext(1); // the create's cache write fails: the order is only in the store
+      const id = await t.order(me);
+      t.assert((await cacheFake.get(id)) === undefined, 'setup: the order should not be cached');
+      t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get on a cache miss');
+      // The refill is not awaited by the fetch (it must not fail the read): poll briefly.
+      for (let i = 0; i < 50 && (await cacheFake.get(id)) === undefined; i++) await t.sleep(10);
+      t.assert((await cacheFake.get(id)) !== undefined, 'a miss read from the store did not refill the cache');
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'fetch-degrades-to-store-when-cache-is-down',
+    rules: ['SVC-cache-aside'],
+    needs: ['faults'],
+    async run(t) {
+      const me = await t.user();
+      const id = await t.order(me);
+      const cache = t.target.hooks!.fakes!.cacheFake.trouble;
+      cache.down();
+      try {
+        t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get with the cache down');
+      } finally {
+        cache.up();
+      }
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'created-order-belongs-to-the-caller',
+    rules: ['AUTH-own-user'],
+    needs: ['users'],
+    async run(t) {
+      const me = await t.user();
+      const other = await t.user();
+      const id = await t.order(me);
+      t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 200, body: { orders: [id] } }, grpc: { code: 'OK', body: { orders: [id] } } }, 'creator lists it');
+      t.check(await t.driver.listOrders(other.auth, {}), { http: { status: 200, body: { orders: [] } }, grpc: { code: 'OK', body: { orders: [] } } }, 'another user does not');
+    },
+  },
+];
+
+export const ORDER_CASES: Case[] = [...createCases, ...getCases];

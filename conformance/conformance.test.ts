@@ -1,0 +1,209 @@
+import { afterAll, describe, test } from 'vitest';
+import { caseApis, type Case, type Observation } from './case-model.ts';
+import { ALL_CASES } from './cases/index.ts';
+import type { Driver, DriverName } from './drivers/driver.ts';
+import { createDriver } from './drivers/drivers.ts';
+import { findKnownFailing, loadKnownFailing, type TestCoordinates } from './runner/known-failing.ts';
+import { buildMatrix, filtersFromEnv, type TargetGroup } from './runner/matrix.ts';
+import { columnId, writeResults, type CaseResult, type Column } from './runner/results.ts';
+import { runFlowCase, runProcessCase, runRequestCase, type RunEnv } from './runner/run-case.ts';
+import { externalTarget, startInProcessTarget, type Capability, type Target } from './targets/target.ts';
+import { loadTransports, type LoadedTransport } from './targets/transports.ts';
+
+/**
+ * The conformance matrix: every available transport × driver × backend runs every case that applies.
+ * Test names are RULE/transport/driver/backend/case. Results go to reports/conformance-results.json.
+ */
+const startedAt = new Date().toISOString();
+const filters = filtersFromEnv();
+const availability = await loadTransports();
+const matrix = buildMatrix(filters, availability);
+const knownFailing = loadKnownFailing();
+const results: CaseResult[] = [];
+const columns: Column[] = [];
+for (const note of matrix.notes) console.log(note);
+
+const CASE_TIMEOUT_MS = 30_000;
+
+function testId(c: Case, column: Column): string {
+  return `${c.rules.join('+')}/${column.transport}/${column.driver}/${column.backend}/${c.name}`;
+}
+
+/** Runs one case body and applies the known-failing list: a listed case must fail, an unlisted one must pass. */
+async function settle(c: Case, column: Column, body: () => Promise<void>): Promise<void> {
+  const id = testId(c, column);
+  const started = performance.now();
+  let failure: unknown;
+  try {
+    await body();
+  } catch (error) {
+    failure = error;
+  }
+  const coordinates: TestCoordinates = { rules: c.rules, transport: column.transport, driver: column.driver, backend: column.backend, case: c.name };
+  const known = findKnownFailing(knownFailing, coordinates);
+  const ms = Math.round(performance.now() - started);
+  const base = { id, rules: c.rules, ...column, case: c.name, ms };
+  const message = failure instanceof Error ? failure.message : String(failure);
+  if (known !== undefined) {
+    if (failure === undefined) {
+      results.push({ ...base, outcome: 'xpass', detail: `listed in known-failing.yaml (${known.reason}) but passes` });
+      throw new Error(`[${c.rules.join(', ')}] ${c.name}: listed in conformance/known-failing.yaml (${known.reason}) but passes: remove the entry`);
+    }
+    results.push({ ...base, outcome: 'xfail', detail: `${known.reason}: ${message}` });
+    return;
+  }
+  if (failure !== undefined) {
+    results.push({ ...base, outcome: 'fail', detail: message });
+    const error = new Error(`[${c.rules.join(', ')}] ${c.name} on ${columnId(column)}: ${message}`);
+    if (failure instanceof Error && failure.stack !== undefined) error.stack = `${error.message}\n${failure.stack.split('\n').slice(1).join('\n')}`;
+    throw error;
+  }
+  results.push({ ...base, outcome: 'pass' });
+}
+
+function skip(c: Case, column: Column, reason: string): void {
+  results.push({ id: testId(c, column), rules: c.rules, ...column, case: c.name, outcome: 'skip', ms: 0, detail: reason });
+  test.skip(`${testId(c, column)} (${reason})`, () => undefined);
+}
+
+function missingCapabilities(c: Case, capabilities: ReadonlySet<Capability>): Capability[] {
+  const needed = new Set<Capability>(c.needs ?? []);
+  if (c.target !== undefined) needed.add('settings');
+  return [...needed].filter((cap) => !capabilities.has(cap));
+}
+
+function appliesTo(c: Case, transport: string, backend: string): boolean {
+  return (c.transports === undefined || c.transports.includes(transport)) && (c.backends === undefined || c.backends.includes(backend));
+}
+
+/** Cases marked `last` check what the whole column observed, so they run after the others. */
+function ordered(cases: readonly Case[]): Case[] {
+  return [...cases.filter((c) => !c.last), ...cases.filter((c) => c.last)];
+}
+
+function capabilitiesOf(group: TargetGroup): ReadonlySet<Capability> {
+  if (group.backend === 'external') return externalTarget(filters.external!).capabilities;
+  const caps: Capability[] = ['inProcess', 'users', 'logs', 'spans', 'secret', 'settings', 'admin'];
+  return new Set(group.backend === 'fake' ? [...caps, 'faults'] : caps);
+}
+
+function describeGroup(group: TargetGroup): void {
+  describe(`${group.transportName}/${group.backend}`, () => {
+    let shared: Promise<Target> | undefined;
+    const start = (settings: Case['target']): Promise<Target> =>
+      group.backend === 'external'
+        ? Promise.resolve(externalTarget(filters.external!))
+        : startInProcessTarget(group.transport as LoadedTransport, group.backend, settings);
+    const sharedTarget = (): Promise<Target> => (shared ??= start(undefined));
+    const capabilities = capabilitiesOf(group);
+
+    afterAll(async () => {
+      if (shared !== undefined) await (await shared).stop();
+    });
+
+    for (const driverName of group.drivers) {
+      const column: Column = { transport: group.transportName, driver: driverName, backend: group.backend };
+      columns.push(column);
+      const observations: Observation[] = [];
+      const drivers = new Map<string, Driver>();
+      const driverFor = (target: Target, name: DriverName): Driver => {
+        const key = `${target.baseUrl}|${name}`;
+        let driver = drivers.get(key);
+        if (driver === undefined) {
+          driver = createDriver(name, {
+            baseUrl: target.baseUrl,
+            adminUrl: target.adminUrl,
+            hooks: target.hooks,
+            observe: name === driverName ? (req, reply) => observations.push({ method: req.method, path: req.path.split('?')[0] ?? req.path, status: reply.status ?? 0 }) : undefined,
+          });
+          drivers.set(key, driver);
+        }
+        return driver;
+      };
+
+      describe(driverName, () => {
+        afterAll(async () => {
+          await Promise.all([...drivers.values()].map((d) => d.close()));
+        });
+        const api = driverName === 'grpc' ? 'grpc' : 'rest';
+        for (const c of ordered(ALL_CASES)) {
+          if (c.kind === 'process' || !caseApis(c).includes(api) || !appliesTo(c, group.transportName, group.backend)) continue;
+          const missing = missingCapabilities(c, capabilities);
+          if (missing.length > 0) {
+            skip(c, column, `needs ${missing.join(', ')}`);
+            continue;
+          }
+          test(
+            testId(c, column),
+            () =>
+              settle(c, column, async () => {
+                const own = c.target !== undefined;
+                const target = own ? await start(c.target) : await sharedTarget();
+                try {
+                  const env: RunEnv = {
+                    target,
+                    driver: driverFor(target, driverName),
+                    via: (name) => driverFor(target, name),
+                    transport: { name: group.transportName, restVariant: group.transport?.restVariant },
+                    observed: () => observations,
+                  };
+                  if (c.kind === 'request') await runRequestCase(c, env);
+                  else await runFlowCase(c, env);
+                } finally {
+                  if (own) {
+                    await Promise.all([...drivers.entries()].filter(([key]) => key.startsWith(`${target.baseUrl}|`)).map(([key, d]) => (drivers.delete(key), d.close())));
+                    await target.stop();
+                  }
+                }
+              }),
+            CASE_TIMEOUT_MS,
+          );
+        }
+      });
+    }
+
+    if (group.processColumn && group.transport !== undefined) {
+      const transport = group.transport;
+      const column: Column = { transport: group.transportName, driver: 'process', backend: group.backend };
+      columns.push(column);
+      describe('process', () => {
+        for (const c of ALL_CASES) {
+          if (c.kind !== 'process' || c.per !== 'transport' || !appliesTo(c, group.transportName, group.backend)) continue;
+          test(testId(c, column), () => settle(c, column, () => runProcessCase(c, transport)), CASE_TIMEOUT_MS);
+        }
+      });
+    }
+  });
+}
+
+for (const broken of availability.broken) {
+  test(`LOAD/${broken.name}: transport module loads and exports its factory`, () => {
+    throw new Error(`transport ${broken.name} exists but does not load: ${broken.error}`);
+  });
+}
+
+for (const group of matrix.groups) describeGroup(group);
+
+if (matrix.core) {
+  const column: Column = { transport: 'core', driver: 'process', backend: 'fake' };
+  columns.push(column);
+  describe('core/process', () => {
+    for (const c of ALL_CASES) {
+      if (c.kind !== 'process' || c.per !== 'once') continue;
+      test(testId(c, column), () => settle(c, column, () => runProcessCase(c, undefined)), CASE_TIMEOUT_MS);
+    }
+  });
+}
+
+afterAll(() => {
+  writeResults({
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    filters: Object.fromEntries(Object.entries(process.env).filter(([k, v]) => k.startsWith('CONFORMANCE_') && v !== undefined) as [string, string][]),
+    columns,
+    notes: [...matrix.notes, ...availability.broken.map((b) => `conformance: transport ${b.name} does not load: ${b.error}`)],
+    results,
+  });
+  const failed = results.filter((r) => r.outcome === 'fail' || r.outcome === 'xpass').length;
+  console.log(`conformance: ${results.length} results in ${columns.length} columns, ${failed} failing; reports/conformance-results.json written`);
+});

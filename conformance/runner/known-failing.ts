@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+
+export interface KnownFailing {
+  readonly rule: string;
+  readonly transport: string;
+  readonly backend: string;
+  readonly driver: string;
+  readonly case: string;
+  readonly reason: string;
+}
+
+export const KNOWN_FAILING_PATH = new URL('../known-failing.yaml', import.meta.url);
+
+function glob(pattern: string): RegExp {
+  return new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+}
+
+export function loadKnownFailing(text: string = readFileSync(KNOWN_FAILING_PATH, 'utf8')): KnownFailing[] {
+  const doc = (parse(text) ?? {}) as { known_failing?: unknown };
+  const list = doc.known_failing ?? [];
+  if (!Array.isArray(list)) throw new Error('known-failing.yaml: known_failing must be a list');
+  return list.map((raw: unknown, index) => {
+    const entry = (raw ?? {}) as Record<string, unknown>;
+    for (const field of ['rule', 'transport', 'backend', 'reason'] as const) {
+      if (typeof entry[field] !== 'string' || entry[field] === '') throw new Error(`known-failing.yaml entry ${index + 1}: ${field} is required`);
+    }
+    return {
+      rule: entry['rule'] as string,
+      transport: entry['transport'] as string,
+      backend: entry['backend'] as string,
+      driver: typeof entry['driver'] === 'string' ? entry['driver'] : '*',
+      case: typeof entry['case'] === 'string' ? entry['case'] : '*',
+      reason: entry['reason'] as string,
+    };
+  });
+}
+
+export interface TestCoordinates {
+  readonly rules: readonly string[];
+  readonly transport: string;
+  readonly driver: string;
+  readonly backend: string;
+  readonly case: string;
+}
+
+export function findKnownFailing(entries: readonly KnownFailing[], at: TestCoordinates): KnownFailing | undefined {
+  return entries.find(
+    (e) =>
+      at.rules.some((rule) => glob(e.rule).test(rule)) &&
+      glob(e.transport).test(at.transport) &&
+      glob(e.driver).test(at.driver) &&
+      glob(e.backend).test(at.backend) &&
+      glob(e.case).test(at.case),
+  );
+}

@@ -1,0 +1,97 @@
+import type { Env } from '../../src/config/env.ts';
+import { realBackendsConfigured } from '../../test/support/in-process-app.ts';
+import type { DriverName } from '../drivers/driver.ts';
+import { DRIVER_NAMES } from '../drivers/drivers.ts';
+import { DEMO_ACCOUNTS, type Credentials, type ExternalOptions } from '../targets/target.ts';
+import type { LoadedTransport, TransportAvailability } from '../targets/transports.ts';
+
+/** The filters `npm run conformance -- --transport … --backend … --driver …` passes through env. */
+export interface Filters {
+  readonly transports: readonly string[] | undefined;
+  readonly backends: readonly string[] | undefined;
+  readonly drivers: readonly string[] | undefined;
+  readonly external: ExternalOptions | undefined;
+}
+
+function list(value: string | undefined): string[] | undefined {
+  const items = (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return items.length === 0 ? undefined : items;
+}
+
+function accounts(value: string | undefined): Credentials[] {
+  const items = list(value);
+  if (items === undefined) return [...DEMO_ACCOUNTS];
+  return items.map((item) => {
+    const at = item.indexOf(':');
+    if (at <= 0) throw new Error(`CONFORMANCE_USERS: expected name:password, got ${item}`);
+    return { username: item.slice(0, at), password: item.slice(at + 1) };
+  });
+}
+
+export function filtersFromEnv(env: Env = process.env): Filters {
+  const url = env['CONFORMANCE_URL'];
+  return {
+    transports: list(env['CONFORMANCE_TRANSPORT']),
+    backends: list(env['CONFORMANCE_BACKEND']),
+    drivers: list(env['CONFORMANCE_DRIVER']),
+    external:
+      url === undefined || url === ''
+        ? undefined
+        : { url, adminUrl: env['CONFORMANCE_ADMIN_URL'] || undefined, users: accounts(env['CONFORMANCE_USERS']) },
+  };
+}
+
+/** One transport × backend: the shared target and the driver columns that run against it. */
+export interface TargetGroup {
+  readonly transport: LoadedTransport | undefined;
+  readonly transportName: string;
+  readonly backend: 'fake' | 'real' | 'external';
+  readonly drivers: readonly DriverName[];
+  /** Per-transport process cases run in a `process` column (fake backend only). */
+  readonly processColumn: boolean;
+}
+
+export interface Matrix {
+  readonly groups: readonly TargetGroup[];
+  /** Transport-independent process cases (the `core` column). */
+  readonly core: boolean;
+  readonly notes: readonly string[];
+}
+
+const allows = (filter: readonly string[] | undefined, value: string): boolean => filter === undefined || filter.includes(value);
+
+export function buildMatrix(filters: Filters, availability: TransportAvailability, env: Env = process.env): Matrix {
+  const notes: string[] = [];
+  if (filters.external !== undefined) {
+    const drivers = (filters.drivers ?? ['rest-http1']).filter((d): d is DriverName => (DRIVER_NAMES as readonly string[]).includes(d));
+    notes.push(`conformance: external target ${filters.external.url} (admin ${filters.external.adminUrl ?? 'not given'}): black-box cases only`);
+    return {
+      groups: [{ transport: undefined, transportName: 'external', backend: 'external', drivers, processColumn: false }],
+      core: false,
+      notes,
+    };
+  }
+  for (const missing of availability.unavailable) {
+    if (allows(filters.transports, missing.name)) notes.push(`conformance: transport ${missing.name} not available (${missing.reason})`);
+  }
+  const real = realBackendsConfigured(env);
+  if (!real && allows(filters.backends, 'real')) {
+    notes.push('conformance: real backends not configured (set POSTGRES_DSN, REDIS_ADDR and NATS_URL); real column not run');
+  }
+  const backends = (['fake', 'real'] as const).filter((b) => allows(filters.backends, b) && (b === 'fake' || real));
+  const groups: TargetGroup[] = [];
+  for (const transport of availability.available) {
+    if (!allows(filters.transports, transport.name)) continue;
+    for (const backend of backends) {
+      groups.push({
+        transport,
+        transportName: transport.name,
+        backend,
+        drivers: transport.drivers.filter((d) => allows(filters.drivers, d)),
+        processColumn: backend === 'fake' && allows(filters.drivers, 'process'),
+      });
+    }
+  }
+  const core = allows(filters.transports, 'core') && allows(filters.backends, 'fake') && allows(filters.drivers, 'process');
+  return { groups, core, notes };
+}

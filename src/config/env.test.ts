@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { addressVar, ConfigError, durationVar, optionalVar, parseDuration, parseListenAddress, positiveIntVar, requireVar } from './env.ts';
+
+/** Runs `fn`, expects a ConfigError, and returns its message. */
+function configError(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('requireVar / optionalVar', () => {
+  it('a missing or empty required variable fails naming it', () => {
+    expect(configError(() => requireVar({}, 'POSTGRES_DSN'))).toBe('config: missing required variable POSTGRES_DSN');
+    expect(configError(() => requireVar({ POSTGRES_DSN: '' }, 'POSTGRES_DSN'))).toContain('POSTGRES_DSN');
+    expect(requireVar({ POSTGRES_DSN: 'x' }, 'POSTGRES_DSN')).toBe('x');
+  });
+
+  it('an empty optional variable means its default', () => {
+    expect(optionalVar({}, 'X', 'd')).toBe('d');
+    expect(optionalVar({ X: '' }, 'X', 'd')).toBe('d');
+    expect(optionalVar({ X: 'v' }, 'X', 'd')).toBe('v');
+  });
+});
+
+describe('parseDuration (JWT_EXPIRY format)', () => {
+  it.each([
+    ['30m', 30 * 60_000],
+    ['2h', 2 * 3_600_000],
+    ['1h', 3_600_000],
+    ['1h30m', 90 * 60_000],
+    ['45s', 45_000],
+    ['500ms', 500],
+    ['1h30m15s', 5_415_000],
+    ['1.5h', 5_400_000],
+  ])('%s is %i ms', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it.each(['', '30', 'h', 'abc', '-5m', '0m', '0s', '1d', '1 h', '1h 30m', ' 2h', '2h ', '2H', '1y', '+1h', '1e3s', '.5h'])('rejects %j', (text) => {
+    expect(parseDuration(text)).toBeUndefined();
+  });
+});
+
+describe('durationVar', () => {
+  it('defaults when unset or empty and parses when set', () => {
+    expect(durationVar({}, 'JWT_EXPIRY', '1h')).toBe(3_600_000);
+    expect(durationVar({ JWT_EXPIRY: '' }, 'JWT_EXPIRY', '1h')).toBe(3_600_000);
+    expect(durationVar({ JWT_EXPIRY: '30m' }, 'JWT_EXPIRY', '1h')).toBe(1_800_000);
+  });
+
+  it('a bad value fails naming the variable, not echoing the value', () => {
+    const message = configError(() => durationVar({ JWT_EXPIRY: 'tomorrow-ish' }, 'JWT_EXPIRY', '1h'));
+    expect(message).toContain('JWT_EXPIRY');
+    expect(message).not.toContain('tomorrow-ish');
+  });
+});
+
+describe('positiveIntVar (RATE_LIMIT_RPS, SESSION_RECENT)', () => {
+  it('defaults when unset or empty and parses decimal integers', () => {
+    expect(positiveIntVar({}, 'RATE_LIMIT_RPS', 50)).toBe(50);
+    expect(positiveIntVar({ RATE_LIMIT_RPS: '' }, 'RATE_LIMIT_RPS', 50)).toBe(50);
+    expect(positiveIntVar({ RATE_LIMIT_RPS: '1' }, 'RATE_LIMIT_RPS', 50)).toBe(1);
+    expect(positiveIntVar({ RATE_LIMIT_RPS: '100000' }, 'RATE_LIMIT_RPS', 50)).toBe(100_000);
+  });
+
+  it.each(['0', '-1', '1.5', '5.0', 'abc', '1e3', '0x10', ' 5', '5 ', '+5', '99999999999999999999', 'Infinity', 'NaN'])(
+    'rejects %j naming the variable, not echoing the value',
+    (text) => {
+      const message = configError(() => positiveIntVar({ SESSION_RECENT: text }, 'SESSION_RECENT', 10));
+      expect(message).toBe('config: SESSION_RECENT must be a positive integer');
+    },
+  );
+});
+
+describe('parseListenAddress (HTTP_ADDR, ADMIN_ADDR)', () => {
+  it.each([
+    [':8080', { host: undefined, port: 8080 }],
+    [':0', { host: undefined, port: 0 }],
+    ['127.0.0.1:0', { host: '127.0.0.1', port: 0 }],
+    ['0.0.0.0:8081', { host: '0.0.0.0', port: 8081 }],
+    ['localhost:3000', { host: 'localhost', port: 3000 }],
+    ['[::1]:9000', { host: '::1', port: 9000 }],
+    ['[::]:65535', { host: '::', port: 65_535 }],
+  ])('%s → %o', (text, expected) => {
+    expect(parseListenAddress('HTTP_ADDR', text)).toEqual(expected);
+  });
+
+  it.each(['8080', 'localhost', ':', '', ':65536', ':99999', ':123456', '::1:9000', '[::1]9000', '[::1]', ':-1', ':80a', '127.0.0.1:', 'http://host:80', 'host:port'])(
+    'rejects %j naming the variable',
+    (text) => {
+      expect(configError(() => parseListenAddress('ADMIN_ADDR', text))).toBe('config: ADMIN_ADDR must be host:port or :port');
+    },
+  );
+
+  it('addressVar defaults when unset or empty', () => {
+    expect(addressVar({}, 'HTTP_ADDR', ':8080')).toEqual({ host: undefined, port: 8080 });
+    expect(addressVar({ HTTP_ADDR: '' }, 'HTTP_ADDR', ':8080')).toEqual({ host: undefined, port: 8080 });
+    expect(addressVar({ HTTP_ADDR: '[::1]:9000' }, 'HTTP_ADDR', ':8080')).toEqual({ host: '::1', port: 9000 });
+  });
+});

@@ -1,0 +1,197 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { POSTGRES_DEFAULTS } from '../../src/adapters/postgres/postgres-config.ts';
+import { PostgresCredentialStore } from '../../src/adapters/postgres/postgres-credential-store.ts';
+import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
+import { DEFAULT_KEY_PREFIX } from '../../src/adapters/redis/redis-config.ts';
+import { ORDER_PLACED_SUBJECT, type OrderPlaced } from '../../src/domain/order-placed.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { hashPassword } from '../../src/service/password-hasher.ts';
+import { freePort } from '../faults/local-servers.ts';
+import { expectNoSecrets, ServiceClient, type Reply } from '../faults/service-client.ts';
+import { spawnOrdersBin, type ServiceProcess } from '../faults/service-process.ts';
+
+/**
+ * The must-show of the real-backends issue, against the shared servers: what a create stores outlives
+ * the process, and every create puts an order-placed event on the broker. The real executable is run
+ * twice on one schema (POSTGRES_SCHEMA), so it uses the production subject and cache key prefix; the
+ * test filters events by its own user id and removes its cache keys and schema at the end.
+ */
+const env = process.env;
+const configured = Boolean(env['POSTGRES_DSN'] && env['REDIS_ADDR'] && env['NATS_URL']);
+const ORDERS = 20;
+
+interface OrderJson {
+  readonly id: string;
+  readonly item: string;
+  readonly quantity: number;
+  readonly status: string;
+  readonly created_at: string;
+}
+
+describe.skipIf(!configured)('durability across a restart of orders-stdlib (shared Postgres, Redis, NATS)', () => {
+  const dsn = env['POSTGRES_DSN']!;
+  const schema = `dur_${randomBytes(6).toString('hex')}`;
+  const jwtSecret = randomBytes(32).toString('base64url');
+  const username = `durable-${randomUUID()}`;
+  const password = `pw-${randomBytes(12).toString('hex')}`;
+  const userId = randomUUID();
+  const events: OrderPlaced[] = [];
+  const created: Reply[] = [];
+  const tokens: string[] = [];
+  const lines: string[] = [];
+  let nats: NatsConnection;
+  let run: ServiceProcess | undefined;
+  let client: ServiceClient;
+  let serviceEnv: Record<string, string>;
+
+  async function startService(): Promise<ServiceProcess> {
+    const service = spawnOrdersBin(serviceEnv);
+    run = service;
+    await service.waitReady(client.adminUrl);
+    return service;
+  }
+
+  async function stopService(service: ServiceProcess): Promise<void> {
+    const code = await service.stop();
+    lines.push(...service.lines);
+    expect(code, service.lines.join('\n')).toBe(0);
+    run = undefined;
+  }
+
+  async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    const started = performance.now();
+    while (!condition()) {
+      if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      await sleep(20);
+    }
+  }
+
+  beforeAll(async () => {
+    // The user, written the way the operator CLI does: straight into the credential store.
+    const database = new PostgresDatabase({ ...POSTGRES_DEFAULTS, dsn, schema }, createLogger('error'));
+    await database.init();
+    await new PostgresCredentialStore(database).add({ id: userId, username, passwordHash: await hashPassword(password, { N: 1024, r: 8, p: 1 }) });
+    await database.stop();
+
+    nats = await connect({ servers: env['NATS_URL']!.split(',') });
+    nats.subscribe(ORDER_PLACED_SUBJECT, {
+      callback: (error, msg) => {
+        if (error !== null) return;
+        const event = JSON.parse(msg.string()) as OrderPlaced;
+        // Other suites' executables publish on the same production subject.
+        if (event.user_id === userId) events.push(event);
+      },
+    });
+    await nats.flush();
+
+    const [httpPort, adminPort] = [await freePort(), await freePort()];
+    client = new ServiceClient(`http://127.0.0.1:${httpPort}`, `http://127.0.0.1:${adminPort}`);
+    serviceEnv = {
+      POSTGRES_DSN: dsn,
+      POSTGRES_SCHEMA: schema,
+      REDIS_ADDR: env['REDIS_ADDR']!,
+      NATS_URL: env['NATS_URL']!,
+      JWT_SECRET: jwtSecret,
+      HTTP_ADDR: `127.0.0.1:${httpPort}`,
+      ADMIN_ADDR: `127.0.0.1:${adminPort}`,
+      RATE_LIMIT_RPS: '100000',
+      LOG_LEVEL: 'debug',
+    };
+  });
+
+  afterAll(async () => {
+    if (run !== undefined) {
+      lines.push(...run.lines);
+      await run.kill();
+    }
+    await nats?.close();
+    const redis = new Redis(`redis://${env['REDIS_ADDR']}`, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await redis.connect();
+    const ids = created.map((reply) => (reply.json as OrderJson).id);
+    if (ids.length > 0) await redis.del(...ids.map((id) => `${DEFAULT_KEY_PREFIX}${id}`));
+    redis.disconnect();
+    const admin = new pg.Client({ connectionString: dsn });
+    await admin.connect();
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
+  });
+
+  it(`run 1: ${ORDERS} creates, ${ORDERS} order-placed events with matching fields`, async () => {
+    const service = await startService();
+    const token = await client.login(username, password);
+    tokens.push(token);
+    for (let i = 0; i < ORDERS; i++) {
+      const reply = await client.createOrder(token, `durable-item-${i}`, i + 1);
+      expect(reply.status, reply.text).toBe(201);
+      created.push(reply);
+    }
+    await until(() => events.length >= ORDERS, 5_000, `${ORDERS} events (got ${events.length})`);
+    await sleep(200); // a duplicate would arrive now
+    expect(events).toHaveLength(ORDERS);
+    const byId = new Map(events.map((e) => [e.order_id, e]));
+    for (const reply of created) {
+      const order = reply.json as OrderJson;
+      expect(byId.get(order.id)).toEqual({
+        order_id: order.id,
+        user_id: userId,
+        item: order.item,
+        quantity: order.quantity,
+        created_at: order.created_at,
+      });
+    }
+    await stopService(service);
+  });
+
+  it('run 2 on the same schema: every order fetched from Postgres is 200 with identical JSON', async () => {
+    // Drop the cached copies, so run 2 can only answer from the database.
+    const redis = new Redis(`redis://${env['REDIS_ADDR']}`, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await redis.connect();
+    const removed = await redis.del(...created.map((reply) => `${DEFAULT_KEY_PREFIX}${(reply.json as OrderJson).id}`));
+    redis.disconnect();
+    expect(removed, 'run 1 cached every order under the production prefix').toBe(ORDERS);
+
+    const service = await startService();
+    // The same JWT_SECRET: a token issued by run 1 is still accepted.
+    const oldToken = tokens[0]!;
+    for (const reply of created) {
+      const order = reply.json as OrderJson;
+      const fetched = await client.call('GET', `/orders/${order.id}`, { token: oldToken });
+      expect(fetched.status, fetched.text).toBe(200);
+      expect(fetched.text).toBe(reply.text);
+    }
+    const list = await client.call('GET', '/orders?limit=100', { token: oldToken });
+    expect(list.status).toBe(200);
+    const listed = (list.json as { orders: OrderJson[] }).orders;
+    expect(listed).toHaveLength(ORDERS);
+    expect([...listed].sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+      created.map((reply) => reply.json as OrderJson).sort((a, b) => a.id.localeCompare(b.id)),
+    );
+    const times = listed.map((o) => Date.parse(o.created_at));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+
+    // Run 2 publishes on the same subject.
+    const token = await client.login(username, password);
+    tokens.push(token);
+    const more = await client.createOrder(token, 'after-restart', 7);
+    expect(more.status).toBe(201);
+    created.push(more);
+    const id = (more.json as OrderJson).id;
+    await until(() => events.some((e) => e.order_id === id), 5_000, 'the event of run 2');
+    expect(events).toHaveLength(ORDERS + 1);
+    await stopService(service);
+  });
+
+  it('leaks no secret in any log line or body', () => {
+    expect(lines.length).toBeGreaterThan(0);
+    const secrets: Record<string, string> = { JWT_SECRET: jwtSecret, password };
+    tokens.forEach((token, i) => (secrets[`token ${i + 1}`] = token));
+    const dsnPassword = new URL(dsn).password;
+    if (dsnPassword !== '') secrets['DSN password'] = decodeURIComponent(dsnPassword);
+    expectNoSecrets([...lines, ...client.bodies], secrets);
+  });
+});
