@@ -50,16 +50,17 @@ describe('orders-koa handling chain (spec 4.3, 4.5, 8)', () => {
     expect((await call(app.baseUrl, 'GET', '/nope')).status).toBe(404);
   });
 
-  it('masks a backend failure as 500 and logs it once as a recovered panic', async () => {
+  it('masks a backend failure as 500 and logs it once as a backend outage, not a panic', async () => {
     app = await startInProcess({ transport: koaTransport });
     const token = await login(app.baseUrl, 'alice', await app.addUser('alice'));
     app.fakes?.store.trouble.failNext();
     const res = await call(app.baseUrl, 'POST', '/orders', { token, body: JSON.stringify({ item: 'x', quantity: 1 }) });
     expect(res).toMatchObject({ status: 500, body: { error: 'internal server error' } });
     expect(res.headers.get('content-type')).toBe('application/json');
-    const panics = app.logs.find('api: panic recovered');
-    expect(panics).toHaveLength(1);
-    expect(panics[0]).toMatchObject({ level: 'error', path: '/orders', panic: expect.stringContaining('injected failure') });
+    expect(app.logs.find('api: panic recovered')).toHaveLength(0);
+    const outages = app.logs.find('api: backend unavailable');
+    expect(outages).toHaveLength(1);
+    expect(outages[0]).toMatchObject({ level: 'error', path: '/orders', err: expect.stringContaining('injected failure') });
     expect(app.logs.find('request').at(-1)).toMatchObject({ method: 'POST', path: '/orders', status: 500 });
   });
 

@@ -22,6 +22,8 @@ export interface InProcessOptions {
   readonly sessionLingerMs?: number;
   readonly sessionCap?: number;
   readonly sessionTimers?: TimerPort;
+  /** Backend 'real': overrides the default random schema / suffix (e.g. to share a schema across restarts). */
+  readonly isolation?: RealBackendIsolation;
 }
 
 export interface InProcessApp {
@@ -68,7 +70,11 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
   const logs = new LogCapture();
   const logger = createLogger('debug', logs);
   const config = loadServiceConfig(env, { embedded: backendKind === 'fake' });
-  const isolation: RealBackendIsolation = { schema: `t_${randomBytes(6).toString('hex')}`, uniqueSuffix: randomBytes(6).toString('hex'), dropSchemaOnStop: true };
+  const isolation: RealBackendIsolation = options.isolation ?? {
+    schema: `t_${randomBytes(6).toString('hex')}`,
+    uniqueSuffix: randomBytes(6).toString('hex'),
+    dropSchemaOnStop: true,
+  };
   const fakes = backendKind === 'fake' ? await createEmbeddedBackends(logger, { seedDemoUsers: false }) : undefined;
   const backends = fakes ?? (await createRealBackends(env, logger, isolation));
   const spans = new InMemorySpanExporter();

@@ -110,6 +110,8 @@ export class RedisOrderCache implements OrderCache, Component {
   /** A real round trip (PING), bounded by the command timeout; the message names no secret. */
   async health(): Promise<void> {
     const client = this.#requireClient('health');
+    // ioredis's own words for a dropped connection ("Stream isn't writeable…") mean nothing to an operator.
+    if (client.status !== 'ready') throw new ErrUnavailable(`cache: not connected to REDIS_ADDR (${this.#address}); reconnecting`);
     try {
       await client.ping();
     } catch (err) {

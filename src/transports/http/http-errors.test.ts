@@ -3,7 +3,7 @@ import { ErrConflict, ErrForbidden, ErrInvalidCredentials, ErrNotFound, ErrUnava
 import { ErrMissingCredentials } from '../../service/authenticate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
 import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from '../../session/session-errors.ts';
-import { ErrBodyTooLarge, ErrInvalidOrderId, ErrMalformedBody, INTERNAL_ERROR, toHttpError, type HttpError } from './http-errors.ts';
+import { ErrBodyTooLarge, ErrClientClosed, ErrInvalidOrderId, ErrMalformedBody, INTERNAL_ERROR, toHttpError, type HttpError } from './http-errors.ts';
 
 /** Spec 7, restated by hand: the table is checked against the spec, not against itself. */
 const TABLE: [string, unknown, HttpError][] = [
@@ -19,8 +19,16 @@ const TABLE: [string, unknown, HttpError][] = [
   ['ErrNoDoneSignal', new ErrNoDoneSignal(), { status: 503, message: 'session unavailable', expected: true }],
   ['ErrMalformedBody', new ErrMalformedBody(), { status: 400, message: 'malformed request body', expected: true }],
   ['ErrInvalidOrderId', new ErrInvalidOrderId(), { status: 400, message: 'invalid order id', expected: true }],
-  ['ErrBodyTooLarge', new ErrBodyTooLarge(), { status: 413, message: 'request body too large', expected: true }],
-  ['ErrUnavailable', new ErrUnavailable('database: find order: password authentication failed for user "orders"'), { status: 500, message: 'internal server error', expected: false }],
+  // The body is left unread, so an HTTP/1 connection cannot be reused.
+  ['ErrBodyTooLarge', new ErrBodyTooLarge(), { status: 413, message: 'request body too large', expected: true, closeConnection: true }],
+  // Nobody is left to read it; 499 only reaches metrics and the request log.
+  ['ErrClientClosed', new ErrClientClosed(), { status: 499, message: 'client closed request', expected: true }],
+  // A backend outage is masked like a bug but logged as what it is, never as a panic.
+  [
+    'ErrUnavailable',
+    new ErrUnavailable('database: find order: password authentication failed for user "orders"'),
+    { status: 500, message: 'internal server error', expected: true, logAs: 'api: backend unavailable' },
+  ],
   ['ErrConflict', new ErrConflict('database: insert order: order x already exists'), { status: 500, message: 'internal server error', expected: false }],
   ['TypeError', new TypeError("Cannot read properties of undefined (reading 'id')"), { status: 500, message: 'internal server error', expected: false }],
   ['plain Error', new Error('boom'), { status: 500, message: 'internal server error', expected: false }],

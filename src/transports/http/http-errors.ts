@@ -1,4 +1,4 @@
-import { DomainError } from '../../domain/errors.ts';
+import { DomainError, ErrUnavailable } from '../../domain/errors.ts';
 import { ErrMissingCredentials } from '../../service/authenticate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
 import { isSessionError } from '../../session/session-errors.ts';
@@ -42,6 +42,10 @@ export interface HttpError {
   readonly message: string;
   /** Whether the error was expected; unexpected ones are logged by the caller (5xx are masked). */
   readonly expected: boolean;
+  /** The request body was left unread: an HTTP/1 connection cannot be reused (HTTP/2 resets only the stream). */
+  readonly closeConnection?: boolean;
+  /** An expected failure the operator must still hear of (a backend outage), logged under this message. */
+  readonly logAs?: string;
 }
 
 export const INTERNAL_ERROR: HttpError = { status: 500, message: 'internal server error', expected: false };
@@ -64,8 +68,10 @@ export function toHttpError(error: unknown): HttpError {
   }
   if (isSessionError(error)) return { status: 503, message: 'session unavailable', expected: true };
   if (error instanceof ErrMalformedBody || error instanceof ErrInvalidOrderId) return { status: 400, message: error.message, expected: true };
-  if (error instanceof ErrBodyTooLarge) return { status: 413, message: error.message, expected: true };
+  if (error instanceof ErrBodyTooLarge) return { status: 413, message: error.message, expected: true, closeConnection: true };
   // nginx's 499: recorded in metrics and the request log, never seen by a client.
   if (error instanceof ErrClientClosed) return { status: 499, message: error.message, expected: true };
+  // A backend outage is not a bug: masked as 500 like one, but logged as what it is, not as a panic.
+  if (error instanceof ErrUnavailable) return { ...INTERNAL_ERROR, expected: true, logAs: 'api: backend unavailable' };
   return INTERNAL_ERROR;
 }

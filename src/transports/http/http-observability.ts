@@ -38,6 +38,11 @@ export function logRequest(logger: Logger, method: string, path: string, status:
   logger.info({ method, path, status }, 'request');
 }
 
+/** Expected failures the operator must hear of (HttpError.logAs): the error's own (secret-free) text. */
+export function logMappedFailure(logger: Logger, message: string, error: unknown, path: string): void {
+  logger.error({ err: error instanceof Error ? error.message : String(error), path }, message);
+}
+
 /** Spec 4.3 rule 1. */
 export function logPanic(logger: Logger, error: unknown, path: string): void {
   logger.error({ panic: error instanceof Error ? error.message : String(error), path }, 'api: panic recovered');

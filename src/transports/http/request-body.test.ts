@@ -3,7 +3,7 @@ import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ErrBodyTooLarge } from './http-errors.ts';
+import { ErrBodyTooLarge, ErrClientClosed } from './http-errors.ts';
 import { MAX_BODY_BYTES, readBody } from './request-body.ts';
 
 /** A request-shaped stream that records how many chunks were pulled from it. */
@@ -67,6 +67,19 @@ describe('readBody', () => {
   it('a lying small Content-Length does not lift the limit', async () => {
     const { req } = fakeRequest([Buffer.alloc(8), Buffer.alloc(8)], { 'content-length': '1' });
     expect(await failure(readBody(req, 10))).toBeInstanceOf(ErrBodyTooLarge);
+  });
+
+  it('a body stream that fails mid-way (the client hung up) is ErrClientClosed, not a server fault', async () => {
+    const cause = Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
+    const stream = Readable.from(
+      (async function* () {
+        yield Buffer.from('{"item":');
+        throw cause;
+      })(),
+    );
+    const error = await failure(readBody(Object.assign(stream, { headers: {} }) as unknown as IncomingMessage));
+    expect(error).toBeInstanceOf(ErrClientClosed);
+    expect((error as Error).cause).toBe(cause);
   });
 
   it('over a real socket: a chunked 2 MiB body without Content-Length is refused', async () => {

@@ -34,7 +34,7 @@ export function createKoaApp(core: Core, options: KoaAppOptions): Koa<KoaState> 
   app.use(rateLimiting(core.config.rateLimitRps));
   // The router: the pieces below answer every request the limiter lets through.
   app.use(doneSignal());
-  app.use(errorMapping());
+  app.use(errorMapping(observability.logger));
   app.use(publicRoutes.routes());
   app.use(protectedRoutes.routes());
   app.use(notMatched());

@@ -1,6 +1,6 @@
 import type { Logger } from '../../observability/logger.ts';
 import type { HttpObservability } from '../http/http-observability.ts';
-import { endRequestSpan, logPanic, logRequest, recordRequestMetrics, startRequestSpan } from '../http/http-observability.ts';
+import { endRequestSpan, logMappedFailure, logPanic, logRequest, recordRequestMetrics, startRequestSpan } from '../http/http-observability.ts';
 import { INTERNAL_ERROR, toHttpError } from '../http/http-errors.ts';
 import { matchedRouteLabel, sendError, type KoaContext, type KoaMiddleware } from './koa-context.ts';
 
@@ -65,16 +65,16 @@ export function doneSignal(): KoaMiddleware {
  * The single error table (toHttpError) answers expected errors; an unexpected one is rethrown so the
  * recovery layer logs it once and masks it as 500 (koa's rule: log only the unexpected).
  */
-export function errorMapping(): KoaMiddleware {
+export function errorMapping(logger: Logger): KoaMiddleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (error) {
       const mapped = toHttpError(error);
       if (!mapped.expected) throw error;
-      // A refused oversized body is left unread: an HTTP/1 connection cannot be reused. HTTP/2 (the gRPC
-      // executable's REST side) forbids the header and resets just the stream.
-      if (mapped.status === 413 && ctx.req.httpVersionMajor < 2) ctx.set('Connection', 'close');
+      if (mapped.logAs !== undefined) logMappedFailure(logger, mapped.logAs, error, ctx.path);
+      // HTTP/2 (the gRPC executable's REST side) forbids the header and resets just the stream.
+      if (mapped.closeConnection && ctx.req.httpVersionMajor < 2) ctx.set('Connection', 'close');
       sendError(ctx, mapped.status, mapped.message);
     }
   };

@@ -1,15 +1,16 @@
+import type { Logger } from '../../observability/logger.ts';
 import { toHttpError } from '../http/http-errors.ts';
+import { logMappedFailure } from '../http/http-observability.ts';
 import { sendError, type Exchange } from './exchange.ts';
 
 /**
  * Writes the error table's answer. An unexpected error is rethrown after answering so the recovery
  * layer logs it once; expected ones (4xx, 503 session) are not logged here (koa's rule: log only the
- * unexpected).
+ * unexpected), except those the table marks for the operator (backend outages).
  */
-export function respondWithError(exchange: Exchange, error: unknown): void {
+export function respondWithError(exchange: Exchange, error: unknown, logger: Logger): void {
   const mapped = toHttpError(error);
   if (!mapped.expected) throw error;
-  // A refused oversized body is left unread: the connection cannot be reused.
-  const headers: Record<string, string> = mapped.status === 413 ? { connection: 'close' } : {};
-  sendError(exchange.res, mapped.status, mapped.message, headers);
+  if (mapped.logAs !== undefined) logMappedFailure(logger, mapped.logAs, error, exchange.path);
+  sendError(exchange.res, mapped.status, mapped.message, mapped.closeConnection ? { connection: 'close' } : {});
 }

@@ -1,3 +1,4 @@
+import type { Logger } from '../../observability/logger.ts';
 import type { TokenService } from '../../service/token-service.ts';
 import { authenticate } from '../../service/authenticate.ts';
 import type { ProtectedOperation, PublicOperation, RestRequest } from '../http/rest-api.ts';
@@ -23,9 +24,11 @@ interface Route {
 export class Router {
   readonly #routes: Route[] = [];
   readonly #tokens: TokenService;
+  readonly #logger: Logger;
 
-  constructor(tokens: TokenService) {
+  constructor(tokens: TokenService, logger: Logger) {
     this.#tokens = tokens;
+    this.#logger = logger;
   }
 
   /** Raw route (contract documents): no JSON body parsing, no authentication. */
@@ -68,7 +71,7 @@ export class Router {
     try {
       await route.handler(exchange, params);
     } catch (error) {
-      respondWithError(exchange, error);
+      respondWithError(exchange, error, this.#logger);
     }
   };
 }

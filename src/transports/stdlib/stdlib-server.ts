@@ -21,8 +21,8 @@ export interface StdlibDeps {
 }
 
 
-export function createStdlibRouter(deps: Pick<StdlibDeps, 'api' | 'tokens'>): Router {
-  const router = new Router(deps.tokens);
+export function createStdlibRouter(deps: Pick<StdlibDeps, 'api' | 'tokens' | 'observability'>): Router {
+  const router = new Router(deps.tokens, deps.observability.logger);
   for (const route of PUBLIC_ROUTES) router.public(route.method, route.path, deps.api[route.operation]);
   for (const route of PROTECTED_ROUTES) router.protected(route.method, route.path, deps.api[route.operation]);
   router.raw('GET', OPENAPI_PATH, ({ res }) => void res.writeHead(200, { 'content-type': 'application/yaml' }).end(OPENAPI_YAML));

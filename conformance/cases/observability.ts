@@ -1,0 +1,189 @@
+import { isSpanContextValid, TraceFlags } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { Case, FlowContext } from '../case-model.ts';
+
+/** Spec 4.3 rule 2 and 4.5 as seen from outside: log lines, the scrape, the spans. */
+
+export interface Sample {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+/** Parses the Prometheus text format's samples (no escapes beyond \" are produced by our labels). */
+export function parseScrape(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (match === null) continue;
+    const labels: Record<string, string> = {};
+    for (const [, key, value] of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = value!;
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+function counter(samples: readonly Sample[], labels: Record<string, string>): number {
+  return samples
+    .filter((s) => s.name === 'orders_http_requests_total' && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((sum, s) => sum + s.value, 0);
+}
+
+function spansWithPath(t: FlowContext, path: string): ReadableSpan[] {
+  return t.target.hooks!.spans.getFinishedSpans().filter((s) => s.attributes['url.path'] === path);
+}
+
+const cases: Case[] = [
+  {
+    kind: 'flow',
+    name: 'one-request-log-line-per-request',
+    rules: ['CHAIN-R2-request-log', 'LOG-json'],
+    api: 'rest',
+    needs: ['logs'],
+    async run(t) {
+      const path = `/orders/${crypto.randomUUID()}`;
+      const me = await t.user();
+      await t.driver.raw!({ method: 'GET', path, headers: { authorization: me.auth } });
+      const line = await t.waitFor(() => t.logs().find((l) => l.msg === 'request' && l['path'] === path), '`request` log line');
+      t.assert(line['method'] === 'GET' && line['status'] === 404, `request line is ${JSON.stringify(line)}, expected method GET and status 404`);
+      t.assert(JSON.stringify(Object.keys(line).sort()) === '["level","method","msg","path","status","time"]', `request line has keys ${Object.keys(line).join(', ')}: only time, level, msg, method, path, status`);
+      await t.sleep(20);
+      t.assert(t.logs().filter((l) => l.msg === 'request' && l['path'] === path).length === 1, 'more than one request line for one request');
+      for (const l of t.logs()) {
+        t.assert(typeof l.time === 'string' && !Number.isNaN(Date.parse(l.time)), `log line without an ISO time: ${JSON.stringify(l)}`);
+        t.assert(['debug', 'info', 'warn', 'error', 'fatal'].includes(l.level), `log line with level ${String(l.level)}`);
+        t.assert(typeof l.msg === 'string', 'log line without msg');
+      }
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'bodies-and-secrets-never-logged',
+    rules: ['CHAIN-R2-request-log'],
+    api: 'rest',
+    needs: ['logs'],
+    async run(t) {
+      const me = await t.user();
+      const marker = `body-marker-${crypto.randomUUID()}`;
+      await t.driver.raw!({ method: 'POST', path: '/orders', headers: { authorization: me.auth, 'content-type': 'application/json' }, body: JSON.stringify({ item: 'x', quantity: 1, note: marker }) });
+      await t.sleep(30);
+      const text = t.target.hooks!.logs.raw.join('\n');
+      t.assert(!text.includes(marker), 'a request body reached the logs');
+      t.assert(!text.includes(me.password), 'a password reached the logs');
+      t.assert(!text.includes(me.token), 'a token reached the logs');
+      t.assert(!text.includes(t.target.hooks!.jwtSecret), 'JWT_SECRET reached the logs');
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'metrics-route-pattern-and-status',
+    rules: ['METRICS-route-label', 'METRICS-status', 'METRICS-no-raw-ids', 'METRICS-families'],
+    api: 'rest',
+    needs: ['admin'],
+    async run(t) {
+      const me = await t.user();
+      const id = await t.order(me);
+      const before = parseScrape(await t.scrape());
+      t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200 } }, 'get');
+      t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { http: { status: 404 } }, 'get unknown');
+      const text = await t.scrape();
+      const after = parseScrape(text);
+      const route = 'GET /orders/{id}';
+      t.assert(counter(after, { method: 'GET', route, status: '200' }) - counter(before, { method: 'GET', route, status: '200' }) === 1, `orders_http_requests_total{route="${route}",status="200"} did not grow by exactly 1`);
+      t.assert(counter(after, { method: 'GET', route, status: '404' }) - counter(before, { method: 'GET', route, status: '404' }) === 1, `orders_http_requests_total{route="${route}",status="404"} did not grow by exactly 1`);
+      t.assert(after.some((s) => s.name === 'orders_http_request_duration_seconds_count' && s.labels['route'] === route && s.labels['method'] === 'GET' && s.labels['status'] === undefined), 'no duration histogram with method and route (and no status) labels');
+      for (const s of after.filter((x) => x.name === 'orders_http_requests_total')) {
+        t.assert(/^[1-5]\d\d$/.test(s.labels['status'] ?? ''), `status label ${s.labels['status']} is not a numeric status`);
+        t.assert(JSON.stringify(Object.keys(s.labels).sort()) === '["method","route","status"]', `counter labels are ${Object.keys(s.labels).join(', ')}`);
+      }
+      t.assert(!text.includes(id), 'an order id appears in the scrape');
+      t.assert(!/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i.test(text), 'a UUID appears in the scrape');
+      t.assert(!after.some((s) => (s.labels['route'] ?? '').includes(':id')), 'a route label uses the colon form');
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'metrics-unmatched-route',
+    rules: ['METRICS-unmatched', 'METRICS-no-raw-ids'],
+    api: 'rest',
+    needs: ['admin'],
+    async run(t) {
+      const raw = `/no-such-route/${crypto.randomUUID()}`;
+      const before = parseScrape(await t.scrape());
+      t.check(await t.driver.raw!({ method: 'GET', path: raw }), { http: { status: 404 } }, 'unknown path');
+      const text = await t.scrape();
+      const after = parseScrape(text);
+      t.assert(counter(after, { method: 'GET', route: 'unmatched', status: '404' }) - counter(before, { method: 'GET', route: 'unmatched', status: '404' }) === 1, 'route="unmatched" did not grow by 1 for an unknown path');
+      t.assert(!text.includes('/no-such-route'), 'the raw path appears in the scrape');
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'metrics-status-of-a-plain-200',
+    rules: ['METRICS-status'],
+    api: 'rest',
+    needs: ['admin'],
+    async run(t) {
+      const before = parseScrape(await t.scrape());
+      t.check(await t.driver.raw!({ method: 'GET', path: '/swagger/' }), { http: { status: 200 } }, 'GET /swagger/');
+      const after = parseScrape(await t.scrape());
+      const grew = after.filter((s) => s.name === 'orders_http_requests_total' && s.labels['method'] === 'GET' && s.value > counter(before, s.labels));
+      t.assert(grew.length === 1 && grew[0]!.labels['status'] === '200', `the docs page was counted as ${JSON.stringify(grew.map((g) => g.labels))}, expected one sample with status 200`);
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'metrics-histogram-buckets',
+    rules: ['METRICS-buckets', 'METRICS-families'],
+    api: 'rest',
+    needs: ['admin'],
+    async run(t) {
+      await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' });
+      const buckets = parseScrape(await t.scrape())
+        .filter((s) => s.name === 'orders_http_request_duration_seconds_bucket' && s.labels['route'] === 'GET /openapi.yaml')
+        .map((s) => s.labels['le']);
+      const expected = ['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '+Inf'];
+      t.assert(JSON.stringify(buckets) === JSON.stringify(expected), `buckets are ${JSON.stringify(buckets)}, expected ${JSON.stringify(expected)}`);
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'span-per-request-named-by-pattern',
+    rules: ['TRACE-span-name', 'TRACE-attributes', 'TRACE-service-name', 'TRACE-no-endpoint'],
+    api: 'rest',
+    needs: ['spans'],
+    async run(t) {
+      const me = await t.user();
+      const id = await t.order(me);
+      t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200 } }, 'get');
+      const path = `/orders/${id}`;
+      const spans = await t.waitFor(() => (spansWithPath(t, path).length > 0 ? spansWithPath(t, path) : undefined), `span for GET ${path}`);
+      t.assert(spans.length === 1, `${spans.length} spans for one request`);
+      const span = spans[0]!;
+      t.assert(span.name === 'GET /orders/{id}', `span name is ${span.name}, expected GET /orders/{id}`);
+      t.assert(span.attributes['http.request.method'] === 'GET', `http.request.method is ${String(span.attributes['http.request.method'])}`);
+      t.assert(span.attributes['http.response.status_code'] === 200, `http.response.status_code is ${String(span.attributes['http.response.status_code'])}`);
+      t.assert(span.attributes['url.path'] === path, 'url.path is not the request path');
+      t.assert(span.resource.attributes['service.name'] === `orders-${t.transport.name}`, `service.name is ${String(span.resource.attributes['service.name'])}`);
+      const context = span.spanContext();
+      t.assert(isSpanContextValid(context), 'span has invalid trace or span id');
+      t.assert((context.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED, 'span is not sampled');
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'span-of-unmatched-request',
+    rules: ['TRACE-span-name', 'TRACE-attributes'],
+    api: 'rest',
+    needs: ['spans'],
+    async run(t) {
+      const path = `/no-such-route/${crypto.randomUUID()}`;
+      t.check(await t.driver.raw!({ method: 'GET', path }), { http: { status: 404 } }, 'unknown path');
+      const span = await t.waitFor(() => spansWithPath(t, path)[0], `span for ${path}`);
+      t.assert(span.name === 'http.request', `span name is ${span.name}, expected http.request`);
+      t.assert(span.attributes['http.response.status_code'] === 404, `http.response.status_code is ${String(span.attributes['http.response.status_code'])}`);
+    },
+  },
+];
+
+export const OBSERVABILITY_CASES: Case[] = cases;
