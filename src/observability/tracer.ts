@@ -5,6 +5,10 @@ import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@op
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Component } from '../lifecycle/component.ts';
 
+/** One export attempt, and the whole shutdown flush: our bounds, so a dead collector costs little. */
+const EXPORT_TIMEOUT_MS = 2_000;
+const SHUTDOWN_TIMEOUT_MS = 3_000;
+
 export interface TracingOptions {
   readonly serviceName: string;
   /** host:port, no scheme; empty = spans are created and sampled but never exported (spec 4.5). */
@@ -26,7 +30,11 @@ export class Tracing implements Component {
   constructor(options: TracingOptions) {
     const processors: SpanProcessor[] = [...(options.processors ?? [])];
     if (options.otlpEndpoint !== '') {
-      processors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: `http://${options.otlpEndpoint}/v1/traces` })));
+      processors.push(
+        new BatchSpanProcessor(new OTLPTraceExporter({ url: `http://${options.otlpEndpoint}/v1/traces`, timeoutMillis: EXPORT_TIMEOUT_MS }), {
+          exportTimeoutMillis: EXPORT_TIMEOUT_MS,
+        }),
+      );
     }
     this.#provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
@@ -35,8 +43,14 @@ export class Tracing implements Component {
     this.tracer = this.#provider.getTracer('orders');
   }
 
-  /** Spec 3.4 rule 5: flush and shut the provider down. Export failures are not start-up failures. */
+  /**
+   * Spec 3.4 rule 5: flush and shut the provider down. Bounded: an unreachable collector (whose
+   * exporter retries) must not hold the process's exit; spans it could not take are dropped.
+   */
   async stop(): Promise<void> {
-    await this.#provider.shutdown().catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_TIMEOUT_MS)));
+    await Promise.race([this.#provider.shutdown().catch(() => undefined), deadline]);
+    clearTimeout(timer);
   }
 }

@@ -127,6 +127,20 @@ describe('node:http transport', () => {
       expect(scrape).toMatch(/orders_http_requests_total\{method="GET",route="GET \/orders\/\{id\}",status="500"\} 1/);
     });
 
+    it('a backend outage is a masked 500 logged as `api: backend unavailable`, not as a panic', async () => {
+      app.fakes!.store.trouble.down();
+      const before = app.logs.lines.length;
+      const response = await fetch(`${app.baseUrl}/orders`, { headers: { authorization: `Bearer ${token}` } });
+      expect(response.status).toBe(500);
+      expect(await json(response)).toStrictEqual({ error: 'internal server error' });
+      const lines = app.logs.lines.slice(before);
+      expect(lines.filter((l) => l.msg === 'api: panic recovered')).toHaveLength(0);
+      expect(lines.filter((l) => l.msg === 'api: backend unavailable')).toStrictEqual([
+        expect.objectContaining({ level: 'error', err: 'database: list orders: connection refused', path: '/orders' }),
+      ]);
+      expect(lines.find((l) => l.msg === 'request')).toMatchObject({ status: 500 });
+    });
+
     it('a plain TypeError thrown by the cache is not a panic: the read degrades to the repository', async () => {
       const order = await createOrder();
       const cache = app.fakes!.cacheFake;
