@@ -33,6 +33,7 @@ export function serveParent(hooks: ChildHooks): void {
       peakRssBytes: Math.max(peakRss, rss),
       maxRssBytes: process.resourceUsage().maxRSS * 1024,
       heapUsedBytes: process.memoryUsage().heapUsed,
+      monotonicUs: Number(process.hrtime.bigint() / 1000n),
     };
     if (resetPeak) peakRss = rss;
     return result;

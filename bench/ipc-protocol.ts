@@ -54,6 +54,8 @@ export interface ProcessSample {
   /** process.resourceUsage().maxRSS, whole process life. */
   readonly maxRssBytes: number;
   readonly heapUsedBytes: number;
+  /** CLOCK_MONOTONIC in µs: the clock of .cpuprofile timestamps, to cut a profile to a measured window. */
+  readonly monotonicUs: number;
 }
 
 export interface BareInsertResult {

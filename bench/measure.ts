@@ -12,6 +12,8 @@ export interface ServerLabel {
   readonly transport: string;
   readonly backend: string;
   readonly logLevel: string;
+  /** Set on control runs taken right next to another measurement for a ratio (see Measurement). */
+  readonly pairedFor?: string;
 }
 
 export interface RunPlan {

@@ -22,6 +22,12 @@ export interface Measurement {
   readonly scenario: ScenarioId;
   readonly concurrency: number;
   readonly logLevel: string;
+  /**
+   * A control run taken next to the measurement it is compared with (`<server> <scenario>`), so a
+   * ratio is not skewed by what else this shared machine was doing minutes earlier. Absent on the
+   * primary runs the tables list.
+   */
+  readonly pairedFor?: string;
   readonly result: LoadResult | undefined;
   /** Why there is no result (probe failed, child failed, not applicable). */
   readonly skipped: string | undefined;
@@ -49,7 +55,7 @@ export interface BenchRun {
   readonly wallSeconds: number;
   readonly machine: { nproc: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
   readonly loadAverageStart: number;
-  readonly settings: { durationMs: number; warmupMs: number; maxRequests: number; loginMaxRequests: number; sweep: number[] };
+  readonly settings: { durationMs: number; warmupMs: number; maxRequests: number; loginDurationMs: number; loginMaxRequests: number; sweep: number[] };
   readonly measurements: Measurement[];
   /** Baseline GET at 32 connections measured again at the very end: drift = noise over the run. */
   readonly baselineEnd: Measurement | undefined;

@@ -29,7 +29,7 @@ function servers(run: BenchRun): string[] {
 function rawRow(m: Measurement): string[] {
   const r = m.result;
   return [
-    m.server,
+    m.pairedFor === undefined ? m.server : `${m.server} (control for ${m.pairedFor})`,
     SCENARIO_TITLES[m.scenario],
     String(m.concurrency),
     m.logLevel,
@@ -58,7 +58,7 @@ export function renderMarkdown(run: BenchRun): string {
   out.push('');
   out.push(
     `Each run: ${run.settings.warmupMs} ms warm-up (dropped), then ${run.settings.durationMs} ms or ${run.settings.maxRequests.toLocaleString('en')} requests ` +
-      `(login: ${run.settings.loginMaxRequests}), whichever comes first. Every server is its own child process; the load generator ` +
+      `(login: no warm-up, ${run.settings.loginDurationMs} ms or ${run.settings.loginMaxRequests}), whichever comes first. Every server is its own child process; the load generator ` +
       '(autocannon 9 for HTTP/1.1 keep-alive, a @grpc/grpc-js closed loop on one channel for gRPC) is the parent. Loopback only.',
   );
   if (run.baselineEnd?.result !== undefined) {
@@ -173,6 +173,7 @@ export function renderMarkdown(run: BenchRun): string {
       '- Real backends: own schema `bench_<random>` (dropped by the child on stop, and again by the orchestrator), own Redis key prefix and NATS subject. Seeding goes through the repository port in the child and is not measured.',
       '- GET uses one user and one cached order (one session); POST one user; login one user with the production scrypt cost (N=16384), so login measures the hash.',
       '- The bare INSERT runs inside the server child, on the service’s own pg Pool (10 connections), with 32 concurrent callers: the same statement the repository issues, without HTTP, auth, Redis or NATS.',
+      '- Ratios for the targets are taken side by side: the baseline is run (half window) just before and just after each GET row, the REST GET again right after gRPC GetOrder, the bare INSERT before and after POST; the mean of the two control runs is the denominator. The tables of shares use the baseline measured at the start.',
       '- Latency percentiles come from each response’s own timing (float ms), not autocannon’s 1 ms histogram.',
     ].join('\n'),
   );

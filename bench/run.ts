@@ -20,7 +20,7 @@ import { renderMarkdown } from './report-markdown.ts';
 import { renderSvg } from './report-svg.ts';
 import { ServerChild } from './server-child.ts';
 import { measureStartup } from './startup-time.ts';
-import { FIXED_CONCURRENCY } from './targets.ts';
+import { FIXED_CONCURRENCY, pairKey } from './targets.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TRANSPORTS: readonly TransportName[] = ['stdlib', 'koa', 'grpc'];
@@ -36,6 +36,7 @@ interface Settings {
   readonly durationMs: number;
   readonly warmupMs: number;
   readonly maxRequests: number;
+  readonly loginDurationMs: number;
   readonly loginMaxRequests: number;
   readonly sweep: readonly number[];
   /** GET at 32 connections again with LOG_LEVEL=error: what request logging costs. */
@@ -49,7 +50,8 @@ const FULL: Settings = {
   durationMs: 6_000,
   warmupMs: 1_500,
   maxRequests: 1_000_000,
-  loginMaxRequests: 400,
+  loginDurationMs: 10_000,
+  loginMaxRequests: 300,
   sweep: [1, 8, 32, 128],
   logLevelVariant: true,
   listLatency: { durationMs: 2_000, maxRequests: 2_000 },
@@ -61,6 +63,7 @@ const QUICK: Settings = {
   durationMs: 1_500,
   warmupMs: 400,
   maxRequests: 300_000,
+  loginDurationMs: 4_000,
   loginMaxRequests: 64,
   sweep: [FIXED_CONCURRENCY],
   logLevelVariant: false,
@@ -117,7 +120,9 @@ class Bench {
   readonly skippedServers: { server: string; reason: string }[] = [];
   readonly schemas: string[] = [];
   readonly real: RealEnv;
-  active: ServerChild | undefined;
+  readonly #children = new Set<ServerChild>();
+  /** Alive for the whole run (idle costs nothing), so control runs can sit right next to each service's runs. */
+  #baseline: ServerChild | undefined;
 
   constructor(settings: Settings, real: RealEnv) {
     this.settings = settings;
@@ -126,13 +131,18 @@ class Bench {
 
   plan(scenario: ScenarioId, concurrency: number): RunPlan {
     const s = this.settings;
-    const login = scenario === 'login';
-    return {
-      scenario,
-      bounds: { concurrency, durationMs: s.durationMs, maxRequests: login ? s.loginMaxRequests : s.maxRequests },
-      warmupMs: s.warmupMs,
-      warmupMaxRequests: login ? concurrency : s.maxRequests,
-    };
+    if (scenario === 'login') {
+      // scrypt at production cost: ~20-40 logins/s on this machine. No warm-up run (its in-flight
+      // hashes would still occupy the thread pool when the measured run starts); a longer window.
+      return { scenario, bounds: { concurrency, durationMs: s.loginDurationMs, maxRequests: s.loginMaxRequests }, warmupMs: 0, warmupMaxRequests: 0 };
+    }
+    return { scenario, bounds: { concurrency, durationMs: s.durationMs, maxRequests: s.maxRequests }, warmupMs: s.warmupMs, warmupMaxRequests: s.maxRequests };
+  }
+
+  /** A control run next to another: half the window, a short warm-up (the server is already warm). */
+  pairedPlan(scenario: ScenarioId, concurrency: number): RunPlan {
+    const s = this.settings;
+    return { scenario, bounds: { concurrency, durationMs: s.durationMs / 2, maxRequests: s.maxRequests }, warmupMs: 200, warmupMaxRequests: s.maxRequests };
   }
 
   record(m: Measurement): Measurement {
@@ -143,27 +153,41 @@ class Bench {
 
   async startChild(script: string, extraEnv: NodeJS.ProcessEnv, execArgv: string[] = []): Promise<ServerChild> {
     const child = await ServerChild.start({ script: join(ROOT, script), env: { ...process.env, ...this.real, ...extraEnv }, execArgv, cwd: ROOT });
-    this.active = child;
+    this.#children.add(child);
     return child;
   }
 
-  async stopActive(): Promise<void> {
-    const child = this.active;
-    this.active = undefined;
-    await child?.stop();
+  async stopChild(child: ServerChild): Promise<void> {
+    this.#children.delete(child);
+    await child.stop();
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.#children].map((child) => this.stopChild(child).catch(() => undefined)));
+  }
+
+  readonly #baselineLabel: ServerLabel = { server: 'baseline', transport: 'node:http', backend: 'none', logLevel: 'none' };
+
+  #baselineRequest(child: ServerChild): HttpScenario {
+    return { method: 'GET', url: `http://127.0.0.1:${child.ready.port}/orders/x`, headers: {} };
+  }
+
+  async startBaseline(): Promise<void> {
+    this.#baseline = await this.startChild('bench/baseline-server.ts', {});
   }
 
   async baseline(concurrencies: readonly number[]): Promise<Measurement[]> {
-    const label: ServerLabel = { server: 'baseline', transport: 'node:http', backend: 'none', logLevel: 'none' };
-    const child = await this.startChild('bench/baseline-server.ts', {});
+    const child = this.#baseline;
+    if (child === undefined) throw new Error('baseline child not started');
     const out: Measurement[] = [];
-    try {
-      const request: HttpScenario = { method: 'GET', url: `http://127.0.0.1:${child.ready.port}/orders/x`, headers: {} };
-      for (const c of concurrencies) out.push(await measureHttp(child, label, this.plan('get', c), request));
-    } finally {
-      await this.stopActive();
-    }
+    for (const c of concurrencies) out.push(await measureHttp(child, this.#baselineLabel, this.plan('get', c), this.#baselineRequest(child)));
     return out;
+  }
+
+  async pairedBaseline(pairedFor: string): Promise<void> {
+    const child = this.#baseline;
+    if (child === undefined) return;
+    this.record(await measureHttp(child, { ...this.#baselineLabel, pairedFor }, this.pairedPlan('get', FIXED_CONCURRENCY), this.#baselineRequest(child)));
   }
 
   async service(transport: TransportName, backend: BackendName): Promise<void> {
@@ -193,16 +217,22 @@ class Bench {
     const label: ServerLabel = { server, transport, backend, logLevel: 'info' };
     const http = (scenario: ScenarioId): HttpScenario => scenarioRequest(child.ready.port, fixtures, scenario);
     try {
+      // Target pairs are measured side by side: control, subject, control.
+      await this.pairedBaseline(pairKey(server, 'get'));
       this.record(await measureHttp(child, label, this.plan('get', FIXED_CONCURRENCY), http('get')));
+      await this.pairedBaseline(pairKey(server, 'get'));
       if (transport === 'grpc') {
         this.record(await measureGrpcGet(child, label, this.plan('grpc-get', FIXED_CONCURRENCY), fixtures.getToken, fixtures.getOrderId));
+        this.record(await measureHttp(child, { ...label, pairedFor: pairKey(server, 'grpc-get') }, this.pairedPlan('get', FIXED_CONCURRENCY), http('get')));
       }
       for (const c of this.settings.sweep) {
         if (c !== FIXED_CONCURRENCY) this.record(await measureHttp(child, label, this.plan('get', c), http('get')));
       }
       if (this.settings.logLevelVariant) {
         await child.setLogLevel('error');
+        await this.pairedBaseline(pairKey(server, 'get', 'error'));
         this.record(await measureHttp(child, { ...label, logLevel: 'error' }, this.plan('get', FIXED_CONCURRENCY), http('get')));
+        await this.pairedBaseline(pairKey(server, 'get', 'error'));
         await child.setLogLevel('info');
       }
       this.record(await measureHttp(child, label, this.plan('list', FIXED_CONCURRENCY), http('list')));
@@ -214,16 +244,18 @@ class Bench {
           this.record(await measureHttp(child, label, plan, http(scenario)));
         }
       }
-      if (backend === 'real') {
-        this.record(await measureBareInsert(child, { ...label, logLevel: 'none' }, this.plan('bare-insert', FIXED_CONCURRENCY)));
-      }
+      const bare = { ...label, logLevel: 'none' };
+      if (backend === 'real') this.record(await measureBareInsert(child, bare, this.plan('bare-insert', FIXED_CONCURRENCY)));
       this.record(await measureHttp(child, label, this.plan('post', FIXED_CONCURRENCY), http('post')));
+      if (backend === 'real') {
+        this.record(await measureBareInsert(child, { ...bare, pairedFor: pairKey(server, 'post') }, this.pairedPlan('bare-insert', FIXED_CONCURRENCY)));
+      }
       this.record(await measureHttp(child, label, this.plan('login', FIXED_CONCURRENCY), http('login')));
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.record(skippedMeasurement(label, this.plan('get', FIXED_CONCURRENCY), `server failed mid-run: ${reason} ${child.stderrTail()}`));
     } finally {
-      await this.stopActive();
+      await this.stopChild(child);
     }
   }
 }
@@ -302,7 +334,7 @@ async function main(): Promise<void> {
     interrupted = true;
     log('bench: interrupted; stopping the server child and dropping bench schemas');
     void (async () => {
-      await bench.stopActive().catch(() => undefined);
+      await bench.stopAll();
       if (realReason === undefined) await dropSchemas(real.POSTGRES_DSN, bench.schemas).catch(() => undefined);
       process.exit(130);
     })();
@@ -314,6 +346,7 @@ async function main(): Promise<void> {
   let scale: ScaleFigures = { sessions: { error: 'not measured (--no-scale)' }, startup: [] };
   try {
     log('baseline: bare node:http, same Order JSON, no I/O');
+    await bench.startBaseline();
     for (const m of await bench.baseline(settings.sweep)) bench.record(m);
 
     for (const transport of TRANSPORTS) {
@@ -337,6 +370,7 @@ async function main(): Promise<void> {
       baselineEnd = (await bench.baseline([FIXED_CONCURRENCY]))[0];
       if (baselineEnd !== undefined) progress(baselineEnd);
     }
+    await bench.stopAll();
 
     if (!values['no-scale']) {
       log('scale figures');
@@ -345,7 +379,7 @@ async function main(): Promise<void> {
       scale = { sessions, startup: await startupFigures(settings, bench, realReason) };
     }
   } finally {
-    await bench.stopActive().catch(() => undefined);
+    await bench.stopAll();
     if (realReason === undefined) {
       await dropSchemas(real.POSTGRES_DSN, bench.schemas).catch((error: unknown) => log(`bench: dropping schemas failed: ${String(error)}`));
     }
@@ -361,6 +395,7 @@ async function main(): Promise<void> {
       durationMs: settings.durationMs,
       warmupMs: settings.warmupMs,
       maxRequests: settings.maxRequests,
+      loginDurationMs: settings.loginDurationMs,
       loginMaxRequests: settings.loginMaxRequests,
       sweep: [...settings.sweep],
     },

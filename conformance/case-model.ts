@@ -153,7 +153,7 @@ export interface FlowContext {
   /** Checks a reply against the expectation for this driver's API; `label` names the step on failure. */
   check(reply: Reply, expectation: Expectation, label: string): void;
   /** Fails the case with a message naming the step. */
-  assert(condition: unknown, message: string): asserts condition;
+  assert(condition: unknown, message: string): void;
   /** Log lines of an in-process target (capability logs). */
   logs(): readonly LogLine[];
   /** Polls until the predicate holds (logs and events arrive asynchronously). */
@@ -180,7 +180,7 @@ export interface FlowCase extends CaseBase {
 export interface ProcessContext {
   /** The transport under test (per: 'transport'); undefined for per: 'once'. */
   readonly transport: LoadedTransport | undefined;
-  assert(condition: unknown, message: string): asserts condition;
+  assert(condition: unknown, message: string): void;
 }
 
 /**

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { delimiter, join, relative } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 const GEN_DIR = join('src', 'gen');
@@ -41,8 +41,10 @@ export function diffTrees(expectedDir: string, actualDir: string): string[] {
 if (import.meta.main) {
   const scratch = mkdtempSync(join(tmpdir(), 'orders-gen-'));
   try {
-    const buf = join(root, 'node_modules', '.bin', 'buf');
-    execFileSync(buf, ['generate', '--output', scratch], { cwd: root, stdio: 'inherit' });
+    const bin = join(root, 'node_modules', '.bin');
+    // buf.gen.yaml names the plugin `protoc-gen-es`: found on PATH, as under `npm run`.
+    const env = { ...process.env, PATH: `${bin}${delimiter}${process.env['PATH'] ?? ''}` };
+    execFileSync(join(bin, 'buf'), ['generate', '--output', scratch], { cwd: root, stdio: 'inherit', env });
     const problems = diffTrees(join(scratch, GEN_DIR), join(root, GEN_DIR));
     if (problems.length > 0) {
       process.stderr.write(`${GEN_DIR} is out of date with proto/ (run \`npm run generate\`):\n${problems.map((p) => `  ${p}\n`).join('')}`);

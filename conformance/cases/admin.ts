@@ -82,6 +82,7 @@ const cases: Case[] = [
         t.assert(body.clean === false, 'clean is true with a node down');
         const failing = (body.nodes ?? []).find((n) => n.name === component);
         t.assert(failing !== undefined, `no ${component} node in ${JSON.stringify(body.nodes)}`);
+        if (failing === undefined) return;
         t.assert(failing.status === 'unavailable', `failing node status is ${failing.status}, expected unavailable`);
         t.assert(typeof failing.error === 'string' && failing.error !== '', 'failing node has no error text');
         for (const node of (body.nodes ?? []).filter((n) => n.name !== component)) {

@@ -163,12 +163,13 @@ const tokenCases: Case[] = [
     kind: 'flow',
     name: 'token-works-until-expiry',
     rules: ['AUTH-5-invalid', 'LIMIT-token-lifetime'],
-    target: { env: { JWT_EXPIRY: '1s' } },
+    // 2s: a token issued late in a second still has a whole second to be used while fresh.
+    target: { env: { JWT_EXPIRY: '2s' } },
     async run(t) {
       const me = await t.user();
       t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 200 }, grpc: { code: 'OK' } }, 'fresh token');
-      // exp has whole-second resolution: wait past it.
-      await t.sleep(Math.max(0, (Number(decodeClaims(me.token)['exp']) + 1) * 1000 - Date.now()));
+      // exp has whole-second resolution: a token is expired from the start of its exp second.
+      await t.sleep(Math.max(0, Number(decodeClaims(me.token)['exp']) * 1000 - Date.now() + 20));
       t.check(await t.driver.listOrders(me.auth, {}), unauthenticated(MSG.invalidToken), 'after JWT_EXPIRY');
     },
   },

@@ -131,6 +131,20 @@ const routing: Case[] = [
   },
 ];
 
+/**
+ * A programming error (not a backend outage) in the next call of one port method: the closest thing to
+ * a Go panic in a handler. The method is restored after one call.
+ */
+function injectBug(target: Record<string, unknown>, method: string): void {
+  const had = Object.prototype.hasOwnProperty.call(target, method);
+  const original = target[method];
+  target[method] = () => {
+    if (had) target[method] = original;
+    else delete target[method];
+    throw new TypeError('injected bug: cannot read properties of undefined');
+  };
+}
+
 const failures: Case[] = [
   {
     kind: 'flow',
@@ -152,10 +166,10 @@ const failures: Case[] = [
     name: 'handler-panic-is-recovered-and-logged',
     rules: ['CHAIN-R1-panic', 'ERR-500-panic'],
     api: 'rest',
-    needs: ['faults', 'logs'],
+    needs: ['inProcess', 'logs'],
     async run(t) {
       const me = await t.user();
-      t.target.hooks!.fakes!.store.trouble.failNext(1, 'boom');
+      injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'findById');
       const id = crypto.randomUUID();
       t.check(await t.driver.getOrder(me.auth, id), { http: { status: 500, error: MSG.internal } }, 'get with the store failing');
       const path = `/orders/${id}`;
@@ -197,7 +211,7 @@ const failures: Case[] = [
     name: 'framework-logger-and-recovery-unused',
     rules: ['CHAIN-R4-framework-logger', 'LOG-json'],
     api: 'rest',
-    needs: ['faults', 'logs'],
+    needs: ['inProcess', 'logs'],
     target: { isolated: true },
     async run(t) {
       const me = await t.user();
@@ -209,8 +223,10 @@ const failures: Case[] = [
       console.warn = (...args: unknown[]) => void written.push(args.map(String).join(' '));
       process.stderr.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
       try {
-        t.target.hooks!.fakes!.store.trouble.failNext(1, 'framework probe');
-        t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 500, error: MSG.internal } }, 'unexpected failure');
+        injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'listByUser');
+        t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 500, error: MSG.internal } }, 'a bug in a handler');
+        t.target.hooks!.fakes?.store.trouble.failNext(1, 'framework probe');
+        await t.driver.listOrders(me.auth, {});
         await t.sleep(20);
       } finally {
         console.error = originalError;

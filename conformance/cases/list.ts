@@ -1,4 +1,5 @@
-import type { Case, ListQuery, RequestCase } from '../case-model.ts';
+import type { Case, RequestCase } from '../case-model.ts';
+import type { ListQuery } from '../drivers/driver.ts';
 
 /** GET /orders and ListOrders: shape, ownership, ordering and the clamps of spec 4.1 rule 6 / 8. */
 

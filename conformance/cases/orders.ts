@@ -176,6 +176,7 @@ const getCases: Case[] = [
       const id = await t.order(me, 'durable', 2);
       const stored = await t.target.hooks!.backends.repository.findById(id);
       t.assert(stored !== undefined, `order ${id} is not in the relational store after create`);
+      if (stored === undefined) return;
       t.assert(stored.item === 'durable' && stored.quantity === 2 && stored.userId === me.userId && stored.status === 'pending', `stored order is ${JSON.stringify(stored)}`);
     },
   },

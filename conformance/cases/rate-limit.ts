@@ -20,14 +20,19 @@ const cases: Case[] = [
       const me = await t.user(); // one request of the budget
       const path = `/orders/${crypto.randomUUID()}`;
       const replies: Reply[] = [];
+      const started = performance.now();
       for (let i = 0; i < RPS * 3; i++) replies.push(await t.driver.raw!({ method: 'GET', path, headers: { authorization: me.auth } }));
+      const elapsed = (performance.now() - started) / 1000;
       const limited = replies.filter((r) => r.status === 429);
       const served = replies.filter((r) => r.status !== 429);
       t.assert(limited.length > 0, `no 429 in ${replies.length} requests at RATE_LIMIT_RPS=${RPS}`);
-      // Burst = RATE_LIMIT_RPS (login used one); allow one token refilled while the loop ran.
-      t.assert(served.length >= RPS - 2 && served.length <= RPS, `${served.length} requests served before limiting, expected a burst of about ${RPS}`);
-      const firstLimited = replies.findIndex((r) => r.status === 429);
-      t.assert(replies.slice(firstLimited).every((r) => r.status === 429), 'requests were served again inside the same second');
+      // Burst = RATE_LIMIT_RPS, login used one; tokens refilled while the loop ran are allowed for.
+      const refilled = Math.ceil(elapsed * RPS);
+      t.assert(served.length >= RPS - 2 && served.length <= RPS - 1 + refilled, `${served.length} of ${replies.length} requests served in ${elapsed.toFixed(2)} s before limiting, expected a burst of about ${RPS}`);
+      if (elapsed < 0.15) {
+        const firstLimited = replies.findIndex((r) => r.status === 429);
+        t.assert(replies.slice(firstLimited).every((r) => r.status === 429), 'requests were served again right after being limited');
+      }
       t.check(limited[0]!, TOO_MANY, '429 response');
 
       // Every business operation is limited (spec 4.1 table), login included.
@@ -50,9 +55,14 @@ const cases: Case[] = [
       const counted = parseScrape(await t.scrape()).filter((s) => s.name === 'orders_http_requests_total' && s.labels['status'] === '429');
       t.assert(counted.length > 0, 'no orders_http_requests_total sample with status="429"');
 
-      // Refilled at RATE_LIMIT_RPS per second.
-      await t.sleep(1100);
-      t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 200 } }, 'after a second the bucket has refilled');
+      // Refilled at RATE_LIMIT_RPS per second: served again within a second.
+      const limitedAt = Date.now();
+      let again = await t.driver.listOrders(me.auth, {});
+      while (again.status === 429 && Date.now() - limitedAt < 1500) {
+        await t.sleep(100);
+        again = await t.driver.listOrders(me.auth, {});
+      }
+      t.check(again, { http: { status: 200 } }, 'within a second the limit has refilled');
     },
   },
 ];

@@ -34,6 +34,7 @@ const requestCases: Case[] = [
     kind: 'request',
     name: 'recent-after-a-view',
     rules: ['RECENT-200', 'SESSION-view-on-get', 'SESSION-view-recorded', 'SESSION-create', 'SESSION-content', 'SVC-session-per-user'],
+    needs: ['users'],
     setup: { orders: [{ ref: 'a' }], views: [['me', 'a']] },
     op: 'recent',
     expect: recent(['{order:a}']),
@@ -96,12 +97,12 @@ const flows: Case[] = [
     name: 'session-lingers-then-closes',
     rules: ['SESSION-linger-reacquire', 'SESSION-linger-close', 'SESSION-content', 'SESSION-create'],
     needs: ['logs'],
-    target: { sessionLingerMs: 300 },
+    target: { sessionLingerMs: 600 },
     async run(t) {
       const me = await t.user();
       const a = await t.order(me);
       t.check(await t.driver.getOrder(me.auth, a), ok, 'view');
-      await t.sleep(120);
+      await t.sleep(100);
       // Inside the linger window: the same instance, list preserved (and the linger restarts).
       t.check(await t.driver.recent(me.auth), recent([a]), 'recent inside the linger window');
       t.assert(closedLine(t, me.userId) === undefined, 'session closed inside its linger window');

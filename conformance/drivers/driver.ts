@@ -72,6 +72,11 @@ export interface DriverOptions {
   readonly hooks: InProcessApp | undefined;
   /** Sees every REST exchange (the runner checks observed statuses against the OpenAPI document). */
   readonly observe?: (request: RawRequest, reply: Reply) => void;
+  /**
+   * External targets run with their own RATE_LIMIT_RPS: a 429 is retried after its Retry-After instead
+   * of failing an unrelated case (the rate-limit cases themselves need in-process settings).
+   */
+  readonly retryRateLimited?: boolean;
 }
 
 export const PROTECTED_AUTH_DEFAULT = 'Bearer {token}';

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, constants, type ClientHttp2Session } from 'node:http2';
 import { adminProbe } from './admin-probe.ts';
 import type { Driver, DriverOptions, RawRequest, Reply } from './driver.ts';
@@ -17,11 +18,11 @@ export function restH2cDriver(options: DriverOptions): Driver {
   };
   const send = (raw: RawRequest): Promise<Reply> =>
     new Promise((resolve, reject) => {
-      const stream = open().request({
-        [constants.HTTP2_HEADER_METHOD]: raw.method,
-        [constants.HTTP2_HEADER_PATH]: raw.path,
-        ...raw.headers,
-      });
+      // node ends GET/HEAD/DELETE streams at once unless told otherwise; a DELETE may carry a body here.
+      const stream = open().request(
+        { [constants.HTTP2_HEADER_METHOD]: raw.method, [constants.HTTP2_HEADER_PATH]: raw.path, ...raw.headers },
+        { endStream: raw.body === undefined },
+      );
       stream.setTimeout(TIMEOUT_MS, () => stream.close(constants.NGHTTP2_CANCEL));
       let status = 0;
       let headers: Record<string, string> = {};
@@ -33,10 +34,14 @@ export function restH2cDriver(options: DriverOptions): Driver {
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => resolve(restReply(status, headers, Buffer.concat(chunks).toString('utf8'), '2.0')));
       stream.on('error', (error) => (status !== 0 ? resolve(restReply(status, headers, Buffer.concat(chunks).toString('utf8'), '2.0')) : reject(error)));
-      stream.end(raw.body);
+      if (raw.body !== undefined) stream.end(raw.body);
     });
   const observed = async (raw: RawRequest): Promise<Reply> => {
-    const reply = await send(raw);
+    let reply = await send(raw);
+    for (let attempt = 0; options.retryRateLimited && reply.status === 429 && attempt < 10; attempt++) {
+      await sleep(Math.max(1, Number(reply.headers?.['retry-after']) || 1) * 1000);
+      reply = await send(raw);
+    }
     options.observe?.(raw, reply);
     return reply;
   };

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'node:http';
 import { adminProbe } from './admin-probe.ts';
 import type { Driver, DriverOptions, RawRequest, Reply } from './driver.ts';
@@ -39,7 +40,11 @@ export function restHttp1Driver(options: DriverOptions): Driver {
       req.end();
     });
   const observed = async (raw: RawRequest): Promise<Reply> => {
-    const reply = await send(raw);
+    let reply = await send(raw);
+    for (let attempt = 0; options.retryRateLimited && reply.status === 429 && attempt < 10; attempt++) {
+      await sleep(Math.max(1, Number(reply.headers?.['retry-after']) || 1) * 1000);
+      reply = await send(raw);
+    }
     options.observe?.(raw, reply);
     return reply;
   };

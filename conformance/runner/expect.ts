@@ -42,7 +42,7 @@ function exactKeys(value: unknown, keys: readonly string[], what: string, proble
 }
 
 /** Spec 2.1 shapes, field names and types exact. */
-export function shapeProblems(shape: ShapeName, body: unknown, what = shape): string[] {
+export function shapeProblems(shape: ShapeName, body: unknown, what: string = shape): string[] {
   const problems: string[] = [];
   switch (shape) {
     case 'Order': {

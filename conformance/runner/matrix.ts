@@ -3,7 +3,7 @@ import { realBackendsConfigured } from '../../test/support/in-process-app.ts';
 import type { DriverName } from '../drivers/driver.ts';
 import { DRIVER_NAMES } from '../drivers/drivers.ts';
 import { DEMO_ACCOUNTS, type Credentials, type ExternalOptions } from '../targets/target.ts';
-import type { LoadedTransport, TransportAvailability } from '../targets/transports.ts';
+import type { LoadedTransport, RestVariant, TransportAvailability } from '../targets/transports.ts';
 
 /** The filters `npm run conformance -- --transport … --backend … --driver …` passes through env. */
 export interface Filters {
@@ -28,6 +28,12 @@ function accounts(value: string | undefined): Credentials[] {
   });
 }
 
+function restVariant(value: string | undefined): RestVariant | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value !== 'stdlib-router' && value !== 'router-framework') throw new Error(`CONFORMANCE_REST_VARIANT: expected stdlib-router or router-framework, got ${value}`);
+  return value;
+}
+
 export function filtersFromEnv(env: Env = process.env): Filters {
   const url = env['CONFORMANCE_URL'];
   return {
@@ -37,7 +43,7 @@ export function filtersFromEnv(env: Env = process.env): Filters {
     external:
       url === undefined || url === ''
         ? undefined
-        : { url, adminUrl: env['CONFORMANCE_ADMIN_URL'] || undefined, users: accounts(env['CONFORMANCE_USERS']) },
+        : { url, adminUrl: env['CONFORMANCE_ADMIN_URL'] || undefined, users: accounts(env['CONFORMANCE_USERS']), restVariant: restVariant(env['CONFORMANCE_REST_VARIANT']) },
   };
 }
 
@@ -64,7 +70,9 @@ export function buildMatrix(filters: Filters, availability: TransportAvailabilit
   const notes: string[] = [];
   if (filters.external !== undefined) {
     const drivers = (filters.drivers ?? ['rest-http1']).filter((d): d is DriverName => (DRIVER_NAMES as readonly string[]).includes(d));
-    notes.push(`conformance: external target ${filters.external.url} (admin ${filters.external.adminUrl ?? 'not given'}): black-box cases only`);
+    notes.push(
+      `conformance: external target ${filters.external.url} (admin ${filters.external.adminUrl ?? 'not given'}, REST variant ${filters.external.restVariant ?? 'not given'}): black-box cases only; a 429 is retried after its Retry-After`,
+    );
     return {
       groups: [{ transport: undefined, transportName: 'external', backend: 'external', drivers, processColumn: false }],
       core: false,

@@ -182,7 +182,7 @@ export async function runRequestCase(c: RequestCase, env: RunEnv): Promise<void>
 function flowContext(env: RunEnv): FlowContext {
   const scope = new Scope(env);
   let userIndex = 0;
-  const assert: FlowContext['assert'] = (condition, message) => {
+  const assert = (condition: unknown, message: string): void => {
     if (!condition) throw new CaseFailure(message);
   };
   return {

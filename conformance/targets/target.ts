@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Env } from '../../src/config/env.ts';
 import { startInProcess, type BackendKind, type InProcessApp } from '../../test/support/in-process-app.ts';
-import type { LoadedTransport } from './transports.ts';
+import type { LoadedTransport, RestVariant } from './transports.ts';
 
 export type BackendName = BackendKind | 'external';
 
@@ -86,6 +86,8 @@ export interface ExternalOptions {
   readonly adminUrl: string | undefined;
   /** Accounts that exist on the instance (`name:password`); the embedded demo users by default. */
   readonly users: readonly Credentials[];
+  /** Which REST variant the instance is (spec 2.1 / 4.1 rule 9); unknown skips the cases that differ. */
+  readonly restVariant?: RestVariant | undefined;
 }
 
 export const DEMO_ACCOUNTS: readonly Credentials[] = [

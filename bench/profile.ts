@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// Part 5: where the GET path spends its CPU. Starts one server child under `node --cpu-prof`, runs a
+// GET /orders/{id} (cache hit) load only, stops the child (the profile is written at exit) and
+// summarises the samples taken during the measured window. Usage:
+//   node bench/profile.ts [--transport stdlib] [--backend real|fake] [--seconds 10] [--md FILE]
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { summarise, summaryMarkdown, type CpuProfile } from './cpuprofile-summary.ts';
+import { runHttpLoad } from './http-load.ts';
+import type { BackendName, Fixtures, ServerChildConfig, TransportName } from './ipc-protocol.ts';
+import { newSchemaName, dropSchemas, realEnvFrom, realUnavailableReason } from './real-env.ts';
+import { ServerChild } from './server-child.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+const { values } = parseArgs({
+  options: {
+    transport: { type: 'string', default: 'stdlib' },
+    backend: { type: 'string', default: 'real' },
+    seconds: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '32' },
+    'log-level': { type: 'string', default: 'info' },
+    md: { type: 'string' },
+    top: { type: 'string', default: '25' },
+  },
+});
+const transport = values.transport as TransportName;
+let backend = values.backend as BackendName;
+const { env: real } = realEnvFrom(process.env);
+if (backend === 'real') {
+  const reason = await realUnavailableReason(real);
+  if (reason !== undefined) {
+    process.stderr.write(`profile: real backends unavailable (${reason}); profiling the fakes\n`);
+    backend = 'fake';
+  }
+}
+const profileDir = await mkdtemp(join(tmpdir(), 'bench-cpuprof-'));
+const schema = backend === 'real' ? newSchemaName() : undefined;
+const config: ServerChildConfig = {
+  transport,
+  backend,
+  logLevel: values['log-level'] as ServerChildConfig['logLevel'],
+  listOrders: 0,
+  schema,
+  uniqueSuffix: schema?.replace(/^bench_/, 'bench'),
+};
+const child = await ServerChild.start({
+  script: join(ROOT, 'bench/server.ts'),
+  env: { ...process.env, ...real, BENCH_SERVER_CONFIG: JSON.stringify(config) },
+  execArgv: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+  cwd: ROOT,
+});
+const fixtures = child.ready.fixtures as Fixtures;
+const scenario = {
+  method: 'GET' as const,
+  url: `http://127.0.0.1:${child.ready.port}/orders/${fixtures.getOrderId}`,
+  headers: { authorization: `Bearer ${fixtures.getToken}` },
+};
+const concurrency = Number(values.concurrency);
+const durationMs = Number(values.seconds) * 1000;
+let from: number;
+let to: number;
+let line: string;
+try {
+  await runHttpLoad(scenario, { concurrency, durationMs: 2_000, maxRequests: 1_000_000 }); // JIT warm-up, outside the window
+  from = (await child.sample(true)).monotonicUs;
+  const result = await runHttpLoad(scenario, { concurrency, durationMs, maxRequests: 2_000_000 });
+  to = (await child.sample(false)).monotonicUs;
+  line = `${transport}/${backend}, LOG_LEVEL=${config.logLevel}, ${concurrency} connections, ${values.seconds} s: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms`;
+} finally {
+  await child.stop();
+  if (schema !== undefined) await dropSchemas(real.POSTGRES_DSN, [schema]);
+}
+const file = (await readdir(profileDir)).find((name) => name.endsWith('.cpuprofile'));
+if (file === undefined) throw new Error(`no .cpuprofile written in ${profileDir}`);
+const profile = JSON.parse(await readFile(join(profileDir, file), 'utf8')) as CpuProfile;
+const summary = summarise(profile, { fromUs: from, toUs: to, top: Number(values.top) });
+const markdown = `${summaryMarkdown(summary, `### GET /orders/{id} profile (${line})`)}\nProfile: ${join(profileDir, file)}\n`;
+process.stdout.write(markdown);
+if (values.md !== undefined) await writeFile(values.md, markdown);

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// Runs the conformance matrix (same flags as `npm run conformance`, plus --no-run to reuse the last
+// results) and writes reports/conformance.md and reports/conformance.html: one row per rule, one column
+// per transport × driver × backend.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { ALL_CASES } from '../conformance/cases/index.ts';
+import { buildReport, renderHtml, renderMarkdown } from '../conformance/report/render-report.ts';
+import { RESULTS_PATH, type ResultsFile } from '../conformance/runner/results.ts';
+import { loadRules } from '../spec/catalogue.ts';
+import { conformanceEnv, runConformance, USAGE } from './conformance.ts';
+
+const MARKDOWN_PATH = fileURLToPath(new URL('../reports/conformance.md', import.meta.url));
+const HTML_PATH = fileURLToPath(new URL('../reports/conformance.html', import.meta.url));
+
+const argv = process.argv.slice(2);
+let env: Record<string, string>;
+try {
+  env = conformanceEnv(argv);
+} catch (error) {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE} [--no-run]\n`);
+  process.exit(2);
+}
+const suiteExit = argv.includes('--no-run') ? 0 : await runConformance(env);
+if (!existsSync(RESULTS_PATH)) {
+  process.stderr.write(`conformance: no results at ${RESULTS_PATH}; the suite did not run\n`);
+  process.exit(1);
+}
+const results = JSON.parse(readFileSync(RESULTS_PATH, 'utf8')) as ResultsFile;
+const covered = new Set(ALL_CASES.flatMap((c) => c.rules));
+const report = buildReport(loadRules(), covered, results);
+writeFileSync(MARKDOWN_PATH, renderMarkdown(report, results));
+writeFileSync(HTML_PATH, renderHtml(report, results));
+process.stdout.write(`${report.summary}\nwritten: reports/conformance.md, reports/conformance.html\n`);
+process.exitCode = report.failed || suiteExit !== 0 ? 1 : 0;

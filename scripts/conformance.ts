@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// Runs the conformance matrix (conformance/conformance.test.ts) through vitest, with filters:
+//   npm run conformance -- --transport stdlib --backend fake [--driver rest-http1]
+//   npm run conformance -- --url http://host:8080 --admin-url http://host:8081 [--user alice:pw] [--driver grpc]
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+export const USAGE = `usage: npm run conformance -- [--transport stdlib,koa,grpc,core] [--backend fake,real] [--driver rest-http1,rest-h2c,grpc,process]
+       npm run conformance -- --url http://host:8080 [--admin-url http://host:8081] [--user name:password ...]
+         [--driver rest-http1,rest-h2c,grpc] [--rest-variant stdlib-router|router-framework]`;
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const VITEST = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url));
+
+/** The command line as CONFORMANCE_* variables, which the test file reads (vitest takes no custom flags). */
+export function conformanceEnv(argv: readonly string[]): Record<string, string> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      transport: { type: 'string', multiple: true },
+      backend: { type: 'string', multiple: true },
+      driver: { type: 'string', multiple: true },
+      url: { type: 'string' },
+      'admin-url': { type: 'string' },
+      user: { type: 'string', multiple: true },
+      'rest-variant': { type: 'string' },
+      'no-run': { type: 'boolean' },
+    },
+    strict: true,
+  });
+  const env: Record<string, string> = {};
+  const join = (list: string[] | undefined): string | undefined => (list === undefined ? undefined : list.join(','));
+  const set = (name: string, value: string | undefined): void => {
+    if (value !== undefined && value !== '') env[name] = value;
+  };
+  set('CONFORMANCE_TRANSPORT', join(values.transport));
+  set('CONFORMANCE_BACKEND', join(values.backend));
+  set('CONFORMANCE_DRIVER', join(values.driver));
+  set('CONFORMANCE_URL', values.url);
+  set('CONFORMANCE_ADMIN_URL', values['admin-url']);
+  set('CONFORMANCE_USERS', join(values.user));
+  set('CONFORMANCE_REST_VARIANT', values['rest-variant']);
+  if (values['admin-url'] !== undefined && values.url === undefined) throw new Error('--admin-url needs --url');
+  return env;
+}
+
+/** Runs vitest on the matrix with these variables; resolves with its exit code. */
+export function runConformance(env: Record<string, string>): Promise<number> {
+  if (!existsSync(VITEST)) throw new Error(`vitest not found at ${VITEST}: run npm ci`);
+  // Filters of an earlier shell must not leak into this run: only the given ones apply.
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CONFORMANCE_')));
+  const child = spawn(process.execPath, [VITEST, 'run', 'conformance/conformance.test.ts'], { cwd: ROOT, env: { ...base, ...env }, stdio: 'inherit' });
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  let env: Record<string, string>;
+  try {
+    env = conformanceEnv(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  process.exitCode = await runConformance(env);
+}

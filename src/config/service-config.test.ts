@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import type { Env } from './env.ts';
+import { ConfigError } from './env.ts';
+import { loadServiceConfig } from './service-config.ts';
+
+const SECRET = 'a-test-signing-secret-of-at-least-32-bytes';
+
+function load(env: Env, embedded = false) {
+  return loadServiceConfig({ JWT_SECRET: SECRET, ...env }, { embedded });
+}
+
+/** Expects a ConfigError naming `variable` whose text contains none of the env's values. */
+function expectConfigError(env: Env, variable: string, embedded = false): string {
+  let failure: unknown;
+  try {
+    loadServiceConfig(env, { embedded });
+  } catch (error) {
+    failure = error;
+  }
+  expect(failure).toBeInstanceOf(ConfigError);
+  const message = (failure as Error).message;
+  expect(message).toContain(variable);
+  for (const value of Object.values(env)) if (value !== undefined && value.length >= 3) expect(message).not.toContain(value);
+  return message;
+}
+
+describe('loadServiceConfig (spec 8.1)', () => {
+  it('every optional variable has its documented default', () => {
+    expect(load({})).toEqual({
+      logLevel: 'info',
+      httpAddr: { host: undefined, port: 8080 },
+      adminAddr: { host: undefined, port: 8081 },
+      tokens: { secret: SECRET, expiryMs: 3_600_000, generated: false },
+      otlpEndpoint: '',
+      rateLimitRps: 50,
+      sessionRecent: 10,
+    });
+  });
+
+  it('empty values mean the default as well', () => {
+    const config = load({ HTTP_ADDR: '', ADMIN_ADDR: '', JWT_EXPIRY: '', LOG_LEVEL: '', OTLP_ENDPOINT: '', RATE_LIMIT_RPS: '', SESSION_RECENT: '' });
+    expect(config).toEqual(load({}));
+  });
+
+  it('reads every variable when set', () => {
+    const config = load({
+      HTTP_ADDR: '127.0.0.1:0',
+      ADMIN_ADDR: '[::1]:9000',
+      JWT_EXPIRY: '1h30m',
+      LOG_LEVEL: 'warn',
+      OTLP_ENDPOINT: 'collector:4318',
+      RATE_LIMIT_RPS: '7',
+      SESSION_RECENT: '3',
+    });
+    expect(config).toEqual({
+      logLevel: 'warn',
+      httpAddr: { host: '127.0.0.1', port: 0 },
+      adminAddr: { host: '::1', port: 9000 },
+      tokens: { secret: SECRET, expiryMs: 5_400_000, generated: false },
+      otlpEndpoint: 'collector:4318',
+      rateLimitRps: 7,
+      sessionRecent: 3,
+    });
+  });
+
+  describe('JWT_SECRET', () => {
+    it('missing fails naming JWT_SECRET (it has deliberately no default)', () => {
+      expect(expectConfigError({}, 'JWT_SECRET')).toBe('config: missing required variable JWT_SECRET');
+      expectConfigError({ JWT_SECRET: '' }, 'JWT_SECRET');
+    });
+
+    it('shorter than 32 bytes fails naming JWT_SECRET without echoing it', () => {
+      expectConfigError({ JWT_SECRET: 'too-short-secret' }, 'JWT_SECRET');
+      expectConfigError({ JWT_SECRET: 'x'.repeat(31) }, 'JWT_SECRET');
+      // Bytes, not characters: 11 three-byte characters are 33 bytes.
+      expect(load({ JWT_SECRET: '€'.repeat(11) }).tokens.secret).toBe('€'.repeat(11));
+      expect(load({ JWT_SECRET: 'x'.repeat(32) }).tokens.secret).toBe('x'.repeat(32));
+    });
+
+    it('embedded mode generates a random one when unset, different each time', () => {
+      const first = loadServiceConfig({}, { embedded: true });
+      const second = loadServiceConfig({ JWT_SECRET: '' }, { embedded: true });
+      expect(first.tokens.generated).toBe(true);
+      expect(Buffer.byteLength(first.tokens.secret)).toBeGreaterThanOrEqual(32);
+      expect(second.tokens.secret).not.toBe(first.tokens.secret);
+    });
+
+    it('embedded mode uses a given secret, and still checks it', () => {
+      const config = loadServiceConfig({ JWT_SECRET: SECRET }, { embedded: true });
+      expect(config.tokens).toEqual({ secret: SECRET, expiryMs: 3_600_000, generated: false });
+      expectConfigError({ JWT_SECRET: 'short-in-embedded' }, 'JWT_SECRET', true);
+    });
+  });
+
+  describe('JWT_EXPIRY', () => {
+    it.each([
+      ['30m', 1_800_000],
+      ['2h', 7_200_000],
+      ['1h30m', 5_400_000],
+    ])('%s', (text, ms) => {
+      expect(load({ JWT_EXPIRY: text }).tokens.expiryMs).toBe(ms);
+    });
+
+    it.each(['90', 'one-hour', '-1h', '0h', '1d', '1h 30m'])('%j is rejected naming JWT_EXPIRY', (text) => {
+      expectConfigError({ JWT_SECRET: SECRET, JWT_EXPIRY: text }, 'JWT_EXPIRY');
+    });
+  });
+
+  describe('LOG_LEVEL (spec 4.5)', () => {
+    it.each([
+      ['debug', 'debug'],
+      ['warn', 'warn'],
+      ['error', 'error'],
+      ['info', 'info'],
+      ['', 'info'],
+      ['DEBUG', 'info'],
+      ['Warn', 'info'],
+      ['trace', 'info'],
+      ['fatal', 'info'],
+      ['warning', 'info'],
+      ['verbose', 'info'],
+    ])('%j selects %s', (text, level) => {
+      expect(load({ LOG_LEVEL: text }).logLevel).toBe(level);
+    });
+
+    it('unset selects info', () => {
+      expect(load({ LOG_LEVEL: undefined }).logLevel).toBe('info');
+    });
+  });
+
+  describe('RATE_LIMIT_RPS and SESSION_RECENT', () => {
+    it.each(['RATE_LIMIT_RPS', 'SESSION_RECENT'])('%s must be a positive integer', (name) => {
+      expect(load({ [name]: '1' })).toMatchObject(name === 'RATE_LIMIT_RPS' ? { rateLimitRps: 1 } : { sessionRecent: 1 });
+      for (const bad of ['0', '-3', '2.5', 'many', '0x10', '1e3']) expectConfigError({ JWT_SECRET: SECRET, [name]: bad }, name);
+    });
+  });
+
+  describe('HTTP_ADDR and ADMIN_ADDR', () => {
+    it.each(['HTTP_ADDR', 'ADMIN_ADDR'])('%s accepts :port, host:port and [v6]:port', (name) => {
+      const key = name === 'HTTP_ADDR' ? 'httpAddr' : 'adminAddr';
+      expect(load({ [name]: ':8080' })[key]).toEqual({ host: undefined, port: 8080 });
+      expect(load({ [name]: '127.0.0.1:0' })[key]).toEqual({ host: '127.0.0.1', port: 0 });
+      expect(load({ [name]: '[::1]:9000' })[key]).toEqual({ host: '::1', port: 9000 });
+    });
+
+    it.each(['HTTP_ADDR', 'ADMIN_ADDR'])('%s rejects bad forms naming the variable', (name) => {
+      for (const bad of ['8080', 'localhost', ':70000', '::1:9000', 'http://localhost:8080']) {
+        expectConfigError({ JWT_SECRET: SECRET, [name]: bad }, name);
+      }
+    });
+  });
+
+  describe('OTLP_ENDPOINT', () => {
+    it('host:port is taken as is', () => {
+      expect(load({ OTLP_ENDPOINT: '127.0.0.1:4318' }).otlpEndpoint).toBe('127.0.0.1:4318');
+    });
+
+    it.each(['http://collector:4318', 'https://collector:4318', 'grpc://collector:4317'])('%s (with a scheme) is rejected naming OTLP_ENDPOINT', (text) => {
+      expectConfigError({ JWT_SECRET: SECRET, OTLP_ENDPOINT: text }, 'OTLP_ENDPOINT');
+    });
+  });
+
+  it('no error text ever contains the value of any variable, the secret included', () => {
+    const env: Env = {
+      JWT_SECRET: 'secret-value-that-must-never-be-printed-anywhere',
+      JWT_EXPIRY: 'bad-expiry-value',
+      RATE_LIMIT_RPS: 'bad-rps-value',
+      SESSION_RECENT: 'bad-recent-value',
+      HTTP_ADDR: 'bad-http-value',
+      ADMIN_ADDR: 'bad-admin-value',
+      OTLP_ENDPOINT: 'http://bad-otlp-value',
+      LOG_LEVEL: 'bad-level-value',
+    };
+    // Fix one variable at a time so every validator gets to fail once.
+    const order = ['HTTP_ADDR', 'ADMIN_ADDR', 'JWT_EXPIRY', 'OTLP_ENDPOINT', 'RATE_LIMIT_RPS', 'SESSION_RECENT'];
+    const good: Env = { HTTP_ADDR: ':1', ADMIN_ADDR: ':2', JWT_EXPIRY: '1h', OTLP_ENDPOINT: '', RATE_LIMIT_RPS: '1', SESSION_RECENT: '1' };
+    const current: Record<string, string | undefined> = { ...env };
+    const named: string[] = [];
+    for (const name of order) {
+      const message = expectConfigError(current, name);
+      named.push(name);
+      expect(message).not.toContain(env['JWT_SECRET']);
+      current[name] = good[name];
+    }
+    expect(named).toEqual(order);
+    expect(() => loadServiceConfig(current, { embedded: false })).not.toThrow();
+  });
+});
