@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 // Part 5: where the GET path spends its CPU. Starts one server child under `node --cpu-prof`, runs a
-// GET /orders/{id} (cache hit) load only, stops the child (the profile is written at exit) and
+// GET /orders/{id} (cache hit) load only (or gRPC GetOrder with --scenario grpc-get), stops the child (the profile is written at exit) and
 // summarises the samples taken during the measured window. Usage:
-//   node bench/profile.ts [--transport stdlib] [--backend real|fake] [--seconds 10] [--md FILE]
+//   node bench/profile.ts [--transport stdlib|koa|grpc] [--backend real|fake] [--scenario get|grpc-get]
+//                         [--seconds 10] [--log-level info|error] [--top 25] [--md FILE]
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { summarise, summaryMarkdown, type CpuProfile } from './cpuprofile-summary.ts';
+import { runGrpcGetOrder } from './grpc-load.ts';
 import { runHttpLoad } from './http-load.ts';
+import type { LoadBounds, LoadResult } from './load-result.ts';
 import type { BackendName, Fixtures, ServerChildConfig, TransportName } from './ipc-protocol.ts';
 import { newSchemaName, dropSchemas, realEnvFrom, realUnavailableReason } from './real-env.ts';
 import { ServerChild } from './server-child.ts';
@@ -25,6 +28,8 @@ const { values } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     md: { type: 'string' },
     top: { type: 'string', default: '25' },
+    /** get = REST GET /orders/{id}; grpc-get = ordersv1.Orders/GetOrder (grpc transport only). */
+    scenario: { type: 'string', default: 'get' },
   },
 });
 const transport = values.transport as TransportName;
@@ -59,17 +64,20 @@ const scenario = {
   url: `http://127.0.0.1:${child.ready.port}/orders/${fixtures.getOrderId}`,
   headers: { authorization: `Bearer ${fixtures.getToken}` },
 };
+const grpc = values.scenario === 'grpc-get';
+const load = (bounds: LoadBounds): Promise<LoadResult> =>
+  grpc ? runGrpcGetOrder(child.ready.port, fixtures.getToken, fixtures.getOrderId, bounds) : runHttpLoad(scenario, bounds);
 const concurrency = Number(values.concurrency);
 const durationMs = Number(values.seconds) * 1000;
 let from: number;
 let to: number;
 let line: string;
 try {
-  await runHttpLoad(scenario, { concurrency, durationMs: 2_000, maxRequests: 1_000_000 }); // JIT warm-up, outside the window
+  await load({ concurrency, durationMs: 2_000, maxRequests: 1_000_000 }); // JIT warm-up, outside the window
   from = (await child.sample(true)).monotonicUs;
-  const result = await runHttpLoad(scenario, { concurrency, durationMs, maxRequests: 2_000_000 });
+  const result = await load({ concurrency, durationMs, maxRequests: 2_000_000 });
   to = (await child.sample(false)).monotonicUs;
-  line = `${transport}/${backend}, LOG_LEVEL=${config.logLevel}, ${concurrency} connections, ${values.seconds} s: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms`;
+  line = `${grpc ? 'gRPC GetOrder' : 'GET /orders/{id}'}, ${transport}/${backend}, LOG_LEVEL=${config.logLevel}, ${concurrency} connections, ${values.seconds} s: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms`;
 } finally {
   await child.stop();
   if (schema !== undefined) await dropSchemas(real.POSTGRES_DSN, [schema]);
@@ -78,6 +86,6 @@ const file = (await readdir(profileDir)).find((name) => name.endsWith('.cpuprofi
 if (file === undefined) throw new Error(`no .cpuprofile written in ${profileDir}`);
 const profile = JSON.parse(await readFile(join(profileDir, file), 'utf8')) as CpuProfile;
 const summary = summarise(profile, { fromUs: from, toUs: to, top: Number(values.top) });
-const markdown = `${summaryMarkdown(summary, `### GET /orders/{id} profile (${line})`)}\nProfile: ${join(profileDir, file)}\n`;
+const markdown = `${summaryMarkdown(summary, `### CPU profile: ${line}`)}\nProfile: ${join(profileDir, file)}\n`;
 process.stdout.write(markdown);
 if (values.md !== undefined) await writeFile(values.md, markdown);

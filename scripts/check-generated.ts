@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, relative } from 'node:path';
+import { bufBinary } from './buf.ts';
 
 const root = join(import.meta.dirname, '..');
 const GEN_DIR = join('src', 'gen');
@@ -44,7 +45,7 @@ if (import.meta.main) {
     const bin = join(root, 'node_modules', '.bin');
     // buf.gen.yaml names the plugin `protoc-gen-es`: found on PATH, as under `npm run`.
     const env = { ...process.env, PATH: `${bin}${delimiter}${process.env['PATH'] ?? ''}` };
-    execFileSync(join(bin, 'buf'), ['generate', '--output', scratch], { cwd: root, stdio: 'inherit', env });
+    execFileSync(bufBinary(), ['generate', '--output', scratch], { cwd: root, stdio: 'inherit', env });
     const problems = diffTrees(join(scratch, GEN_DIR), join(root, GEN_DIR));
     if (problems.length > 0) {
       process.stderr.write(`${GEN_DIR} is out of date with proto/ (run \`npm run generate\`):\n${problems.map((p) => `  ${p}\n`).join('')}`);

@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import type { Case, RequestCase } from '../case-model.ts';
 import { invalidArgument, MALFORMED, MSG } from './messages.ts';
 
@@ -191,6 +192,28 @@ const getCases: Case[] = [
       t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200 }, grpc: { code: 'OK' } }, 'get');
       const inCache = await t.target.hooks!.backends.cache.get(id);
       t.assert(inCache !== undefined && inCache.id === id, `order ${id} is not in the cache after create and fetch`);
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'real-cache-entry-expires-in-five-minutes',
+    rules: ['SVC-cache-ttl', 'SVC-cache-aside'],
+    needs: ['inProcess'],
+    backends: ['real'],
+    async run(t) {
+      const me = await t.user();
+      const id = await t.order(me);
+      const [host, port] = (process.env['REDIS_ADDR'] ?? '127.0.0.1:6379').split(':');
+      const redis = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        await redis.connect();
+        const keys = (await redis.keys(`*${id}`)).filter((k) => k.startsWith('orders:'));
+        t.assert(keys.length === 1, `expected one cache key for order ${id}, found ${JSON.stringify(keys)}`);
+        const ttl = await redis.ttl(keys[0]!);
+        t.assert(ttl > 290 && ttl <= 300, `cache entry TTL is ${ttl} s, expected 300`);
+      } finally {
+        redis.disconnect();
+      }
     },
   },
   {

@@ -5,7 +5,9 @@ import { BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor, type Rea
 import { isSpanContextValid, TraceFlags } from '@opentelemetry/api';
 import { register } from 'prom-client';
 import ts from 'typescript';
+import { MemoryOrderCache } from '../../fakes/memory-cache.ts';
 import { natsConfigFromEnv } from '../../src/adapters/nats/nats-config.ts';
+import { redisConfigFromEnv } from '../../src/adapters/redis/redis-config.ts';
 import { NatsEventBus } from '../../src/adapters/nats/nats-event-bus.ts';
 import { ConfigError, type Env } from '../../src/config/env.ts';
 import { loadServiceConfig } from '../../src/config/service-config.ts';
@@ -345,8 +347,9 @@ const cases: Case[] = [
     kind: 'process',
     per: 'once',
     name: 'configuration-defaults',
-    rules: ['CONFIG-defaults', 'LIMIT-listen-defaults', 'LIMIT-rate', 'LIMIT-token-lifetime', 'LIMIT-session-recent', 'CONFIG-session-vars'],
+    rules: ['CONFIG-defaults', 'LIMIT-listen-defaults', 'LIMIT-rate', 'LIMIT-token-lifetime', 'LIMIT-session-recent', 'CONFIG-session-vars', 'CONFIG-own-vars'],
     async run(p) {
+      // The service's own section needs no backend variable: each adapter reads its own (spec 8.1).
       const config = loadServiceConfig({ JWT_SECRET: SECRET }, { embedded: false });
       const actual = {
         httpAddr: config.httpAddr,
@@ -375,7 +378,7 @@ const cases: Case[] = [
     kind: 'process',
     per: 'once',
     name: 'configuration-required-variables',
-    rules: ['CONFIG-required', 'LIFE-3-missing-env', 'CONFIG-no-secret-echo'],
+    rules: ['CONFIG-required', 'LIFE-3-missing-env', 'CONFIG-no-secret-echo', 'CONFIG-own-vars'],
     async run(p) {
       const missing = await rejects(p, async () => loadServiceConfig({}, { embedded: false }), 'config without JWT_SECRET');
       p.assert(missing instanceof ConfigError && missing.message.includes('JWT_SECRET'), `JWT_SECRET: ${missing.message}`);
@@ -456,6 +459,23 @@ const cases: Case[] = [
         p.assert(def.requestType.type.name === request && def.responseType.type.name === response, `${method} is ${def.requestType.type.name} → ${def.responseType.type.name}`);
         p.assert(!def.requestStream && !def.responseStream, `${method} is not unary`);
       }
+    },
+  },
+  {
+    kind: 'process',
+    per: 'once',
+    name: 'cache-entries-live-five-minutes',
+    rules: ['SVC-cache-ttl', 'SVC-cache-aside'],
+    async run(p) {
+      p.assert(redisConfigFromEnv({ REDIS_ADDR: '127.0.0.1:6379' }).ttlSeconds === 300, 'the Redis cache TTL is not 300 s');
+      let now = Date.parse('2030-01-01T00:00:00Z');
+      const cache = new MemoryOrderCache({ clock: { now: () => new Date(now) } });
+      const order = { id: '6f1c1f7e-0000-4000-8000-000000000001', userId: 'u', item: 'x', quantity: 1, status: 'pending' as const, createdAt: new Date(now) };
+      await cache.set(order);
+      now += 299_000;
+      p.assert((await cache.get(order.id)) !== undefined, 'the fake cache dropped an entry before 5 minutes');
+      now += 1_000;
+      p.assert((await cache.get(order.id)) === undefined, 'the fake cache kept an entry past 5 minutes');
     },
   },
   {

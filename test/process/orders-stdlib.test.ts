@@ -207,7 +207,7 @@ describe('orders-stdlib process (spec 3.4, 8.1)', () => {
     ['JWT_SECRET', { POSTGRES_DSN: 'postgres://orders:dsn-pass-never-logged@127.0.0.1:1/db', REDIS_ADDR: '127.0.0.1:1', NATS_URL: 'nats://127.0.0.1:1' }],
     ['REDIS_ADDR', { JWT_SECRET, POSTGRES_DSN: 'postgres://orders:dsn-pass-never-logged@127.0.0.1:1/db', NATS_URL: 'nats://127.0.0.1:1' }],
     ['NATS_URL', { JWT_SECRET, POSTGRES_DSN: 'postgres://orders:dsn-pass-never-logged@127.0.0.1:1/db', REDIS_ADDR: '127.0.0.1:1' }],
-  ])('without --embedded and without %s: exit 1 naming it, no listener, no secret in the output', async (variable, env) => {
+  ])('without --embedded and without %s: exit 1 naming it, no listener, no secret in the output', async (variable, env: Record<string, string>) => {
     const httpPort = await sparePort();
     const service = spawnService([], { ...env, HTTP_ADDR: `127.0.0.1:${httpPort}`, ADMIN_ADDR: '127.0.0.1:0' });
     expect((await service.exited).code).toBe(1);
@@ -215,7 +215,7 @@ describe('orders-stdlib process (spec 3.4, 8.1)', () => {
     expect(String(failure?.['err'])).toContain(variable);
     expect(service.lines.some((l) => l.msg === 'api: listening')).toBe(false);
     expect(await isListening(httpPort)).toBe(false);
-    expectNoSecrets(service, { 'DSN password': 'dsn-pass-never-logged', ...(env.JWT_SECRET ? { JWT_SECRET } : {}) });
+    expectNoSecrets(service, { 'DSN password': 'dsn-pass-never-logged', ...(env['JWT_SECRET'] ? { JWT_SECRET } : {}) });
   });
 
   it('with every variable but unreachable backends: init fails, exit 1, nothing listens (spec 3.4 rule 2)', async () => {

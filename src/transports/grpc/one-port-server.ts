@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Session } from 'node:http2';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { SHUTDOWN_GRACE_MS } from '../http/http-shutdown.ts';
-import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../stdlib/stdlib-server.ts';
+import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../http/server-timeouts.ts';
 
 export type AnyRequest = IncomingMessage | Http2ServerRequest;
 export type AnyResponse = ServerResponse | Http2ServerResponse;
@@ -11,6 +11,13 @@ export type AnyRequestHandler = (req: AnyRequest, res: AnyResponse) => void;
 
 /** What every prior-knowledge HTTP/2 connection starts with (RFC 9113 section 3.4). */
 export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+/**
+ * Our choice for an idle HTTP/2 connection (spec 8: timeouts not shown): closed gracefully (GOAWAY)
+ * after this long without a byte, so abandoned clients do not hold sessions forever. Longer than the
+ * HTTP/1.1 keep-alive because gRPC channels are meant to be reused.
+ */
+export const HTTP2_IDLE_TIMEOUT_MS = 60_000;
 
 /** Our choice: a connection that has not shown which protocol it speaks by then is dropped. */
 export const SNIFF_TIMEOUT_MS = HEADERS_TIMEOUT_MS;
@@ -63,6 +70,7 @@ export function createOnePortServer(options: OnePortOptions): OnePortServer {
   const http2 = createHttp2Server({}, dispatch);
   const sessions = new Set<ServerHttp2Session>();
   http2.on('session', (session) => {
+    session.setTimeout(HTTP2_IDLE_TIMEOUT_MS, () => session.close());
     sessions.add(session);
     session.once('close', () => sessions.delete(session));
   });

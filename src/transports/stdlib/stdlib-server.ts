@@ -7,8 +7,6 @@ import type { RestApi } from '../http/rest-api.ts';
 import { OPENAPI_PATH, PROTECTED_ROUTES, PUBLIC_ROUTES, SWAGGER_PATH } from '../http/routes.ts';
 import { SWAGGER_PAGE_HTML } from '../http/swagger-page.ts';
 import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../http/server-timeouts.ts';
-// Transitional re-export for the gRPC transport; import from ../http/server-timeouts.ts instead.
-export { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS };
 import type { Exchange, Handler, Middleware } from './exchange.ts';
 import { metrics, rateLimiting, recovery, requestLogging, tracing } from './middleware.ts';
 import { Router } from './router.ts';
