@@ -261,14 +261,21 @@ const cases: Case[] = [
     async run(p) {
       const app = await startInProcess({ transport: transportOf(p).factory });
       try {
-        // Waiting out a real timeout would take seconds per transport, so the configured values are read.
-        const server = app.app.api.server() as HttpServer & { timeout?: number };
-        const timeouts = { headersTimeout: server.headersTimeout, requestTimeout: server.requestTimeout, timeout: server.timeout };
+        // Waiting out a real timeout would take seconds per transport, so the declared limits are read;
+        // where the public server is node:http itself, they must also be what it enforces.
+        const timeouts = app.app.transport.timeouts;
         const finite = (v: unknown): boolean => typeof v === 'number' && v > 0 && Number.isFinite(v);
         p.assert(
-          finite(timeouts.headersTimeout) && finite(timeouts.requestTimeout),
-          `the public listener (${server.constructor.name}) exposes no finite headers and request timeouts: ${JSON.stringify(timeouts)}`,
+          finite(timeouts.headersMs) && finite(timeouts.requestMs) && finite(timeouts.idleMs),
+          `the public listener declares no finite headers, request and idle timeouts: ${JSON.stringify(timeouts)}`,
         );
+        const server = app.app.api.server() as HttpServer;
+        if (typeof server.headersTimeout === 'number') {
+          p.assert(
+            server.headersTimeout === timeouts.headersMs && server.requestTimeout === timeouts.requestMs && server.keepAliveTimeout === timeouts.idleMs,
+            `node:http enforces ${JSON.stringify({ headers: server.headersTimeout, request: server.requestTimeout, idle: server.keepAliveTimeout })}, declared ${JSON.stringify(timeouts)}`,
+          );
+        }
       } finally {
         await app.stop();
       }

@@ -17,6 +17,7 @@ import { closeHttpServer } from '../transports/http/http-shutdown.ts';
 import type { HttpObservability } from '../transports/http/http-observability.ts';
 import { Listener } from '../transports/http/listener.ts';
 import { RestApi } from '../transports/http/rest-api.ts';
+import type { ServerTimeouts } from '../transports/http/server-timeouts.ts';
 import { createServer } from 'node:http';
 import type { Backends } from './backends.ts';
 
@@ -36,6 +37,8 @@ export interface Core {
 export interface PublicTransport {
   readonly server: Server;
   readonly shutdown: () => Promise<void>;
+  /** Declared limits against slow and idle clients (our choice for spec 8's "timeouts: not shown"). */
+  readonly timeouts: ServerTimeouts;
 }
 export type TransportFactory = (core: Core) => PublicTransport;
 
@@ -61,6 +64,7 @@ export interface App {
   readonly api: Listener;
   readonly admin: Listener;
   readonly metrics: HttpMetrics;
+  readonly transport: PublicTransport;
 }
 
 /**
@@ -111,5 +115,5 @@ export function createApp(options: AppOptions): App {
   // The admin listener answers readiness for others; it does not report its own.
   const adminComponent: Component = { name: admin.name, run: (s) => admin.run(s), stop: () => admin.stop() };
 
-  return { core, components: [...serviceComponents, adminComponent], checker, api, admin, metrics };
+  return { core, components: [...serviceComponents, adminComponent], checker, api, admin, metrics, transport };
 }

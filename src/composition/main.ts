@@ -43,9 +43,12 @@ export async function runMain(options: MainOptions): Promise<number> {
       ? await createEmbeddedBackends(logger, { seedDemoUsers: true })
       : await createRealBackends(options.env, logger);
     const app = createApp({ config, logger, backends, transport: options.transport, serviceName: options.serviceName });
+    const boundAddr = (listener: typeof app.api, host: string | undefined): string =>
+      `${host ?? ''}:${(listener.server().address() as AddressInfo).port}`;
+    // The bound ports, not the configured ones: `:0` asks the OS for a free port.
+    app.admin.server().once('listening', () => logger.info({ addr: boundAddr(app.admin, config.adminAddr.host) }, 'admin: listening'));
     app.api.server().once('listening', () => {
-      const port = (app.api.server().address() as AddressInfo).port;
-      logger.info({ addr: `${config.httpAddr.host ?? ''}:${port}`, admin_addr: options.env['ADMIN_ADDR'] ?? ':8081' }, 'api: listening');
+      logger.info({ addr: boundAddr(app.api, config.httpAddr.host) }, 'api: listening');
       if (embedded) {
         logger.info(
           { users: DEMO_USERS.map((u) => u.username) },

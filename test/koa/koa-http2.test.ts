@@ -1,13 +1,14 @@
 import { connect, createServer, type IncomingHttpHeaders } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TransportFactory } from '../../src/composition/create-app.ts';
+import { HTTP1_SERVER_TIMEOUTS } from '../../src/transports/http/server-timeouts.ts';
 import { createKoaApp } from '../../src/transports/koa/koa-app.ts';
 import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
 
 /** The app mounted the way the gRPC executable mounts it: `app.callback()` behind an h2c server. */
 const h2cTransport: TransportFactory = (core) => {
   const server = createServer(createKoaApp(core, { limiter: 'memory' }).callback());
-  return { server, shutdown: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { server, shutdown: () => new Promise<void>((resolve) => server.close(() => resolve())), timeouts: HTTP1_SERVER_TIMEOUTS };
 };
 
 interface H2Response {

@@ -1,7 +1,8 @@
 import type { TransportFactory } from '../../composition/create-app.ts';
 import { createKoaApp } from '../koa/koa-app.ts';
 import { createGrpcHandler } from './grpc-handler.ts';
-import { createOnePortServer, type AnyRequestHandler } from './one-port-server.ts';
+import { HTTP1_SERVER_TIMEOUTS } from '../http/server-timeouts.ts';
+import { createOnePortServer, HTTP2_IDLE_TIMEOUT_MS, type AnyRequestHandler } from './one-port-server.ts';
 
 /**
  * orders-grpc's public listener (spec 1 transport 3, 4.4): ordersv1.Orders and the REST API on one
@@ -12,5 +13,10 @@ export const grpcTransport: TransportFactory = (core) => {
   // Koa's callback takes node:http and node:http2 compatibility requests alike.
   const rest = createKoaApp(core, { limiter: 'memory' }).callback() as AnyRequestHandler;
   const front = createOnePortServer({ grpc: createGrpcHandler(core), rest });
-  return { server: front.server, shutdown: front.shutdown };
+  return {
+    server: front.server,
+    shutdown: front.shutdown,
+    // HTTP/1.1 connections keep the shared limits; HTTP/2 sessions are closed after their own idle time.
+    timeouts: { ...HTTP1_SERVER_TIMEOUTS, idleMs: Math.max(HTTP1_SERVER_TIMEOUTS.idleMs, HTTP2_IDLE_TIMEOUT_MS) },
+  };
 };

@@ -1,6 +1,7 @@
 import type { TransportFactory } from '../../composition/create-app.ts';
 import { closeHttpServer } from '../http/http-shutdown.ts';
 import { TokenBucketLimiter } from '../http/rate-limiter.ts';
+import { HTTP1_SERVER_TIMEOUTS } from '../http/server-timeouts.ts';
 import { createStdlibServer } from './stdlib-server.ts';
 
 export const stdlibTransport: TransportFactory = (core) => {
@@ -10,5 +11,5 @@ export const stdlibTransport: TransportFactory = (core) => {
     observability: core.observability,
     limiter: new TokenBucketLimiter(core.config.rateLimitRps),
   });
-  return { server, shutdown: () => closeHttpServer(server) };
+  return { server, shutdown: () => closeHttpServer(server), timeouts: HTTP1_SERVER_TIMEOUTS };
 };
