@@ -1,3 +1,4 @@
+import { namedError } from '../domain/named-error.ts';
 import { sessionKeyFromVerifiedSubject, type SessionKey } from '../domain/session-key.ts';
 import type { Claims, TokenService } from './token-service.ts';
 
@@ -8,13 +9,7 @@ export interface Principal {
   readonly sessionKey: SessionKey;
 }
 
-export class ErrMissingCredentials extends Error {
-  readonly kind = 'ErrMissingCredentials';
-  constructor() {
-    super('missing or malformed Authorization header');
-    this.name = 'ErrMissingCredentials';
-  }
-}
+export class ErrMissingCredentials extends namedError('ErrMissingCredentials', 'missing or malformed Authorization header') {}
 
 const BEARER_PREFIX = 'Bearer ';
 

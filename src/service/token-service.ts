@@ -1,4 +1,5 @@
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { namedError } from '../domain/named-error.ts';
 
 /** Claims we put in a token (spec 5 rule 11 leaves the set to us): sub = user id, name = username. */
 export interface Claims {
@@ -8,14 +9,8 @@ export interface Claims {
   readonly iat: number;
 }
 
-export class ErrInvalidToken extends Error {
-  readonly kind = 'ErrInvalidToken';
-  constructor() {
-    // Deliberately carries no detail of the token or the secret.
-    super('invalid or expired token');
-    this.name = 'ErrInvalidToken';
-  }
-}
+/** Deliberately carries no detail of the token or the secret. */
+export class ErrInvalidToken extends namedError('ErrInvalidToken', 'invalid or expired token') {}
 
 export const MIN_SECRET_BYTES = 32;
 const ALGORITHM = 'HS256';

@@ -1,28 +1,16 @@
-/** Session acquisition errors (spec 7 rule 3). Transports map all three to 503 `session unavailable`. */
-export class ErrNoScopeKey extends Error {
-  readonly kind = 'ErrNoScopeKey';
-  constructor() {
-    super('session: no scope key in context');
-    this.name = 'ErrNoScopeKey';
-  }
-}
+import { namedError } from '../domain/named-error.ts';
 
-export class ErrScopeFull extends Error {
-  readonly kind = 'ErrScopeFull';
+/** Session acquisition errors (spec 7 rule 3). Transports map all three to 503 `session unavailable`. */
+export class ErrNoScopeKey extends namedError('ErrNoScopeKey', 'session: no scope key in context') {}
+
+export class ErrScopeFull extends namedError('ErrScopeFull') {
   constructor(cap: number) {
     super(`session: scope full (${cap} live instances)`);
-    this.name = 'ErrScopeFull';
   }
 }
 
 /** Spec 3.2 rule 2: the fallback release needs a done signal, so a call without one is refused. */
-export class ErrNoDoneSignal extends Error {
-  readonly kind = 'ErrNoDoneSignal';
-  constructor() {
-    super('session: context has no done signal');
-    this.name = 'ErrNoDoneSignal';
-  }
-}
+export class ErrNoDoneSignal extends namedError('ErrNoDoneSignal', 'session: context has no done signal') {}
 
 export type SessionError = ErrNoScopeKey | ErrScopeFull | ErrNoDoneSignal;
 

@@ -1,41 +1,15 @@
 import { DomainError, ErrUnavailable } from '../../domain/errors.ts';
+import { namedError } from '../../domain/named-error.ts';
 import { ErrMissingCredentials } from '../../service/authenticate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
 import { isSessionError } from '../../session/session-errors.ts';
 
 /** Errors only HTTP has: the request itself could not be read. */
-export class ErrMalformedBody extends Error {
-  readonly kind = 'ErrMalformedBody';
-  constructor() {
-    super('malformed request body');
-    this.name = 'ErrMalformedBody';
-  }
-}
-
-export class ErrBodyTooLarge extends Error {
-  readonly kind = 'ErrBodyTooLarge';
-  constructor() {
-    super('request body too large');
-    this.name = 'ErrBodyTooLarge';
-  }
-}
-
+export class ErrMalformedBody extends namedError('ErrMalformedBody', 'malformed request body') {}
+export class ErrBodyTooLarge extends namedError('ErrBodyTooLarge', 'request body too large') {}
 /** The client went away while its request was being read; the answer reaches nobody. */
-export class ErrClientClosed extends Error {
-  readonly kind = 'ErrClientClosed';
-  constructor(options?: ErrorOptions) {
-    super('client closed request', options);
-    this.name = 'ErrClientClosed';
-  }
-}
-
-export class ErrInvalidOrderId extends Error {
-  readonly kind = 'ErrInvalidOrderId';
-  constructor() {
-    super('invalid order id');
-    this.name = 'ErrInvalidOrderId';
-  }
-}
+export class ErrClientClosed extends namedError('ErrClientClosed', 'client closed request') {}
+export class ErrInvalidOrderId extends namedError('ErrInvalidOrderId', 'invalid order id') {}
 
 export interface HttpError {
   readonly status: number;

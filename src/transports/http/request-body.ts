@@ -20,7 +20,7 @@ export async function readBody(req: IncomingMessage | Http2ServerRequest, limit 
   } catch (error) {
     // A client that hangs up mid-body is not a server fault: no panic line, nobody left to answer.
     if (error instanceof ErrBodyTooLarge) throw error;
-    throw new ErrClientClosed({ cause: error });
+    throw new ErrClientClosed(undefined, { cause: error });
   }
   return Buffer.concat(chunks).toString('utf8');
 }
