@@ -7,5 +7,6 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Real-backend suites share one Postgres/Redis/NATS; files isolate themselves by schema and subject.
     pool: 'forks',
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

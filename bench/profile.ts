@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Part 5: where the GET path spends its CPU. Starts one server child under `node --cpu-prof`, runs a
-// GET /orders/{id} (cache hit) load only (or gRPC GetOrder with --scenario grpc-get), stops the child (the profile is written at exit) and
+// GET /orders/{id} (cache hit) load only (or POST /orders, or gRPC GetOrder: --scenario), stops the child (the profile is written at exit) and
 // summarises the samples taken during the measured window. Usage:
-//   node bench/profile.ts [--transport stdlib|koa|grpc] [--backend real|fake] [--scenario get|grpc-get]
+//   node bench/profile.ts [--transport stdlib|koa|grpc] [--backend real|fake] [--scenario get|post|grpc-get]
 //                         [--seconds 10] [--log-level info|error] [--top 25] [--md FILE]
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { summarise, summaryMarkdown, type CpuProfile } from './cpuprofile-summary.ts';
 import { runGrpcGetOrder } from './grpc-load.ts';
-import { runHttpLoad } from './http-load.ts';
+import { runHttpLoad, type HttpScenario } from './http-load.ts';
 import type { LoadBounds, LoadResult } from './load-result.ts';
 import type { BackendName, Fixtures, ServerChildConfig, TransportName } from './ipc-protocol.ts';
 import { newSchemaName, dropSchemas, realEnvFrom, realUnavailableReason } from './real-env.ts';
@@ -28,7 +28,7 @@ const { values } = parseArgs({
     'log-level': { type: 'string', default: 'info' },
     md: { type: 'string' },
     top: { type: 'string', default: '25' },
-    /** get = REST GET /orders/{id}; grpc-get = ordersv1.Orders/GetOrder (grpc transport only). */
+    /** get = REST GET /orders/{id}; post = REST POST /orders; grpc-get = ordersv1.Orders/GetOrder (grpc transport only). */
     scenario: { type: 'string', default: 'get' },
   },
 });
@@ -59,11 +59,15 @@ const child = await ServerChild.start({
   cwd: ROOT,
 });
 const fixtures = child.ready.fixtures as Fixtures;
-const scenario = {
-  method: 'GET' as const,
-  url: `http://127.0.0.1:${child.ready.port}/orders/${fixtures.getOrderId}`,
-  headers: { authorization: `Bearer ${fixtures.getToken}` },
-};
+const post = values.scenario === 'post';
+const scenario: HttpScenario = post
+  ? {
+      method: 'POST',
+      url: `http://127.0.0.1:${child.ready.port}/orders`,
+      headers: { authorization: `Bearer ${fixtures.postToken}`, 'content-type': 'application/json' },
+      body: '{"item":"bench item","quantity":1}',
+    }
+  : { method: 'GET', url: `http://127.0.0.1:${child.ready.port}/orders/${fixtures.getOrderId}`, headers: { authorization: `Bearer ${fixtures.getToken}` } };
 const grpc = values.scenario === 'grpc-get';
 const load = (bounds: LoadBounds): Promise<LoadResult> =>
   grpc ? runGrpcGetOrder(child.ready.port, fixtures.getToken, fixtures.getOrderId, bounds) : runHttpLoad(scenario, bounds);
@@ -77,7 +81,7 @@ try {
   from = (await child.sample(true)).monotonicUs;
   const result = await load({ concurrency, durationMs, maxRequests: 2_000_000 });
   to = (await child.sample(false)).monotonicUs;
-  line = `${grpc ? 'gRPC GetOrder' : 'GET /orders/{id}'}, ${transport}/${backend}, LOG_LEVEL=${config.logLevel}, ${concurrency} connections, ${values.seconds} s: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms`;
+  line = `${grpc ? 'gRPC GetOrder' : post ? 'POST /orders' : 'GET /orders/{id}'}, ${transport}/${backend}, LOG_LEVEL=${config.logLevel}, ${concurrency} connections, ${values.seconds} s: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms`;
 } finally {
   await child.stop();
   if (schema !== undefined) await dropSchemas(real.POSTGRES_DSN, [schema]);
@@ -86,6 +90,8 @@ const file = (await readdir(profileDir)).find((name) => name.endsWith('.cpuprofi
 if (file === undefined) throw new Error(`no .cpuprofile written in ${profileDir}`);
 const profile = JSON.parse(await readFile(join(profileDir, file), 'utf8')) as CpuProfile;
 const summary = summarise(profile, { fromUs: from, toUs: to, top: Number(values.top) });
-const markdown = `${summaryMarkdown(summary, `### CPU profile: ${line}`)}\nProfile: ${join(profileDir, file)}\n`;
+const markdown =
+  `${summaryMarkdown(summary, `### CPU profile: ${line}`)}\n` +
+  `Profile: ${join(profileDir, file)} (measured window: --from ${from} --to ${to} for bench/cpuprofile-summary.ts)\n`;
 process.stdout.write(markdown);
 if (values.md !== undefined) await writeFile(values.md, markdown);

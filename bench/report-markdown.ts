@@ -87,6 +87,25 @@ export function renderMarkdown(run: BenchRun): string {
       servers(run).map((server) => [server, ...RATIO_SCENARIOS.map((s) => ratio(rps(find(run, server, s)), base32))]),
     ),
   );
+  const baseCpu = find(run, 'baseline', 'get')?.cpuSecondsPer1k ?? Number.NaN;
+  out.push('', '### Server CPU per request, as a multiple of the baseline’s', '');
+  out.push(
+    `Not limited by the load generator (which shares this ${m.nproc}-core machine with the server and, for real backends, with Postgres, Redis and NATS): ` +
+      `the baseline spends ${n(baseCpu * 1000, 0)} µs of CPU per request.`,
+  );
+  out.push('');
+  out.push(
+    table(
+      ['server', ...RATIO_SCENARIOS.map((s) => SCENARIO_TITLES[s])],
+      servers(run).map((server) => [
+        server,
+        ...RATIO_SCENARIOS.map((s) => {
+          const cost = find(run, server, s)?.cpuSecondsPer1k ?? Number.NaN;
+          return Number.isFinite(cost / baseCpu) ? `${(cost / baseCpu).toFixed(1)}×` : '–';
+        }),
+      ]),
+    ),
+  );
   const sweep = run.settings.sweep;
   if (sweep.length > 1) {
     out.push('', '### GET /orders/{id} by concurrency, as a share of the baseline at the same concurrency', '');
