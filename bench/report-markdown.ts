@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SCENARIO_TITLES, type BenchRun, type Measurement, type ScenarioId } from './measurement.ts';
-import { baselineRps, find, FIXED_CONCURRENCY, judgeTargets, median, rps } from './targets.ts';
+import { median } from './percentiles.ts';
+import { baselineRps, find, FIXED_CONCURRENCY, judgeTargets, rps } from './targets.ts';
 
 /** Hand-written sections kept next to the patches (profile summary, proposals); included when present. */
 const APPENDICES = ['proposed/README.md'].map((path) => fileURLToPath(new URL(path, import.meta.url)));
@@ -14,7 +15,8 @@ function n(value: number, digits = 0): string {
 
 function ratio(value: number, base: number): string {
   const r = value / base;
-  return Number.isFinite(r) ? `${(r * 100).toFixed(0)}%` : '–';
+  if (!Number.isFinite(r)) return '–';
+  return `${(r * 100).toFixed(r < 0.01 ? 2 : 0)}%`;
 }
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -65,6 +67,19 @@ export function renderMarkdown(run: BenchRun): string {
     const end = run.baselineEnd.result.requestsPerSecond;
     out.push('');
     out.push(`Noise: the baseline at 32 connections gave ${n(base32)} req/s at the start and ${n(end)} req/s at the end (${ratio(end, base32)} of the start).`);
+  }
+
+  const baseRow = find(run, 'baseline', 'get');
+  if (baseRow?.result !== undefined) {
+    const clientShare = baseRow.result.clientCpuSeconds / baseRow.result.elapsedSeconds;
+    if (clientShare > 0.8) {
+      out.push('');
+      out.push(
+        `The load generator used ${n(clientShare * 100)}% of a core during the baseline run at ${FIXED_CONCURRENCY} connections: the baseline figure is partly the ` +
+          'generator’s own ceiling, so the true server ceiling is higher and the shares below are, if anything, flattering. The server CPU per request ' +
+          'table does not depend on the generator.',
+      );
+    }
   }
 
   out.push('', '## Targets', '');
@@ -164,6 +179,13 @@ export function renderMarkdown(run: BenchRun): string {
       listRows.map((x) => [x.server, SCENARIO_TITLES[x.scenario], n(x.result?.p50Ms ?? Number.NaN, 2), n(x.result?.p99Ms ?? Number.NaN, 2), n(rps(x))]),
     ),
   );
+  for (const server of [...new Set(listRows.map((x) => x.server))]) {
+    const at0 = listRows.find((x) => x.server === server && x.scenario === 'list-offset-0')?.result?.p50Ms ?? Number.NaN;
+    const at9000 = listRows.find((x) => x.server === server && x.scenario === 'list-offset-9000')?.result?.p50Ms ?? Number.NaN;
+    if (Number.isFinite(at9000 / at0)) {
+      out.push('', `${server}: offset 9,000 takes ${n(at9000 / at0, 1)}× the p50 of offset 0${at9000 / at0 > 3 ? ' (OFFSET walks and discards the skipped index entries; keyset paging would not, but spec 4.1 fixes limit/offset)' : ''}.`);
+    }
+  }
   out.push('');
   out.push('Start-up: spawn `node bin/orders-stdlib.ts [--embedded]` → first 200 from the admin `/readyz` (includes Node start-up and type stripping).');
   out.push('');
@@ -193,6 +215,7 @@ export function renderMarkdown(run: BenchRun): string {
       '- GET uses one user and one cached order (one session); POST one user; login one user with the production scrypt cost (N=16384), so login measures the hash.',
       '- The bare INSERT runs inside the server child, on the service’s own pg Pool (10 connections), with 32 concurrent callers: the same statement the repository issues, without HTTP, auth, Redis or NATS.',
       '- Ratios for the targets are taken side by side: the baseline is run (half window) just before and just after each GET row, the REST GET again right after gRPC GetOrder, the bare INSERT before and after POST; the mean of the two control runs is the denominator. The tables of shares use the baseline measured at the start.',
+      `- One machine, ${m.nproc} cores, for everything: the server child, the load generator and, for real backends, Postgres, Redis and NATS. A server that uses one core fully leaves one core for all the rest.`,
       '- Latency percentiles come from each response’s own timing (float ms), not autocannon’s 1 ms histogram.',
     ].join('\n'),
   );

@@ -36,6 +36,7 @@ export function renderSvg(run: BenchRun): string {
       .filter((bar) => Number.isFinite(bar.value));
     if (bars.length === 0) continue;
     const max = Math.max(...bars.map((bar) => bar.value));
+    const groupTop = y + 8;
     parts.push(`<text x="8" y="${y}" class="group">${esc(SCENARIO_TITLES[scenario])} — requests/s, ${FIXED_CONCURRENCY} connections (scale: this group's max)</text>`);
     y += 8;
     for (const bar of bars) {
@@ -44,6 +45,14 @@ export function renderSvg(run: BenchRun): string {
       parts.push(`<rect x="${LABEL_W}" y="${y}" width="${w.toFixed(1)}" height="${BAR_H}" fill="${colour(bar.server)}"><title>${esc(`${bar.server}: ${bar.value.toFixed(0)} req/s`)}</title></rect>`);
       parts.push(`<text x="${(LABEL_W + w + 6).toFixed(1)}" y="${y + BAR_H - 4}" class="value">${bar.value.toFixed(0)}</text>`);
       y += BAR_H + BAR_GAP;
+    }
+    const baseline = bars.find((bar) => bar.server === 'baseline');
+    if (scenario === 'get' && baseline !== undefined) {
+      // The GET target: half of the baseline's requests/s.
+      const x = LABEL_W + (baseline.value / 2 / max) * BAR_MAX_W;
+      parts.push(`<line x1="${x.toFixed(1)}" y1="${groupTop - 4}" x2="${x.toFixed(1)}" y2="${y - BAR_GAP + 2}" stroke="#dc2626" stroke-dasharray="4 3"/>`);
+      parts.push(`<text x="${(x + 4).toFixed(1)}" y="${y + 10}" class="value" fill="#dc2626">target: 50% of baseline</text>`);
+      y += 12;
     }
     y += GROUP_GAP;
   }

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // npm run bench [-- --quick] [--only=stdlib,koa,grpc] [--backends=fake,real] [--no-scale] [--out=DIR] [--json=FILE]
+//                 [--from-json=FILE: re-render the reports of an earlier run]
 //
 // Every server runs in its own child process (bench/server.ts, bench/baseline-server.ts); this process
 // is only the load generator and the report writer. Ratios are taken against the bare node:http
 // baseline measured in the same run, because this machine is shared and absolute numbers drift.
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -312,8 +313,19 @@ async function main(): Promise<void> {
       'no-scale': { type: 'boolean', default: false },
       out: { type: 'string', default: join(ROOT, 'reports') },
       json: { type: 'string' },
+      /** Re-render reports from a --json file of an earlier run, without measuring anything. */
+      'from-json': { type: 'string' },
     },
   });
+  if (values['from-json'] !== undefined) {
+    const run = JSON.parse(await readFile(values['from-json'], 'utf8')) as BenchRun;
+    const outDir = values.out ?? join(ROOT, 'reports');
+    await mkdir(outDir, { recursive: true });
+    await writeFile(join(outDir, 'bench.md'), renderMarkdown(run));
+    await writeFile(join(outDir, 'bench.svg'), renderSvg(run));
+    log(`bench: re-rendered ${join(outDir, 'bench.md')} and bench.svg from ${values['from-json']}`);
+    return;
+  }
   const settings = values.quick ? QUICK : FULL;
   const only = values.only === undefined ? TRANSPORTS : (values.only.split(',') as TransportName[]);
   const backends = (values.backends ?? 'fake,real').split(',') as BackendName[];

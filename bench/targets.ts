@@ -1,4 +1,5 @@
 import type { BenchRun, Measurement, ScenarioId } from './measurement.ts';
+import { median } from './percentiles.ts';
 
 export const FIXED_CONCURRENCY = 32;
 /** "50 MB" read as 50 × 10^6 bytes (the stricter reading than MiB). */
@@ -42,13 +43,6 @@ export function rps(m: Measurement | undefined): number {
 
 export function baselineRps(run: BenchRun, concurrency: number): number {
   return rps(find(run, 'baseline', 'get', concurrency));
-}
-
-export function median(values: readonly number[]): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 const pct = (ratio: number): string => (Number.isFinite(ratio) ? `${(ratio * 100).toFixed(0)}%` : 'n/a');
