@@ -123,4 +123,26 @@ describe('TokenService (spec 5 rules 1, 7)', () => {
     const shortToken = decodeJwt(await new TokenService(thirty.tokens.secret, thirty.tokens.expiryMs, at(T0)).issue(USER, 'alice'));
     expect((shortToken.exp as number) - (shortToken.iat as number)).toBe(1800);
   });
+
+  it('a verified token stays cached only until its own expiry (the cache never extends a token)', async () => {
+    let now = T0;
+    const service = new TokenService(SECRET, HOUR_MS, () => now);
+    const token = await service.issue(USER, 'alice');
+    await expect(service.verify(token)).resolves.toMatchObject({ sub: USER });
+    now = T0 + HOUR_MS - 1000;
+    await expect(service.verify(token)).resolves.toMatchObject({ sub: USER });
+    now = T0 + HOUR_MS;
+    await expectInvalid(service, token);
+  });
+
+  it('caches successes only: a token failing once fails every time, a tampered copy of a cached token fails', async () => {
+    const service = new TokenService(SECRET, HOUR_MS, at(T0));
+    const token = await service.issue(USER, 'alice');
+    await service.verify(token);
+    const [header, , signature] = token.split('.');
+    const forged = `${header}.${b64url({ sub: 'someone-else', name: 'mallory', iss: 'orders', iat: T0 / 1000, exp: T0 / 1000 + 3600 })}.${signature}`;
+    await expectInvalid(service, forged);
+    await expectInvalid(service, forged);
+    await expectInvalid(service, `${token}x`);
+  });
 });

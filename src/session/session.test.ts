@@ -70,4 +70,14 @@ describe('Session (spec 2.2)', () => {
   it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('rejects capacity %s', (capacity) => {
     expect(() => new Session(capacity)).toThrow(RangeError);
   });
+
+  it('keeps ids exactly as given, the empty string included', () => {
+    const session = new Session(3);
+    for (const id of ['', 'a,b', ' x ']) session.recordView(id);
+    expect(session.recent()).toEqual([' x ', 'a,b', '']);
+  });
+
+  it('refuses an id containing NUL, the separator of its compact form', () => {
+    expect(() => new Session(3).recordView('a\u0000b')).toThrow(RangeError);
+  });
 });

@@ -3,6 +3,7 @@ import type { HttpObservability } from '../http/http-observability.ts';
 import { endRequestSpan, logMappedFailure, logPanic, logRequest, recordRequestMetrics, startRequestSpan } from '../http/http-observability.ts';
 import { INTERNAL_ERROR, toHttpError } from '../http/http-errors.ts';
 import { matchedRouteLabel, sendError, type KoaContext, type KoaMiddleware } from './koa-context.ts';
+import { REQUEST_ENDED } from '../http/request-ended.ts';
 
 /**
  * Koa writes the response after the whole chain returns, so an outer layer reads the final status
@@ -55,7 +56,7 @@ export function requestLogging(logger: Logger): KoaMiddleware {
 export function doneSignal(): KoaMiddleware {
   return async (ctx, next) => {
     const done = new AbortController();
-    ctx.res.once('close', () => done.abort());
+    ctx.res.once('close', () => done.abort(REQUEST_ENDED));
     ctx.state.done = done.signal;
     await next();
   };

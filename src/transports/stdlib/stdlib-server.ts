@@ -10,6 +10,7 @@ import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '.
 import type { Exchange, Handler, Middleware } from './exchange.ts';
 import { metrics, rateLimiting, recovery, requestLogging, tracing } from './middleware.ts';
 import { Router } from './router.ts';
+import { REQUEST_ENDED } from '../http/request-ended.ts';
 
 export interface StdlibDeps {
   readonly api: RestApi;
@@ -43,7 +44,7 @@ export function createStdlibHandler(deps: StdlibDeps): (req: IncomingMessage, re
     const target = req.url ?? '/';
     const url = parseTarget(target);
     const done = new AbortController();
-    res.once('close', () => done.abort());
+    res.once('close', () => done.abort(REQUEST_ENDED));
     const exchange: Exchange = {
       req,
       res,
