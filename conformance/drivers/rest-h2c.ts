@@ -1,8 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, constants, type ClientHttp2Session } from 'node:http2';
-import { adminProbe } from './admin-probe.ts';
 import type { Driver, DriverOptions, RawRequest, Reply } from './driver.ts';
-import { flatHeaders, restOperations, restReply } from './rest-operations.ts';
+import { flatHeaders, restDriver, restReply } from './rest-operations.ts';
 
 const TIMEOUT_MS = 10_000;
 
@@ -36,24 +34,7 @@ export function restH2cDriver(options: DriverOptions): Driver {
       stream.on('error', (error) => (status !== 0 ? resolve(restReply(status, headers, Buffer.concat(chunks).toString('utf8'), '2.0')) : reject(error)));
       if (raw.body !== undefined) stream.end(raw.body);
     });
-  const observed = async (raw: RawRequest): Promise<Reply> => {
-    let reply = await send(raw);
-    for (let attempt = 0; options.retryRateLimited && reply.status === 429 && attempt < 10; attempt++) {
-      await sleep(Math.max(1, Number(reply.headers?.['retry-after']) || 1) * 1000);
-      reply = await send(raw);
-    }
-    options.observe?.(raw, reply);
-    return reply;
-  };
-  return {
-    name: 'rest-h2c',
-    api: 'rest',
-    ...restOperations(observed),
-    raw: observed,
-    admin: options.adminUrl === undefined ? undefined : adminProbe(options.adminUrl),
-    hooks: options.hooks,
-    async close() {
-      await new Promise<void>((resolve) => (session === undefined || session.closed ? resolve() : session.close(() => resolve())));
-    },
-  };
+  return restDriver('rest-h2c', send, options, async () => {
+    await new Promise<void>((resolve) => (session === undefined || session.closed ? resolve() : session.close(() => resolve())));
+  });
 }

@@ -1,8 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'node:http';
-import { adminProbe } from './admin-probe.ts';
 import type { Driver, DriverOptions, RawRequest, Reply } from './driver.ts';
-import { flatHeaders, restOperations, restReply } from './rest-operations.ts';
+import { flatHeaders, restDriver, restReply } from './rest-operations.ts';
 
 const TIMEOUT_MS = 10_000;
 
@@ -39,24 +37,7 @@ export function restHttp1Driver(options: DriverOptions): Driver {
       if (body !== undefined) req.write(body);
       req.end();
     });
-  const observed = async (raw: RawRequest): Promise<Reply> => {
-    let reply = await send(raw);
-    for (let attempt = 0; options.retryRateLimited && reply.status === 429 && attempt < 10; attempt++) {
-      await sleep(Math.max(1, Number(reply.headers?.['retry-after']) || 1) * 1000);
-      reply = await send(raw);
-    }
-    options.observe?.(raw, reply);
-    return reply;
-  };
-  return {
-    name: 'rest-http1',
-    api: 'rest',
-    ...restOperations(observed),
-    raw: observed,
-    admin: options.adminUrl === undefined ? undefined : adminProbe(options.adminUrl),
-    hooks: options.hooks,
-    async close() {
-      agent.destroy();
-    },
-  };
+  return restDriver('rest-http1', send, options, async () => {
+    agent.destroy();
+  });
 }

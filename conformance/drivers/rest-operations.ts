@@ -1,4 +1,6 @@
-import type { Driver, ListQuery, RawRequest, Reply } from './driver.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { adminProbe } from './admin-probe.ts';
+import type { Driver, DriverOptions, ListQuery, RawRequest, Reply } from './driver.ts';
 
 type Send = (request: RawRequest) => Promise<Reply>;
 export type RestOperations = Pick<Driver, 'login' | 'createOrder' | 'getOrder' | 'listOrders' | 'recent'>;
@@ -55,4 +57,29 @@ export function flatHeaders(raw: Record<string, string | string[] | number | und
     out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
   }
   return out;
+}
+
+/**
+ * A REST driver from its wire: every REST driver retries 429s the same way (when asked), reports each
+ * exchange to the observer and offers the same operations, whatever carries the bytes.
+ */
+export function restDriver(name: Driver['name'], send: Send, options: DriverOptions, close: () => Promise<void>): Driver {
+  const observed = async (raw: RawRequest): Promise<Reply> => {
+    let reply = await send(raw);
+    for (let attempt = 0; options.retryRateLimited && reply.status === 429 && attempt < 10; attempt++) {
+      await sleep(Math.max(1, Number(reply.headers?.['retry-after']) || 1) * 1000);
+      reply = await send(raw);
+    }
+    options.observe?.(raw, reply);
+    return reply;
+  };
+  return {
+    name,
+    api: 'rest',
+    ...restOperations(observed),
+    raw: observed,
+    admin: options.adminUrl === undefined ? undefined : adminProbe(options.adminUrl),
+    hooks: options.hooks,
+    close,
+  };
 }
