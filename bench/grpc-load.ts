@@ -1,8 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { percentiles } from './percentiles.ts';
-import type { LoadBounds, LoadResult } from './load-result.ts';
+import { toLoadResult, type LoadBounds, type LoadResult } from './load-result.ts';
 
 const PROTO = fileURLToPath(new URL('../proto/ordersv1/orders.proto', import.meta.url));
 
@@ -57,19 +56,7 @@ export async function runGrpcGetOrder(port: number, token: string, orderId: stri
     };
     await Promise.all(Array.from({ length: bounds.concurrency }, worker));
     const elapsedSeconds = (performance.now() - begin) / 1000;
-    const cpu = process.cpuUsage(cpuBefore);
-    const [p50, p99] = percentiles(latencies, [50, 99]);
-    return {
-      ok: latencies.length,
-      served,
-      failed,
-      elapsedSeconds,
-      requestsPerSecond: latencies.length / elapsedSeconds,
-      p50Ms: p50 as number,
-      p99Ms: p99 as number,
-      firstFailure,
-      clientCpuSeconds: (cpu.user + cpu.system) / 1e6,
-    };
+    return toLoadResult({ latencies, served, failed, firstFailure, elapsedSeconds, cpuBefore });
   } finally {
     client.close();
   }

@@ -1,6 +1,5 @@
 import { createRequire } from 'node:module';
-import { percentiles } from './percentiles.ts';
-import type { LoadBounds, LoadResult } from './load-result.ts';
+import { toLoadResult, type LoadBounds, type LoadResult } from './load-result.ts';
 
 /** The slice of autocannon 9's API used here (the package ships no types). */
 interface AutocannonOptions {
@@ -87,19 +86,7 @@ export async function runHttpLoad(scenario: HttpScenario, bounds: LoadBounds): P
     });
   });
   const elapsedSeconds = ((windowEnd ?? lastResponse) - started) / 1000;
-  const cpu = process.cpuUsage(cpuBefore);
-  const [p50, p99] = percentiles(latencies, [50, 99]);
-  return {
-    ok: latencies.length,
-    served,
-    failed,
-    elapsedSeconds,
-    requestsPerSecond: latencies.length / elapsedSeconds,
-    p50Ms: p50 as number,
-    p99Ms: p99 as number,
-    firstFailure,
-    clientCpuSeconds: (cpu.user + cpu.system) / 1e6,
-  };
+  return toLoadResult({ latencies, served, failed, firstFailure, elapsedSeconds, cpuBefore });
 }
 
 /** One plain request before a run: a scenario that does not answer 2xx is reported, not measured. */
