@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # One image for all three transports; the command picks the executable (docker-compose.yml).
 # Node 24 runs the .ts sources directly (type stripping), so there is no compile step.
 
@@ -12,7 +11,7 @@ FROM node:24-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
-# The build context is an allow-list (.dockerignore): package.json, src, bin, openapi, proto.
+# The build context is an allow-list (.dockerignore): package.json, src, bin, openapi, proto, and fakes/ for --embedded.
 COPY . .
 USER node
 # Public listener (HTTP_ADDR, and gRPC on the same port for orders-grpc) and admin listener (ADMIN_ADDR).

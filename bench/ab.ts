@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// Before/after for a proposed patch (bench/proposed/*.patch): two copies of the repo, A unpatched and
+// Before/after for a change: two copies of the repo, A unpatched and
 // B patched, each serving from its own child process, loaded alternately (A B B A A B ...) so that
 // whatever else the shared machine does hits both sides alike. Prints B/A per scenario. Usage:
 //   cp -r /work/main /tmp/bench-base && cp -r /work/main /tmp/bench-scratch
-//   (cd /tmp/bench-scratch && patch -p1 < bench/proposed/NAME.patch)
+//   (cd /tmp/bench-scratch && git apply /tmp/change.patch)
 //   node bench/ab.ts --a /tmp/bench-base --b /tmp/bench-scratch [--transport stdlib] [--backend real]
 //                    [--scenarios get,post,grpc-get] [--rounds 4] [--seconds 3] [--sessions] [--startup]
 import { spawn } from 'node:child_process';
@@ -11,12 +11,12 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runGrpcGetOrder } from './grpc-load.ts';
 import { runHttpLoad, type HttpScenario } from './http-load.ts';
-import type { BackendName, Fixtures, ServerChildConfig, TransportName } from './ipc-protocol.ts';
+import type { BackendName, Fixtures, TransportName } from './ipc-protocol.ts';
 import type { LoadBounds, LoadResult } from './load-result.ts';
 import { loadAverage } from './machine.ts';
 import { median } from './percentiles.ts';
-import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason } from './real-env.ts';
-import { ServerChild } from './server-child.ts';
+import { dropSchemas, realEnvFrom, realUnavailableReason } from './real-env.ts';
+import { SERVER_OPTIONS, ServerChild, serverChildConfig } from './server-child.ts';
 import { measureStartup } from './startup-time.ts';
 
 type Scenario = 'get' | 'list' | 'post' | 'grpc-get';
@@ -25,13 +25,10 @@ const { values } = parseArgs({
   options: {
     a: { type: 'string' },
     b: { type: 'string' },
-    transport: { type: 'string', default: 'stdlib' },
-    backend: { type: 'string', default: 'real' },
+    ...SERVER_OPTIONS,
     scenarios: { type: 'string', default: 'get' },
     rounds: { type: 'string', default: '4' },
     seconds: { type: 'string', default: '3' },
-    concurrency: { type: 'string', default: '32' },
-    'log-level': { type: 'string', default: 'info' },
     sessions: { type: 'boolean', default: false },
     startup: { type: 'boolean', default: false },
   },
@@ -63,16 +60,8 @@ interface Side {
 }
 
 async function startSide(name: 'A' | 'B'): Promise<Side> {
-  const schema = backend === 'real' ? newSchemaName() : undefined;
-  if (schema !== undefined) schemas.push(schema);
-  const config: ServerChildConfig = {
-    transport,
-    backend,
-    logLevel: values['log-level'] as ServerChildConfig['logLevel'],
-    listOrders: scenarios.includes('list') ? 10_000 : 0,
-    schema,
-    uniqueSuffix: schema?.replace(/^bench_/, 'bench'),
-  };
+  const config = serverChildConfig(transport, backend, values['log-level'], scenarios.includes('list') ? 10_000 : 0);
+  if (config.schema !== undefined) schemas.push(config.schema);
   const child = await ServerChild.start({
     script: join(roots[name], 'bench/server.ts'),
     env: { ...process.env, ...real, BENCH_SERVER_CONFIG: JSON.stringify(config) },

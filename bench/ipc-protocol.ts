@@ -38,6 +38,8 @@ export interface ReadyMessage {
   readonly fixtures: Fixtures | undefined;
   /** Milliseconds spent seeding (not part of any measured run). */
   readonly seedMs: number;
+  /** gRPC only: the comparison servers in the same child (bench/grpc-peers), by name. */
+  readonly grpcPeers?: ReadonlyArray<{ readonly name: string; readonly port: number }>;
 }
 
 export interface FailedMessage {

@@ -70,9 +70,10 @@ export async function measureHttp(child: ServerChild, label: ServerLabel, plan: 
   return measured(child, label, plan, (bounds) => runHttpLoad(scenario, bounds));
 }
 
-export async function measureGrpcGet(child: ServerChild, label: ServerLabel, plan: RunPlan, token: string, orderId: string): Promise<Measurement> {
+/** `port`: a comparison peer in the same child (bench/grpc-peers) instead of the service's own listener. */
+export async function measureGrpcGet(child: ServerChild, label: ServerLabel, plan: RunPlan, token: string, orderId: string, port = child.ready.port): Promise<Measurement> {
   try {
-    return await measured(child, label, plan, (bounds) => runGrpcGetOrder(child.ready.port, token, orderId, bounds));
+    return await measured(child, label, plan, (bounds) => runGrpcGetOrder(port, token, orderId, bounds));
   } catch (error) {
     return skippedMeasurement(label, plan, `gRPC failed: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -1,16 +1,16 @@
 import type { LoadResult } from './load-result.ts';
 
-export type ScenarioId = 'get' | 'list' | 'post' | 'login' | 'grpc-get' | 'bare-insert' | 'list-offset-0' | 'list-offset-9000';
+export type ScenarioId = 'get' | 'list' | 'post' | 'login' | 'grpc-get' | 'bare-insert' | 'list-offset-0' | 'list-offset-10000';
 
 export const SCENARIO_TITLES: Record<ScenarioId, string> = {
   get: 'GET /orders/{id} (cache hit)',
-  list: 'GET /orders?limit=20 (10,000 orders)',
+  list: 'GET /orders?limit=20 (20,000 orders)',
   post: 'POST /orders',
   login: 'POST /auth/login',
   'grpc-get': 'gRPC GetOrder (cache hit)',
   'bare-insert': 'bare INSERT, same pg Pool',
   'list-offset-0': 'GET /orders?limit=20&offset=0',
-  'list-offset-9000': 'GET /orders?limit=20&offset=9000',
+  'list-offset-10000': 'GET /orders?limit=20&offset=10000',
 };
 
 /** One row of the report: a load run against one server child, with that child's own cost. */

@@ -13,19 +13,16 @@ import { summarise, summaryMarkdown, type CpuProfile } from './cpuprofile-summar
 import { runGrpcGetOrder } from './grpc-load.ts';
 import { runHttpLoad, type HttpScenario } from './http-load.ts';
 import type { LoadBounds, LoadResult } from './load-result.ts';
-import type { BackendName, Fixtures, ServerChildConfig, TransportName } from './ipc-protocol.ts';
-import { newSchemaName, dropSchemas, realEnvFrom, realUnavailableReason } from './real-env.ts';
-import { ServerChild } from './server-child.ts';
+import type { BackendName, Fixtures, TransportName } from './ipc-protocol.ts';
+import { dropSchemas, realEnvFrom, realUnavailableReason } from './real-env.ts';
+import { SERVER_OPTIONS, ServerChild, serverChildConfig } from './server-child.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 const { values } = parseArgs({
   options: {
-    transport: { type: 'string', default: 'stdlib' },
-    backend: { type: 'string', default: 'real' },
+    ...SERVER_OPTIONS,
     seconds: { type: 'string', default: '10' },
-    concurrency: { type: 'string', default: '32' },
-    'log-level': { type: 'string', default: 'info' },
     md: { type: 'string' },
     top: { type: 'string', default: '25' },
     /** get = REST GET /orders/{id}; post = REST POST /orders; grpc-get = ordersv1.Orders/GetOrder (grpc transport only). */
@@ -43,15 +40,8 @@ if (backend === 'real') {
   }
 }
 const profileDir = await mkdtemp(join(tmpdir(), 'bench-cpuprof-'));
-const schema = backend === 'real' ? newSchemaName() : undefined;
-const config: ServerChildConfig = {
-  transport,
-  backend,
-  logLevel: values['log-level'] as ServerChildConfig['logLevel'],
-  listOrders: 0,
-  schema,
-  uniqueSuffix: schema?.replace(/^bench_/, 'bench'),
-};
+const config = serverChildConfig(transport, backend, values['log-level'], 0);
+const schema = config.schema;
 const child = await ServerChild.start({
   script: join(ROOT, 'bench/server.ts'),
   env: { ...process.env, ...real, BENCH_SERVER_CONFIG: JSON.stringify(config) },

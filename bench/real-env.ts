@@ -67,6 +67,22 @@ export function newSchemaName(): string {
   return `bench_${randomBytes(5).toString('hex')}`;
 }
 
+/**
+ * VACUUM (ANALYZE) of a freshly seeded bench schema's orders table: statistics and visibility map as
+ * autovacuum leaves them a minute later (migrations/002_orders_append_only.sql), so the list is
+ * measured in the steady state rather than in the planner's first minute without statistics.
+ */
+export async function vacuumAnalyzeOrders(dsn: string, schema: string): Promise<void> {
+  if (!/^bench_[a-z0-9_]+$/.test(schema)) throw new Error(`not a bench schema: ${schema}`);
+  const client = new pg.Client({ connectionString: dsn });
+  await client.connect();
+  try {
+    await client.query(`VACUUM (ANALYZE) "${schema}".orders`);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Safety net after the children dropped their own schemas: a crashed child leaves nothing behind. */
 export async function dropSchemas(dsn: string, schemas: readonly string[]): Promise<void> {
   if (schemas.length === 0) return;

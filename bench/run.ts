@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick] [--only=stdlib,koa,grpc] [--backends=fake,real] [--no-scale] [--out=DIR] [--json=FILE]
+// npm run bench [-- --quick] [--only=stdlib,koa,grpc] [--backends=fake,real] [--no-scale] [--no-login-flood] [--no-attacks] [--out=DIR] [--json=FILE]
 //                 [--from-json=FILE: re-render the reports of an earlier run]
 //
 // Every server runs in its own child process (bench/server.ts, bench/baseline-server.ts); this process
@@ -16,11 +16,12 @@ import type { BackendName, Fixtures, ServerChildConfig, TransportName } from './
 import { loadAverage, machineInfo } from './machine.ts';
 import { measureBareInsert, measureGrpcGet, measureHttp, skippedMeasurement, type RunPlan, type ServerLabel } from './measure.ts';
 import type { BenchRun, Measurement, ScaleFigures, ScenarioId } from './measurement.ts';
-import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason, type RealEnv } from './real-env.ts';
+import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason, vacuumAnalyzeOrders, type RealEnv } from './real-env.ts';
 import { renderMarkdown } from './report-markdown.ts';
 import { renderSvg } from './report-svg.ts';
 import { ServerChild } from './server-child.ts';
 import { measureStartup } from './startup-time.ts';
+import { floodMarkdown, runLoginFlood } from './login-flood.ts';
 import { FIXED_CONCURRENCY, pairKey } from './targets.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -30,7 +31,9 @@ const TRANSPORT_FILES: Record<TransportName, string> = {
   koa: 'src/transports/koa/koa-transport.ts',
   grpc: 'src/transports/grpc/grpc-transport.ts',
 };
-const LIST_ORDERS = 10_000;
+/** Issue 16's list figure: p50 at offset 10,000 for a user holding 20,000 orders. */
+const LIST_ORDERS = 20_000;
+const LOGIN_CONCURRENCY = 3;
 
 interface Settings {
   readonly quick: boolean;
@@ -104,8 +107,8 @@ function scenarioRequest(port: number, fixtures: Fixtures, scenario: ScenarioId)
     case 'list':
     case 'list-offset-0':
       return { method: 'GET', url: `${base}/orders?limit=20${scenario === 'list' ? '' : '&offset=0'}`, headers: bearer(fixtures.listToken) };
-    case 'list-offset-9000':
-      return { method: 'GET', url: `${base}/orders?limit=20&offset=9000`, headers: bearer(fixtures.listToken) };
+    case 'list-offset-10000':
+      return { method: 'GET', url: `${base}/orders?limit=20&offset=10000`, headers: bearer(fixtures.listToken) };
     case 'post':
       return { method: 'POST', url: `${base}/orders`, headers: { ...bearer(fixtures.postToken), ...json }, body: '{"item":"bench item","quantity":1}' };
     case 'login':
@@ -135,7 +138,9 @@ class Bench {
     if (scenario === 'login') {
       // scrypt at production cost: ~20-40 logins/s on this machine. No warm-up run (its in-flight
       // hashes would still occupy the thread pool when the measured run starts); a longer window.
-      return { scenario, bounds: { concurrency, durationMs: s.loginDurationMs, maxRequests: s.loginMaxRequests }, warmupMs: 0, warmupMaxRequests: 0 };
+      // One load-generator address is one client of the login gate (rule LOGIN-gate): it may hold
+      // 1 running + 2 queued at once on 2 cores; more would measure the gate's 429s, not logins.
+      return { scenario, bounds: { concurrency: Math.min(concurrency, LOGIN_CONCURRENCY), durationMs: s.loginDurationMs, maxRequests: s.loginMaxRequests }, warmupMs: 0, warmupMaxRequests: 0 };
     }
     return { scenario, bounds: { concurrency, durationMs: s.durationMs, maxRequests: s.maxRequests }, warmupMs: s.warmupMs, warmupMaxRequests: s.maxRequests };
   }
@@ -215,6 +220,8 @@ class Bench {
     }
     const fixtures = child.ready.fixtures as Fixtures;
     log(`${server}: ready on port ${child.ready.port}, seeded in ${fmt(child.ready.seedMs)} ms`);
+    // The steady state autovacuum keeps the append-only table in (migration 002), reached at once.
+    if (schema !== undefined) await vacuumAnalyzeOrders(this.real.POSTGRES_DSN, schema);
     const label: ServerLabel = { server, transport, backend, logLevel: 'info' };
     const http = (scenario: ScenarioId): HttpScenario => scenarioRequest(child.ready.port, fixtures, scenario);
     try {
@@ -225,6 +232,11 @@ class Bench {
       if (transport === 'grpc') {
         this.record(await measureGrpcGet(child, label, this.plan('grpc-get', FIXED_CONCURRENCY), fixtures.getToken, fixtures.getOrderId));
         this.record(await measureHttp(child, { ...label, pairedFor: pairKey(server, 'grpc-get') }, this.pairedPlan('get', FIXED_CONCURRENCY), http('get')));
+        // Issue 18: the same GetOrder on grpc-js and Connect peers in this child, right after ours.
+        for (const peer of child.ready.grpcPeers ?? []) {
+          const peerLabel = { ...label, server: `${server} peer:${peer.name}`, transport: peer.name };
+          this.record(await measureGrpcGet(child, peerLabel, this.plan('grpc-get', FIXED_CONCURRENCY), fixtures.getToken, fixtures.getOrderId, peer.port));
+        }
       }
       for (const c of this.settings.sweep) {
         if (c !== FIXED_CONCURRENCY) this.record(await measureHttp(child, label, this.plan('get', c), http('get')));
@@ -240,7 +252,7 @@ class Bench {
       if (transport === 'stdlib') {
         // Scale figure: one caller, so the number is the query's own latency, not queueing.
         const { durationMs, maxRequests } = this.settings.listLatency;
-        for (const scenario of ['list-offset-0', 'list-offset-9000'] as const) {
+        for (const scenario of ['list-offset-0', 'list-offset-10000'] as const) {
           const plan: RunPlan = { scenario, bounds: { concurrency: 1, durationMs, maxRequests }, warmupMs: 200, warmupMaxRequests: 50 };
           this.record(await measureHttp(child, label, plan, http(scenario)));
         }
@@ -311,6 +323,8 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       backends: { type: 'string', default: 'fake,real' },
       'no-scale': { type: 'boolean', default: false },
+      'no-login-flood': { type: 'boolean', default: false },
+      'no-attacks': { type: 'boolean', default: false },
       out: { type: 'string', default: join(ROOT, 'reports') },
       json: { type: 'string' },
       /** Re-render reports from a --json file of an earlier run, without measuring anything. */
@@ -426,10 +440,44 @@ async function main(): Promise<void> {
   };
   const outDir = values.out ?? join(ROOT, 'reports');
   await mkdir(outDir, { recursive: true });
-  await writeFile(join(outDir, 'bench.md'), renderMarkdown(run));
+  // Issue 18: the attacks on the one-port listener, black-box on a spawned orders-grpc --embedded.
+  const attacks = values['no-attacks'] === true ? '' : await runGrpcAttacks(settings.quick, log);
+  await writeFile(join(outDir, 'bench.md'), renderMarkdown(run) + attacks);
   await writeFile(join(outDir, 'bench.svg'), renderSvg(run));
   if (values.json !== undefined) await writeFile(values.json, `${JSON.stringify(run, null, 2)}\n`);
+  // Issue 12: the login gate under a flood, each executable in its own process (bench/login-flood.ts).
+  if (values['no-login-flood'] !== true) {
+    await writeFile(join(outDir, 'login-flood.md'), floodMarkdown(await runLoginFlood({ quick: settings.quick, only, log })));
+  }
   log(`bench: wrote ${relative(process.cwd(), join(outDir, 'bench.md'))} and bench.svg in ${fmt(run.wallSeconds)} s`);
+}
+
+/**
+ * bench/grpc-peers/attacks.ts in its own process (it spawns the executable itself); its lines become a
+ * section of the report. Timings here are what the conformance cases may not assert.
+ */
+async function runGrpcAttacks(quick: boolean, say: (line: string) => void): Promise<string> {
+  const resetSeconds = quick ? 5 : 20;
+  say(`bench: gRPC attacks (rapid reset ${resetSeconds} s, gzip bombs, trickling streams)`);
+  const lines = await new Promise<string[]>((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, 'bench/grpc-peers/attacks.ts'), '--reset-seconds', String(resetSeconds)], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.once('exit', () => resolve(out.split('\n').filter((line) => line.trim() !== '')));
+  });
+  return [
+    '',
+    '## gRPC attacks on the one-port listener (issue 18)',
+    '',
+    `\`node bench/grpc-peers/attacks.ts --reset-seconds ${resetSeconds}\` against \`orders-grpc --embedded\` (its own process; loopback, bounded):`,
+    '',
+    '```',
+    ...lines,
+    '```',
+    '',
+  ].join('\n');
 }
 
 await main();

@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import type { BareInsertResult, ChildMessage, ChildReply, LogLevelName, ParentRequest, ProcessSample, ReadyMessage } from './ipc-protocol.ts';
+import type { BackendName, BareInsertResult, ChildMessage, ChildReply, LogLevelName, ParentRequest, ProcessSample, ReadyMessage, ServerChildConfig, TransportName } from './ipc-protocol.ts';
+import { newSchemaName } from './real-env.ts';
 
 export interface StartOptions {
   /** Script to run (bench/server.ts or bench/baseline-server.ts), absolute. */
@@ -141,4 +142,18 @@ export class ServerChild {
   stderrTail(): string {
     return this.#stderr.trim();
   }
+}
+
+/** Command-line options every bench tool that starts a server child takes (node:util parseArgs). */
+export const SERVER_OPTIONS = {
+  transport: { type: 'string', default: 'stdlib' },
+  backend: { type: 'string', default: 'real' },
+  concurrency: { type: 'string', default: '32' },
+  'log-level': { type: 'string', default: 'info' },
+} as const;
+
+/** A child's configuration; a real backend gets its own schema `bench_<random>`. */
+export function serverChildConfig(transport: string, backend: string, logLevel: string, listOrders: number): ServerChildConfig {
+  const schema = backend === 'real' ? newSchemaName() : undefined;
+  return { transport: transport as TransportName, backend: backend as BackendName, logLevel: logLevel as ServerChildConfig['logLevel'], listOrders, schema, uniqueSuffix: schema?.replace(/^bench_/, 'bench') };
 }

@@ -1,43 +1,26 @@
-// A service child for the bench: createApp + runComponents with one transport and embedded or real
+// A service child for the bench: startService (as the executables) with one transport and embedded or real
 // backends, seeded for the scenarios, reporting its port and fixtures over IPC (bench/ipc-protocol.ts).
 // Run by bench/run.ts, never by hand: it needs an IPC channel and BENCH_SERVER_CONFIG.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Env } from '../src/config/env.ts';
-import { loadServiceConfig } from '../src/config/service-config.ts';
 import type { Backends } from '../src/composition/backends.ts';
-import { createApp, type TransportFactory } from '../src/composition/create-app.ts';
-import { createEmbeddedBackends } from '../src/composition/embedded-backends.ts';
-import { createRealBackends } from '../src/composition/real-backends.ts';
+import { startService } from '../src/composition/start-service.ts';
 import { PostgresDatabase } from '../src/adapters/postgres/postgres-database.ts';
 import { createOrder, type Order } from '../src/domain/order.ts';
-import { runComponents } from '../src/lifecycle/runner.ts';
 import { createLogger, type LogLevel } from '../src/observability/logger.ts';
 import { hashPassword } from '../src/service/password-hasher.ts';
 import { announce, serveParent } from './child-agent.ts';
-import type { BareInsertResult, Fixtures, ServerChildConfig, TransportName } from './ipc-protocol.ts';
-
-/** Where each transport is expected; a missing file or export means "not written yet": skipped. */
-const TRANSPORT_MODULES: Record<TransportName, { path: string; exportName: string }> = {
-  stdlib: { path: '../src/transports/stdlib/stdlib-transport.ts', exportName: 'stdlibTransport' },
-  koa: { path: '../src/transports/koa/koa-transport.ts', exportName: 'koaTransport' },
-  grpc: { path: '../src/transports/grpc/grpc-transport.ts', exportName: 'grpcTransport' },
-};
+import type { GrpcPeer } from './grpc-peers/grpc-peer.ts';
+import { startGrpcPeers } from './grpc-peers/peers.ts';
+import { transportNamed } from '../test/support/transports.ts';
+import type { BareInsertResult, Fixtures, ServerChildConfig } from './ipc-protocol.ts';
 
 const SEED_CONCURRENCY = 10; // the pool size (POSTGRES_DEFAULTS.poolSize): more would only queue
 const INSERT_SQL = 'INSERT INTO orders (id, user_id, item, quantity, status, created_at) VALUES ($1, $2, $3, $4, $5, $6)';
 
-async function loadTransport(name: TransportName): Promise<TransportFactory> {
-  const { path, exportName } = TRANSPORT_MODULES[name];
-  const module = (await import(path)) as Record<string, unknown>;
-  const factory = module[exportName];
-  if (typeof factory !== 'function') throw new Error(`${path} has no export ${exportName}`);
-  return factory as TransportFactory;
-}
-
 async function main(): Promise<void> {
   const config = JSON.parse(process.env['BENCH_SERVER_CONFIG'] ?? 'null') as ServerChildConfig | null;
   if (config === null) throw new Error('BENCH_SERVER_CONFIG is not set');
-  const transport = await loadTransport(config.transport);
   const real = config.backend === 'real';
   const env: Env = {
     HTTP_ADDR: '127.0.0.1:0',
@@ -51,20 +34,21 @@ async function main(): Promise<void> {
     NATS_URL: process.env['NATS_URL'],
   };
   const logger = createLogger(config.logLevel);
-  const serviceConfig = loadServiceConfig(env, { embedded: !real });
-  const backends: Backends = real
-    ? await createRealBackends(env, logger, { schema: config.schema, uniqueSuffix: config.uniqueSuffix, dropSchemaOnStop: true })
-    : await createEmbeddedBackends(logger, { seedDemoUsers: false });
-  const app = createApp({ config: serviceConfig, logger, backends, transport, serviceName: `orders-bench-${config.transport}` });
-  const controller = new AbortController();
-  const running = runComponents(app.components, controller.signal, logger);
+  const service = await startService({
+    serviceName: `orders-bench-${config.transport}`,
+    transport: transportNamed(config.transport).factory,
+    env,
+    logger,
+    embedded: !real,
+    isolation: { schema: config.schema, uniqueSuffix: config.uniqueSuffix, dropSchemaOnStop: true },
+  });
+  const { app, backends } = service;
   let stopping: Promise<void> | undefined;
+  let peers: GrpcPeer[] = [];
   const stop = (): Promise<void> => {
-    stopping ??= (async () => {
-      controller.abort();
-      await running.catch(() => undefined);
-      logger.flush();
-    })();
+    stopping ??= Promise.all(peers.map((peer) => peer.stop()))
+      .then(() => service.stop())
+      .then(() => logger.flush());
     return stopping;
   };
   const database = backends.components.find((c): c is PostgresDatabase => c instanceof PostgresDatabase);
@@ -76,22 +60,13 @@ async function main(): Promise<void> {
     bareInsert: database === undefined ? undefined : (c, d, m) => bareInsert(database, c, d, m),
   });
 
-  await untilListening(() => app.api.server().listening && app.admin.server().listening, running);
+  const ports = await service.ready;
   const seedStarted = performance.now();
   const fixtures = await seed(app.core.tokens, backends, config.listOrders);
-  announce({ type: 'ready', port: app.api.port(), adminPort: app.admin.port(), fixtures, seedMs: performance.now() - seedStarted });
-  await running;
-}
-
-async function untilListening(listening: () => boolean, running: Promise<void>): Promise<void> {
-  let failure: unknown;
-  running.catch((error: unknown) => (failure = error));
-  for (let i = 0; i < 3_000; i++) {
-    if (failure !== undefined) throw failure;
-    if (listening()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('server did not start listening within 30 s');
+  if (config.transport === 'grpc') peers = await startGrpcPeers(app.core);
+  const grpcPeers = peers.map(({ name, port }) => ({ name, port }));
+  announce({ type: 'ready', port: ports.api, adminPort: ports.admin, fixtures, seedMs: performance.now() - seedStarted, grpcPeers });
+  await service.done;
 }
 
 interface TokenIssuer {

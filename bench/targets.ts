@@ -5,6 +5,8 @@ export const FIXED_CONCURRENCY = 32;
 /** "50 MB" read as 50 × 10^6 bytes (the stricter reading than MiB). */
 export const SESSION_HEAP_LIMIT_BYTES = 50_000_000;
 export const STARTUP_LIMIT_MS = 1_500;
+/** Issue 16: GET /orders?limit=20&offset=10000, 20,000 orders for the user, real Postgres, one connection. */
+export const LIST_DEEP_P50_LIMIT_MS = 3;
 
 export interface TargetVerdict {
   readonly target: string;
@@ -111,6 +113,15 @@ export function judgeTargets(run: BenchRun): TargetVerdict[] {
       met: verdict(ratio >= 0.5, Number.isFinite(ratio)),
     });
   }
+
+  const deep = find(run, 'stdlib/real', 'list-offset-10000', 1);
+  const deepP50 = deep?.result?.p50Ms;
+  out.push({
+    target: `List at offset 10,000 (20,000 orders), real Postgres: p50 ≤ ${LIST_DEEP_P50_LIMIT_MS} ms`,
+    subject: 'stdlib/real, one connection',
+    measured: ms(deepP50),
+    met: verdict((deepP50 ?? Number.NaN) <= LIST_DEEP_P50_LIMIT_MS, deepP50 !== undefined && Number.isFinite(deepP50)),
+  });
 
   const sessions = run.scale.sessions;
   if ('error' in sessions) {

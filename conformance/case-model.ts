@@ -1,6 +1,6 @@
 import type { Api, Driver, DriverName, ListQuery, RawRequest, Reply } from './drivers/driver.ts';
 import type { Capability, Credentials, Target, TargetSettings } from './targets/target.ts';
-import type { LoadedTransport, RestVariant } from './targets/transports.ts';
+import type { Transport, RestVariant } from '../test/support/transports.ts';
 import type { LogLine } from '../test/support/log-capture.ts';
 
 /**
@@ -28,7 +28,8 @@ export type GrpcCodeName =
   | 'INTERNAL'
   | 'UNAVAILABLE'
   | 'UNIMPLEMENTED'
-  | 'RESOURCE_EXHAUSTED';
+  | 'RESOURCE_EXHAUSTED'
+  | 'FAILED_PRECONDITION';
 
 export type ShapeName = 'Order' | 'LoginResponse' | 'ListOrdersResponse' | 'RecentResponse' | 'Error' | 'HealthReport';
 
@@ -112,6 +113,10 @@ interface CaseBase {
   readonly backends?: readonly string[];
   /** Run after every other case of the column (checks over what the column observed). */
   readonly last?: boolean;
+  /** Only in these driver columns (HTTP/1.1 framing has no HTTP/2 or gRPC form). */
+  readonly drivers?: readonly DriverName[];
+  /** A case that waits out a server timeout on purpose needs longer than the runner's default. */
+  readonly timeoutMs?: number;
 }
 
 export type RequestCase = CaseBase &
@@ -178,18 +183,19 @@ export interface FlowCase extends CaseBase {
 }
 
 export interface ProcessContext {
-  /** The transport under test (per: 'transport'); undefined for per: 'once'. */
-  readonly transport: LoadedTransport | undefined;
+  /** The transport under test. */
+  readonly transport: Transport;
   assert(condition: unknown, message: string): void;
 }
 
 /**
- * A check that needs the process itself (spawn the executable, build the composition root, drive a
- * core object): kind `process`, run once, or once per transport in a `process` driver column.
+ * A check that needs the process itself (spawn the executable, build the composition root): kind
+ * `process`, run once per transport in a `process` driver column. Core objects are checked by
+ * rule-tagged unit tests instead (conformance/unit-rules.ts).
  */
 export interface ProcessCase extends CaseBase {
   readonly kind: 'process';
-  readonly per: 'transport' | 'once';
+  readonly per: 'transport';
   run(p: ProcessContext): Promise<void>;
 }
 

@@ -1,74 +1,100 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { OrderPlaced } from '../src/domain/order-placed.ts';
 import type { Component } from '../src/lifecycle/component.ts';
-import type { Logger } from '../src/observability/logger.ts';
-import type { OrderEventPublisher, OrderEventSubscriber, OrderPlacedHandler } from '../src/ports/order-events.ts';
+import type { Logger } from '../src/ports/logger.ts';
+import type { OrderEventPublisher, OrderEventSubscriber, OrderPlacedEnvelope, OrderPlacedHandler } from '../src/ports/order-events.ts';
 import { Trouble } from './trouble.ts';
 
 export interface MemoryEventBusOptions {
   /** Where a failing handler is reported; silent when absent. */
   readonly logger?: Logger;
+  /** A failed delivery comes back after this long (JetStream nak delay). */
+  readonly redeliverDelayMs?: number;
 }
 
-interface Consumer {
-  readonly queue: OrderPlaced[];
-  wake: (() => void) | undefined;
-}
+/** How often a consumer looks again while the broker is down (trouble.down). */
+const DOWN_POLL_MS = 20;
 
 /**
- * In-process broker with core NATS semantics: every consumer active at publish time gets the event,
- * nobody gets events published before it subscribed (no replay), and delivery never runs inside
- * publish's call stack.
+ * In-process broker with the JetStream semantics of the real adapter (issue 13): a stream that stores
+ * each event once per id (Nats-Msg-Id deduplication; the fake's window is its whole life), and one
+ * durable consumer shared by every consumeOrderPlaced call: each event goes to one of them, events
+ * published while nobody consumed wait, a failed handler's event is delivered again. While
+ * `trouble` is down, publish rejects and nothing is delivered.
  */
 export class MemoryEventBus implements OrderEventPublisher, OrderEventSubscriber, Component {
   readonly name = 'publisher';
   readonly trouble = new Trouble('publisher');
-  /** Everything successfully published, in order, for assertions. */
+  /** The stream: every event stored, in order, once per id, for assertions. */
   readonly published: OrderPlaced[] = [];
-  readonly #consumers = new Set<Consumer>();
+  /** Publishes dropped as duplicates of an id already stored. */
+  duplicates = 0;
+  readonly #ids = new Set<string>();
+  /** Stored but not yet delivered (or delivered and failed): the shared consumer's queue. */
+  readonly #queue: OrderPlacedEnvelope[] = [];
+  readonly #waiters = new Set<() => void>();
   readonly #logger: Logger | undefined;
+  readonly #redeliverDelayMs: number;
+  #active = 0;
 
   constructor(options: MemoryEventBusOptions = {}) {
     this.#logger = options.logger;
+    this.#redeliverDelayMs = options.redeliverDelayMs ?? 50;
   }
 
+  /** Consumers running right now. */
   get consumerCount(): number {
-    return this.#consumers.size;
+    return this.#active;
   }
 
-  async publishOrderPlaced(event: OrderPlaced): Promise<void> {
+  /** Events stored but not yet acknowledged by a consumer. */
+  get unacknowledged(): number {
+    return this.#queue.length;
+  }
+
+  async publishOrderPlaced(envelope: OrderPlacedEnvelope): Promise<void> {
     await this.trouble.check('publish');
-    this.published.push({ ...event });
-    for (const consumer of this.#consumers) {
-      consumer.queue.push({ ...event });
-      consumer.wake?.();
+    if (this.#ids.has(envelope.id)) {
+      this.duplicates += 1;
+      return;
     }
+    this.#ids.add(envelope.id);
+    this.published.push({ ...envelope.event });
+    this.#queue.push({ id: envelope.id, event: { ...envelope.event } });
+    this.#wake();
   }
 
-  /** Registers synchronously (before the first await), so a publish right after the call is seen. */
+  /** Delivery never runs inside publish's call stack. */
   async consumeOrderPlaced(handler: OrderPlacedHandler, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
-    const consumer: Consumer = { queue: [], wake: undefined };
-    this.#consumers.add(consumer);
-    const onAbort = (): void => {
-      // Stop taking new events at once; what is already queued is still delivered (drain).
-      this.#consumers.delete(consumer);
-      consumer.wake?.();
-    };
+    this.#active += 1;
+    const onAbort = (): void => this.#wake();
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      for (;;) {
-        for (let event = consumer.queue.shift(); event !== undefined; event = consumer.queue.shift()) {
-          await this.#deliver(handler, event);
+      while (!signal.aborted) {
+        if (this.trouble.isDown) {
+          await sleep(DOWN_POLL_MS);
+          continue;
         }
-        if (signal.aborted) return;
-        await new Promise<void>((resolve) => {
-          consumer.wake = resolve;
-        });
-        consumer.wake = undefined;
+        const next = this.#queue.shift();
+        if (next === undefined) {
+          await new Promise<void>((resolve) => this.#waiters.add(resolve));
+          continue;
+        }
+        await this.#deliver(handler, next);
       }
     } finally {
       signal.removeEventListener('abort', onAbort);
-      this.#consumers.delete(consumer);
+      this.#active -= 1;
+    }
+  }
+
+  async drainOrderPlaced(handler: OrderPlacedHandler, timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    while (!this.trouble.isDown && performance.now() < deadline) {
+      const next = this.#queue.shift();
+      if (next === undefined) return;
+      await this.#deliver(handler, next);
     }
   }
 
@@ -76,12 +102,22 @@ export class MemoryEventBus implements OrderEventPublisher, OrderEventSubscriber
     await this.trouble.health();
   }
 
-  async #deliver(handler: OrderPlacedHandler, event: OrderPlaced): Promise<void> {
+  async #deliver(handler: OrderPlacedHandler, envelope: OrderPlacedEnvelope): Promise<void> {
     try {
-      await handler(event);
+      await handler([envelope]);
     } catch (err) {
-      // A broken handler loses its own event, never the bus (spec 6 rule 7 leaves delivery open).
-      this.#logger?.error({ err, order_id: event.order_id }, 'events: handler failed');
+      // Not acknowledged: delivered again after the delay, possibly to another consumer.
+      this.#logger?.error({ err: err instanceof Error ? err.message : String(err), order_id: envelope.event.order_id, event_id: envelope.id }, 'events: handler failed');
+      setTimeout(() => {
+        this.#queue.unshift(envelope);
+        this.#wake();
+      }, this.#redeliverDelayMs).unref();
     }
+  }
+
+  #wake(): void {
+    const waiters = [...this.#waiters];
+    this.#waiters.clear();
+    for (const wake of waiters) wake();
   }
 }

@@ -3,14 +3,33 @@ import type { Order } from '../src/domain/order.ts';
 import type { User } from '../src/domain/user.ts';
 import type { Component } from '../src/lifecycle/component.ts';
 import type { CredentialStore } from '../src/ports/credential-store.ts';
-import type { OrderRepository, Page } from '../src/ports/order-repository.ts';
+import type { OrderPlacedEnvelope } from '../src/ports/order-events.ts';
+import type { OrderRepository, Page, Placement, PlacementResult } from '../src/ports/order-repository.ts';
+import type { NotificationLedger, OutboxBacklog, OutboxStore, SendBatch } from '../src/ports/outbox.ts';
 import { Trouble } from './trouble.ts';
 
+interface OutboxRow {
+  readonly envelope: OrderPlacedEnvelope;
+  readonly createdAt: Date;
+  sentAt: Date | undefined;
+  notifiedAt: Date | undefined;
+  /** Held by a relay round (the fake's FOR UPDATE SKIP LOCKED). */
+  claimed: boolean;
+}
+
+interface KeyClaim {
+  readonly fingerprint: string;
+  readonly orderId: string;
+  readonly expiresAt: Date;
+}
+
 /**
- * In-memory OrderRepository + CredentialStore, held to the same contract tests as the Postgres
- * adapters (test/contracts). Every operation consults `trouble` first so a test can drive an outage.
+ * In-memory OrderRepository + CredentialStore + outbox + notification ledger, held to the same
+ * contract tests as the Postgres adapters (test/contracts). Every operation consults `trouble`
+ * first so a test can drive an outage; a placement is atomic because nothing awaits between its
+ * check and its writes.
  */
-export class MemoryStore implements OrderRepository, CredentialStore, Component {
+export class MemoryStore implements OrderRepository, CredentialStore, OutboxStore, NotificationLedger, Component {
   readonly name = 'database';
   readonly trouble = new Trouble('database');
 
@@ -22,10 +41,17 @@ export class MemoryStore implements OrderRepository, CredentialStore, Component 
   readonly #ordersByUser = new Map<string, Order[]>();
   readonly #usersByName = new Map<string, User>();
   readonly #userIds = new Set<string>();
+  /** Insertion order is the outbox's seq order. */
+  readonly #outbox = new Map<string, OutboxRow>();
+  readonly #keys = new Map<string, KeyClaim>();
 
   async insert(order: Order): Promise<void> {
     await this.trouble.check('insert order');
     if (this.#ordersById.has(order.id)) throw new ErrConflict(`database: insert order: order ${order.id} already exists`);
+    this.#store(order);
+  }
+
+  #store(order: Order): void {
     const stored = copyOrder(order);
     this.#ordersById.set(stored.id, stored);
     let list = this.#ordersByUser.get(stored.userId);
@@ -34,6 +60,98 @@ export class MemoryStore implements OrderRepository, CredentialStore, Component 
       this.#ordersByUser.set(stored.userId, list);
     }
     list.splice(insertionIndex(list, stored), 0, stored);
+  }
+
+  async place(placement: Placement): Promise<PlacementResult> {
+    await this.trouble.check('place order');
+    const { order, event, idempotency } = placement;
+    const keyId = idempotency === undefined ? undefined : `${order.userId}\u0000${idempotency.key}`;
+    if (idempotency !== undefined && keyId !== undefined) {
+      const claim = this.#keys.get(keyId);
+      if (claim !== undefined && claim.expiresAt > idempotency.now) {
+        if (claim.fingerprint !== idempotency.fingerprint) return { outcome: 'key-mismatch' };
+        const original = this.#ordersById.get(claim.orderId);
+        if (original === undefined) throw new Error('idempotency key claimed but its order is missing');
+        return { outcome: 'replayed', order: copyOrder(original) };
+      }
+    }
+    if (this.#ordersById.has(order.id)) throw new ErrConflict(`database: place order: order ${order.id} already exists`);
+    if (this.#outbox.has(event.id)) throw new ErrConflict(`database: place order: event ${event.id} already exists`);
+    this.#store(order);
+    this.#outbox.set(event.id, {
+      envelope: { id: event.id, event: { ...event.event } },
+      createdAt: new Date(order.createdAt.getTime()),
+      sentAt: undefined,
+      notifiedAt: undefined,
+      claimed: false,
+    });
+    if (idempotency !== undefined && keyId !== undefined) {
+      this.#keys.set(keyId, { fingerprint: idempotency.fingerprint, orderId: order.id, expiresAt: idempotency.expiresAt });
+    }
+    return { outcome: 'created', order: copyOrder(order) };
+  }
+
+  async relayPending(limit: number, send: SendBatch): Promise<{ claimed: number; sent: number }> {
+    await this.trouble.checkBackground('relay outbox');
+    const rows: OutboxRow[] = [];
+    for (const row of this.#outbox.values()) {
+      if (rows.length >= limit) break;
+      if (row.sentAt === undefined && !row.claimed) rows.push(row);
+    }
+    for (const row of rows) row.claimed = true;
+    try {
+      const acked = new Set(await send(rows.map((row) => ({ id: row.envelope.id, event: { ...row.envelope.event } }))));
+      // The database may have gone away while the batch was out: then nothing is marked (rollback).
+      await this.trouble.checkBackground('mark sent');
+      const now = new Date();
+      for (const row of rows) if (acked.has(row.envelope.id)) row.sentAt = now;
+      return { claimed: rows.length, sent: rows.filter((row) => acked.has(row.envelope.id)).length };
+    } finally {
+      for (const row of rows) row.claimed = false;
+    }
+  }
+
+  async backlog(): Promise<OutboxBacklog> {
+    await this.trouble.checkBackground('outbox backlog');
+    let pending = 0;
+    let oldestCreatedAt: Date | undefined;
+    for (const row of this.#outbox.values()) {
+      if (row.sentAt !== undefined) continue;
+      pending += 1;
+      if (oldestCreatedAt === undefined || row.createdAt < oldestCreatedAt) oldestCreatedAt = row.createdAt;
+    }
+    return { pending, oldestCreatedAt: oldestCreatedAt === undefined ? undefined : new Date(oldestCreatedAt.getTime()) };
+  }
+
+  async purge(sentBefore: Date, now: Date): Promise<number> {
+    await this.trouble.checkBackground('purge outbox');
+    let deleted = 0;
+    for (const [id, row] of this.#outbox) {
+      if (row.sentAt !== undefined && row.sentAt < sentBefore && row.notifiedAt !== undefined) {
+        this.#outbox.delete(id);
+        deleted += 1;
+      }
+    }
+    for (const [key, claim] of this.#keys) {
+      if (claim.expiresAt <= now) {
+        this.#keys.delete(key);
+        deleted += 1;
+      }
+    }
+    return deleted;
+  }
+
+  async announceOnce(ids: readonly string[], announce: (fresh: ReadonlySet<string>) => void): Promise<void> {
+    await this.trouble.checkBackground('record notification');
+    const fresh = new Set(ids.filter((id) => this.#outbox.get(id)?.notifiedAt === undefined && this.#outbox.has(id)));
+    announce(fresh);
+    const now = new Date();
+    for (const id of fresh) (this.#outbox.get(id) as OutboxRow).notifiedAt = now;
+  }
+
+  /** Pending (unsent) outbox events, oldest first, for assertions. */
+  pendingEvents(): OrderPlacedEnvelope[] {
+    return [...this.#outbox.values()].filter((row) => row.sentAt === undefined).map((row) => row.envelope);
   }
 
   async findById(id: string): Promise<Order | undefined> {

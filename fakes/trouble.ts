@@ -23,6 +23,13 @@ export class Trouble {
     this.#down = undefined;
   }
 
+  /** Back to normal: up, no delay, no queued failures. */
+  reset(): void {
+    this.#down = undefined;
+    this.#delayMs = 0;
+    this.#failures = [];
+  }
+
   slow(delayMs: number): void {
     this.#delayMs = delayMs;
   }
@@ -41,6 +48,15 @@ export class Trouble {
     if (this.#down !== undefined) throw new ErrUnavailable(`${this.#component}: ${operation}: ${this.#down}`);
     const failure = this.#failures.shift();
     if (failure !== undefined) throw new ErrUnavailable(`${this.#component}: ${operation}: ${failure}`);
+  }
+
+  /**
+   * For background work (the outbox relay's rounds and samples): sees down and slow, but never
+   * consumes failNext, which belongs to the request a test drives.
+   */
+  async checkBackground(operation: string): Promise<void> {
+    if (this.#delayMs > 0) await sleep(this.#delayMs);
+    if (this.#down !== undefined) throw new ErrUnavailable(`${this.#component}: ${operation}: ${this.#down}`);
   }
 
   /** Health does not consume failNext: only a down component is unhealthy. */

@@ -1,14 +1,16 @@
 /**
- * Fails when src/gen is not what `buf generate` makes from proto/ today: the committed gRPC code and
- * the contract (spec 4.4, 9 rule 1) cannot drift apart. Regenerates into a temporary directory with
- * the same buf.gen.yaml (buf's --output prefixes every `out`), then compares the two trees byte for
- * byte. Run with `npm run check:generated`; fix with `npm run generate`.
+ * Fails when src/gen is not what `npm run generate` makes today: `buf generate` from proto/ (the
+ * committed gRPC code and the contract cannot drift apart, spec 4.4, 9 rule 1) and the embedded
+ * OpenAPI document from openapi/openapi.yaml (spec 9 rule 3). Regenerates both into a temporary
+ * directory (buf's --output prefixes every `out`), then compares the two trees byte for byte.
+ * Run with `npm run check:generated`; fix with `npm run generate`.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, relative } from 'node:path';
 import { bufBinary } from './buf.ts';
+import { embedOpenapi } from './embed-openapi.ts';
 
 const root = join(import.meta.dirname, '..');
 const GEN_DIR = join('src', 'gen');
@@ -46,9 +48,10 @@ if (import.meta.main) {
     // buf.gen.yaml names the plugin `protoc-gen-es`: found on PATH, as under `npm run`.
     const env = { ...process.env, PATH: `${bin}${delimiter}${process.env['PATH'] ?? ''}` };
     execFileSync(bufBinary(), ['generate', '--output', scratch], { cwd: root, stdio: 'inherit', env });
+    embedOpenapi(scratch);
     const problems = diffTrees(join(scratch, GEN_DIR), join(root, GEN_DIR));
     if (problems.length > 0) {
-      process.stderr.write(`${GEN_DIR} is out of date with proto/ (run \`npm run generate\`):\n${problems.map((p) => `  ${p}\n`).join('')}`);
+      process.stderr.write(`${GEN_DIR} is out of date with proto/ or openapi/ (run \`npm run generate\`):\n${problems.map((p) => `  ${p}\n`).join('')}`);
       process.exitCode = 1;
     } else {
       process.stdout.write(`${GEN_DIR} is up to date\n`);

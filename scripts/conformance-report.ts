@@ -6,7 +6,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ALL_CASES } from '../conformance/cases/index.ts';
 import { buildReport, renderHtml, renderMarkdown } from '../conformance/report/render-report.ts';
-import { RESULTS_PATH, type ResultsFile } from '../conformance/runner/results.ts';
+import { RESULTS_PATH, UNIT_RESULTS_PATH, withUnitResults, type ResultsFile } from '../conformance/runner/results.ts';
+import { findUnitCases, rulesOfTitle } from '../conformance/unit-rules.ts';
 import { loadRules } from '../spec/catalogue.ts';
 import { conformanceEnv, runConformance, USAGE } from './conformance.ts';
 
@@ -26,8 +27,9 @@ if (!existsSync(RESULTS_PATH)) {
   process.stderr.write(`conformance: no results at ${RESULTS_PATH}; the suite did not run\n`);
   process.exit(1);
 }
-const results = JSON.parse(readFileSync(RESULTS_PATH, 'utf8')) as ResultsFile;
-const covered = new Set(ALL_CASES.flatMap((c) => c.rules));
+const matrixResults = JSON.parse(readFileSync(RESULTS_PATH, 'utf8')) as ResultsFile;
+const results = existsSync(UNIT_RESULTS_PATH) ? withUnitResults(matrixResults, JSON.parse(readFileSync(UNIT_RESULTS_PATH, 'utf8')), rulesOfTitle) : matrixResults;
+const covered = new Set([...ALL_CASES, ...findUnitCases()].flatMap((c) => c.rules));
 const report = buildReport(loadRules(), covered, results);
 writeFileSync(MARKDOWN_PATH, renderMarkdown(report, results));
 writeFileSync(HTML_PATH, renderHtml(report, results));

@@ -3,11 +3,13 @@
 //   npm run conformance -- --transport stdlib --backend fake [--driver rest-http1]
 //   npm run conformance -- --url http://host:8080 --admin-url http://host:8081 [--user alice:pw] [--driver grpc]
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { findUnitCases } from '../conformance/unit-rules.ts';
+import { UNIT_RESULTS_PATH } from '../conformance/runner/results.ts';
 
-export const USAGE = `usage: npm run conformance -- [--transport stdlib,koa,grpc,core] [--backend fake,real] [--driver rest-http1,rest-h2c,grpc,process]
+export const USAGE = `usage: npm run conformance -- [--transport stdlib,koa,grpc,core] [--backend fake,real] [--driver rest-http1,rest-h2c,grpc,process,unit]
        npm run conformance -- --url http://host:8080 [--admin-url http://host:8081] [--user name:password ...]
          [--driver rest-http1,rest-h2c,grpc] [--rest-variant stdlib-router|router-framework]`;
 
@@ -51,7 +53,15 @@ export function runConformance(env: Record<string, string>): Promise<number> {
   if (!existsSync(VITEST)) throw new Error(`vitest not found at ${VITEST}: run npm ci`);
   // Filters of an earlier shell must not leak into this run: only the given ones apply.
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CONFORMANCE_')));
-  const child = spawn(process.execPath, [VITEST, 'run', 'conformance/conformance.test.ts'], { cwd: ROOT, env: { ...base, ...env }, stdio: 'inherit' });
+  // The core column: rule-tagged unit tests (conformance/unit-rules.ts), run with the matrix and
+  // reported per rule from vitest's JSON output. Not against an external instance.
+  const transports = env['CONFORMANCE_TRANSPORT']?.split(',');
+  const drivers = env['CONFORMANCE_DRIVER']?.split(',');
+  const core = env['CONFORMANCE_URL'] === undefined && (transports?.includes('core') ?? true) && (drivers?.includes('unit') ?? true);
+  const unitFiles = core ? [...new Set(findUnitCases().map((u) => u.file))] : [];
+  rmSync(UNIT_RESULTS_PATH, { force: true });
+  const reporters = core ? ['--reporter=default', '--reporter=./test/support/summary-reporter.ts', '--reporter=json', `--outputFile.json=${UNIT_RESULTS_PATH}`] : [];
+  const child = spawn(process.execPath, [VITEST, 'run', 'conformance/conformance.test.ts', ...unitFiles, ...reporters], { cwd: ROOT, env: { ...base, ...env }, stdio: 'inherit' });
   return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
 }
 

@@ -1,14 +1,16 @@
 /**
- * Embeds openapi/openapi.yaml into the executable as a string constant (spec 9 rule 3: the served
- * contract and the built one cannot diverge). test/openapi/openapi-document.test.ts fails when the
- * generated file is stale. Run with `npm run openapi:embed`.
+ * Embeds openapi/openapi.yaml into the executable as a string constant, src/gen/openapi-document.ts
+ * (spec 9 rule 3: the served contract and the built one cannot diverge). Generated code, like the
+ * protobuf code beside it: `npm run generate` writes both, `npm run check:generated` and
+ * test/openapi/openapi-document.test.ts fail when it is stale. Run alone with `npm run openapi:embed`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
-const sourcePath = join(root, 'openapi', 'openapi.yaml');
-const targetPath = join(root, 'src', 'transports', 'http', 'openapi-document.ts');
+/** Relative to the repository root (check-generated.ts renders into a scratch copy of src/gen). */
+export const OPENAPI_SOURCE = join('openapi', 'openapi.yaml');
+export const OPENAPI_MODULE = join('src', 'gen', 'openapi-document.ts');
 
 export function renderOpenapiModule(yamlText: string): string {
   // One string literal per source line keeps diffs of the generated file readable; split/join on
@@ -25,7 +27,11 @@ export function renderOpenapiModule(yamlText: string): string {
   ].join('\n');
 }
 
-if (import.meta.main) {
-  writeFileSync(targetPath, renderOpenapiModule(readFileSync(sourcePath, 'utf8')));
-  console.log(`wrote ${targetPath}`);
+/** Writes the module under `outDir` (the repository root, or a scratch tree to compare against). */
+export function embedOpenapi(outDir: string = root): string {
+  const target = join(outDir, OPENAPI_MODULE);
+  writeFileSync(target, renderOpenapiModule(readFileSync(join(root, OPENAPI_SOURCE), 'utf8')));
+  return target;
 }
+
+if (import.meta.main) console.log(`wrote ${embedOpenapi()}`);

@@ -4,20 +4,8 @@
  * then removes the containers. Exits 1 without running anything when no Docker engine answers.
  */
 import { spawn } from 'node:child_process';
-import { getContainerRuntimeClient } from 'testcontainers';
+import { requireDockerAndBaseImages } from '../test/containers/docker-engine.ts';
 import { startContainerBackends } from '../test/containers/container-backends.ts';
-
-async function dockerAnswers(): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), 15_000);
-  });
-  try {
-    return await Promise.race([getContainerRuntimeClient().then(() => true, () => false), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function runVitest(env: NodeJS.ProcessEnv, args: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -27,10 +15,7 @@ function runVitest(env: NodeJS.ProcessEnv, args: string[]): Promise<number> {
   });
 }
 
-if (!(await dockerAnswers())) {
-  console.error('test:containers: no Docker engine here; nothing was run');
-  process.exit(1);
-}
+await requireDockerAndBaseImages('test:containers');
 
 const backends = await startContainerBackends();
 let stopping = false;

@@ -1,29 +1,59 @@
 #!/usr/bin/env node
-// Runs a command under Node >= 22.12. Plain JavaScript on purpose: it must run on the old Node it
-// replaces. When the current Node is older, node@24 is installed once from the npm registry into a
-// cache outside the repo (the same cache .ci/run uses) and put first on PATH for the command.
+// Runs a command under a Node that can run this repository. Plain JavaScript on purpose: it must run on
+// the old Node it replaces. The version is the one in .node-version (also .nvmrc), the single source of
+// truth: when the current Node is older than package.json's engines (or, with --exact, is not exactly that
+// version), node@<that version> is installed once from the npm registry into a cache outside the repo and
+// put first on PATH for the command.
+//   node scripts/with-node.mjs <command> [args...]     e.g. node scripts/with-node.mjs vitest run
+//   node scripts/with-node.mjs --exact --print-bin     prints the directory to put first on PATH (.ci/run)
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const [major, minor] = process.versions.node.split('.').map(Number);
-let env = process.env;
-if (major < 22 || (major === 22 && minor < 12)) {
-  const cache = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'orders-node');
-  const bin = join(cache, 'node_modules', '.bin');
-  if (!existsSync(join(bin, 'node'))) {
-    process.stderr.write(`with-node: node ${process.versions.node} is too old; installing node@24 into ${cache}\n`);
-    execFileSync('npm', ['install', '--silent', '--no-audit', '--no-fund', '--prefix', cache, 'node@24'], { stdio: 'inherit' });
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const pinned = readFileSync(join(root, '.node-version'), 'utf8').trim().replace(/^v/, '');
+const minimum = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).engines.node.replace(/^>=\s*/, '');
+
+const args = process.argv.slice(2);
+const exact = args[0] === '--exact' ? Boolean(args.shift()) : false;
+const printBin = args[0] === '--print-bin' ? Boolean(args.shift()) : false;
+
+/** a >= b for dotted versions ("22.12" >= "22.12.0"). */
+function atLeast(a, b) {
+  const x = a.split('.').map(Number);
+  const y = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) > (y[i] ?? 0);
   }
-  env = { ...env, PATH: `${bin}${delimiter}${env.PATH ?? ''}` };
+  return true;
 }
 
-const [command, ...args] = process.argv.slice(2);
+const current = process.versions.node;
+const suffices = exact ? current === pinned : atLeast(current, minimum);
+let bin = '';
+if (!suffices) {
+  const cache = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'orders-node');
+  bin = join(cache, 'node_modules', '.bin');
+  const manifest = join(cache, 'node_modules', 'node', 'package.json');
+  const installed = existsSync(manifest) ? JSON.parse(readFileSync(manifest, 'utf8')).version : undefined;
+  if (installed !== pinned || !existsSync(join(bin, 'node'))) {
+    process.stderr.write(`with-node: node ${current} ${exact ? 'is not' : 'is older than'} ${exact ? pinned : minimum}; installing node@${pinned} into ${cache}\n`);
+    execFileSync('npm', ['install', '--silent', '--no-audit', '--no-fund', '--no-save', '--prefix', cache, `node@${pinned}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+}
+
+if (printBin) {
+  process.stdout.write(`${bin}\n`);
+  process.exit(0);
+}
+const [command, ...rest] = args;
 if (!command) {
-  process.stderr.write('usage: node scripts/with-node.mjs <command> [args...]\n');
+  process.stderr.write('usage: node scripts/with-node.mjs [--exact] <command> [args...] | [--exact] --print-bin\n');
   process.exit(2);
 }
-const child = spawn(command, args, { stdio: 'inherit', env });
+const env = bin === '' ? process.env : { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` };
+const child = spawn(command, rest, { stdio: 'inherit', env });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { ALL_CASES } from '../conformance/cases/index.ts';
 import { caseApis, type Case } from '../conformance/case-model.ts';
 import { loadKnownFailing } from '../conformance/runner/known-failing.ts';
+import { findUnitCases } from '../conformance/unit-rules.ts';
 import { loadRules } from './catalogue.ts';
 
 /**
@@ -12,8 +13,12 @@ import { loadRules } from './catalogue.ts';
 const rules = loadRules();
 const ruleIds = new Set(rules.map((r) => r.id));
 
-function coveringCases(id: string): Case[] {
-  return ALL_CASES.filter((c) => c.rules.includes(id));
+const UNIT_CASES = findUnitCases();
+
+/** Conformance cases, plus rule-tagged unit tests as process cases (they check core objects). */
+function coveringCases(id: string): Pick<Case, 'name' | 'kind'>[] {
+  const unit = UNIT_CASES.filter((u) => u.rules.includes(id)).map((u) => ({ name: `${u.file}: ${u.name}`, kind: 'process' as const }));
+  return [...ALL_CASES.filter((c) => c.rules.includes(id)), ...unit];
 }
 
 describe('spec/rules.yaml', () => {
@@ -32,10 +37,10 @@ describe('spec/rules.yaml', () => {
     const covering = coveringCases(id);
     expect(covering.map((c) => c.name), `${id} (${rule.section}: ${rule.statement}) has no conformance case`).not.toEqual([]);
     if (rule.applies === 'grpc') {
-      expect(covering.some((c) => caseApis(c).includes('grpc') || c.kind === 'process'), `${id} applies to gRPC but no case runs on the gRPC driver`).toBe(true);
+      expect(covering.some((c) => c.kind === 'process' || caseApis(c as Case).includes('grpc')), `${id} applies to gRPC but no case runs on the gRPC driver`).toBe(true);
     }
     if (rule.applies === 'http') {
-      expect(covering.some((c) => caseApis(c).includes('rest')), `${id} applies to HTTP but no case runs on a REST driver`).toBe(true);
+      expect(covering.some((c) => c.kind !== 'process' && caseApis(c as Case).includes('rest')), `${id} applies to HTTP but no case runs on a REST driver`).toBe(true);
     }
     if (rule.applies === 'process') {
       expect(covering.some((c) => c.kind === 'process'), `${id} is a process rule but no process case checks it`).toBe(true);
@@ -53,6 +58,11 @@ describe('conformance cases', () => {
   test.each(ALL_CASES.map((c) => [c.name, c] as const))('%s names only catalogued rules', (_name, c) => {
     expect(c.rules.length).toBeGreaterThan(0);
     expect(c.rules.filter((id) => !ruleIds.has(id))).toEqual([]);
+  });
+
+  test('rule-tagged unit tests name only catalogued rules', () => {
+    expect(UNIT_CASES.length).toBeGreaterThan(0);
+    expect(UNIT_CASES.flatMap((u) => u.rules.filter((id) => !ruleIds.has(id)).map((id) => `${u.file}: ${id}`))).toEqual([]);
   });
 
   test('every non-process case runs on at least one API', () => {

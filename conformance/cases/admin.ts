@@ -62,6 +62,37 @@ const cases: Case[] = [
       t.assert(JSON.stringify(body.nodes) === '[{"name":"api","status":"ok"}]', `readiness nodes are ${JSON.stringify(body.nodes)}, expected only the public listener (api) ok`);
     },
   },
+  {
+    kind: 'flow',
+    name: 'livez-live',
+    rules: ['ADMIN-livez', 'HEALTH-shape', 'ADMIN-no-auth'],
+    api: 'rest',
+    needs: ['admin'],
+    async run(t) {
+      const body = report(t, await admin(t).livez(), 200, 'GET /livez');
+      t.assert(body.clean === true && body.nodes === null, `liveness is ${JSON.stringify(body)}, expected clean true and nodes null`);
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'livez-ignores-backends',
+    rules: ['ADMIN-livez'],
+    api: 'rest',
+    needs: ['faults'],
+    async run(t) {
+      // Every backend down at once: health fails, liveness must not (a restart cures no database outage).
+      const fakes = t.target.hooks!.fakes!;
+      const troubles = [fakes.store, fakes.cacheFake, fakes.bus].map((f) => f.trouble);
+      for (const trouble of troubles) trouble.down('connection refused');
+      try {
+        report(t, await admin(t).healthz(), 503, 'GET /healthz with every backend down');
+        const body = report(t, await admin(t).livez(), 200, 'GET /livez with every backend down');
+        t.assert(body.clean === true && body.nodes === null, `liveness is ${JSON.stringify(body)} with backends down`);
+      } finally {
+        for (const trouble of troubles) trouble.up();
+      }
+    },
+  },
   ...(['database', 'cache', 'publisher'] as const).map(
     (component): Case => ({
       kind: 'flow',
@@ -117,7 +148,7 @@ const cases: Case[] = [
       }
     },
   },
-  ...(['/healthz', '/readyz', '/metrics'] as const).map(
+  ...(['/livez', '/healthz', '/readyz', '/metrics'] as const).map(
     (path): Case => ({
       kind: 'request',
       name: `public-listener-has-no-${path.slice(1)}`,

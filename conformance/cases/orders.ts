@@ -169,6 +169,18 @@ const getCases: Case[] = [
   },
   {
     kind: 'flow',
+    name: 'get-upper-case-id-is-the-same-order',
+    // An upper-case UUID is still a UUID (spec 4.1 table, GET-400-id): the same order, its id as stored.
+    rules: ['GET-400-id', 'GET-200'],
+    async run(t) {
+      const me = await t.user();
+      const id = await t.order(me, 'upper', 1);
+      const got = await t.driver.getOrder(me.auth, id.toUpperCase());
+      t.check(got, { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get by the upper-case id');
+    },
+  },
+  {
+    kind: 'flow',
     name: 'created-order-is-stored',
     rules: ['SVC-create-durable'],
     needs: ['inProcess'],

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import type { AdminProbe, Reply } from './driver.ts';
-import { flatHeaders, restReply } from './rest-operations.ts';
+import { flatHeaders, restReply } from './rest-reply.ts';
 
 /** GET on the admin listener over HTTP/1.1 (spec 4.2), one connection per probe. */
 export function adminProbe(adminUrl: string): AdminProbe {
@@ -16,5 +16,5 @@ export function adminProbe(adminUrl: string): AdminProbe {
       req.on('error', reject);
       req.end();
     });
-  return { get, healthz: () => get('/healthz'), readyz: () => get('/readyz'), metrics: () => get('/metrics') };
+  return { get, livez: () => get('/livez'), healthz: () => get('/healthz'), readyz: () => get('/readyz'), metrics: () => get('/metrics') };
 }

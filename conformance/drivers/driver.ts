@@ -1,6 +1,8 @@
 import type { InProcessApp } from '../../test/support/in-process-app.ts';
 
-export type DriverName = 'rest-http1' | 'rest-h2c' | 'grpc';
+import type { DriverName } from '../../test/support/transports.ts';
+
+export type { DriverName };
 export type Api = 'rest' | 'grpc';
 
 /**
@@ -38,6 +40,7 @@ export interface ListQuery {
 
 /** The admin listener, probed over HTTP/1.1 whatever the driver. */
 export interface AdminProbe {
+  livez(): Promise<Reply>;
   healthz(): Promise<Reply>;
   readyz(): Promise<Reply>;
   metrics(): Promise<Reply>;
@@ -52,7 +55,8 @@ export interface Driver {
   readonly name: DriverName;
   readonly api: Api;
   login(input: { readonly username: unknown; readonly password: unknown }): Promise<Reply>;
-  createOrder(auth: string | null, input: Readonly<Record<string, unknown>>): Promise<Reply>;
+  /** `idempotencyKey`: the Idempotency-Key header (REST) or `idempotency-key` metadata (gRPC), sent as given. */
+  createOrder(auth: string | null, input: Readonly<Record<string, unknown>>, options?: { readonly idempotencyKey?: string }): Promise<Reply>;
   getOrder(auth: string | null, id: string): Promise<Reply>;
   listOrders(auth: string | null, query: ListQuery): Promise<Reply>;
   recent(auth: string | null): Promise<Reply>;

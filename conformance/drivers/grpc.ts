@@ -58,10 +58,18 @@ export function grpcDriver(options: DriverOptions): Driver {
   const address = new URL(options.baseUrl).host;
   const client = new grpc.Client(address, grpc.credentials.createInsecure());
 
-  const call = (path: string, serialize: (value: never) => Buffer, deserialize: (bytes: Buffer) => unknown, message: unknown, auth: string | null | undefined): Promise<Reply> =>
+  const call = (
+    path: string,
+    serialize: (value: never) => Buffer,
+    deserialize: (bytes: Buffer) => unknown,
+    message: unknown,
+    auth: string | null | undefined,
+    extra: Readonly<Record<string, string>> = {},
+  ): Promise<Reply> =>
     new Promise((resolve) => {
       const metadata = new grpc.Metadata();
       if (auth !== null && auth !== undefined) metadata.set('authorization', auth);
+      for (const [name, value] of Object.entries(extra)) metadata.set(name, value);
       client.makeUnaryRequest(path, serialize, deserialize, message as never, metadata, { deadline: Date.now() + DEADLINE_MS }, (error, response) => {
         if (error) {
           resolve({ api: 'grpc', code: error.code, codeName: grpcCodeName(error.code), message: error.details, body: undefined });
@@ -71,16 +79,17 @@ export function grpcDriver(options: DriverOptions): Driver {
       });
     });
 
-  const unary = (method: RpcMethod, request: Record<string, unknown>, auth: string | null): Promise<Reply> => {
+  const unary = (method: RpcMethod, request: Record<string, unknown>, auth: string | null, extra?: Record<string, string>): Promise<Reply> => {
     const def = SERVICE[method] as protoLoader.MethodDefinition<object, object>;
-    return call(def.path, def.requestSerialize as (value: never) => Buffer, def.responseDeserialize, request, auth);
+    return call(def.path, def.requestSerialize as (value: never) => Buffer, def.responseDeserialize, request, auth, extra);
   };
 
   return {
     name: 'grpc',
     api: 'grpc',
     login: (input) => unary('Login', { username: input.username, password: input.password }, null),
-    createOrder: (auth, input) => unary('CreateOrder', { item: input['item'], quantity: input['quantity'] }, auth),
+    createOrder: (auth, input, options) =>
+      unary('CreateOrder', { item: input['item'], quantity: input['quantity'] }, auth, options?.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey }),
     getOrder: (auth, id) => unary('GetOrder', { id }, auth),
     listOrders: (auth, query: ListQuery) => unary('ListOrders', { limit: toInt(query.limit, 'limit'), offset: toInt(query.offset, 'offset') }, auth),
     recent: (auth) => unary('Recent', {}, auth),

@@ -1,6 +1,7 @@
 import { Agent, request } from 'node:http';
 import type { Driver, DriverOptions, RawRequest, Reply } from './driver.ts';
-import { flatHeaders, restDriver, restReply } from './rest-operations.ts';
+import { restDriver } from './rest-operations.ts';
+import { flatHeaders, restReply } from './rest-reply.ts';
 
 const TIMEOUT_MS = 10_000;
 

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { adminProbe } from './admin-probe.ts';
 import type { Driver, DriverOptions, ListQuery, RawRequest, Reply } from './driver.ts';
 
+
 type Send = (request: RawRequest) => Promise<Reply>;
 export type RestOperations = Pick<Driver, 'login' | 'createOrder' | 'getOrder' | 'listOrders' | 'recent'>;
 
@@ -20,9 +21,10 @@ export function restOperations(send: Send): RestOperations {
       const { headers, body } = jsonBody(input);
       return send({ method: 'POST', path: '/auth/login', headers, body });
     },
-    createOrder: (auth, input) => {
+    createOrder: (auth, input, options) => {
       const { headers, body } = jsonBody(input);
-      return send({ method: 'POST', path: '/orders', headers: { ...headers, ...authHeaders(auth) }, body });
+      const key: Record<string, string> = options?.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey };
+      return send({ method: 'POST', path: '/orders', headers: { ...headers, ...authHeaders(auth), ...key }, body });
     },
     getOrder: (auth, id) => send({ method: 'GET', path: `/orders/${encodeURIComponent(id)}`, headers: authHeaders(auth) }),
     listOrders: (auth, query: ListQuery) => {
@@ -34,29 +36,6 @@ export function restOperations(send: Send): RestOperations {
     },
     recent: (auth) => send({ method: 'GET', path: '/me/recent', headers: authHeaders(auth) }),
   };
-}
-
-/** Parses a REST answer into a Reply: JSON bodies are parsed, anything else stays text. */
-export function restReply(status: number, headers: Record<string, string>, text: string, httpVersion: string): Reply {
-  let body: unknown;
-  if ((headers['content-type'] ?? '').startsWith('application/json')) {
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-  }
-  return { api: 'rest', status, headers, text, httpVersion, body };
-}
-
-/** Flattens node's header object (arrays joined) with lower-case names. */
-export function flatHeaders(raw: Record<string, string | string[] | number | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(raw)) {
-    if (value === undefined || name.startsWith(':')) continue;
-    out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
-  }
-  return out;
 }
 
 /**

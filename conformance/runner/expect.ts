@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { BodyExpect, Expectation, GrpcExpect, HttpExpect, ShapeName } from '../case-model.ts';
 import type { Api, Reply } from '../drivers/driver.ts';
-import type { RestVariant } from '../targets/transports.ts';
+import type { RestVariant } from '../../test/support/transports.ts';
 
 /** A failed expectation; the runner prefixes the case's rule IDs. */
 export class CaseFailure extends Error {

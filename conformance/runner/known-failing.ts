@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import type { CaseResult } from './results.ts';
 
 export interface KnownFailing {
   readonly rule: string;
@@ -36,13 +37,8 @@ export function loadKnownFailing(text: string = readFileSync(KNOWN_FAILING_PATH,
   });
 }
 
-export interface TestCoordinates {
-  readonly rules: readonly string[];
-  readonly transport: string;
-  readonly driver: string;
-  readonly backend: string;
-  readonly case: string;
-}
+/** Where a result stands: its column plus its rules and case. */
+export type TestCoordinates = Pick<CaseResult, 'rules' | 'transport' | 'driver' | 'backend' | 'case'>;
 
 export function findKnownFailing(entries: readonly KnownFailing[], at: TestCoordinates): KnownFailing | undefined {
   return entries.find(

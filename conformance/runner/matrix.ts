@@ -3,7 +3,7 @@ import { realBackendsConfigured } from '../../test/support/in-process-app.ts';
 import type { DriverName } from '../drivers/driver.ts';
 import { DRIVER_NAMES } from '../drivers/drivers.ts';
 import { DEMO_ACCOUNTS, type Credentials, type ExternalOptions } from '../targets/target.ts';
-import type { LoadedTransport, RestVariant, TransportAvailability } from '../targets/transports.ts';
+import type { RestVariant, Transport } from '../../test/support/transports.ts';
 
 /** The filters `npm run conformance -- --transport … --backend … --driver …` passes through env. */
 export interface Filters {
@@ -49,7 +49,7 @@ export function filtersFromEnv(env: Env = process.env): Filters {
 
 /** One transport × backend: the shared target and the driver columns that run against it. */
 export interface TargetGroup {
-  readonly transport: LoadedTransport | undefined;
+  readonly transport: Transport | undefined;
   readonly transportName: string;
   readonly backend: 'fake' | 'real' | 'external';
   readonly drivers: readonly DriverName[];
@@ -59,14 +59,12 @@ export interface TargetGroup {
 
 export interface Matrix {
   readonly groups: readonly TargetGroup[];
-  /** Transport-independent process cases (the `core` column). */
-  readonly core: boolean;
   readonly notes: readonly string[];
 }
 
 const allows = (filter: readonly string[] | undefined, value: string): boolean => filter === undefined || filter.includes(value);
 
-export function buildMatrix(filters: Filters, availability: TransportAvailability, env: Env = process.env): Matrix {
+export function buildMatrix(filters: Filters, transports: readonly Transport[], env: Env = process.env): Matrix {
   const notes: string[] = [];
   if (filters.external !== undefined) {
     const drivers = (filters.drivers ?? ['rest-http1']).filter((d): d is DriverName => (DRIVER_NAMES as readonly string[]).includes(d));
@@ -75,12 +73,8 @@ export function buildMatrix(filters: Filters, availability: TransportAvailabilit
     );
     return {
       groups: [{ transport: undefined, transportName: 'external', backend: 'external', drivers, processColumn: false }],
-      core: false,
       notes,
     };
-  }
-  for (const missing of availability.unavailable) {
-    if (allows(filters.transports, missing.name)) notes.push(`conformance: transport ${missing.name} not available (${missing.reason})`);
   }
   const real = realBackendsConfigured(env);
   if (!real && allows(filters.backends, 'real')) {
@@ -88,7 +82,7 @@ export function buildMatrix(filters: Filters, availability: TransportAvailabilit
   }
   const backends = (['fake', 'real'] as const).filter((b) => allows(filters.backends, b) && (b === 'fake' || real));
   const groups: TargetGroup[] = [];
-  for (const transport of availability.available) {
+  for (const transport of transports) {
     if (!allows(filters.transports, transport.name)) continue;
     for (const backend of backends) {
       groups.push({
@@ -100,6 +94,5 @@ export function buildMatrix(filters: Filters, availability: TransportAvailabilit
       });
     }
   }
-  const core = allows(filters.transports, 'core') && allows(filters.backends, 'fake') && allows(filters.drivers, 'process');
-  return { groups, core, notes };
+  return { groups, notes };
 }

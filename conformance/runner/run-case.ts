@@ -3,7 +3,7 @@ import type { Actor, Expectation, FlowCase, FlowContext, Observation, ProcessCas
 import type { Driver, DriverName, RawRequest, Reply } from '../drivers/driver.ts';
 import { PROTECTED_AUTH_DEFAULT } from '../drivers/driver.ts';
 import type { Target } from '../targets/target.ts';
-import type { LoadedTransport, RestVariant } from '../targets/transports.ts';
+import type { Transport, RestVariant } from '../../test/support/transports.ts';
 import { CaseFailure, checkReply, type Resolve } from './expect.ts';
 import { decodeClaims, foreignToken, mintToken, tamperedToken, unsignedToken } from './tokens.ts';
 
@@ -229,7 +229,7 @@ export async function runFlowCase(c: FlowCase, env: RunEnv): Promise<void> {
   await c.run(flowContext(env));
 }
 
-export async function runProcessCase(c: ProcessCase, transport: LoadedTransport | undefined): Promise<void> {
+export async function runProcessCase(c: ProcessCase, transport: Transport): Promise<void> {
   await c.run({
     transport,
     assert(condition, message) {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Env } from '../../src/config/env.ts';
 import { startInProcess, type BackendKind, type InProcessApp } from '../../test/support/in-process-app.ts';
-import type { LoadedTransport, RestVariant } from './transports.ts';
+import type { Transport, RestVariant } from '../../test/support/transports.ts';
 
 export type BackendName = BackendKind | 'external';
 
@@ -54,7 +54,7 @@ export interface Target {
 const ALL_IN_PROCESS: readonly Capability[] = ['inProcess', 'users', 'logs', 'spans', 'secret', 'settings', 'admin'];
 let userCounter = 0;
 
-export async function startInProcessTarget(transport: LoadedTransport, backend: BackendKind, settings: TargetSettings = {}): Promise<Target> {
+export async function startInProcessTarget(transport: Transport, backend: BackendKind, settings: TargetSettings = {}): Promise<Target> {
   const app = await startInProcess({
     transport: transport.factory,
     backend,

@@ -3,6 +3,11 @@ import type { CredentialStore } from '../ports/credential-store.ts';
 import type { OrderCache } from '../ports/order-cache.ts';
 import type { OrderEventPublisher, OrderEventSubscriber } from '../ports/order-events.ts';
 import type { OrderRepository } from '../ports/order-repository.ts';
+import type { NotificationLedger, OutboxStore } from '../ports/outbox.ts';
+import type { RateLimitStore } from '../ports/rate-limit-store.ts';
+
+/** Builds the store shared by every replica (RATE_LIMIT_STORE=redis); a component, so it connects in init. */
+export type SharedRateLimitFactory = (bucket: { readonly rate: number; readonly burst: number }) => RateLimitStore & Component;
 
 /**
  * Everything the core needs from the outside world, as ports, plus the components that own the
@@ -15,6 +20,12 @@ export interface Backends {
   readonly cache: OrderCache;
   readonly publisher: OrderEventPublisher;
   readonly subscriber: OrderEventSubscriber;
+  /** The transactional outbox the relay reads (issue 13); written by repository.place. */
+  readonly outbox: OutboxStore;
+  /** What the notifier already announced, shared by every replica. */
+  readonly ledger: NotificationLedger;
+  /** Real backends only: the shared rate-limit store, built only when RATE_LIMIT_STORE=redis asks for it. */
+  readonly sharedRateLimit?: SharedRateLimitFactory;
   /** In dependency order; they are initialised before the service components. */
   readonly components: readonly Component[];
 }

@@ -7,22 +7,24 @@ import { createLogger } from '../observability/logger.ts';
 import { stdlibTransport } from '../transports/stdlib/stdlib-transport.ts';
 import { createApp } from './create-app.ts';
 import { createEmbeddedBackends } from './embedded-backends.ts';
+import type { OutboxRelayOptions } from '../service/outbox-relay.ts';
 
-async function build() {
+async function build(relayOptions?: OutboxRelayOptions) {
   const logs = new LogCapture();
   const logger = createLogger('debug', logs);
   const config = loadServiceConfig({ HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0' }, { embedded: true });
   const backends = await createEmbeddedBackends(logger, { seedDemoUsers: false });
-  const app = createApp({ config, logger, backends, transport: stdlibTransport, serviceName: 'orders-test' });
-  return { app, logs, logger };
+  const app = createApp({ config, logger, backends, transport: stdlibTransport, serviceName: 'orders-test', relayOptions });
+  return { app, logs, logger, backends };
 }
 
 describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
-  it('orders components by dependency: tracer first, backends, sessions, notifier, then the listeners', async () => {
+  it('orders components by dependency: tracer first, backends, sessions, notifier, relay, then the listeners', async () => {
     const { app } = await build();
-    // Stop runs in reverse: listeners close (in-flight requests finish) before sessions flush, and the
-    // sessions flush before the backends and the tracer go away.
-    expect(app.components.map((c) => c.name)).toEqual(['tracer', 'database', 'cache', 'publisher', 'sessions', 'notifier', 'api', 'admin']);
+    // Stop runs in reverse: listeners close (in-flight requests finish), then the relay flushes the
+    // outbox, then the notifier drains what it published (issue 13), then sessions flush, and the
+    // backends and the tracer go away last.
+    expect(app.components.map((c) => c.name)).toEqual(['tracer', 'database', 'cache', 'publisher', 'sessions', 'notifier', 'relay', 'api', 'admin']);
   });
 
   it('health reports the database, the cache and the publisher; readiness only the public listener, never sessions', async () => {
@@ -48,5 +50,42 @@ describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
     expect(logs.find('session: closed')).toEqual([expect.objectContaining({ user: 'user-1', views: 1, recent: ['order-1'] })]);
     expect(app.api.server().listening).toBe(false);
     expect(app.admin.server().listening).toBe(false);
+  });
+
+  it('stop order (issue 13): what the API created just before the stop is published by the relay flush and announced by the notifier drain', async () => {
+    // The relay's loop sleeps through the test, so only its stop-time flush can publish.
+    const { app, logs, logger, backends } = await build({ pollMs: 60_000 });
+    const controller = new AbortController();
+    const running = runComponents(app.components, controller.signal, logger);
+    for (let i = 0; i < 200 && !(await app.checker.ready()).clean; i += 1) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 20)); // the relay's first (empty) round is behind us
+    const principal = { userId: 'user-1', claims: { sub: 'user-1', name: 'u', iat: 0, exp: 0 }, sessionKey: sessionKeyFromVerifiedSubject('user-1') };
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await app.core.orders.create({ principal, signal: controller.signal }, `last-${i}`, 1)).id);
+    expect(logs.find('order placed')).toHaveLength(0);
+    controller.abort();
+    await running;
+    expect(logs.find('order placed').map((l) => l['order_id'])).toEqual(ids);
+    expect(backends.store.pendingEvents()).toHaveLength(0);
+  });
+
+  it("the publisher's health node reports the outbox backlog past the relay's threshold", async () => {
+    const { app, logger, backends } = await build({ unhealthyPending: 2, sampleMs: 5 });
+    const controller = new AbortController();
+    const running = runComponents(app.components, controller.signal, logger);
+    for (let i = 0; i < 200 && !(await app.checker.ready()).clean; i += 1) await new Promise((r) => setTimeout(r, 5));
+    backends.bus.trouble.failNext(10_000); // the broker refuses every publish but still answers health
+    const principal = { userId: 'user-1', claims: { sub: 'user-1', name: 'u', iat: 0, exp: 0 }, sessionKey: sessionKeyFromVerifiedSubject('user-1') };
+    for (let i = 0; i < 2; i++) await app.core.orders.create({ principal, signal: controller.signal }, `stuck-${i}`, 1);
+    let publisher;
+    for (let i = 0; i < 400; i += 1) {
+      publisher = (await app.checker.health()).nodes?.find((n) => n.name === 'publisher');
+      if (publisher?.status !== 'ok') break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(publisher).toMatchObject({ name: 'publisher', status: 'unavailable' });
+    expect(publisher?.error).toMatch(/^publisher: outbox backlog: 2 events pending/);
+    controller.abort();
+    await running;
   });
 });

@@ -1,24 +1,29 @@
 import type { Server } from 'node:net';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ServiceConfig } from '../config/service-config.ts';
-import { ComponentChecker, type Checker } from '../lifecycle/checker.ts';
+import { ComponentChecker, type Checker, type HealthReport } from '../lifecycle/checker.ts';
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../observability/logger.ts';
 import { HttpMetrics } from '../observability/metrics.ts';
+import { registerOutboxMetrics } from '../observability/outbox-metrics.ts';
 import { Tracing } from '../observability/tracer.ts';
 import type { Clock } from '../ports/clock.ts';
 import { AuthService } from '../service/auth-service.ts';
 import { Notifier } from '../service/notifier.ts';
 import { OrderService } from '../service/order-service.ts';
+import { OutboxRelay, type OutboxRelayOptions } from '../service/outbox-relay.ts';
 import { TokenService } from '../service/token-service.ts';
 import { SessionScope, type TimerPort } from '../session/session-scope.ts';
 import { createAdminHandler } from '../transports/http/admin-handler.ts';
-import { closeHttpServer } from '../transports/http/http-shutdown.ts';
+import { closeHttpServer, trackConnections } from '../transports/http/http-shutdown.ts';
 import type { HttpObservability } from '../transports/http/http-observability.ts';
 import { Listener } from '../transports/http/listener.ts';
 import { RestApi } from '../transports/http/rest-api.ts';
 import type { ServerTimeouts } from '../transports/http/server-timeouts.ts';
 import { createServer } from 'node:http';
+import { ClientAddressResolver } from '../transports/http/client-address.ts';
+import { HttpRateLimiter } from '../transports/http/http-rate-limiter.ts';
+import { TokenBucketLimiter } from '../transports/http/rate-limiter.ts';
 import type { Backends } from './backends.ts';
 
 /** What a transport is built from: the core, shared by all three executables. */
@@ -31,6 +36,10 @@ export interface Core {
   readonly api: RestApi;
   readonly sessions: SessionScope;
   readonly observability: HttpObservability;
+  /** The readiness report of the whole service (what /readyz answers), for a transport's own health service. */
+  readonly readiness: () => Promise<HealthReport>;
+  /** The REST rate limiter every HTTP transport puts around its router (spec 4.3, 8). */
+  readonly rateLimiter: HttpRateLimiter;
 }
 
 /** A transport turns the core into a public server and knows how to shut it down gracefully. */
@@ -54,6 +63,8 @@ export interface AppOptions {
   readonly sessionCap?: number;
   readonly sessionTimers?: TimerPort;
   readonly clock?: Clock;
+  /** Tests: faster relay polling or backoff. */
+  readonly relayOptions?: OutboxRelayOptions;
 }
 
 export interface App {
@@ -65,6 +76,7 @@ export interface App {
   readonly admin: Listener;
   readonly metrics: HttpMetrics;
   readonly transport: PublicTransport;
+  readonly relay: OutboxRelay;
 }
 
 /**
@@ -86,12 +98,21 @@ export function createApp(options: AppOptions): App {
   const orders = new OrderService({
     repository: backends.repository,
     cache: backends.cache,
-    publisher: backends.publisher,
     sessions,
     logger,
     clock: options.clock,
   });
   const auth = new AuthService(backends.credentials, tokens);
+  // Burst = RATE_LIMIT_RPS (rule LIMIT-rate-keying); the shared store only when asked for (rule LIMIT-rate-store).
+  const bucket = { rate: config.rateLimitRps, burst: config.rateLimitRps };
+  const shared = config.rateLimitStore === 'redis' ? backends.sharedRateLimit?.(bucket) : undefined;
+  if (config.rateLimitStore === 'redis' && shared === undefined) throw new Error('RATE_LIMIT_STORE=redis: these backends have no shared store');
+  const rateLimiter = new HttpRateLimiter({
+    resolver: new ClientAddressResolver(config.trustProxy),
+    local: new TokenBucketLimiter(bucket.rate, bucket.burst),
+    shared,
+    logger,
+  });
   const core: Core = {
     config,
     logger,
@@ -101,19 +122,54 @@ export function createApp(options: AppOptions): App {
     api: new RestApi(auth, orders),
     sessions,
     observability: { tracer: tracing.tracer, metrics, logger },
+    // The checker needs the transport's listener, so it is made after the transport: bound late.
+    readiness: () => checker.ready(),
+    rateLimiter,
   };
 
   const transport = options.transport(core);
   const api = new Listener({ name: 'api', server: transport.server, address: config.httpAddr, shutdown: transport.shutdown });
-  const notifier = new Notifier(backends.subscriber, logger);
-  // The checker sees every component; only database, cache and publisher implement health, and
-  // only the public listener implements ready (spec 2.3, 3.2 rule 5, 3.3).
-  const serviceComponents: Component[] = [tracing, ...backends.components, sessions, notifier, api];
+  const notifier = new Notifier(backends.subscriber, backends.ledger, logger);
+  const relay = new OutboxRelay(backends.outbox, backends.publisher, logger, { ...options.relayOptions, clock: options.clock });
+  registerOutboxMetrics(metrics.registry, relay);
+  // Stop runs in reverse (issue 13 stop order): the API finishes its requests, then the relay
+  // flushes the outbox, then the notifier drains what the relay just published, then the backends go.
+  // The checker sees every component; only database, cache and publisher implement health (the
+  // publisher's includes the outbox backlog), and only the public listener implements ready
+  // (spec 2.3, 3.2 rule 5, 3.3).
+  const serviceComponents: Component[] = [
+    tracing,
+    ...backends.components.map((c) => (c.name === 'publisher' ? withBacklogHealth(c, relay) : c)),
+    sessions,
+    notifier,
+    relay,
+    ...(shared === undefined ? [] : [shared]),
+    api,
+  ];
   const checker = new ComponentChecker(serviceComponents);
   const adminServer = createServer(createAdminHandler(checker, metrics));
+  trackConnections(adminServer);
   const admin = new Listener({ name: 'admin', server: adminServer, address: config.adminAddr, shutdown: () => closeHttpServer(adminServer) });
   // The admin listener answers readiness for others; it does not report its own.
   const adminComponent: Component = { name: admin.name, run: (s) => admin.run(s), stop: () => admin.stop() };
 
-  return { core, components: [...serviceComponents, adminComponent], checker, api, admin, metrics, transport };
+  return { core, components: [...serviceComponents, adminComponent], checker, api, admin, metrics, transport, relay };
+}
+
+/**
+ * The publisher's health node reports the broker and, past the relay's thresholds, the outbox
+ * backlog (issue 13): events that do not reach the broker are the publisher's failure either way.
+ */
+function withBacklogHealth(publisher: Component, relay: OutboxRelay): Component {
+  return {
+    name: publisher.name,
+    init: publisher.init && (() => publisher.init!()),
+    run: publisher.run && ((signal) => publisher.run!(signal)),
+    stop: publisher.stop && (() => publisher.stop!()),
+    ready: publisher.ready && (() => publisher.ready!()),
+    async health() {
+      await publisher.health?.();
+      await relay.backlogHealth();
+    },
+  };
 }

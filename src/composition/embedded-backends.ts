@@ -16,6 +16,8 @@ export interface EmbeddedBackends extends Backends {
   readonly store: MemoryStore;
   readonly cacheFake: MemoryOrderCache;
   readonly bus: MemoryEventBus;
+  /** The demo logins seeded (DEMO_USERS), or none. */
+  readonly demoUsers: readonly { readonly username: string; readonly password: string }[];
 }
 
 /** In-memory fakes behind every port (fakes/), for `npm start` offline and the fast test suites. */
@@ -32,11 +34,14 @@ export async function createEmbeddedBackends(logger: Logger, options: { seedDemo
     store,
     cacheFake: cache,
     bus,
+    demoUsers: options.seedDemoUsers ? DEMO_USERS : [],
     repository: store,
     credentials: store,
     cache,
     publisher: bus,
     subscriber: bus,
+    outbox: store,
+    ledger: store,
     components: [store, cache, bus],
   };
 }

@@ -1,12 +1,8 @@
 import { parseArgs } from 'node:util';
-import type { AddressInfo } from 'node:net';
 import { ConfigError, type Env } from '../config/env.ts';
-import { loadServiceConfig } from '../config/service-config.ts';
-import { runComponents } from '../lifecycle/runner.ts';
 import { createLogger, parseLogLevel } from '../observability/logger.ts';
-import { createApp, type TransportFactory } from './create-app.ts';
-import { createEmbeddedBackends, DEMO_USERS } from './embedded-backends.ts';
-import { createRealBackends } from './real-backends.ts';
+import type { TransportFactory } from './create-app.ts';
+import { startService } from './start-service.ts';
 
 export interface MainOptions {
   readonly serviceName: string;
@@ -37,26 +33,22 @@ export async function runMain(options: MainOptions): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const config = loadServiceConfig(options.env, { embedded });
+    const service = await startService({ ...options, logger, embedded, seedDemoUsers: true, signal: stop.signal });
+    const { config } = service;
     if (config.tokens.generated) logger.warn('embedded mode: JWT_SECRET is not set; using a random secret, tokens die with this process');
-    const backends = embedded
-      ? await createEmbeddedBackends(logger, { seedDemoUsers: true })
-      : await createRealBackends(options.env, logger);
-    const app = createApp({ config, logger, backends, transport: options.transport, serviceName: options.serviceName });
-    const boundAddr = (listener: typeof app.api, host: string | undefined): string =>
-      `${host ?? ''}:${(listener.server().address() as AddressInfo).port}`;
-    // The bound ports, not the configured ones: `:0` asks the OS for a free port.
-    app.admin.server().once('listening', () => logger.info({ addr: boundAddr(app.admin, config.adminAddr.host) }, 'admin: listening'));
-    app.api.server().once('listening', () => {
-      logger.info({ addr: boundAddr(app.api, config.httpAddr.host) }, 'api: listening');
-      if (embedded) {
-        logger.info(
-          { users: DEMO_USERS.map((u) => u.username) },
-          `embedded mode: in-memory backends; demo logins ${DEMO_USERS.map((u) => `${u.username} / ${u.password}`).join(', ')}`,
-        );
-      }
-    });
-    await runComponents(app.components, stop.signal, logger);
+    service.ready.then(
+      (ports) => {
+        // The bound ports, not the configured ones: `:0` asks the OS for a free port.
+        logger.info({ addr: `${config.adminAddr.host ?? ''}:${ports.admin}` }, 'admin: listening');
+        logger.info({ addr: `${config.httpAddr.host ?? ''}:${ports.api}` }, 'api: listening');
+        if (service.fakes !== undefined) {
+          const demo = service.fakes.demoUsers;
+          logger.info({ users: demo.map((u) => u.username) }, `embedded mode: in-memory backends; demo logins ${demo.map((u) => `${u.username} / ${u.password}`).join(', ')}`);
+        }
+      },
+      () => undefined,
+    );
+    await service.done;
     logger.info('stopped');
     return 0;
   } catch (error) {

@@ -4,13 +4,15 @@ import type { Env } from '../config/env.ts';
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../observability/logger.ts';
 import { natsConfigFromEnv } from '../adapters/nats/nats-config.ts';
-import { NatsEventBus } from '../adapters/nats/nats-event-bus.ts';
+import { NatsEventBus, type NatsEventBusOptions } from '../adapters/nats/nats-event-bus.ts';
 import { postgresConfigFromEnv } from '../adapters/postgres/postgres-config.ts';
 import { PostgresCredentialStore } from '../adapters/postgres/postgres-credential-store.ts';
 import { PostgresDatabase } from '../adapters/postgres/postgres-database.ts';
 import { PostgresOrderRepository } from '../adapters/postgres/postgres-order-repository.ts';
+import { PostgresOutbox } from '../adapters/postgres/postgres-outbox.ts';
 import { redisConfigFromEnv } from '../adapters/redis/redis-config.ts';
 import { RedisOrderCache } from '../adapters/redis/redis-order-cache.ts';
+import { DEFAULT_RATE_LIMIT_KEY_PREFIX, RedisRateLimitStore } from '../adapters/redis/redis-rate-limit-store.ts';
 import type { Backends } from './backends.ts';
 
 /**
@@ -36,7 +38,8 @@ export async function createRealBackends(env: Env, logger: Logger, isolation: Re
   const database = new PostgresDatabase({ ...postgres, schema: isolation.schema ?? postgres.schema }, logger);
   const keyPrefix = suffix === undefined ? redis.keyPrefix : `${redis.keyPrefix}${suffix}:`;
   const cache = new RedisOrderCache({ ...redis, keyPrefix }, logger);
-  const bus = new NatsEventBus(nats, logger, suffix === undefined ? {} : { subject: `orders.placed.${suffix}` });
+  const bus = new NatsEventBus(nats, logger, streamNames(suffix, isolation.schema ?? postgres.schema));
+  const outbox = new PostgresOutbox(database);
   const components: Component[] = [database, cache, bus];
   if (isolation.schema !== undefined && isolation.dropSchemaOnStop) {
     // First in the list, so it stops last, after the pool has ended.
@@ -49,8 +52,25 @@ export async function createRealBackends(env: Env, logger: Logger, isolation: Re
     cache,
     publisher: bus,
     subscriber: bus,
+    outbox,
+    ledger: outbox,
     components,
+    // Replicas sharing a suffix (tests) share their budgets, as production replicas do without one.
+    sharedRateLimit: (bucket) =>
+      new RedisRateLimitStore({ host: redis.host, port: redis.port, ...bucket, keyPrefix: `${DEFAULT_RATE_LIMIT_KEY_PREFIX}${suffix === undefined ? '' : `${suffix}:`}` }, logger),
   };
+}
+
+/**
+ * One outbox, one stream: the notifier's ledger lives in the outbox's schema, so a schema of its own
+ * (POSTGRES_SCHEMA, tests on shared servers) gets a subject and stream of its own too, and never
+ * consumes another schema's events. Isolated test runs get theirs from their suffix, deleted at stop.
+ * Production (no schema, no suffix) uses orders.placed and stream ORDERS.
+ */
+function streamNames(suffix: string | undefined, schema: string | undefined): NatsEventBusOptions {
+  if (suffix !== undefined) return { subject: `orders.placed.${suffix}`, stream: `ORDERS_${suffix}`, deleteStreamOnStop: true };
+  if (schema !== undefined) return { subject: `orders.placed.${schema}`, stream: `ORDERS_${schema}` };
+  return {};
 }
 
 function schemaDropper(dsn: string, schema: string): Component {

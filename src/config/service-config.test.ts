@@ -29,16 +29,18 @@ describe('loadServiceConfig (spec 8.1)', () => {
     expect(load({})).toEqual({
       logLevel: 'info',
       httpAddr: { host: undefined, port: 8080 },
-      adminAddr: { host: undefined, port: 8081 },
+      adminAddr: { host: '127.0.0.1', port: 8081 },
       tokens: { secret: SECRET, expiryMs: 3_600_000, generated: false },
       otlpEndpoint: '',
       rateLimitRps: 50,
+      rateLimitStore: 'memory',
+      trustProxy: [],
       sessionRecent: 10,
     });
   });
 
   it('empty values mean the default as well', () => {
-    const config = load({ HTTP_ADDR: '', ADMIN_ADDR: '', JWT_EXPIRY: '', LOG_LEVEL: '', OTLP_ENDPOINT: '', RATE_LIMIT_RPS: '', SESSION_RECENT: '' });
+    const config = load({ HTTP_ADDR: '', ADMIN_ADDR: '', JWT_EXPIRY: '', LOG_LEVEL: '', OTLP_ENDPOINT: '', RATE_LIMIT_RPS: '', RATE_LIMIT_STORE: '', TRUST_PROXY: '', SESSION_RECENT: '' });
     expect(config).toEqual(load({}));
   });
 
@@ -50,6 +52,8 @@ describe('loadServiceConfig (spec 8.1)', () => {
       LOG_LEVEL: 'warn',
       OTLP_ENDPOINT: 'collector:4318',
       RATE_LIMIT_RPS: '7',
+      RATE_LIMIT_STORE: 'redis',
+      TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,fd00::/8',
       SESSION_RECENT: '3',
     });
     expect(config).toEqual({
@@ -59,6 +63,12 @@ describe('loadServiceConfig (spec 8.1)', () => {
       tokens: { secret: SECRET, expiryMs: 5_400_000, generated: false },
       otlpEndpoint: 'collector:4318',
       rateLimitRps: 7,
+      rateLimitStore: 'redis',
+      trustProxy: [
+        { address: '10.0.0.0', prefix: 8, family: 'ipv4' },
+        { address: '192.168.1.7', prefix: 32, family: 'ipv4' },
+        { address: 'fd00::', prefix: 8, family: 'ipv6' },
+      ],
       sessionRecent: 3,
     });
   });
@@ -143,6 +153,12 @@ describe('loadServiceConfig (spec 8.1)', () => {
       expect(load({ [name]: '[::1]:9000' })[key]).toEqual({ host: '::1', port: 9000 });
     });
 
+    it('ADMIN_ADDR binds loopback unless configured; :8081 asks for every interface (LIMIT-listen-defaults)', () => {
+      expect(load({}).adminAddr).toEqual({ host: '127.0.0.1', port: 8081 });
+      expect(load({ ADMIN_ADDR: ':8081' }).adminAddr).toEqual({ host: undefined, port: 8081 });
+      expect(load({}).httpAddr).toEqual({ host: undefined, port: 8080 });
+    });
+
     it.each(['HTTP_ADDR', 'ADMIN_ADDR'])('%s rejects bad forms naming the variable', (name) => {
       for (const bad of ['8080', 'localhost', ':70000', '::1:9000', 'http://localhost:8080']) {
         expectConfigError({ JWT_SECRET: SECRET, [name]: bad }, name);
@@ -184,5 +200,38 @@ describe('loadServiceConfig (spec 8.1)', () => {
     }
     expect(named).toEqual(order);
     expect(() => loadServiceConfig(current, { embedded: false })).not.toThrow();
+  });
+  describe('RATE_LIMIT_STORE (rule LIMIT-rate-store)', () => {
+    it('takes exactly memory or redis', () => {
+      expect(load({ RATE_LIMIT_STORE: 'memory' }).rateLimitStore).toBe('memory');
+      expect(load({ RATE_LIMIT_STORE: 'redis' }).rateLimitStore).toBe('redis');
+      for (const value of ['Redis', 'REDIS', 'mem', 'redis ', 'valkey', 'none']) {
+        // The message names the allowed values (which contain the rejected ones' letters), never the value.
+        expect(() => load({ RATE_LIMIT_STORE: value })).toThrow(new ConfigError('config: RATE_LIMIT_STORE must be one of memory, redis'));
+      }
+    });
+
+    it('redis with --embedded fails: there is no Redis to share a budget through', () => {
+      expect(() => load({ RATE_LIMIT_STORE: 'redis' }, true)).toThrow(new ConfigError('config: RATE_LIMIT_STORE=redis needs real backends (REDIS_ADDR), not --embedded'));
+      expect(load({ RATE_LIMIT_STORE: 'memory' }, true).rateLimitStore).toBe('memory');
+    });
+  });
+
+  describe('TRUST_PROXY (rule LIMIT-rate-keying)', () => {
+    it('reads addresses and CIDRs of both families, spaces around commas allowed', () => {
+      expect(load({ TRUST_PROXY: ' 127.0.0.1 , ::1, 172.16.0.0/12,2001:db8::/32' }).trustProxy).toEqual([
+        { address: '127.0.0.1', prefix: 32, family: 'ipv4' },
+        { address: '::1', prefix: 128, family: 'ipv6' },
+        { address: '172.16.0.0', prefix: 12, family: 'ipv4' },
+        { address: '2001:db8::', prefix: 32, family: 'ipv6' },
+      ]);
+      expect(load({ TRUST_PROXY: '0.0.0.0/0' }).trustProxy).toEqual([{ address: '0.0.0.0', prefix: 0, family: 'ipv4' }]);
+    });
+
+    it('an invalid entry fails naming TRUST_PROXY and the entry number, not the value', () => {
+      for (const value of ['10.0.0.0/33', '::/129', 'proxy.internal', '10.0.0.0/8,', '10.0.0/8', '10.0.0.0/-1', '10.0.0.0/ 8', '*']) {
+        expect(expectConfigError({ JWT_SECRET: SECRET, TRUST_PROXY: value }, 'TRUST_PROXY')).toMatch(/^config: TRUST_PROXY entry \d+ must be an IP address or CIDR/);
+      }
+    });
   });
 });

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { parseLogLevel, type LogLevel } from '../observability/logger.ts';
 import { addressVar, ConfigError, durationVar, optionalVar, positiveIntVar, requireVar, type Env, type ListenAddress } from './env.ts';
+import { trustProxyVar, type TrustedNetwork } from './trust-proxy.ts';
+
+/** RATE_LIMIT_STORE values: the process's own buckets, or one budget per client shared through Redis. */
+export const RATE_LIMIT_STORES = ['memory', 'redis'] as const;
+export type RateLimitStoreKind = (typeof RATE_LIMIT_STORES)[number];
 
 /**
  * The service's configuration (spec 8.1), one typed section per component, built once at start-up.
@@ -12,7 +18,11 @@ export interface ServiceConfig {
   readonly logLevel: LogLevel;
   /** HTTP_ADDR: public listener, default :8080. */
   readonly httpAddr: ListenAddress;
-  /** ADMIN_ADDR: admin listener (health, readiness, metrics), default :8081. */
+  /**
+   * ADMIN_ADDR: admin listener (health, liveness, readiness, metrics), default 127.0.0.1:8081: loopback
+   * unless configured, because it names components and must not reach the internet (spec 4.2; rule
+   * LIMIT-listen-defaults records the deviation from the spec's `:8081`).
+   */
   readonly adminAddr: ListenAddress;
   readonly tokens: {
     /** JWT_SECRET: HS256 signing secret, required, at least 32 bytes. */
@@ -26,8 +36,20 @@ export interface ServiceConfig {
   readonly otlpEndpoint: string;
   /** RATE_LIMIT_RPS: REST requests per second per client, default 50. */
   readonly rateLimitRps: number;
+  /**
+   * RATE_LIMIT_STORE: `memory` (default; a budget per process) or `redis` (one budget per client shared
+   * by every replica through REDIS_ADDR; per process again while Redis is out, rule LIMIT-rate-store).
+   */
+  readonly rateLimitStore: RateLimitStoreKind;
+  /** TRUST_PROXY: networks of proxies whose X-Forwarded-For names the client; empty (default) = none. */
+  readonly trustProxy: readonly TrustedNetwork[];
   /** SESSION_RECENT: length of each user's recently viewed list, default 10. */
   readonly sessionRecent: number;
+  /**
+   * TLS_CERT_FILE and TLS_KEY_FILE (not in the spec; rule ONEPORT-tls): PEM files read at start-up.
+   * Both set: the one-port listener speaks TLS (ALPN h2 and http/1.1). Neither: cleartext.
+   */
+  readonly tls: { readonly cert: Buffer; readonly key: Buffer } | undefined;
 }
 
 export function loadServiceConfig(env: Env, options: { embedded: boolean }): ServiceConfig {
@@ -36,7 +58,7 @@ export function loadServiceConfig(env: Env, options: { embedded: boolean }): Ser
   return {
     logLevel: parseLogLevel(env['LOG_LEVEL']),
     httpAddr: addressVar(env, 'HTTP_ADDR', ':8080'),
-    adminAddr: addressVar(env, 'ADMIN_ADDR', ':8081'),
+    adminAddr: addressVar(env, 'ADMIN_ADDR', '127.0.0.1:8081'),
     tokens: {
       secret: generated ? randomBytes(32).toString('base64url') : jwtSecret(env),
       expiryMs: durationVar(env, 'JWT_EXPIRY', '1h'),
@@ -44,8 +66,27 @@ export function loadServiceConfig(env: Env, options: { embedded: boolean }): Ser
     },
     otlpEndpoint: otlpEndpoint.includes('://') ? invalid('OTLP_ENDPOINT must be host:port without a scheme') : otlpEndpoint,
     rateLimitRps: positiveIntVar(env, 'RATE_LIMIT_RPS', 50),
+    rateLimitStore: rateLimitStore(env, options.embedded),
+    trustProxy: trustProxyVar(env),
     sessionRecent: positiveIntVar(env, 'SESSION_RECENT', 10),
+    tls: tlsFiles(env),
   };
+}
+
+function tlsFiles(env: Env): ServiceConfig['tls'] {
+  const certFile = optionalVar(env, 'TLS_CERT_FILE', '');
+  const keyFile = optionalVar(env, 'TLS_KEY_FILE', '');
+  if (certFile === '' && keyFile === '') return undefined;
+  if (certFile === '' || keyFile === '') invalid('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  const read = (name: string, path: string): Buffer => {
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      // The path and the reason, never the content.
+      return invalid(`${name}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  };
+  return { cert: read('TLS_CERT_FILE', certFile), key: read('TLS_KEY_FILE', keyFile) };
 }
 
 /** HS256 wants a key of at least the hash size; checked here so start-up fails as a configuration error. */
@@ -55,6 +96,14 @@ function jwtSecret(env: Env): string {
   const secret = requireVar(env, 'JWT_SECRET');
   if (Buffer.byteLength(secret, 'utf8') < MIN_JWT_SECRET_BYTES) invalid(`JWT_SECRET must be at least ${MIN_JWT_SECRET_BYTES} bytes`);
   return secret;
+}
+
+function rateLimitStore(env: Env, embedded: boolean): RateLimitStoreKind {
+  const value = optionalVar(env, 'RATE_LIMIT_STORE', 'memory');
+  const store = RATE_LIMIT_STORES.find((name) => name === value) ?? invalid(`RATE_LIMIT_STORE must be one of ${RATE_LIMIT_STORES.join(', ')}`);
+  // --embedded has no Redis to share a budget through; silently limiting per process would hide that.
+  if (store === 'redis' && embedded) invalid('RATE_LIMIT_STORE=redis needs real backends (REDIS_ADDR), not --embedded');
+  return store;
 }
 
 function invalid(message: string): never {

@@ -4,7 +4,7 @@ import { namedError } from './named-error.ts';
  * Named domain errors (spec 7). The core raises these; only a transport's mapping table turns them
  * into a status or code. `kind` is the spec's name so tables and logs can key on it.
  */
-export type DomainErrorKind = 'ErrNotFound' | 'ErrForbidden' | 'ErrInvalidCredentials' | 'ErrValidation';
+export type DomainErrorKind = 'ErrNotFound' | 'ErrForbidden' | 'ErrInvalidCredentials' | 'ErrValidation' | 'ErrIdempotencyKeyReused';
 
 /** The common base, so a transport table can tell a domain error from any other. */
 export abstract class DomainError extends Error {
@@ -26,6 +26,11 @@ export class ErrForbidden extends domainError('ErrForbidden', 'forbidden') {}
 export class ErrInvalidCredentials extends domainError('ErrInvalidCredentials', 'invalid credentials') {}
 /** Its message is the domain's own wording and is shown to the caller (spec 7 rule 4). */
 export class ErrValidation extends domainError('ErrValidation') {}
+/**
+ * An Idempotency-Key already answered a create with another body (draft-ietf-httpapi-idempotency-key-header
+ * section 2.7: 422). Not in spec 7's table: our addition for issue 13.
+ */
+export class ErrIdempotencyKeyReused extends domainError('ErrIdempotencyKeyReused', 'Idempotency-Key already used for a different request') {}
 
 /**
  * A backend (database, cache, broker) could not do its part. Adapters translate driver errors into
@@ -33,6 +38,9 @@ export class ErrValidation extends domainError('ErrValidation') {}
  * The message must never contain a secret (DSNs are redacted by the adapter).
  */
 export class ErrUnavailable extends namedError('ErrUnavailable') {}
+
+/** An order id that is not a UUID (spec 7 rule 1, "path id is not a UUID"): raised by parseOrderId. */
+export class ErrInvalidOrderId extends namedError('ErrInvalidOrderId', 'invalid order id') {}
 
 /** A write collided with an existing row (unique violation). */
 export class ErrConflict extends namedError('ErrConflict') {}

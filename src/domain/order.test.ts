@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ErrValidation } from './errors.ts';
-import { createOrder, isOrderId, validateNewOrder, type NewOrderInput } from './order.ts';
+import { ErrInvalidOrderId, ErrValidation } from './errors.ts';
+import { createOrder, parseOrderId, validateNewOrder, type NewOrderInput } from './order.ts';
 
 const USER = '6f1c2a4e-0b7d-4c1e-9a35-2f8e1d0c9b77';
 const ID = '0e4a8c2b-5d61-4f3a-8b7e-9c1d2e3f4a5b';
@@ -82,9 +82,14 @@ describe('createOrder', () => {
   });
 });
 
-describe('isOrderId (spec 7 rule 1)', () => {
-  it.each([ID, ID.toUpperCase(), '00000000-0000-0000-0000-000000000000'])('accepts the UUID %s', (value) => {
-    expect(isOrderId(value)).toBe(true);
+describe('parseOrderId (spec 7 rule 1)', () => {
+  it.each([
+    [ID, ID],
+    [ID.toUpperCase(), ID],
+    ['0E4A8c2b-5d61-4F3A-8b7e-9C1D2E3F4A5B', '0e4a8c2b-5d61-4f3a-8b7e-9c1d2e3f4a5b'],
+    ['00000000-0000-0000-0000-000000000000', '00000000-0000-0000-0000-000000000000'],
+  ])('accepts the UUID %s as %s', (value, parsed) => {
+    expect(parseOrderId(value)).toBe(parsed);
   });
 
   it.each([
@@ -98,7 +103,8 @@ describe('isOrderId (spec 7 rule 1)', () => {
     '0e4a8c2b-5d61-4f3a-8b7e-9c1d2e3f4a5g',
     `${ID}\n`,
     '../../etc/passwd',
-  ])('refuses %j', (value) => {
-    expect(isOrderId(value)).toBe(false);
+  ])('refuses %j with ErrInvalidOrderId', (value) => {
+    expect(() => parseOrderId(value)).toThrow(ErrInvalidOrderId);
+    expect(() => parseOrderId(value)).toThrow('invalid order id');
   });
 });

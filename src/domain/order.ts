@@ -1,4 +1,4 @@
-import { ErrValidation } from './errors.ts';
+import { ErrInvalidOrderId, ErrValidation } from './errors.ts';
 
 /** Spec 3.1: the only status the service ever assigns. */
 export const ORDER_STATUS_PENDING = 'pending';
@@ -52,8 +52,19 @@ export function createOrder(input: NewOrderInput, id: string, now: Date): Order 
   };
 }
 
-/** Order identifiers are opaque UUIDs (spec 7 rule 1); anything else never reaches a store. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export function isOrderId(value: string): boolean {
+
+/** A UUID in any case: order ids and event ids (the outbox) are both. */
+export function isUuid(value: string): boolean {
   return UUID.test(value);
+}
+
+/**
+ * Order identifiers are opaque UUIDs (spec 7 rule 1): the one check, for every transport (the order
+ * service calls it), so anything else never reaches a cache or a store. Stored ids are lower-case
+ * (randomUUID), so an upper-case spelling of one finds it.
+ */
+export function parseOrderId(value: string): string {
+  if (!isUuid(value)) throw new ErrInvalidOrderId();
+  return value.toLowerCase();
 }

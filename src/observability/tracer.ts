@@ -2,8 +2,10 @@ import type { Tracer as OtelTracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Component } from '../lifecycle/component.ts';
+
+/** OpenTelemetry semantic conventions' service.name (ATTR_SERVICE_NAME; stable, so not worth a package). */
+const ATTR_SERVICE_NAME = 'service.name';
 
 /** One export attempt, and the whole shutdown flush: our bounds, so a dead collector costs little. */
 const EXPORT_TIMEOUT_MS = 2_000;

@@ -1,27 +1,33 @@
 import { ErrInvalidCredentials } from '../domain/errors.ts';
 import type { CredentialStore } from '../ports/credential-store.ts';
 import { hashPassword, verifyPassword } from './password-hasher.ts';
+import { LoginGate, UNIDENTIFIED_CLIENT } from './login-gate.ts';
 import type { TokenService } from './token-service.ts';
 
 /**
  * Login (spec 5 rule 2). An unknown user is checked against a dummy hash, so it costs the same scrypt
  * as a wrong password and both give the same ErrInvalidCredentials: timing does not reveal which
- * usernames exist.
+ * usernames exist. Every derivation passes the login gate (login-gate.ts): bounded, fair per client,
+ * overflow refused with ErrLoginBusy, in the core so every transport has it (spec 4.3 rule 3).
  */
 export class AuthService {
   readonly #credentials: CredentialStore;
   readonly #tokens: TokenService;
   readonly #dummyHash: Promise<string>;
+  readonly #gate: LoginGate;
 
-  constructor(credentials: CredentialStore, tokens: TokenService) {
+  constructor(credentials: CredentialStore, tokens: TokenService, gate: LoginGate = new LoginGate()) {
     this.#credentials = credentials;
     this.#tokens = tokens;
+    this.#gate = gate;
     this.#dummyHash = hashPassword('not a password of anyone');
   }
 
-  async login(username: string, password: string): Promise<string> {
+  /** `client`: an opaque key of the caller (the transport's peer address), for the gate's fairness. */
+  async login(username: string, password: string, client: string = UNIDENTIFIED_CLIENT): Promise<string> {
     const user = username === '' ? undefined : await this.#credentials.findByUsername(username);
-    const matches = await verifyPassword(password, user?.passwordHash ?? (await this.#dummyHash));
+    const stored = user?.passwordHash ?? (await this.#dummyHash);
+    const matches = await this.#gate.run(client, () => verifyPassword(password, stored));
     if (user === undefined || !matches) throw new ErrInvalidCredentials();
     return this.#tokens.issue(user.id, user.username);
   }

@@ -1,16 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryEventBus } from '../../fakes/memory-event-bus.ts';
+import { MemoryStore } from '../../fakes/memory-store.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
-import type { OrderPlaced } from '../domain/order-placed.ts';
+import type { Order } from '../domain/order.ts';
 import { createLogger } from '../observability/logger.ts';
+import type { OrderEventSubscriber } from '../ports/order-events.ts';
 import { Notifier } from './notifier.ts';
 
-const EVENT: OrderPlaced = {
-  order_id: '0e4a8c2b-5d61-4f3a-8b7e-9c1d2e3f4a5b',
-  user_id: '6f1c2a4e-0b7d-4c1e-9a35-2f8e1d0c9b77',
+const ORDER: Order = {
+  id: '0e4a8c2b-5d61-4f3a-8b7e-9c1d2e3f4a5b',
+  userId: '6f1c2a4e-0b7d-4c1e-9a35-2f8e1d0c9b77',
   item: 'widget',
   quantity: 4,
-  created_at: '2025-01-02T03:04:05.678Z',
+  status: 'pending',
+  createdAt: new Date('2025-01-02T03:04:05.678Z'),
+};
+const EVENT_ID = '7d0c5a1e-3b2f-4e8a-9c6d-1a2b3c4d5e6f';
+const ENVELOPE = {
+  id: EVENT_ID,
+  event: { order_id: ORDER.id, user_id: ORDER.userId, item: ORDER.item, quantity: 4, created_at: ORDER.createdAt.toISOString() },
 };
 
 async function until(condition: () => boolean, timeoutMs = 2000): Promise<void> {
@@ -21,24 +29,68 @@ async function until(condition: () => boolean, timeoutMs = 2000): Promise<void> 
   }
 }
 
-describe('Notifier (spec 6 rules 2, 4)', () => {
+async function setup() {
+  const bus = new MemoryEventBus();
+  const store = new MemoryStore();
+  await store.place({ order: ORDER, event: ENVELOPE });
+  const logs = new LogCapture();
+  const notifier = new Notifier(bus, store, createLogger('debug', logs), { drainMs: 500 });
+  return { bus, store, logs, notifier };
+}
+
+describe('Notifier (spec 6 rules 2, 4; issue 13)', () => {
   it('logs `order placed` at info with order_id, user_id and item for each event', async () => {
-    const bus = new MemoryEventBus();
-    const logs = new LogCapture();
-    const notifier = new Notifier(bus, createLogger('debug', logs));
+    const { bus, logs, notifier } = await setup();
     const controller = new AbortController();
     const running = notifier.run(controller.signal);
-    await bus.publishOrderPlaced(EVENT);
+    await bus.publishOrderPlaced(ENVELOPE);
     await until(() => logs.find('order placed').length === 1);
     expect(logs.lines).toHaveLength(1);
-    expect(logs.lines[0]).toMatchObject({ level: 'info', msg: 'order placed', order_id: EVENT.order_id, user_id: EVENT.user_id, item: 'widget' });
+    expect(logs.lines[0]).toMatchObject({ level: 'info', msg: 'order placed', order_id: ORDER.id, user_id: ORDER.userId, item: 'widget' });
     controller.abort();
     await running;
   });
 
+  it('a redelivered event (lost ack) is not announced twice, even when another replica gets it', async () => {
+    const { store, logs } = await setup();
+    // A broker that delivers the same event to both replicas, as JetStream does after a lost ack.
+    const redelivering: OrderEventSubscriber = {
+      async consumeOrderPlaced(handler) {
+        await handler([ENVELOPE]);
+      },
+      async drainOrderPlaced() {},
+    };
+    const first = new Notifier(redelivering, store, createLogger('debug', logs));
+    const second = new Notifier(redelivering, store, createLogger('debug', logs));
+    const signal = new AbortController().signal;
+    await Promise.all([first.run(signal), second.run(signal), first.run(signal)]);
+    expect(logs.find('order placed')).toHaveLength(1);
+  });
+
+  it('a failing ledger leaves the event unacknowledged: it comes back and is announced once the ledger works', async () => {
+    const { bus, store, logs, notifier } = await setup();
+    store.trouble.down();
+    const controller = new AbortController();
+    const running = notifier.run(controller.signal);
+    await bus.publishOrderPlaced(ENVELOPE);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(logs.find('order placed')).toHaveLength(0);
+    store.trouble.up();
+    await until(() => logs.find('order placed').length === 1);
+    expect(bus.unacknowledged).toBe(0);
+    controller.abort();
+    await running;
+  });
+
+  it('stop drains what is pending (events published after run returned)', async () => {
+    const { bus, logs, notifier } = await setup();
+    await bus.publishOrderPlaced(ENVELOPE);
+    await notifier.stop();
+    expect(logs.find('order placed')).toHaveLength(1);
+  });
+
   it('run resolves (does not reject) when its signal aborts', async () => {
-    const bus = new MemoryEventBus();
-    const notifier = new Notifier(bus, createLogger('debug', new LogCapture()));
+    const { bus, notifier } = await setup();
     const controller = new AbortController();
     let settled: 'resolved' | 'rejected' | undefined;
     const running = notifier.run(controller.signal).then(
@@ -54,7 +106,7 @@ describe('Notifier (spec 6 rules 2, 4)', () => {
   });
 
   it('run returns at once for an already aborted signal', async () => {
-    const notifier = new Notifier(new MemoryEventBus(), createLogger('debug', new LogCapture()));
+    const { notifier } = await setup();
     await expect(notifier.run(AbortSignal.abort())).resolves.toBeUndefined();
   });
 });

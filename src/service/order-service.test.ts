@@ -3,14 +3,14 @@ import { MemoryOrderCache } from '../../fakes/memory-cache.ts';
 import { MemoryEventBus } from '../../fakes/memory-event-bus.ts';
 import { MemoryStore } from '../../fakes/memory-store.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
-import { ErrForbidden, ErrNotFound, ErrUnavailable, ErrValidation } from '../domain/errors.ts';
+import { ErrForbidden, ErrIdempotencyKeyReused, ErrInvalidOrderId, ErrNotFound, ErrUnavailable, ErrValidation } from '../domain/errors.ts';
+import { IDEMPOTENCY_KEY_TTL_MS } from '../domain/idempotency-key.ts';
 import type { Order } from '../domain/order.ts';
 import type { OrderPlaced } from '../domain/order-placed.ts';
 import { sessionKeyFromVerifiedSubject, type SessionKey } from '../domain/session-key.ts';
 import { createLogger } from '../observability/logger.ts';
 import type { OrderCache } from '../ports/order-cache.ts';
-import type { OrderEventPublisher } from '../ports/order-events.ts';
-import type { OrderRepository, Page } from '../ports/order-repository.ts';
+import type { OrderRepository, Page, Placement } from '../ports/order-repository.ts';
 import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from '../session/session-errors.ts';
 import { SessionScope } from '../session/session-scope.ts';
 import type { Principal } from './authenticate.ts';
@@ -57,7 +57,6 @@ function harness(options: { sessionCap?: number; deps?: (base: OrderServiceDeps)
   const base: OrderServiceDeps = {
     repository: store,
     cache,
-    publisher: bus,
     sessions,
     logger: createLogger('debug', logs),
     clock: { now: () => NOW },
@@ -84,11 +83,10 @@ function storedOrder(userId: string, overrides: Partial<Order> = {}): Order {
 }
 
 describe('OrderService construction', () => {
-  it.each(['repository', 'cache', 'publisher', 'sessions', 'logger'] as const)('rejects a missing %s', (name) => {
+  it.each(['repository', 'cache', 'sessions', 'logger'] as const)('rejects a missing %s', (name) => {
     const deps = {
       repository: new MemoryStore(),
       cache: new MemoryOrderCache(),
-      publisher: new MemoryEventBus(),
       sessions: new SessionScope({ recentCapacity: 1, logger: createLogger('debug', new LogCapture()) }),
       logger: createLogger('debug', new LogCapture()),
     };
@@ -96,7 +94,7 @@ describe('OrderService construction', () => {
   });
 });
 
-describe('OrderService.create', () => {
+describe('OrderService.create (transactional outbox, issue 13)', () => {
   it('returns the pending order of the caller with a fresh id and the clock time', async () => {
     const { service } = harness();
     const order = await service.create(ctx(ALICE), 'widget', 3);
@@ -104,16 +102,20 @@ describe('OrderService.create', () => {
     expect(order.id).toMatch(/^00000000-0000-4000-8000-/);
   });
 
-  it('stores, then caches, then publishes, each step after the previous one finished', async () => {
+  it('places the order with its event in one call, then caches; it never touches the broker', async () => {
     const effects: string[] = [];
+    const placements: Placement[] = [];
     const { service, store, cache, bus } = harness({
       deps: (base) => ({
         repository: {
-          insert: async (order) => {
-            effects.push('insert:start');
+          insert: (order) => base.repository.insert(order),
+          place: async (placement) => {
+            effects.push('place:start');
+            placements.push(placement);
             await new Promise((resolve) => setTimeout(resolve, 10));
-            await base.repository.insert(order);
-            effects.push('insert:done');
+            const result = await base.repository.place(placement);
+            effects.push('place:done');
+            return result;
           },
           findById: (id) => base.repository.findById(id),
           listByUser: (u, p) => base.repository.listByUser(u, p),
@@ -122,75 +124,120 @@ describe('OrderService.create', () => {
           get: (id) => base.cache.get(id),
           set: async (order) => {
             effects.push('cache:start');
-            await new Promise((resolve) => setTimeout(resolve, 10));
             await base.cache.set(order);
             effects.push('cache:done');
           },
         } satisfies OrderCache,
-        publisher: {
-          publishOrderPlaced: async (event) => {
-            effects.push('publish:start');
-            await base.publisher.publishOrderPlaced(event);
-            effects.push('publish:done');
-          },
-        } satisfies OrderEventPublisher,
       }),
     });
+    bus.trouble.down(); // the request must not care
     const order = await service.create(ctx(ALICE), 'widget', 3);
-    expect(effects).toStrictEqual(['insert:start', 'insert:done', 'cache:start', 'cache:done', 'publish:start', 'publish:done']);
+    expect(effects).toStrictEqual(['place:start', 'place:done', 'cache:start', 'cache:done']);
     expect(await store.findById(order.id)).toStrictEqual(order);
     expect(await cache.get(order.id)).toStrictEqual(order);
-    expect(bus.published).toStrictEqual([
-      { order_id: order.id, user_id: ALICE, item: 'widget', quantity: 3, created_at: NOW.toISOString() } satisfies OrderPlaced,
+    expect(placements).toHaveLength(1);
+    expect(placements[0]?.idempotency).toBeUndefined();
+    expect(placements[0]?.event.id).not.toBe(order.id);
+    const pending = store.pendingEvents();
+    expect(pending).toStrictEqual([
+      { id: placements[0]?.event.id, event: { order_id: order.id, user_id: ALICE, item: 'widget', quantity: 3, created_at: NOW.toISOString() } satisfies OrderPlaced },
     ]);
+    expect(bus.published).toHaveLength(0);
   });
 
-  it('a cache failure is logged once (`order service: cache write failed`) and the order is still stored, published and returned', async () => {
-    const { service, store, cache, bus, logs } = harness();
+  it('a cache failure is logged once (`order service: cache write failed`) and the order and its event are still stored', async () => {
+    const { service, store, cache, logs } = harness();
     cache.trouble.down();
     const order = await service.create(ctx(ALICE), 'widget', 1);
     expect(await store.findById(order.id)).toStrictEqual(order);
-    expect(bus.published.map((e) => e.order_id)).toStrictEqual([order.id]);
+    expect(store.pendingEvents().map((e) => e.event.order_id)).toStrictEqual([order.id]);
     expect(logs.lines).toHaveLength(1);
     expect(logs.lines[0]).toMatchObject({ level: 'warn', msg: 'order service: cache write failed', order_id: order.id });
   });
 
-  it('a publish failure is logged once (`order service: publish failed`) and the order is still stored, cached and returned', async () => {
-    const { service, store, cache, bus, logs } = harness();
-    bus.trouble.down();
-    const order = await service.create(ctx(ALICE), 'widget', 1);
-    expect(await store.findById(order.id)).toStrictEqual(order);
-    expect(await cache.get(order.id)).toStrictEqual(order);
-    expect(bus.published).toHaveLength(0);
-    expect(logs.lines).toHaveLength(1);
-    expect(logs.lines[0]).toMatchObject({ level: 'warn', msg: 'order service: publish failed', order_id: order.id });
-  });
-
-  it('cache and publish both failing give exactly the two failure lines, in that order', async () => {
-    const { service, cache, bus, logs } = harness();
-    cache.trouble.down();
-    bus.trouble.down();
-    await service.create(ctx(ALICE), 'widget', 1);
-    expect(logs.lines.map((l) => l.msg)).toStrictEqual(['order service: cache write failed', 'order service: publish failed']);
-  });
-
-  it('a store failure fails the create; nothing is cached, published or logged', async () => {
-    const { service, store, cache, bus, logs } = harness();
-    store.trouble.down();
+  it('a store failure fails the create; neither order nor event is written, nothing cached or logged', async () => {
+    const { service, store, cache, logs } = harness();
+    store.trouble.failNext(1);
     expect(await rejection(service.create(ctx(ALICE), 'widget', 1))).toBeInstanceOf(ErrUnavailable);
+    expect(await store.listByUser(ALICE, { limit: 100, offset: 0 })).toHaveLength(0);
+    expect(store.pendingEvents()).toHaveLength(0);
     expect(cache.size).toBe(0);
-    expect(bus.published).toHaveLength(0);
     expect(logs.lines).toHaveLength(0);
   });
 
   it('a validation failure touches no backend', async () => {
-    const { service, store, cache, bus } = harness();
+    const { service, store, cache } = harness();
     const error = await rejection(service.create(ctx(ALICE), 'widget', 0));
     expect(error).toBeInstanceOf(ErrValidation);
     expect((error as Error).message).toBe('quantity must be a positive integer');
     expect(await store.listByUser(ALICE, { limit: 100, offset: 0 })).toHaveLength(0);
+    expect(store.pendingEvents()).toHaveLength(0);
     expect(cache.size).toBe(0);
-    expect(bus.published).toHaveLength(0);
+  });
+});
+
+describe('OrderService.create with an Idempotency-Key (issue 13)', () => {
+  it('a retry with the same key and body returns the original order and writes nothing new', async () => {
+    const { service, store } = harness();
+    const first = await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"retry-1"' });
+    const again = await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"retry-1"' });
+    expect(again).toStrictEqual(first);
+    expect(await store.listByUser(ALICE, { limit: 100, offset: 0 })).toStrictEqual([first]);
+    expect(store.pendingEvents()).toHaveLength(1);
+  });
+
+  it('the quoted (draft) and bare forms name the same key', async () => {
+    const { service } = harness();
+    const first = await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"k-1"' });
+    expect(await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: 'k-1' })).toStrictEqual(first);
+  });
+
+  it('the same key with another body is ErrIdempotencyKeyReused and writes nothing', async () => {
+    const { service, store } = harness();
+    await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"k"' });
+    for (const [item, quantity] of [['widget', 3], ['gadget', 2]] as const) {
+      const error = await rejection(service.create(ctx(ALICE), item, quantity, { idempotencyKey: '"k"' }));
+      expect(error).toBeInstanceOf(ErrIdempotencyKeyReused);
+      expect((error as Error).message).toBe('Idempotency-Key already used for a different request');
+    }
+    expect(await store.listByUser(ALICE, { limit: 100, offset: 0 })).toHaveLength(1);
+  });
+
+  it('keys are scoped per user: the same key for another user creates another order', async () => {
+    const { service } = harness();
+    const mine = await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"shared"' });
+    const theirs = await service.create(ctx(BOB), 'widget', 2, { idempotencyKey: '"shared"' });
+    expect(theirs.id).not.toBe(mine.id);
+    expect(theirs.userId).toBe(BOB);
+  });
+
+  it('[IDEM-expiry] a key expires after 24 hours: then it creates a new order', async () => {
+    let now = NOW.getTime();
+    const { service } = harness({ deps: () => ({ clock: { now: () => new Date(now) } }) });
+    const first = await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"day"' });
+    now += IDEMPOTENCY_KEY_TTL_MS - 1;
+    expect((await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"day"' })).id).toBe(first.id);
+    now += 1;
+    expect((await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"day"' })).id).not.toBe(first.id);
+  });
+
+  it.each(['', '""', '"unterminated', 'has space', '"tab\there"', `"${'x'.repeat(256)}"`, '"a", "b"'])(
+    'an invalid key %j is ErrValidation before any write',
+    async (raw) => {
+      const { service, store } = harness();
+      const error = await rejection(service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: raw }));
+      expect(error).toBeInstanceOf(ErrValidation);
+      expect((error as Error).message).toMatch(/^invalid Idempotency-Key header/);
+      expect(store.pendingEvents()).toHaveLength(0);
+    },
+  );
+
+  it('a replay does not rewrite the cache or log', async () => {
+    const { service, cache, logs } = harness();
+    const first = await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"c"' });
+    cache.trouble.down();
+    expect(await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"c"' })).toStrictEqual(first);
+    expect(logs.lines).toHaveLength(0);
   });
 });
 
@@ -233,6 +280,26 @@ describe('OrderService.get', () => {
       expect(error).toBeInstanceOf(ErrForbidden);
       expect((error as Error).message).toBe('forbidden');
     }
+  });
+
+  it('an id that is not a UUID is ErrInvalidOrderId before any backend is asked (spec 7 rule 1)', async () => {
+    const { service, store, cache } = harness();
+    store.trouble.down();
+    cache.trouble.down();
+    for (const id of ['', 'not-a-uuid', "1' OR '1'='1", '99999999-9999-4999-8999-99999999999']) {
+      const error = await rejection(service.get(ctx(ALICE), id));
+      expect(error).toBeInstanceOf(ErrInvalidOrderId);
+      expect((error as Error).message).toBe('invalid order id');
+    }
+  });
+
+  it('an upper-case spelling of a stored id finds the order, from the cache and from the repository', async () => {
+    const { service, store } = harness();
+    const cached = await service.create(ctx(ALICE), 'widget', 1);
+    const uncached = storedOrder(ALICE);
+    await store.insert(uncached);
+    expect(await service.get(ctx(ALICE), cached.id.toUpperCase())).toStrictEqual(cached);
+    expect(await service.get(ctx(ALICE), uncached.id.toUpperCase())).toStrictEqual(uncached);
   });
 
   it('an unknown id is ErrNotFound', async () => {
@@ -281,6 +348,7 @@ describe('OrderService.list', () => {
       deps: (base) => ({
         repository: {
           insert: (o) => base.repository.insert(o),
+          place: (p) => base.repository.place(p),
           findById: (id) => base.repository.findById(id),
           listByUser: (userId, page) => {
             calls.push({ userId, page });

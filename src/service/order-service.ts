@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import { ErrForbidden, ErrNotFound } from '../domain/errors.ts';
-import { createOrder, type Order } from '../domain/order.ts';
+import { createHash, randomUUID } from 'node:crypto';
+import { ErrForbidden, ErrIdempotencyKeyReused, ErrNotFound } from '../domain/errors.ts';
+import { IDEMPOTENCY_KEY_TTL_MS, parseIdempotencyKey } from '../domain/idempotency-key.ts';
+import { createOrder, parseOrderId, type Order } from '../domain/order.ts';
 import type { OrderPlaced } from '../domain/order-placed.ts';
-import type { Logger } from '../observability/logger.ts';
+import type { Logger } from '../ports/logger.ts';
 import { systemClock, type Clock, type IdGenerator } from '../ports/clock.ts';
 import type { OrderCache } from '../ports/order-cache.ts';
-import type { OrderEventPublisher } from '../ports/order-events.ts';
-import type { OrderRepository, Page } from '../ports/order-repository.ts';
+import type { IdempotencyClaim, OrderRepository, Page } from '../ports/order-repository.ts';
 import type { SessionScope } from '../session/session-scope.ts';
 import type { Principal } from './authenticate.ts';
 
@@ -16,10 +16,15 @@ export interface CallContext {
   readonly signal: AbortSignal;
 }
 
+/** Options of a create beyond its body. */
+export interface CreateOptions {
+  /** The raw Idempotency-Key header (HTTP) or `idempotency-key` metadata (gRPC); parsed here. */
+  readonly idempotencyKey?: string | undefined;
+}
+
 export interface OrderServiceDeps {
   readonly repository: OrderRepository;
   readonly cache: OrderCache;
-  readonly publisher: OrderEventPublisher;
   readonly sessions: SessionScope;
   readonly logger: Logger;
   readonly clock?: Clock;
@@ -28,7 +33,8 @@ export interface OrderServiceDeps {
 
 /**
  * The order use cases. Knows ports only; errors are domain errors (spec 7), mapped by transports.
- * It logs only on its two failure paths, cache write and publish, never on success (spec 6 rule 3).
+ * It logs only on its failure path, the cache write, never on success (spec 6 rule 3); the other
+ * failure path, publish, now lives in the outbox relay (issue 13), which logs `publish failed`.
  */
 export class OrderService {
   readonly #deps: OrderServiceDeps;
@@ -36,7 +42,7 @@ export class OrderService {
   readonly #newId: IdGenerator;
 
   constructor(deps: OrderServiceDeps) {
-    for (const name of ['repository', 'cache', 'publisher', 'sessions', 'logger'] as const) {
+    for (const name of ['repository', 'cache', 'sessions', 'logger'] as const) {
       if (deps[name] === undefined) throw new TypeError(`OrderService: missing dependency ${name}`);
     }
     this.#deps = deps;
@@ -44,19 +50,31 @@ export class OrderService {
     this.#newId = deps.newId ?? randomUUID;
   }
 
-  /** Store, then cache, then publish. Only the store can fail the request. */
-  async create(ctx: CallContext, item: string, quantity: number): Promise<Order> {
-    const order = createOrder({ userId: ctx.principal.userId, item, quantity }, this.#newId(), this.#clock.now());
-    await this.#deps.repository.insert(order);
+  /**
+   * Order and its order-placed event in one transaction (the outbox: the relay publishes it, the
+   * request never waits on the broker), then the cache. Only the store can fail the request.
+   * With an idempotency key, a retry of the same body returns the order the key created (nothing
+   * new is written); another body with that key is ErrIdempotencyKeyReused.
+   */
+  async create(ctx: CallContext, item: string, quantity: number, options: CreateOptions = {}): Promise<Order> {
+    const now = this.#clock.now();
+    const order = createOrder({ userId: ctx.principal.userId, item, quantity }, this.#newId(), now);
+    const idempotency: IdempotencyClaim | undefined =
+      options.idempotencyKey === undefined
+        ? undefined
+        : {
+            key: parseIdempotencyKey(options.idempotencyKey),
+            fingerprint: createFingerprint(item, quantity),
+            now,
+            expiresAt: new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS),
+          };
+    const result = await this.#deps.repository.place({ order, event: { id: this.#newId(), event: toEvent(order) }, idempotency });
+    if (result.outcome === 'key-mismatch') throw new ErrIdempotencyKeyReused();
+    if (result.outcome === 'replayed') return result.order;
     try {
       await this.#deps.cache.set(order);
     } catch (error) {
       this.#deps.logger.warn({ order_id: order.id, err: messageOf(error) }, 'order service: cache write failed');
-    }
-    try {
-      await this.#deps.publisher.publishOrderPlaced(toEvent(order));
-    } catch (error) {
-      this.#deps.logger.warn({ order_id: order.id, err: messageOf(error) }, 'order service: publish failed');
     }
     return order;
   }
@@ -65,9 +83,10 @@ export class OrderService {
    * Cache-aside read, owner check here (spec 4.1 rule 5), then a view recorded in the caller's session
    * (rule 4). A cache outage degrades to the database silently: the cache's own health node reports it.
    * Recording the view is best effort: GET /orders/{id} declares no 503, so a full scope does not fail
-   * the fetch.
+   * the fetch. `rawId` is what the caller sent: it is checked here, once for every transport.
    */
-  async get(ctx: CallContext, id: string): Promise<Order> {
+  async get(ctx: CallContext, rawId: string): Promise<Order> {
+    const id = parseOrderId(rawId);
     const order = (await this.#fromCache(id)) ?? (await this.#fromRepository(id));
     if (order.userId !== ctx.principal.userId) throw new ErrForbidden();
     this.#recordView(ctx, order.id);
@@ -112,6 +131,7 @@ export class OrderService {
   }
 }
 
+/** The event payload (spec 6 rule 6, our choice). */
 function toEvent(order: Order): OrderPlaced {
   return {
     order_id: order.id,
@@ -124,4 +144,9 @@ function toEvent(order: Order): OrderPlaced {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** What must match for a retry to be "the same request": the create's meaning, not its bytes. */
+function createFingerprint(item: string, quantity: number): string {
+  return createHash('sha256').update(JSON.stringify([item, quantity])).digest('base64url');
 }

@@ -145,4 +145,60 @@ describe('TokenService (spec 5 rules 1, 7)', () => {
     await expectInvalid(service, forged);
     await expectInvalid(service, `${token}x`);
   });
+
+  describe('one token, one text (issue 12; RFC 7515 §2, RFC 8725)', () => {
+    const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    /** The same bytes in another text: the last character with its unused low bits set. */
+    function lowBitsChanged(segment: string): string {
+      const unused = segment.length % 4 === 2 ? 0b1111 : 0b11;
+      const last = ALPHABET.indexOf(segment.at(-1)!);
+      return segment.slice(0, -1) + ALPHABET[last | unused];
+    }
+
+    it('refuses padding and non-canonical last characters, before and after the token is cached', async () => {
+      const service = new TokenService(SECRET, HOUR_MS, at(T0));
+      const token = await service.issue(USER, 'alice');
+      const [header, payload, signature] = token.split('.') as [string, string, string];
+      const variants = [
+        `${token}=`,
+        `${token}==`,
+        `${header}.${payload}.${lowBitsChanged(signature)}`,
+        ...(payload.length % 4 === 0 ? [] : [`${header}.${lowBitsChanged(payload)}.${signature}`]),
+        ...(header.length % 4 === 0 ? [] : [`${lowBitsChanged(header)}.${payload}.${signature}`]),
+        `${header}.${payload}.${signature.replaceAll('-', '+').replaceAll('_', '/')}`,
+      ].filter((variant) => variant !== token);
+      expect(variants.length).toBeGreaterThanOrEqual(3);
+      // The bytes really are the same: only the text differs (otherwise this would test tampering).
+      expect(Buffer.from(lowBitsChanged(signature), 'base64url')).toStrictEqual(Buffer.from(signature, 'base64url'));
+      for (const variant of variants) await expectInvalid(service, variant);
+      await expect(service.verify(token)).resolves.toMatchObject({ sub: USER });
+      for (const variant of variants) await expectInvalid(service, variant);
+    });
+
+    async function signed(claims: { iat: number; exp: number }): Promise<string> {
+      return new SignJWT({ name: 'alice' })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(USER)
+        .setIssuer('orders')
+        .setIssuedAt(claims.iat)
+        .setExpirationTime(claims.exp)
+        .sign(new TextEncoder().encode(SECRET));
+    }
+
+    it('refuses an iat in the future beyond the leeway, accepts one within it', async () => {
+      const service = new TokenService(SECRET, HOUR_MS, at(T0));
+      const now = T0 / 1000;
+      await expectInvalid(service, await signed({ iat: now + 31, exp: now + 31 + 3600 }));
+      await expect(service.verify(await signed({ iat: now + 30, exp: now + 30 + 3600 }))).resolves.toMatchObject({ sub: USER });
+    });
+
+    it('refuses a lifetime longer than JWT_EXPIRY, accepts one up to it', async () => {
+      const service = new TokenService(SECRET, HOUR_MS, at(T0));
+      const now = T0 / 1000;
+      await expectInvalid(service, await signed({ iat: now, exp: now + 3601 }));
+      await expectInvalid(service, await signed({ iat: now - 86_400, exp: now + 60 }));
+      await expect(service.verify(await signed({ iat: now, exp: now + 3600 }))).resolves.toMatchObject({ sub: USER });
+      await expect(service.verify(await signed({ iat: now, exp: now + 60 }))).resolves.toMatchObject({ sub: USER });
+    });
+  });
 });

@@ -17,10 +17,22 @@ export const MIN_SECRET_BYTES = 32;
 const ALGORITHM = 'HS256';
 const ISSUER = 'orders';
 /**
- * Verified tokens remembered until their own expiry (bench/proposed/token-verify-cache.patch: HMAC
+ * Verified tokens remembered until their own expiry (profiled with bench/profile.ts: HMAC
  * verification through WebCrypto was ~28% of a GET's CPU). Bounded: the oldest entry goes first.
  */
 export const VERIFIED_CACHE_MAX = 10_000;
+/** Clock difference tolerated between replicas for `iat` (rule AUTH-token-canonical). */
+export const IAT_LEEWAY_S = 30;
+
+/**
+ * Three segments of canonical base64url (RFC 7515 §2: no padding; RFC 4648 §3.5: unused bits zero), so
+ * one token has exactly one text (RFC 8725 §2.x malleability): `=` appended or the low bits of the last
+ * character changed decode to the same bytes and would otherwise verify.
+ */
+function isCanonicalCompact(token: string): boolean {
+  const segments = token.split('.');
+  return segments.length === 3 && segments.every((segment) => /^[A-Za-z0-9_-]+$/.test(segment) && Buffer.from(segment, 'base64url').toString('base64url') === segment);
+}
 
 /**
  * HS256 tokens (spec 5 rule 1), independent of any transport (rule 7). The algorithm is pinned on
@@ -52,8 +64,12 @@ export class TokenService {
       .setSubject(userId)
       .setIssuer(ISSUER)
       .setIssuedAt(iat)
-      .setExpirationTime(iat + Math.max(1, Math.round(this.#lifetimeMs / 1000)))
+      .setExpirationTime(iat + this.#lifetimeSeconds())
       .sign(await this.#signingKey());
+  }
+
+  #lifetimeSeconds(): number {
+    return Math.max(1, Math.round(this.#lifetimeMs / 1000));
   }
 
   #signingKey(): Promise<webcrypto.CryptoKey> {
@@ -62,6 +78,8 @@ export class TokenService {
   }
 
   async verify(token: string): Promise<Claims> {
+    // Before the cache, whose key is the exact text anyway: a variant never reaches a cached answer.
+    if (!isCanonicalCompact(token)) throw new ErrInvalidToken();
     const cached = this.#verified.get(token);
     if (cached !== undefined) {
       // The same expiry rule as jose's (exp must be later than now, in whole seconds, no tolerance).
@@ -88,7 +106,11 @@ export class TokenService {
       if (typeof payload.sub !== 'string' || payload.sub === '' || typeof payload['name'] !== 'string') {
         throw new ErrInvalidToken();
       }
-      return { sub: payload.sub, name: payload['name'], exp: payload.exp as number, iat: payload.iat as number };
+      const exp = payload.exp as number;
+      const iat = payload.iat as number;
+      // Only tokens as this service issues them: not from the future, not living longer than JWT_EXPIRY.
+      if (iat > this.#now() / 1000 + IAT_LEEWAY_S || exp - iat > this.#lifetimeSeconds()) throw new ErrInvalidToken();
+      return { sub: payload.sub, name: payload['name'], exp, iat };
     } catch (error) {
       if (error instanceof ErrInvalidToken || error instanceof joseErrors.JOSEError || error instanceof TypeError) {
         throw new ErrInvalidToken();

@@ -80,4 +80,24 @@ describe('Session (spec 2.2)', () => {
   it('refuses an id containing NUL, the separator of its compact form', () => {
     expect(() => new Session(3).recordView('a\u0000b')).toThrow(RangeError);
   });
+  it('order ids (canonical UUIDs, kept packed) round-trip exactly, mixed with other ids, bytes 0x00-0x02 and 0xff included', () => {
+    const session = new Session(6);
+    const ids = [
+      '00000000-0000-0000-0000-000000000000',
+      '01020001-0200-0102-0001-020000010200',
+      'ffffffff-ffff-ffff-ffff-ffffffffffff',
+      'not-a-uuid',
+      '3F2504E0-4F89-41D3-9D01-0305E82C3301', // upper case: not canonical, kept verbatim as given
+      '3f2504e0-4f89-41d3-9d01-0305e82c3301',
+    ];
+    for (const id of ids) session.recordView(id);
+    expect(session.recent()).toEqual([...ids].reverse());
+    // Dedupe compares the packed forms: a re-view of a packed id moves it, nothing is duplicated.
+    session.recordView('01020001-0200-0102-0001-020000010200');
+    expect(session.recent()).toEqual([ids[1], ids[5], ids[4], ids[3], ids[2], ids[0]]);
+    session.recordView('a1b2c3d4-0000-4000-8000-000000000001');
+    expect(session.recent()).toHaveLength(6);
+    expect(session.recent()[0]).toBe('a1b2c3d4-0000-4000-8000-000000000001');
+    expect(session.recent()).not.toContain(ids[0]);
+  });
 });

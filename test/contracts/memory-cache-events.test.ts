@@ -6,10 +6,10 @@ import { MemoryOrderCache } from '../../fakes/memory-cache.ts';
 import { MemoryEventBus } from '../../fakes/memory-event-bus.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import type { Order } from '../../src/domain/order.ts';
-import type { OrderPlaced } from '../../src/domain/order-placed.ts';
+import type { OrderPlacedEnvelope } from '../../src/ports/order-events.ts';
 import type { Clock } from '../../src/ports/clock.ts';
 import { orderCacheContract } from './order-cache.contract.ts';
-import { orderEventsContract } from './order-events.contract.ts';
+import { orderEventsContract, sampleEnvelope } from './order-events.contract.ts';
 
 orderCacheContract('memory', async () => ({ cache: new MemoryOrderCache() }));
 orderEventsContract('memory', async () => ({ bus: new MemoryEventBus() }));
@@ -28,9 +28,6 @@ function order(): Order {
   return { id: randomUUID(), userId: randomUUID(), item: 'thing', quantity: 1, status: 'pending', createdAt: new Date() };
 }
 
-function event(item = 'thing'): OrderPlaced {
-  return { order_id: randomUUID(), user_id: randomUUID(), item, quantity: 1, created_at: new Date().toISOString() };
-}
 
 describe('MemoryOrderCache', () => {
   it('is the health node named cache', () => {
@@ -104,12 +101,14 @@ describe('MemoryEventBus', () => {
     expect(new MemoryEventBus().name).toBe('publisher');
   });
 
-  it('records what was published, as copies', async () => {
+  it('records what was stored, as copies, and counts dropped duplicates', async () => {
     const bus = new MemoryEventBus();
-    const e = event();
+    const e = sampleEnvelope();
     await bus.publishOrderPlaced(e);
-    expect(bus.published).toEqual([e]);
-    expect(bus.published[0]).not.toBe(e);
+    await bus.publishOrderPlaced(e);
+    expect(bus.published).toEqual([e.event]);
+    expect(bus.published[0]).not.toBe(e.event);
+    expect(bus.duplicates).toBe(1);
   });
 
   it('delivers asynchronously, never inside the publish call', async () => {
@@ -119,7 +118,7 @@ describe('MemoryEventBus', () => {
     const done = bus.consumeOrderPlaced(() => {
       delivered = true;
     }, controller.signal);
-    const publishing = bus.publishOrderPlaced(event());
+    const publishing = bus.publishOrderPlaced(sampleEnvelope());
     expect(delivered).toBe(false);
     await publishing;
     await sleep(0);
@@ -128,58 +127,52 @@ describe('MemoryEventBus', () => {
     await done;
   });
 
-  it('drains: events published before the abort are delivered before consume resolves', async () => {
-    const bus = new MemoryEventBus();
-    const controller = new AbortController();
-    const received: string[] = [];
-    const done = bus.consumeOrderPlaced(async (e) => {
-      await sleep(5);
-      received.push(e.item);
-    }, controller.signal);
-    for (const item of ['a', 'b', 'c']) await bus.publishOrderPlaced(event(item));
-    controller.abort();
-    await bus.publishOrderPlaced(event('after-abort'));
-    await done;
-    expect(received).toEqual(['a', 'b', 'c']);
-    expect(bus.consumerCount).toBe(0);
-  });
-
-  it('logs a throwing handler through the injected logger and keeps delivering', async () => {
+  it('logs a throwing handler through the injected logger and delivers the event again', async () => {
     const lines: string[] = [];
     const logger = pino({ base: undefined }, { write: (line: string) => void lines.push(line) });
-    const bus = new MemoryEventBus({ logger });
+    const bus = new MemoryEventBus({ logger, redeliverDelayMs: 5 });
     const controller = new AbortController();
     const seen: string[] = [];
-    const done = bus.consumeOrderPlaced((e) => {
-      if (e.item === 'bad') throw new Error('handler exploded');
-      seen.push(e.item);
+    let thrown = false;
+    const done = bus.consumeOrderPlaced((batch) => {
+      for (const { event } of batch) {
+        if (event.item === 'bad' && !thrown) {
+          thrown = true;
+          throw new Error('handler exploded');
+        }
+        seen.push(event.item);
+      }
     }, controller.signal);
-    await bus.publishOrderPlaced(event('bad'));
-    await bus.publishOrderPlaced(event('good'));
-    await sleep(10);
+    await bus.publishOrderPlaced(sampleEnvelope({ item: 'bad' }));
+    await bus.publishOrderPlaced(sampleEnvelope({ item: 'good' }));
+    for (let i = 0; i < 100 && seen.length < 2; i++) await sleep(5);
     controller.abort();
     await done;
-    expect(seen).toEqual(['good']);
+    expect(seen.sort()).toEqual(['bad', 'good']);
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0] as string)).toMatchObject({ msg: 'events: handler failed' });
   });
 
-  it('while down, publish and health reject with ErrUnavailable and nothing is recorded or delivered', async () => {
+  it('while down, publish and health reject with ErrUnavailable and nothing is delivered; up again, the backlog flows', async () => {
     const bus = new MemoryEventBus();
     const controller = new AbortController();
-    const received: OrderPlaced[] = [];
-    const done = bus.consumeOrderPlaced((e) => void received.push(e), controller.signal);
+    const received: OrderPlacedEnvelope[] = [];
+    const stored = sampleEnvelope({ item: 'stored' });
+    await bus.publishOrderPlaced(stored);
     bus.trouble.down('broker gone');
-    await expect(bus.publishOrderPlaced(event())).rejects.toBeInstanceOf(ErrUnavailable);
+    const done = bus.consumeOrderPlaced((batch) => void received.push(...batch), controller.signal);
+    await expect(bus.publishOrderPlaced(sampleEnvelope())).rejects.toBeInstanceOf(ErrUnavailable);
     await expect(bus.health()).rejects.toThrow(/publisher: broker gone/);
+    await sleep(50);
+    expect(received).toEqual([]);
     bus.trouble.up();
     await expect(bus.health()).resolves.toBeUndefined();
-    const e = event();
+    const e = sampleEnvelope();
     await bus.publishOrderPlaced(e);
-    await sleep(10);
+    for (let i = 0; i < 100 && received.length < 2; i++) await sleep(5);
     controller.abort();
     await done;
-    expect(bus.published).toEqual([e]);
-    expect(received).toEqual([e]);
+    expect(bus.published).toEqual([stored.event, e.event]);
+    expect(received).toEqual([stored, e]);
   });
 });

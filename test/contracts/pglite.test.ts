@@ -4,12 +4,18 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresCredentialStore } from '../../src/adapters/postgres/postgres-credential-store.ts';
 import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
+import { loadMigrations } from '../../src/adapters/postgres/migrations.ts';
 import { PostgresOrderRepository } from '../../src/adapters/postgres/postgres-order-repository.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import type { Order } from '../../src/domain/order.ts';
 import { credentialStoreContract } from './credential-store.contract.ts';
+import { listPlanContract } from './list-plan.contract.ts';
 import { orderRepositoryContract } from './order-repository.contract.ts';
-import { captureLogger, postgresConfig } from './postgres-harness.ts';
+import { outboxContract } from './outbox.contract.ts';
+import { captureLogger, outboxOn, postgresConfig } from './postgres-harness.ts';
+
+/** Every migration file, in order (001_init, 003_outbox_idempotency, …). */
+const VERSIONS = (await loadMigrations()).map((m) => m.version);
 
 /**
  * The unmodified pg Pool talks to PGlite through pglite-socket. One PGlite per file: each costs
@@ -41,6 +47,8 @@ afterAll(async () => {
 });
 
 orderRepositoryContract('pglite', () => new PostgresOrderRepository(db));
+listPlanContract('pglite', () => db);
+outboxContract('pglite', () => outboxOn(db));
 credentialStoreContract('pglite', () => new PostgresCredentialStore(db));
 
 describe('PostgresDatabase on PGlite', () => {
@@ -48,13 +56,13 @@ describe('PostgresDatabase on PGlite', () => {
     const { rows } = await db.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'orders_pglite' ORDER BY table_name",
     );
-    expect(rows.map((r) => r.table_name)).toEqual(['orders', 'schema_migrations', 'users']);
-    expect((await db.query('SELECT version FROM schema_migrations')).rows).toEqual([{ version: '001_init' }]);
+    expect(rows.map((r) => r.table_name)).toEqual(['idempotency_keys', 'order_outbox', 'orders', 'schema_migrations', 'users']);
+    expect((await db.query('SELECT version FROM schema_migrations ORDER BY version')).rows).toEqual(VERSIONS.map((version) => ({ version })));
   });
 
   it('re-running migrations is a no-op, also when concurrent (advisory lock is re-entrant here)', async () => {
     expect(await Promise.all([db.migrate(), db.migrate()])).toEqual([[], []]);
-    expect((await db.query('SELECT count(*)::int AS n FROM schema_migrations')).rows).toEqual([{ n: 1 }]);
+    expect((await db.query('SELECT count(*)::int AS n FROM schema_migrations')).rows).toEqual([{ n: VERSIONS.length }]);
   });
 
   it('CHECK constraints reject what the domain should have refused, as an internal error', async () => {

@@ -2,6 +2,10 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createLogger, type Logger } from '../../src/observability/logger.ts';
 import { POSTGRES_DEFAULTS, type PostgresConfig } from '../../src/adapters/postgres/postgres-config.ts';
+import type { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
+import { PostgresOrderRepository } from '../../src/adapters/postgres/postgres-order-repository.ts';
+import { PostgresOutbox } from '../../src/adapters/postgres/postgres-outbox.ts';
+import type { OutboxUnderTest } from './outbox.contract.ts';
 
 /** A logger whose JSON lines a test can read back. */
 export function captureLogger(): { logger: Logger; lines: () => Array<Record<string, unknown>> } {
@@ -27,4 +31,20 @@ export async function dropSchemas(dsn: string, schemas: readonly string[]): Prom
   } finally {
     await client.end();
   }
+}
+
+/** The repository and the outbox over one database, as the outbox contract wants them. */
+export function outboxOn(db: PostgresDatabase): OutboxUnderTest {
+  const repository = new PostgresOrderRepository(db);
+  const outbox = new PostgresOutbox(db);
+  return {
+    insert: (order) => repository.insert(order),
+    place: (placement) => repository.place(placement),
+    findById: (id) => repository.findById(id),
+    listByUser: (userId, page) => repository.listByUser(userId, page),
+    relayPending: (limit, send) => outbox.relayPending(limit, send),
+    backlog: () => outbox.backlog(),
+    purge: (sentBefore, now) => outbox.purge(sentBefore, now),
+    announceOnce: (ids, announce) => outbox.announceOnce(ids, announce),
+  };
 }

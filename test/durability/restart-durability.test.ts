@@ -1,3 +1,4 @@
+import { jetstreamManager } from '@nats-io/jetstream';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -11,15 +12,16 @@ import { DEFAULT_KEY_PREFIX } from '../../src/adapters/redis/redis-config.ts';
 import { ORDER_PLACED_SUBJECT, type OrderPlaced } from '../../src/domain/order-placed.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { hashPassword } from '../../src/service/password-hasher.ts';
-import { freePort } from '../faults/local-servers.ts';
+import { freePort } from '../support/ports.ts';
 import { expectNoSecrets, ServiceClient, type Reply } from '../faults/service-client.ts';
-import { spawnOrdersBin, type ServiceProcess } from '../faults/service-process.ts';
+import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
+import { until } from '../support/eventually.ts';
 
 /**
  * The must-show of the real-backends issue, against the shared servers: what a create stores outlives
  * the process, and every create puts an order-placed event on the broker. The real executable is run
- * twice on one schema (POSTGRES_SCHEMA), so it uses the production subject and cache key prefix; the
- * test filters events by its own user id and removes its cache keys and schema at the end.
+ * twice on one schema (POSTGRES_SCHEMA), so it uses the production cache key prefix and the subject
+ * orders.placed.<schema>; the test removes its cache keys, stream and schema at the end.
  */
 const env = process.env;
 const configured = Boolean(env['POSTGRES_DSN'] && env['REDIS_ADDR'] && env['NATS_URL']);
@@ -45,31 +47,24 @@ describe.skipIf(!configured)('durability across a restart of orders-stdlib (shar
   const tokens: string[] = [];
   const lines: string[] = [];
   let nats: NatsConnection;
-  let run: ServiceProcess | undefined;
+  let run: SpawnedBin | undefined;
   let client: ServiceClient;
   let serviceEnv: Record<string, string>;
 
-  async function startService(): Promise<ServiceProcess> {
-    const service = spawnOrdersBin(serviceEnv);
+  async function startService(): Promise<SpawnedBin> {
+    const service = spawnBin('bin/orders-stdlib.ts', [], serviceEnv);
     run = service;
     await service.waitReady(client.adminUrl);
     return service;
   }
 
-  async function stopService(service: ServiceProcess): Promise<void> {
+  async function stopService(service: SpawnedBin): Promise<void> {
     const code = await service.stop();
-    lines.push(...service.lines);
-    expect(code, service.lines.join('\n')).toBe(0);
+    lines.push(...service.rawLines());
+    expect(code, service.rawLines().join('\n')).toBe(0);
     run = undefined;
   }
 
-  async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-    const started = performance.now();
-    while (!condition()) {
-      if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await sleep(20);
-    }
-  }
 
   beforeAll(async () => {
     // The user, written the way the operator CLI does: straight into the credential store.
@@ -79,7 +74,8 @@ describe.skipIf(!configured)('durability across a restart of orders-stdlib (shar
     await database.stop();
 
     nats = await connect({ servers: env['NATS_URL']!.split(',') });
-    nats.subscribe(ORDER_PLACED_SUBJECT, {
+    // POSTGRES_SCHEMA gives the executable a subject of its own (one outbox, one stream: real-backends.ts).
+    nats.subscribe(`${ORDER_PLACED_SUBJECT}.${schema}`, {
       callback: (error, msg) => {
         if (error !== null) return;
         const event = JSON.parse(msg.string()) as OrderPlaced;
@@ -106,9 +102,10 @@ describe.skipIf(!configured)('durability across a restart of orders-stdlib (shar
 
   afterAll(async () => {
     if (run !== undefined) {
-      lines.push(...run.lines);
-      await run.kill();
+      lines.push(...run.rawLines());
+      run.kill();
     }
+    if (nats !== undefined) await (await jetstreamManager(nats)).streams.delete(`ORDERS_${schema}`).catch(() => undefined);
     await nats?.close();
     const redis = new Redis(`redis://${env['REDIS_ADDR']}`, { lazyConnect: true, maxRetriesPerRequest: 1 });
     await redis.connect();
@@ -130,7 +127,7 @@ describe.skipIf(!configured)('durability across a restart of orders-stdlib (shar
       expect(reply.status, reply.text).toBe(201);
       created.push(reply);
     }
-    await until(() => events.length >= ORDERS, 5_000, `${ORDERS} events (got ${events.length})`);
+    await until(() => events.length >= ORDERS, `${ORDERS} events (got ${events.length})`);
     await sleep(200); // a duplicate would arrive now
     expect(events).toHaveLength(ORDERS);
     const byId = new Map(events.map((e) => [e.order_id, e]));
@@ -181,7 +178,7 @@ describe.skipIf(!configured)('durability across a restart of orders-stdlib (shar
     expect(more.status).toBe(201);
     created.push(more);
     const id = (more.json as OrderJson).id;
-    await until(() => events.some((e) => e.order_id === id), 5_000, 'the event of run 2');
+    await until(() => events.some((e) => e.order_id === id), 'the event of run 2');
     expect(events).toHaveLength(ORDERS + 1);
     await stopService(service);
   });

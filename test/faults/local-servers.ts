@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { freePort, waitForPort } from '../support/ports.ts';
 import { delimiter, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Private redis-server / nats-server processes on spare loopback ports, so fault tests can kill and
@@ -15,6 +15,10 @@ export interface LocalServer {
   start(): Promise<void>;
   /** SIGKILL to the whole process group, like a crash; resolves once the process has exited. */
   kill(): Promise<void>;
+  /** SIGSTOP: the process keeps its sockets but answers nothing (a stalled server). */
+  pause(): void;
+  /** SIGCONT after pause. */
+  resume(): void;
   /** Teardown: kill if running. Safe to call twice. */
   stop(): Promise<void>;
   /** The last lines the server wrote, for a failing test's message. */
@@ -38,36 +42,6 @@ export function findBinary(name: string): string | undefined {
   return undefined;
 }
 
-/** A port the OS just handed out on loopback; free again once this resolves. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('freePort: no port assigned');
-  return address.port;
-}
-
-export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect({ host: '127.0.0.1', port });
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    if (Date.now() > deadline) throw new Error(`port ${port} did not accept connections within ${timeoutMs} ms`);
-    await sleep(20);
-  }
-}
-
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
   // Last resort if a test run dies before its teardown: never leave servers behind.
@@ -83,7 +57,18 @@ function killGroup(child: ChildProcess): void {
   }
 }
 
-async function startLocalServer(name: string, binary: string, args: (port: number) => string[], port?: number): Promise<LocalServer> {
+function signalGroup(child: ChildProcess | undefined, signal: NodeJS.Signals): void {
+  if (child?.pid === undefined) throw new Error(`cannot send ${signal}: not running`);
+  process.kill(-child.pid, signal);
+}
+
+async function startLocalServer(
+  name: string,
+  binary: string,
+  args: (port: number) => string[],
+  port?: number,
+  onStop?: () => void,
+): Promise<LocalServer> {
   const chosenPort = port ?? (await freePort());
   let child: ChildProcess | undefined;
   let log = '';
@@ -122,7 +107,12 @@ async function startLocalServer(name: string, binary: string, args: (port: numbe
       await Promise.race([waitForPort(chosenPort), early]);
     },
     kill,
-    stop: kill,
+    pause: () => signalGroup(child, 'SIGSTOP'),
+    resume: () => signalGroup(child, 'SIGCONT'),
+    stop: async () => {
+      await kill();
+      onStop?.();
+    },
     output: () => log,
   };
   await server.start();
@@ -135,8 +125,19 @@ export async function startRedisServer(port?: number): Promise<LocalServer> {
   return startLocalServer('redis-server', binary, (p) => ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], port);
 }
 
+/**
+ * With JetStream (issue 13): its store lives in a temp directory that survives kill()/start() (a
+ * crash keeps what was written, like a real disk) and is removed by stop().
+ */
 export async function startNatsServer(port?: number): Promise<LocalServer> {
   const binary = findBinary('nats-server');
   if (binary === undefined) throw new Error('nats-server not found');
-  return startLocalServer('nats-server', binary, (p) => ['-a', '127.0.0.1', '-p', String(p)], port);
+  const storeDir = mkdtempSync(join(tmpdir(), 'orders-nats-'));
+  return startLocalServer(
+    'nats-server',
+    binary,
+    (p) => ['-a', '127.0.0.1', '-p', String(p), '-js', '-sd', storeDir],
+    port,
+    () => rmSync(storeDir, { recursive: true, force: true }),
+  );
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { freePort } from './local-servers.ts';
+import { freePort } from '../support/ports.ts';
 
 /**
  * A private PostgreSQL cluster (initdb into a temp dir, `postgres` on a spare loopback port), so fault

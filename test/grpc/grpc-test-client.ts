@@ -33,8 +33,8 @@ const loaded = grpc.loadPackageDefinition(packageDefinition) as unknown as { ord
 export class OrdersTestClient {
   readonly client: Client;
 
-  constructor(address: string) {
-    this.client = new loaded.ordersv1.Orders(address, credentials.createInsecure());
+  constructor(address: string, channelCredentials: grpc.ChannelCredentials = credentials.createInsecure()) {
+    this.client = new loaded.ordersv1.Orders(address, channelCredentials);
   }
 
   /** One unary call; `token` becomes `authorization: Bearer <token>` unless `authorization` is given raw. */

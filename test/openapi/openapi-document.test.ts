@@ -4,12 +4,12 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { renderOpenapiModule } from '../../scripts/embed-openapi.ts';
-import { OPENAPI_YAML } from '../../src/transports/http/openapi-document.ts';
-import { openapiOperations } from '../../src/transports/http/openapi-operations.ts';
+import { OPENAPI_YAML } from '../../src/gen/openapi-document.ts';
+import { openapiOperations } from './openapi-operations.ts';
 import { SWAGGER_PAGE_HTML } from '../../src/transports/http/swagger-page.ts';
 
 const SOURCE_PATH = join(import.meta.dirname, '..', '..', 'openapi', 'openapi.yaml');
-const GENERATED_PATH = join(import.meta.dirname, '..', '..', 'src', 'transports', 'http', 'openapi-document.ts');
+const GENERATED_PATH = join(import.meta.dirname, '..', '..', 'src', 'gen', 'openapi-document.ts');
 
 /**
  * Spec 4.1 table, restated by hand so the document is checked against the spec, not against itself:
@@ -17,16 +17,20 @@ const GENERATED_PATH = join(import.meta.dirname, '..', '..', 'src', 'transports'
  */
 const SPEC_4_1_STATUSES: Record<string, { method: string; path: string; statuses: number[] }> = {
   login: { method: 'POST', path: '/auth/login', statuses: [200, 400, 401] },
-  createOrder: { method: 'POST', path: '/orders', statuses: [201, 400, 401] },
+  // 422: a reused Idempotency-Key (issue 13, spec/rules.yaml IDEM-mismatch), beyond the spec's table.
+  createOrder: { method: 'POST', path: '/orders', statuses: [201, 400, 401, 422] },
   getOrder: { method: 'GET', path: '/orders/{id}', statuses: [200, 400, 401, 403, 404] },
   listOrders: { method: 'GET', path: '/orders', statuses: [200, 401] },
   recent: { method: 'GET', path: '/me/recent', statuses: [200, 401, 503] },
 };
 /** Spec 4.1 rule 10: 429 on every operation. */
 const EVERY_OPERATION = [429];
-/** Beyond the spec table: 500 (panic recovery, spec 4.3 rule 1) everywhere; 413 (1 MiB body cap) on bodies. */
+/**
+ * Beyond the spec table: 500 (panic recovery, spec 4.3 rule 1) everywhere; 413 (1 MiB body cap) and 415
+ * (rule HTTP-json-content-type) on bodies.
+ */
 const EXTRA_EVERYWHERE = [500];
-const EXTRA_ON_BODIES = [413];
+const EXTRA_ON_BODIES = [413, 415];
 
 const PROTECTED = ['createOrder', 'getOrder', 'listOrders', 'recent'];
 
@@ -171,7 +175,7 @@ describe('operations and statuses (spec 4.1 table and rule 10)', () => {
   });
 
   for (const [operationId, row] of Object.entries(SPEC_4_1_STATUSES)) {
-    it(`${operationId}: declares the spec 4.1 statuses plus 429 (and 500, 413 on bodies), nothing else`, () => {
+    it(`${operationId}: declares the spec 4.1 statuses plus 429 (and 500, 413 and 415 on bodies), nothing else`, () => {
       const op = operationsOf(freshDocument()).get(operationId);
       expect(op, `operation ${operationId} missing`).toBeDefined();
       const declared = Object.keys(op!.responses)
@@ -192,15 +196,35 @@ describe('operations and statuses (spec 4.1 table and rule 10)', () => {
     for (const message of SPEC_7_MESSAGES) expect(OPENAPI_YAML).toContain(message);
   });
 
-  it('429 is an Error body with a Retry-After header; 413 says request body too large', async () => {
+  it('429 is an Error body with a Retry-After header; 413 says request body too large; 415 names JSON', async () => {
     const doc = (await SwaggerParser.dereference(freshDocument() as never)) as unknown as Json;
     for (const [id, op] of operationsOf(doc)) {
       const tooMany = op.responses['429'] as { headers?: Json; content: Record<string, Json> };
       expect(tooMany.headers, id).toHaveProperty('Retry-After');
-      expect(tooMany.content['application/json']!.example).toEqual({ error: 'rate limit exceeded' });
+      const json = tooMany.content['application/json']!;
+      // Login's 429 is also the login gate's (rule LOGIN-gate): both texts are examples there.
+      const examples = json.example !== undefined ? [json.example] : Object.values(json.examples as Record<string, { value: Json }>).map((e) => e.value);
+      expect(examples).toContainEqual({ error: 'rate limit exceeded' });
+      if (id === 'login') expect(examples).toContainEqual({ error: 'too many login attempts' });
       expect((tooMany.content['application/json']!.schema as Json).required).toEqual(['error']);
       const tooLarge = op.responses['413'] as { content: Record<string, Json> } | undefined;
       if (tooLarge) expect(tooLarge.content['application/json']!.example).toEqual({ error: 'request body too large' });
+      const unsupported = op.responses['415'] as { content: Record<string, Json> } | undefined;
+      if (unsupported) expect(unsupported.content['application/json']!.example).toEqual({ error: 'Content-Type must be application/json' });
+    }
+  });
+
+  it('every response of every business operation declares the rate-limit header set; 429 adds Retry-After >= 1 (rule RATE-headers)', async () => {
+    const doc = (await SwaggerParser.dereference(freshDocument() as never)) as unknown as Json;
+    for (const [id, op] of operationsOf(doc)) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, { headers?: Record<string, { schema: Json }> }>)) {
+        const headers = response.headers ?? {};
+        expect(Object.keys(headers).sort(), `${id} ${status}`).toEqual(
+          ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', ...(status === '429' ? ['Retry-After'] : [])].sort(),
+        );
+        for (const header of Object.values(headers)) expect(header.schema.type, `${id} ${status}`).toBe('integer');
+        if (status === '429') expect(headers['Retry-After']!.schema.minimum).toBe(1);
+      }
     }
   });
 });
@@ -273,7 +297,7 @@ describe('openapiOperations()', () => {
       method: 'POST',
       path: '/auth/login',
       operationId: 'login',
-      statuses: [200, 400, 401, 413, 429, 500],
+      statuses: [200, 400, 401, 413, 415, 429, 500],
       authenticated: false,
     });
     const getOrder = openapiOperations().find((op) => op.operationId === 'getOrder');

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Env } from '../../src/config/env.ts';
-import { loadServiceConfig } from '../../src/config/service-config.ts';
 import type { Backends } from '../../src/composition/backends.ts';
-import { createApp, type App, type TransportFactory } from '../../src/composition/create-app.ts';
-import { createEmbeddedBackends, type EmbeddedBackends } from '../../src/composition/embedded-backends.ts';
-import { createRealBackends, type RealBackendIsolation } from '../../src/composition/real-backends.ts';
-import { runComponents } from '../../src/lifecycle/runner.ts';
+import type { App, TransportFactory } from '../../src/composition/create-app.ts';
+import type { EmbeddedBackends } from '../../src/composition/embedded-backends.ts';
+import type { RealBackendIsolation } from '../../src/composition/real-backends.ts';
+import { startService } from '../../src/composition/start-service.ts';
+import { hashPassword } from '../../src/service/password-hasher.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import type { TimerPort } from '../../src/session/session-scope.ts';
 import { LogCapture } from './log-capture.ts';
@@ -49,7 +49,7 @@ export function realBackendsConfigured(env: Env = process.env): boolean {
 }
 
 /**
- * Starts one executable's whole composition in this process on port 0, exactly as `runMain` does but
+ * Starts one executable's whole composition in this process on port 0 through `startService`, as `runMain` does, but
  * with captured logs, an in-memory span exporter and, for backend 'real', an isolated schema, key
  * prefix and subject so parallel runs never collide.
  */
@@ -69,33 +69,28 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
   };
   const logs = new LogCapture();
   const logger = createLogger('debug', logs);
-  const config = loadServiceConfig(env, { embedded: backendKind === 'fake' });
   const isolation: RealBackendIsolation = options.isolation ?? {
     schema: `t_${randomBytes(6).toString('hex')}`,
     uniqueSuffix: randomBytes(6).toString('hex'),
     dropSchemaOnStop: true,
   };
-  const fakes = backendKind === 'fake' ? await createEmbeddedBackends(logger, { seedDemoUsers: false }) : undefined;
-  const backends = fakes ?? (await createRealBackends(env, logger, isolation));
   const spans = new InMemorySpanExporter();
-  const app = createApp({
-    config,
-    logger,
-    backends,
-    transport: options.transport,
+  const service = await startService({
     serviceName: options.serviceName ?? 'orders-test',
-    spanProcessors: [new SimpleSpanProcessor(spans)],
-    sessionLingerMs: options.sessionLingerMs,
-    sessionCap: options.sessionCap,
-    sessionTimers: options.sessionTimers,
+    transport: options.transport,
+    env,
+    logger,
+    embedded: backendKind === 'fake',
+    isolation,
+    app: {
+      spanProcessors: [new SimpleSpanProcessor(spans)],
+      sessionLingerMs: options.sessionLingerMs,
+      sessionCap: options.sessionCap,
+      sessionTimers: options.sessionTimers,
+    },
   });
-  const controller = new AbortController();
-  const running = runComponents(app.components, controller.signal, logger);
-  running.catch(() => undefined);
-  await waitUntilListening(app, running);
-  const port = app.api.port();
-  const adminPort = app.admin.port();
-  const { hashPassword } = await import('../../src/service/password-hasher.ts');
+  const { app, backends } = service;
+  const { api: port, admin: adminPort } = await service.ready;
   return {
     app,
     baseUrl: `http://127.0.0.1:${port}`,
@@ -104,27 +99,13 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
     adminPort,
     logs,
     spans,
-    fakes,
+    fakes: service.fakes,
     backends,
     jwtSecret,
     async addUser(username, password = `${username}-password`) {
       await backends.credentials.add({ id: crypto.randomUUID(), username, passwordHash: await hashPassword(password, { N: 1024, r: 8, p: 1 }) });
       return password;
     },
-    async stop() {
-      controller.abort();
-      await running;
-    },
+    stop: () => service.stop(),
   };
-}
-
-async function waitUntilListening(app: App, running: Promise<void>): Promise<void> {
-  let failed: unknown;
-  running.catch((error: unknown) => (failed = error));
-  for (let i = 0; i < 500; i++) {
-    if (failed !== undefined) throw failed;
-    if (app.api.server().listening && app.admin.server().listening) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('in-process app did not start listening within 5 s');
 }

@@ -1,38 +1,66 @@
-import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrUnavailable } from '../../domain/errors.ts';
-import { ORDER_PLACED_SUBJECT, type OrderPlaced } from '../../domain/order-placed.ts';
+import { ORDER_PLACED_SUBJECT } from '../../domain/order-placed.ts';
 import type { Component } from '../../lifecycle/component.ts';
-import type { Logger } from '../../observability/logger.ts';
-import type { OrderEventPublisher, OrderEventSubscriber, OrderPlacedHandler } from '../../ports/order-events.ts';
+import type { Logger } from '../../ports/logger.ts';
+import type {
+  OrderEventPublisher,
+  OrderEventSubscriber,
+  OrderPlacedEnvelope,
+  OrderPlacedHandler,
+} from '../../ports/order-events.ts';
 import type { NatsConfig } from './nats-config.ts';
+import { decodeOrderPlaced, encodeOrderPlaced } from './order-placed-codec.ts';
+import { ensureOrderStream, ORDER_STREAM_DEFAULTS, type OrderStreamSettings } from './order-stream.ts';
 
-export interface NatsEventBusOptions {
-  /** Defaults to orders.placed; tests pass a unique subject per run. */
-  readonly subject?: string;
+export interface NatsEventBusOptions extends Partial<OrderStreamSettings> {
   /** Bound on the single start-up connect. */
   readonly connectTimeoutMs?: number;
-  /** Bound on the health round trip (a flush). */
+  /** Bound on the health round trip (a JetStream API request). */
   readonly healthTimeoutMs?: number;
-  /** Bound on draining a subscription or the connection before falling back to a hard close. */
+  /** Bound on waiting for the broker's acknowledgement of one publish. */
+  readonly publishTimeoutMs?: number;
+  /** Bound on draining the connection before falling back to a hard close. */
   readonly drainTimeoutMs?: number;
+  /** Client pings: a connection is declared stale after two unanswered ones. */
+  readonly pingIntervalMs?: number;
+  /** Tests on a shared server: delete the stream (and its consumer) at stop. */
+  readonly deleteStreamOnStop?: boolean;
 }
 
+/** Messages pulled ahead per replica; they are this replica's until acknowledged or ack_wait passes. */
+const PULL_BATCH = 64;
+/** A pull request's life on the server; the minimum the client accepts is 1 s. */
+const PULL_EXPIRES_MS = 1_000;
+const RETRY_MS = 250;
+/** A failed handler's batch comes back after this delay (JetStream nak with delay). */
+const REDELIVER_DELAY_MS = 1_000;
+
 /**
- * Order-placed events on core NATS (at most once, no replay: spec 6 rule 7 leaves delivery open).
- * Start-up connects once (spec 3.4 rule 2); afterwards the client reconnects forever in the background
- * and resubscribes on its own. While disconnected, publish rejects with ErrUnavailable instead of
- * letting the client buffer the message: the caller learns the event was not sent (its failure path,
- * spec 6 rule 3) and memory does not grow for the length of an outage.
+ * Order-placed events on NATS JetStream (issue 13). The relay publishes with Nats-Msg-Id = event id
+ * and waits for the stream's acknowledgement; the broker drops duplicates of an id inside the
+ * stream's duplicate window. Every replica consumes through one durable pull consumer, so each
+ * event goes to one of them; an event is acknowledged only after the handler resolved.
+ * Start-up connects once and creates or checks the stream (spec 3.4 rule 2); afterwards the client
+ * reconnects forever in the background.
  */
 export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, Component {
   readonly name = 'publisher';
   readonly #config: NatsConfig;
   readonly #logger: Logger;
-  readonly #subject: string;
+  readonly #settings: OrderStreamSettings;
   readonly #connectTimeoutMs: number;
   readonly #healthTimeoutMs: number;
+  readonly #publishTimeoutMs: number;
   readonly #drainTimeoutMs: number;
+  readonly #pingIntervalMs: number;
+  readonly #deleteStreamOnStop: boolean;
   #nc: NatsConnection | undefined;
+  #js: JetStreamClient | undefined;
+  /** A manager whose requests time out after healthTimeoutMs: the health probe. */
+  #probe: JetStreamManager | undefined;
   /** Tracked from the client's status stream: isClosed() alone stays false during an outage. */
   #connected = false;
   #stopping = false;
@@ -42,14 +70,28 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
     if (logger === undefined) throw new Error('NatsEventBus: logger is required');
     this.#config = config;
     this.#logger = logger;
-    this.#subject = options.subject ?? ORDER_PLACED_SUBJECT;
+    this.#settings = {
+      stream: options.stream ?? ORDER_STREAM_DEFAULTS.stream,
+      subject: options.subject ?? ORDER_PLACED_SUBJECT,
+      durable: options.durable ?? ORDER_STREAM_DEFAULTS.durable,
+      duplicateWindowMs: options.duplicateWindowMs ?? ORDER_STREAM_DEFAULTS.duplicateWindowMs,
+      maxAgeMs: options.maxAgeMs ?? ORDER_STREAM_DEFAULTS.maxAgeMs,
+      ackWaitMs: options.ackWaitMs ?? ORDER_STREAM_DEFAULTS.ackWaitMs,
+    };
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 2_000;
     this.#healthTimeoutMs = options.healthTimeoutMs ?? 1_000;
+    this.#publishTimeoutMs = options.publishTimeoutMs ?? 2_000;
     this.#drainTimeoutMs = options.drainTimeoutMs ?? 2_000;
+    this.#pingIntervalMs = options.pingIntervalMs ?? 2_000;
+    this.#deleteStreamOnStop = options.deleteStreamOnStop ?? false;
   }
 
   get subject(): string {
-    return this.#subject;
+    return this.#settings.subject;
+  }
+
+  get stream(): string {
+    return this.#settings.stream;
   }
 
   async init(): Promise<void> {
@@ -64,8 +106,8 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
         maxReconnectAttempts: -1,
         reconnectTimeWait: 250,
         reconnectJitter: 50,
-        // Notice a half-open connection within ~30 s even when no traffic flows.
-        pingInterval: 10_000,
+        // A stalled server (issue 13: SIGSTOP) is declared stale after ~2 intervals, not the default 4 min.
+        pingInterval: this.#pingIntervalMs,
         maxPingOut: 2,
         name: 'orders',
       });
@@ -74,6 +116,15 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
     }
     this.#nc = nc;
     this.#connected = true;
+    try {
+      const jsm = await jetstreamManager(nc, { timeout: this.#connectTimeoutMs });
+      await ensureOrderStream(jsm, this.#settings);
+      this.#probe = await jetstreamManager(nc, { timeout: this.#healthTimeoutMs, checkAPI: false });
+    } catch (err) {
+      await nc.close().catch(() => undefined);
+      throw new ErrUnavailable(`publisher: JetStream stream ${this.#settings.stream} unavailable: ${describe(err)}`, { cause: err });
+    }
+    this.#js = jetstream(nc, { timeout: this.#publishTimeoutMs });
     void this.#watchStatus(nc);
     void nc.closed().then((err) => {
       this.#connected = false;
@@ -83,61 +134,106 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
     });
   }
 
-  async publishOrderPlaced(event: OrderPlaced): Promise<void> {
-    const nc = this.#require('publish');
-    if (nc.isClosed() || !this.#connected) throw new ErrUnavailable('publisher: publish: not connected to the broker');
+  /**
+   * While disconnected, rejects at once instead of letting the client buffer the message: the relay
+   * backs off and retries, and memory does not grow for the length of an outage.
+   */
+  async publishOrderPlaced(envelope: OrderPlacedEnvelope): Promise<void> {
+    const js = this.#requireJs('publish');
+    if (!this.#connected) throw new ErrUnavailable('publisher: publish: not connected to the broker');
     try {
-      // No per-message flush: core NATS cannot confirm delivery anyway and a flush would add a round trip per order.
-      nc.publish(this.#subject, JSON.stringify(event));
+      await js.publish(this.#settings.subject, encodeOrderPlaced(envelope.event), {
+        msgID: envelope.id,
+        timeout: this.#publishTimeoutMs,
+      });
     } catch (err) {
       throw new ErrUnavailable(`publisher: publish: ${describe(err)}`, { cause: err });
     }
   }
 
-  /** Subscribes synchronously (before the first await), so a publish right after the call is seen. */
   async consumeOrderPlaced(handler: OrderPlacedHandler, signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return;
-    const nc = this.#require('consume');
-    let sub: Subscription;
-    try {
-      sub = nc.subscribe(this.#subject);
-    } catch (err) {
-      throw new ErrUnavailable(`publisher: subscribe: ${describe(err)}`, { cause: err });
-    }
-    const onAbort = (): void => void this.#finish(sub);
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      for await (const msg of sub) {
-        const event = decodeOrderPlaced(msg.string());
-        if (event === undefined) {
-          this.#logger.warn({ component: this.name, subject: msg.subject }, 'events: undecodable order-placed message dropped');
-          continue;
+    const js = this.#requireJs('consume');
+    let interrupted = false;
+    while (!signal.aborted && !this.#stopping) {
+      let messages: ConsumerMessages | undefined;
+      const onAbort = (): void => void messages?.close();
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        const consumer = await js.consumers.get(this.#settings.stream, this.#settings.durable);
+        if (signal.aborted) return;
+        messages = await consumer.consume({ max_messages: PULL_BATCH, expires: 5_000 });
+        interrupted = false;
+        // On abort, close() queues its end behind what was already pulled: those are handled first.
+        const iterator = messages[Symbol.asyncIterator]();
+        for (;;) {
+          const first = await iterator.next();
+          if (first.done === true) break;
+          // Whatever else already arrived joins the batch: one ledger transaction for all of them.
+          const batch = [first.value];
+          while (batch.length < PULL_BATCH && messages.getPending() > 0) {
+            const more = await iterator.next();
+            if (more.done === true) break;
+            batch.push(more.value);
+          }
+          await this.#handle(handler, batch);
         }
-        try {
-          await handler(event);
-        } catch (err) {
-          this.#logger.error({ err, order_id: event.order_id }, 'events: handler failed');
-        }
+        // Ended without our abort (consumer deleted, connection gone): resume after a pause, below.
+        if (!signal.aborted && !this.#stopping) throw new ErrUnavailable('consumer ended');
+      } catch (err) {
+        if (signal.aborted || this.#stopping) return;
+        // A closed connection never comes back: a real failure of the run (spec 3.4 rule 4).
+        if (this.#nc?.isClosed() === true) throw new ErrUnavailable('publisher: consume: connection closed', { cause: err });
+        // One line per interruption, not one per retry while the broker is away.
+        if (!interrupted) this.#logger.warn({ component: this.name, error: describe(err) }, 'events: consumer interrupted; resuming');
+        interrupted = true;
+        await sleep(RETRY_MS, undefined, { signal }).catch(() => undefined);
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+        if (messages !== undefined) await messages.close().catch(() => undefined);
       }
-    } finally {
-      signal.removeEventListener('abort', onAbort);
     }
-    // The subscription ended without our abort or stop: a real failure (spec 3.4 rule 4).
-    if (!signal.aborted && !this.#stopping) throw new ErrUnavailable('publisher: subscription closed unexpectedly');
   }
 
-  /** Resolves only while connected and a round trip (flush) completes in time. */
+  /** Pulls until a pull comes back empty or the time is up; what is left waits for the next process. */
+  async drainOrderPlaced(handler: OrderPlacedHandler, timeoutMs: number): Promise<void> {
+    if (this.#js === undefined || !this.#connected) return;
+    const deadline = performance.now() + timeoutMs;
+    try {
+      const consumer = await this.#js.consumers.get(this.#settings.stream, this.#settings.durable);
+      while (performance.now() < deadline) {
+        // Ask for exactly what is pending, so the pull returns at once instead of waiting out its expiry.
+        const pending = (await consumer.info(false)).num_pending;
+        if (pending === 0) return;
+        const messages = await consumer.fetch({ max_messages: Math.min(pending, PULL_BATCH), expires: PULL_EXPIRES_MS });
+        const batch: JsMsg[] = [];
+        for await (const msg of messages) batch.push(msg);
+        await this.#handle(handler, batch);
+      }
+    } catch (err) {
+      this.#logger.warn({ component: this.name, error: describe(err) }, 'events: drain cut short; the rest is redelivered to the next consumer');
+    }
+  }
+
+  /** Connected, and a JetStream API request answered within healthTimeoutMs (a stalled server fails this). */
   async health(): Promise<void> {
-    const nc = this.#require('health');
+    const nc = this.#nc;
+    if (nc === undefined || this.#probe === undefined) throw new ErrUnavailable('publisher: not connected');
     if (nc.isClosed()) throw new ErrUnavailable('publisher: connection closed');
     if (!this.#connected) throw new ErrUnavailable('publisher: disconnected from the broker; reconnecting');
-    await withTimeout(nc.flush(), this.#healthTimeoutMs, 'publisher: broker did not answer a flush in time');
+    try {
+      await withTimeout(this.#probe.getAccountInfo(), this.#healthTimeoutMs + 100, 'request timed out');
+    } catch (err) {
+      throw new ErrUnavailable(`publisher: broker did not answer a JetStream request within ${this.#healthTimeoutMs} ms: ${describe(err)}`);
+    }
   }
 
   async stop(): Promise<void> {
     this.#stopping = true;
     const nc = this.#nc;
     if (nc === undefined || nc.isClosed()) return;
+    if (this.#deleteStreamOnStop && this.#connected) {
+      await this.#probe?.streams.delete(this.#settings.stream).catch(() => undefined);
+    }
     try {
       if (!this.#connected) throw new Error('not connected');
       await withTimeout(nc.drain(), this.#drainTimeoutMs, 'drain timed out');
@@ -146,23 +242,42 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
     }
   }
 
-  /** Drain delivers what already arrived; while disconnected a drain would wait for the reconnect, so unsubscribe. */
-  async #finish(sub: Subscription): Promise<void> {
-    if (sub.isClosed()) return;
-    try {
-      if (!this.#connected) throw new Error('not connected');
-      await withTimeout(sub.drain(), this.#drainTimeoutMs, 'drain timed out');
-    } catch {
-      if (!sub.isClosed()) sub.unsubscribe();
+  /**
+   * Acknowledge only after the handler resolved (issue 13); a failure naks the batch with a delay so
+   * its events come back, possibly to another replica. An undecodable message can never succeed:
+   * terminated.
+   */
+  async #handle(handler: OrderPlacedHandler, msgs: readonly JsMsg[]): Promise<void> {
+    const decoded: Array<{ msg: JsMsg; envelope: OrderPlacedEnvelope }> = [];
+    for (const msg of msgs) {
+      const id = msg.headers?.get('Nats-Msg-Id') ?? '';
+      const event = decodeOrderPlaced(msg.string());
+      if (event === undefined || id === '') {
+        this.#logger.warn({ component: this.name, subject: msg.subject, seq: msg.seq }, 'events: undecodable order-placed message dropped');
+        settle(() => msg.term('undecodable'));
+      } else {
+        decoded.push({ msg, envelope: { id, event } });
+      }
     }
+    if (decoded.length === 0) return;
+    try {
+      await handler(decoded.map((d) => d.envelope));
+    } catch (err) {
+      const first = decoded[0]!.envelope;
+      this.#logger.error({ err: describe(err), events: decoded.length, order_id: first.event.order_id, event_id: first.id }, 'events: handler failed');
+      for (const { msg } of decoded) settle(() => msg.nak(REDELIVER_DELAY_MS));
+      return;
+    }
+    for (const { msg } of decoded) settle(() => msg.ack());
   }
 
   async #watchStatus(nc: NatsConnection): Promise<void> {
     for await (const status of nc.status()) {
       switch (status.type) {
         case 'disconnect':
+        case 'staleConnection':
           // One line per outage: 'reconnecting' repeats per attempt and is not logged.
-          if (this.#connected) this.#logger.warn({ component: this.name, servers: this.#config.display }, 'publisher: connection lost; reconnecting in the background');
+          if (this.#connected) this.#logger.warn({ component: this.name, servers: this.#config.display, reason: status.type }, 'publisher: connection lost; reconnecting in the background');
           this.#connected = false;
           break;
         case 'reconnect':
@@ -178,9 +293,18 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
     }
   }
 
-  #require(operation: string): NatsConnection {
-    if (this.#nc === undefined) throw new ErrUnavailable(`publisher: ${operation}: not connected`);
-    return this.#nc;
+  #requireJs(operation: string): JetStreamClient {
+    if (this.#js === undefined) throw new ErrUnavailable(`publisher: ${operation}: not connected`);
+    return this.#js;
+  }
+}
+
+/** An ack or nak on a closed connection throws; the broker then redelivers after ack_wait anyway. */
+function settle(action: () => void): void {
+  try {
+    action();
+  } catch {
+    // redelivered after ack_wait
   }
 }
 
@@ -198,21 +322,4 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, message: string):
   } finally {
     clearTimeout(timer);
   }
-}
-
-function decodeOrderPlaced(text: string): OrderPlaced | undefined {
-  let value: Partial<OrderPlaced> | null;
-  try {
-    value = JSON.parse(text) as Partial<OrderPlaced> | null;
-  } catch {
-    return undefined;
-  }
-  if (
-    typeof value !== 'object' || value === null ||
-    typeof value.order_id !== 'string' || typeof value.user_id !== 'string' || typeof value.item !== 'string' ||
-    typeof value.quantity !== 'number' || typeof value.created_at !== 'string'
-  ) {
-    return undefined;
-  }
-  return { order_id: value.order_id, user_id: value.user_id, item: value.item, quantity: value.quantity, created_at: value.created_at };
 }

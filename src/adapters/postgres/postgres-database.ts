@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { ErrUnavailable } from '../../domain/errors.ts';
 import type { Component } from '../../lifecycle/component.ts';
-import type { Logger } from '../../observability/logger.ts';
+import type { Logger } from '../../ports/logger.ts';
 import { migrate } from './migrations.ts';
 import { scrub, translatePgError } from './pg-errors.ts';
 import { describeDsn, dsnSecrets, validSchemaName, type PostgresConfig } from './postgres-config.ts';
@@ -12,11 +12,20 @@ export interface Queryable {
   query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<R>>;
 }
 
+/** A Queryable that can also run work in one transaction on one connection. */
+export interface Transactional extends Queryable {
+  /**
+   * BEGIN, `work` on one connection, COMMIT; ROLLBACK when `work` (or the COMMIT) rejects, and the
+   * rejection is passed on untranslated (callers translate at their own boundary).
+   */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+}
+
 /**
  * The relational database component (spec 2.3 health node `database`). Owns the pg Pool; the
  * repositories borrow it through `query`.
  */
-export class PostgresDatabase implements Component, Queryable {
+export class PostgresDatabase implements Component, Transactional {
   readonly name = 'database';
   readonly #config: PostgresConfig;
   readonly #logger: Logger;
@@ -63,7 +72,7 @@ export class PostgresDatabase implements Component, Queryable {
   async migrate(): Promise<string[]> {
     let client: PoolClient;
     try {
-      client = await this.#pool.connect();
+      client = checkedOut(await this.#pool.connect());
     } catch (error) {
       throw new ErrUnavailable(`database: cannot connect to POSTGRES_DSN (${this.#target}): ${this.#safe(error)}`);
     }
@@ -85,6 +94,22 @@ export class PostgresDatabase implements Component, Queryable {
 
   query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<R>> {
     return this.#pool.query<R>(text, values);
+  }
+
+  async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = checkedOut(await this.#pool.connect());
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      client.release();
+      return result;
+    } catch (error) {
+      // A connection whose ROLLBACK fails is in an unknown state: destroy it rather than pool it.
+      const rolledBack = await client.query('ROLLBACK').then(() => true, () => false);
+      client.release(!rolledBack);
+      throw error;
+    }
   }
 
   async health(): Promise<void> {
@@ -116,4 +141,21 @@ export class PostgresDatabase implements Component, Queryable {
     const message = error instanceof Error ? error.message : String(error);
     return scrub(message === '' ? ((error as { code?: string }).code ?? 'unknown error') : message, this.#secrets);
   }
+}
+
+/**
+ * pg-pool stops listening for a client's 'error' while it is checked out, and a connection that dies
+ * between two queries (Postgres stopped while the relay awaits the broker inside its transaction) emits
+ * one: unheard, it would crash the process (spec 3.4: an outage never does). The next query on it fails
+ * and the caller destroys it, so the event itself needs no handling; the listener goes with the release.
+ */
+function checkedOut(client: PoolClient): PoolClient {
+  const ignore = (): void => undefined;
+  client.on('error', ignore);
+  const release = client.release.bind(client);
+  client.release = (destroy?: Error | boolean): void => {
+    client.off('error', ignore);
+    release(destroy);
+  };
+  return client;
 }

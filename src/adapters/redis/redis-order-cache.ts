@@ -1,8 +1,9 @@
 import { Redis } from 'ioredis';
+import { closeRedisClient } from './close-redis-client.ts';
 import { ErrUnavailable } from '../../domain/errors.ts';
 import { ORDER_STATUS_PENDING, type Order } from '../../domain/order.ts';
 import type { Component } from '../../lifecycle/component.ts';
-import type { Logger } from '../../observability/logger.ts';
+import type { Logger } from '../../ports/logger.ts';
 import type { OrderCache } from '../../ports/order-cache.ts';
 import type { RedisConfig } from './redis-config.ts';
 
@@ -124,15 +125,7 @@ export class RedisOrderCache implements OrderCache, Component {
     this.#running = false;
     if (client === undefined) return;
     this.#client = undefined;
-    if (client.status === 'ready') {
-      try {
-        await client.quit();
-        return;
-      } catch {
-        // fall through: a failed QUIT still has to release the socket
-      }
-    }
-    client.disconnect();
+    await closeRedisClient(client);
   }
 
   #key(id: string): string {

@@ -1,42 +1,35 @@
-import { createContextKey, type ContextValues, type Interceptor } from '@connectrpc/connect';
-import type { DescMethod } from '@bufbuild/protobuf';
+import type { IncomingHttpHeaders } from 'node:http2';
 import { authenticate, ErrMissingCredentials, type Principal } from '../../service/authenticate.ts';
 import type { TokenService } from '../../service/token-service.ts';
+import type { UnaryCall } from './unary-server/unary-server.ts';
 
 /**
  * Spec 4.4 rule 4: the only methods callable without a token, by full method name (the wire identity,
- * spec 9 rule 1). Adding an unauthenticated method is an explicit edit here and nowhere else.
+ * spec 9 rule 1). Adding an unauthenticated method is an explicit edit here and nowhere else. Of
+ * ordersv1.Orders only Login; the health protocol's two methods too (rule GRPC-health), because
+ * Kubernetes probes and load balancers carry no token, and they say only SERVING or NOT_SERVING.
  */
-export const AUTH_EXEMPT_METHODS: ReadonlySet<string> = new Set(['/ordersv1.Orders/Login']);
+export const AUTH_EXEMPT_METHODS: ReadonlySet<string> = new Set([
+  '/ordersv1.Orders/Login',
+  '/grpc.health.v1.Health/Check',
+  '/grpc.health.v1.Health/Watch',
+]);
 
-/** Where the interceptor leaves the caller for the handlers (spec 4.4 rule 5, 5 rule 6). */
-export const principalKey = createContextKey<Principal | undefined>(undefined, { description: 'authenticated principal' });
-
-export function fullMethodName(method: DescMethod): string {
-  return `/${method.parent.typeName}/${method.name}`;
+/**
+ * The authentication step of this transport (spec 4.4 rules 4-5, spec 5 rule 6: exactly one place),
+ * run by the server on the call's headers before its message is read (rule GRPC-auth-before-body).
+ * It reads the `authorization` metadata and verifies it with the same authenticate() as HTTP;
+ * failures are thrown as they are and mapped by the one table (errors/error-table.ts).
+ */
+export function authInterceptor(tokens: TokenService): (method: string, headers: IncomingHttpHeaders) => Promise<Principal | undefined> | undefined {
+  return (method, headers) => (AUTH_EXEMPT_METHODS.has(method) ? undefined : authenticate(headers.authorization, tokens));
 }
 
 /**
- * The authentication step of this transport (spec 5 rule 6: exactly one place): reads the
- * `authorization` metadata and verifies it with the same authenticate() as HTTP. Failures are thrown
- * as they are; the error interceptor outside this one maps them to Unauthenticated (spec 5 rule 8).
- */
-export function authInterceptor(tokens: TokenService): Interceptor {
-  return (next) => async (req) => {
-    if (!AUTH_EXEMPT_METHODS.has(fullMethodName(req.method))) {
-      const principal = await authenticate(req.header.get('authorization') ?? undefined, tokens);
-      req.contextValues.set(principalKey, principal);
-    }
-    return next(req);
-  };
-}
-
-/**
- * What a handler of a protected method calls. No principal means the interceptor did not run for this
+ * What a handler of a protected method calls. No principal means the interceptor exempted this
  * method, so the call is refused rather than served anonymously.
  */
-export function requirePrincipal(values: ContextValues): Principal {
-  const principal = values.get(principalKey);
-  if (principal === undefined) throw new ErrMissingCredentials();
-  return principal;
+export function requirePrincipal(call: UnaryCall<Principal>): Principal {
+  if (call.principal === undefined) throw new ErrMissingCredentials();
+  return call.principal;
 }

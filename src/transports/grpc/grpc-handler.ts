@@ -1,32 +1,30 @@
-import { connectNodeAdapter } from '@connectrpc/connect-node';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Core } from '../../composition/create-app.ts';
-import { Orders } from '../../gen/ordersv1/orders_pb.js';
 import { authInterceptor } from './auth-interceptor.ts';
-import { errorInterceptor } from './error-interceptor.ts';
-import type { AnyRequestHandler } from './one-port-server.ts';
-import { createOrdersService } from './orders-service.ts';
-
-/** gRPC status 12: what a gRPC server answers for a method it does not have. */
-const GRPC_UNIMPLEMENTED = '12';
+import { logMappedFailure, logPanic } from '../errors/error-log.ts';
+import { GRPC_STATUS, mapError } from '../errors/error-table.ts';
+import { createHealthMethods } from './health-service.ts';
+import { createOrdersMethods } from './orders-service.ts';
+import { createUnaryServer } from './unary-server/unary-server.ts';
 
 /**
- * The gRPC side of the port: ordersv1.Orders only. Reflection is deliberately not registered (spec
- * 4.4 rule 6); only the gRPC protocol is served (not gRPC-web or Connect), because the service offers
- * gRPC. No HTTP middleware here (spec 4.3 rule 3).
+ * The gRPC side of the port: ordersv1.Orders (unary, protobuf) and grpc.health.v1.Health (rule
+ * GRPC-health). Reflection is deliberately not
+ * registered (spec 4.4 rule 6); unknown services and methods answer UNIMPLEMENTED. No HTTP
+ * middleware here (spec 4.3 rule 3).
  */
-export function createGrpcHandler(core: Pick<Core, 'auth' | 'orders' | 'tokens' | 'logger'>): AnyRequestHandler {
-  return connectNodeAdapter({
-    grpc: true,
-    grpcWeb: false,
-    connect: false,
-    // Outermost first: errors maps whatever authentication or a handler throws.
-    interceptors: [errorInterceptor(core.logger), authInterceptor(core.tokens)],
-    routes: (router) => router.service(Orders, createOrdersService(core)),
-    // Unknown service or method (a reflection client, say): a gRPC status, not a bare HTTP 404.
-    fallback: (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/grpc' });
-      res.addTrailers({ 'grpc-status': GRPC_UNIMPLEMENTED, 'grpc-message': 'unknown service or method' });
-      res.end();
+export function createGrpcHandler(core: Pick<Core, 'auth' | 'orders' | 'tokens' | 'logger' | 'readiness'>): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
+  return createUnaryServer({
+    methods: new Map([...createOrdersMethods(core), ...createHealthMethods(core.readiness)]),
+    authenticate: authInterceptor(core.tokens),
+    // Every error of the authentication step or a handler goes through the one table (as on HTTP):
+    // unexpected ones are logged as a recovered panic and masked as INTERNAL, backend outages are
+    // logged as such, a caller's mistakes are not logged; the cause is never sent.
+    toStatus: (error, method) => {
+      const mapped = mapError(error);
+      if (!mapped.expected) logPanic(core.logger, error, method);
+      if (mapped.logAs !== undefined) logMappedFailure(core.logger, mapped.logAs, error, method);
+      return { code: GRPC_STATUS[mapped.row.grpcCode], message: mapped.message };
     },
   });
 }

@@ -2,7 +2,8 @@ import type { TransportFactory } from '../../composition/create-app.ts';
 import { createKoaApp } from '../koa/koa-app.ts';
 import { createGrpcHandler } from './grpc-handler.ts';
 import { HTTP1_SERVER_TIMEOUTS } from '../http/server-timeouts.ts';
-import { createOnePortServer, HTTP2_IDLE_TIMEOUT_MS, type AnyRequestHandler } from './one-port-server.ts';
+import { HTTP2_IDLE_TIMEOUT_MS } from './http2-limits.ts';
+import { createOnePortServer, type AnyRequestHandler } from './one-port-server.ts';
 
 /**
  * orders-grpc's public listener (spec 1 transport 3, 4.4): ordersv1.Orders and the REST API on one
@@ -11,8 +12,8 @@ import { createOnePortServer, HTTP2_IDLE_TIMEOUT_MS, type AnyRequestHandler } fr
  */
 export const grpcTransport: TransportFactory = (core) => {
   // Koa's callback takes node:http and node:http2 compatibility requests alike.
-  const rest = createKoaApp(core, { limiter: 'memory' }).callback() as AnyRequestHandler;
-  const front = createOnePortServer({ grpc: createGrpcHandler(core), rest });
+  const rest = createKoaApp(core).callback() as AnyRequestHandler;
+  const front = createOnePortServer({ grpc: createGrpcHandler(core), rest, tls: core.config.tls });
   return {
     server: front.server,
     shutdown: front.shutdown,

@@ -1,8 +1,11 @@
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Session } from 'node:http2';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
-import { SHUTDOWN_GRACE_MS } from '../http/http-shutdown.ts';
-import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../http/server-timeouts.ts';
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import { afterPendingIo, drainHttp1, SHUTDOWN_GRACE_MS, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from '../http/http-shutdown.ts';
+import { guardSession, HTTP2_SERVER_OPTIONS, type SessionGuardOptions } from './http2-limits.ts';
+import { createHttp1Server } from '../http/http1-server.ts';
+import { HEADERS_TIMEOUT_MS } from '../http/server-timeouts.ts';
 
 export type AnyRequest = IncomingMessage | Http2ServerRequest;
 export type AnyResponse = ServerResponse | Http2ServerResponse;
@@ -12,12 +15,6 @@ export type AnyRequestHandler = (req: AnyRequest, res: AnyResponse) => void;
 /** What every prior-knowledge HTTP/2 connection starts with (RFC 9113 section 3.4). */
 export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
-/**
- * Our choice for an idle HTTP/2 connection (spec 8: timeouts not shown): closed gracefully (GOAWAY)
- * after this long without a byte, so abandoned clients do not hold sessions forever. Longer than the
- * HTTP/1.1 keep-alive because gRPC channels are meant to be reused.
- */
-export const HTTP2_IDLE_TIMEOUT_MS = 60_000;
 
 /** Our choice: a connection that has not shown which protocol it speaks by then is dropped. */
 export const SNIFF_TIMEOUT_MS = HEADERS_TIMEOUT_MS;
@@ -31,17 +28,22 @@ export function isGrpcRequest(httpVersionMajor: number, contentType: string | un
 }
 
 export interface OnePortOptions {
-  readonly grpc: AnyRequestHandler;
+  /** Only ever called for HTTP/2 requests (rule 1). */
+  readonly grpc: (req: Http2ServerRequest, res: Http2ServerResponse) => void;
   /** The REST app with all its HTTP middleware (spec 4.4 rule 3: the dispatcher itself is not wrapped). */
   readonly rest: AnyRequestHandler;
   readonly graceMs?: number;
   readonly sniffTimeoutMs?: number;
+  /** PEM certificate and key: the port speaks TLS only, ALPN h2 and http/1.1 (rule ONEPORT-tls). */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+  /** Tests only: shorter HTTP/2 deadlines (http2-limits.ts has the real ones). */
+  readonly http2Guard?: SessionGuardOptions;
 }
 
 export interface OnePortServer {
   /** The listening socket: the lifecycle's Listener binds and watches this one. */
   readonly server: Server;
-  /** Stop accepting, GOAWAY to HTTP/2 sessions, close HTTP/1.1 connections as they go idle, cut after the grace. */
+  /** Stop accepting, GOAWAY to HTTP/2 sessions, drain HTTP/1.1 connections (drainHttp1), cut after the grace. */
   readonly shutdown: () => Promise<void>;
 }
 
@@ -55,33 +57,55 @@ export function createOnePortServer(options: OnePortOptions): OnePortServer {
   const graceMs = options.graceMs ?? SHUTDOWN_GRACE_MS;
   const sniffTimeoutMs = options.sniffTimeoutMs ?? SNIFF_TIMEOUT_MS;
   const dispatch: AnyRequestHandler = (req, res) => {
-    if (isGrpcRequest(req.httpVersionMajor, req.headers['content-type'])) options.grpc(req, res);
+    if (isGrpcRequest(req.httpVersionMajor, req.headers['content-type'])) options.grpc(req as Http2ServerRequest, res as Http2ServerResponse);
     else options.rest(req, res);
   };
 
-  const http1 = createHttpServer(
-    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
-    dispatch,
-  );
+  // The same hardened node:http server as the other executables (timeouts enforced as declared, JSON
+  // answers to parser errors, CONNECT, Expect): http/http1-server.ts.
+  const http1 = createHttp1Server(dispatch);
   // An http server fed through emit('connection') never listens itself, and only 'listening' starts its
   // connection tracking: without it the timeouts above and closeIdleConnections() do nothing.
   http1.emit('listening');
+  trackConnections(http1);
 
-  const http2 = createHttp2Server({}, dispatch);
+  const http2 = createHttp2Server(HTTP2_SERVER_OPTIONS, (req, res) => {
+    // Started on the next turn of the loop, after the rest of the bytes read with this HEADERS frame:
+    // a stream its client already reset (rapid reset, rule H2-rapid-reset) costs no handler work.
+    setImmediate(() => {
+      if (!req.stream.closed && !req.stream.destroyed) dispatch(req, res);
+    });
+  });
   const sessions = new Set<ServerHttp2Session>();
+  let stopping = false;
   http2.on('session', (session) => {
-    session.setTimeout(HTTP2_IDLE_TIMEOUT_MS, () => session.close());
+    // A connection accepted just before the stop still gets a session, told at once to go away.
+    if (stopping) queueMicrotask(() => session.close());
     sessions.add(session);
     session.once('close', () => sessions.delete(session));
+    guardSession(session, options.http2Guard);
   });
 
   const sockets = new Set<Socket>();
-  const sniffing = new Set<Socket>();
-  // The http server would disable Nagle on sockets it accepts itself; here the front accepts them.
-  const front = createNetServer({ noDelay: true }, (socket) => {
+  /** Sockets not handed over yet, with when they were accepted or last sent a byte. */
+  const sniffing = new Map<Socket, number>();
+  const track = (socket: Socket): void => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    sniffing.add(socket);
+  };
+  // Behind TLS, ALPN says which protocol a connection speaks (spec 4.4 rule 2): the same two servers.
+  const secureFront = (tls: NonNullable<OnePortOptions['tls']>): Server => {
+    const server = createTlsServer({ cert: tls.cert, key: tls.key, ALPNProtocols: ['h2', 'http/1.1'], handshakeTimeout: sniffTimeoutMs, noDelay: true }, (socket: TLSSocket) => {
+      if (socket.alpnProtocol === 'h2') http2.emit('connection', socket);
+      else http1.emit('connection', socket);
+    });
+    server.on('connection', track);
+    return server;
+  };
+  // The http server would disable Nagle on sockets it accepts itself; here the front accepts them.
+  const front = options.tls !== undefined ? secureFront(options.tls) : createNetServer({ noDelay: true }, (socket) => {
+    track(socket);
+    sniffing.set(socket, Date.now());
     let received: Buffer = Buffer.alloc(0);
     const onError = (): void => void socket.destroy();
     const timer = setTimeout(() => socket.destroy(), sniffTimeoutMs);
@@ -94,6 +118,7 @@ export function createOnePortServer(options: OnePortOptions): OnePortServer {
     };
     const onData = (chunk: Buffer): void => {
       received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
+      sniffing.set(socket, Date.now());
       const seen = Math.min(received.length, HTTP2_PREFACE.length);
       const isPreface = received.subarray(0, seen).equals(HTTP2_PREFACE.subarray(0, seen));
       if (isPreface && received.length < HTTP2_PREFACE.length) return;
@@ -105,9 +130,14 @@ export function createOnePortServer(options: OnePortOptions): OnePortServer {
         socket.unshift(received);
         http2.emit('connection', socket);
       } else {
-        // The http server reads through a 'data' listener it attaches in this same tick: stay flowing.
+        // The http server reads through a 'data' listener it attaches in this same tick. Unshifted into a
+        // socket that is already flowing, the bytes would sit in its buffer until the next read, and the
+        // http parser may read the handle directly from then on: the first request could stall for good.
+        // Paused, unshifted, then resumed, they are emitted to the parser on the next tick.
+        socket.pause();
         socket.unshift(received);
         http1.emit('connection', socket);
+        socket.resume();
       }
     };
     socket.on('data', onData);
@@ -118,20 +148,29 @@ export function createOnePortServer(options: OnePortOptions): OnePortServer {
   const shutdown = async (): Promise<void> => {
     // The front counts every socket it accepted, handed over or not: its close callback means all are gone.
     const closed = new Promise<void>((resolve) => front.close(() => resolve()));
-    for (const socket of sniffing) socket.destroy();
+    // A connection still being sniffed was accepted before the stop and may be sending a request: it is
+    // handed over as usual (HTTP/1.1 answered with `Connection: close`, HTTP/2 sent a GOAWAY), unless it
+    // stays silent as long as an idle keep-alive connection may (drainHttp1).
+    stopping = true;
+    const sweep = setInterval(() => {
+      void afterPendingIo().then(() => {
+        const now = Date.now();
+        for (const [socket, since] of sniffing) if (now - since >= SHUTDOWN_IDLE_QUIET_MS) socket.destroy();
+      });
+    }, 50);
     for (const session of sessions) session.close();
-    http1.close();
-    http1.closeIdleConnections();
-    const sweep = setInterval(() => http1.closeIdleConnections(), 50);
     const cut = setTimeout(() => {
       for (const session of sessions) session.destroy();
       for (const socket of sockets) socket.destroy();
     }, graceMs);
     try {
-      await closed;
+      // HTTP/1.1 connections end with a `Connection: close` response or after a quiet spell, never mid-request.
+      await Promise.all([closed, drainHttp1(http1, graceMs)]);
     } finally {
       clearInterval(sweep);
       clearTimeout(cut);
+      // Stops the http server's timeout checks; it has no connection left to close.
+      http1.close();
       http2.close();
     }
   };

@@ -1,13 +1,21 @@
-import { create } from '@bufbuild/protobuf';
+import { create, type DescMethod, type Message } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { Core } from '../../composition/create-app.ts';
-import { isOrderId, type Order as DomainOrder } from '../../domain/order.ts';
+import type { Order as DomainOrder } from '../../domain/order.ts';
+import type { Principal } from '../../service/authenticate.ts';
 import type { CallContext } from '../../service/order-service.ts';
-import { ErrInvalidOrderId } from '../http/http-errors.ts';
 import { pageFromQuery } from '../http/pagination.ts';
-import { OrderSchema, type Order, type Orders } from '../../gen/ordersv1/orders_pb.js';
+import {
+  OrderSchema,
+  Orders,
+  type CreateOrderRequest,
+  type GetOrderRequest,
+  type ListOrdersRequest,
+  type LoginRequest,
+  type Order,
+} from '../../gen/ordersv1/orders_pb.js';
 import { requirePrincipal } from './auth-interceptor.ts';
+import type { UnaryCall, UnaryMethod } from './unary-server/unary-server.ts';
 
 /** Wire shape of an order (spec 2.1), as the HTTP DTO but with a Timestamp for created_at. */
 export function toOrderMessage(order: DomainOrder): Order {
@@ -20,36 +28,48 @@ export function toOrderMessage(order: DomainOrder): Order {
   });
 }
 
+type Call = UnaryCall<Principal>;
+
 /** The caller as the interceptor left it, and the call's done signal for the session lease (spec 3.2 rule 2). */
-function callContext(ctx: HandlerContext): CallContext {
-  return { principal: requirePrincipal(ctx.values), signal: ctx.signal };
+function callContext(call: Call): CallContext {
+  return { principal: requirePrincipal(call), signal: call.signal };
+}
+
+/** Full method name (spec 4.4, 9 rule 1): the key the server routes by. */
+export function fullMethodName(method: DescMethod): string {
+  return `/${method.parent.typeName}/${method.name}`;
 }
 
 /**
  * ordersv1.Orders: parse → core service → map, as RestApi does for HTTP. Errors are thrown as the
- * core raises them; the error interceptor maps them with the one table (grpc-errors.ts).
+ * core raises them; grpc-handler.ts maps them with the one table (errors/error-table.ts).
  */
-export function createOrdersService(core: Pick<Core, 'auth' | 'orders'>): ServiceImpl<typeof Orders> {
-  return {
-    async login(req) {
-      return { token: await core.auth.login(req.username, req.password) };
+export function createOrdersMethods(core: Pick<Core, 'auth' | 'orders'>): Map<string, UnaryMethod<Principal>> {
+  const handlers: Record<keyof typeof Orders.method, (req: never, call: Call) => Promise<Message>> = {
+    // The peer address keys the core's login gate, so gRPC callers queue apart from each other (LOGIN-gate-fair).
+    login: async (req: LoginRequest, call) => create(Orders.method.login.output, { token: await core.auth.login(req.username, req.password, call.peer) }),
+    createOrder: async (req: CreateOrderRequest, call) => {
+      // The HTTP Idempotency-Key as metadata (issue 13); parsed and enforced by the service.
+      const key = call.headers['idempotency-key'];
+      const idempotencyKey = Array.isArray(key) ? key.join(', ') : key;
+      return toOrderMessage(await core.orders.create(callContext(call), req.item, req.quantity, { idempotencyKey }));
     },
-    async createOrder(req, ctx) {
-      return toOrderMessage(await core.orders.create(callContext(ctx), req.item, req.quantity));
+    // The id is parsed (UUID, lower-cased) by the service, once for every transport.
+    getOrder: async (req: GetOrderRequest, call) => {
+      return toOrderMessage(await core.orders.get(callContext(call), req.id));
     },
-    async getOrder(req, ctx) {
-      const call = callContext(ctx);
-      if (!isOrderId(req.id)) throw new ErrInvalidOrderId();
-      return toOrderMessage(await core.orders.get(call, req.id.toLowerCase()));
-    },
-    async listOrders(req, ctx) {
+    listOrders: async (req: ListOrdersRequest, call) => {
       // The same clamps as GET /orders (spec 4.1 rule 6): proto3's 0 for an absent field gives 20.
       const page = pageFromQuery(String(req.limit), String(req.offset));
-      const orders = await core.orders.list(callContext(ctx), page);
-      return { orders: orders.map(toOrderMessage) };
+      const orders = await core.orders.list(callContext(call), page);
+      return create(Orders.method.listOrders.output, { orders: orders.map(toOrderMessage) });
     },
-    async recent(_req, ctx) {
-      return { recent: core.orders.recent(callContext(ctx)) };
-    },
+    recent: async (_req, call) => create(Orders.method.recent.output, { recent: core.orders.recent(callContext(call)) }),
   };
+  const methods = new Map<string, UnaryMethod<Principal>>();
+  for (const [key, handle] of Object.entries(handlers)) {
+    const method = Orders.method[key as keyof typeof Orders.method];
+    methods.set(fullMethodName(method), { input: method.input, output: method.output, handle: handle as UnaryMethod<Principal>['handle'] });
+  }
+  return methods;
 }

@@ -65,6 +65,22 @@ describe('admin handler (spec 4.2)', () => {
     }
   });
 
+  it('/livez answers 200 without asking the checker, even when every component is down (ADMIN-livez)', async () => {
+    const failing: HealthReport = { clean: false, nodes: [{ name: 'database', status: 'unavailable', error: 'database: connection refused' }] };
+    let asked = 0;
+    const counting: Checker = {
+      health: async () => (asked++, failing),
+      ready: async () => (asked++, failing),
+    };
+    const url = await serve(counting);
+    const response = await fetch(`${url}/livez`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(await response.text()).toBe('{"clean":true,"nodes":null}');
+    expect(asked).toBe(0);
+    expect((await fetch(`${url}/livez`, { method: 'POST' })).status).toBe(404);
+  });
+
   it('a checker that throws gives 500, not a hung request', async () => {
     const broken: Checker = {
       health: async () => {

@@ -6,6 +6,9 @@ import type { HttpMetrics } from '../../observability/metrics.ts';
  * The admin listener's routes (spec 4.2), written against the Checker interface so every executable
  * serves them the same way. Meant for the cluster network only: it names components.
  */
+/** The liveness answer: the health report's shape with no component consulted. */
+const LIVE: HealthReport = { clean: true, nodes: null };
+
 export function createAdminHandler(checker: Checker, metrics: HttpMetrics): (req: IncomingMessage, res: ServerResponse) => void {
   const sendReport = (res: ServerResponse, report: HealthReport): void => {
     res.writeHead(report.clean ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(report));
@@ -19,6 +22,10 @@ export function createAdminHandler(checker: Checker, metrics: HttpMetrics): (req
     const route = `${req.method} ${path}`;
     const answer = async (): Promise<void> => {
       switch (route) {
+        case 'GET /livez':
+          // Liveness (rule ADMIN-livez): answered by the event loop alone, never by a backend or the
+          // checker, so an orchestrator restarts a wedged process and never one whose database is down.
+          return sendReport(res, LIVE);
         case 'GET /healthz':
           return sendReport(res, await checker.health());
         case 'GET /readyz':

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Order } from '../../domain/order.ts';
 import { decodeCreateOrderRequest, decodeLoginRequest, toOrderDto } from './dto.ts';
-import { ErrMalformedBody } from './http-errors.ts';
+import { ErrMalformedBody } from '../errors/request-errors.ts';
 
 function malformed(decode: (raw: string) => unknown, raw: string): unknown {
   try {

@@ -1,7 +1,7 @@
 import { SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
 import type { HttpMetrics } from '../../observability/metrics.ts';
 import { UNMATCHED_ROUTE } from '../../observability/metrics.ts';
-import type { Logger } from '../../observability/logger.ts';
+import type { Logger } from '../../ports/logger.ts';
 
 /**
  * The observation steps of spec 4.3/4.5, written once; each HTTP transport calls them from its own
@@ -36,14 +36,4 @@ export function recordRequestMetrics(metrics: HttpMetrics, method: string, route
 /** One line per request, after the response; bodies are never logged (spec 4.3 rule 2). */
 export function logRequest(logger: Logger, method: string, path: string, status: number): void {
   logger.info({ method, path, status }, 'request');
-}
-
-/** Expected failures the operator must hear of (HttpError.logAs): the error's own (secret-free) text. */
-export function logMappedFailure(logger: Logger, message: string, error: unknown, path: string): void {
-  logger.error({ err: error instanceof Error ? error.message : String(error), path }, message);
-}
-
-/** Spec 4.3 rule 1. */
-export function logPanic(logger: Logger, error: unknown, path: string): void {
-  logger.error({ panic: error instanceof Error ? error.message : String(error), path }, 'api: panic recovered');
 }

@@ -1,14 +1,4 @@
-/**
- * Token bucket per client key for the node:http transport (Koa and the gRPC executable's REST side
- * use koa-ratelimit). Our choices for spec 8's "not shown": keyed by client address, refilled at
- * RATE_LIMIT_RPS tokens per second, burst of RATE_LIMIT_RPS.
- */
-export interface RateDecision {
-  readonly allowed: boolean;
-  /** Whole seconds until a token is available, for Retry-After. */
-  readonly retryAfterSeconds: number;
-  readonly remaining: number;
-}
+import { bucketDecision, type RateLimitDecision, type RateLimitStore } from '../../ports/rate-limit-store.ts';
 
 interface Bucket {
   tokens: number;
@@ -17,7 +7,12 @@ interface Bucket {
 
 const PRUNE_ABOVE = 10_000;
 
-export class TokenBucketLimiter {
+/**
+ * In-process token bucket per client key: the store of RATE_LIMIT_STORE=memory and the fallback of
+ * the shared one. Our choices for spec 8's "not shown" (rule LIMIT-rate-keying): refilled at
+ * RATE_LIMIT_RPS tokens per second, burst of RATE_LIMIT_RPS.
+ */
+export class TokenBucketLimiter implements RateLimitStore {
   readonly #rate: number;
   readonly #burst: number;
   readonly #now: () => number;
@@ -31,16 +26,12 @@ export class TokenBucketLimiter {
     this.#now = now;
   }
 
-  get limit(): number {
-    return this.#burst;
-  }
-
   /** Buckets held: memory in use, for tests. */
   get size(): number {
     return this.#buckets.size;
   }
 
-  take(key: string): RateDecision {
+  take(key: string): RateLimitDecision {
     const now = this.#now();
     const bucket = this.#buckets.get(key) ?? { tokens: this.#burst, updatedAt: now };
     bucket.tokens = Math.min(this.#burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.#rate);
@@ -54,11 +45,9 @@ export class TokenBucketLimiter {
       }
       this.#buckets.set(key, bucket);
     }
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
-      return { allowed: true, retryAfterSeconds: 0, remaining: Math.floor(bucket.tokens) };
-    }
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.#rate)), remaining: 0 };
+    const allowed = bucket.tokens >= 1;
+    if (allowed) bucket.tokens -= 1;
+    return bucketDecision(allowed, bucket.tokens, this.#rate, this.#burst, now);
   }
 
   /** Buckets that would be full again carry no information: dropping them bounds memory. */

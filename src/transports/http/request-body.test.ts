@@ -3,8 +3,8 @@ import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ErrBodyTooLarge, ErrClientClosed } from './http-errors.ts';
-import { MAX_BODY_BYTES, readBody } from './request-body.ts';
+import { ErrBodyTooLarge, ErrClientClosed, ErrUnsupportedMediaType } from '../errors/request-errors.ts';
+import { checkJsonContentType, MAX_BODY_BYTES, readBody } from './request-body.ts';
 
 /** A request-shaped stream that records how many chunks were pulled from it. */
 function fakeRequest(chunks: Buffer[], headers: Record<string, string> = {}): { req: IncomingMessage; pulled: () => number } {
@@ -114,5 +114,23 @@ describe('readBody', () => {
       server.closeAllConnections();
       server.close();
     }
+  });
+});
+
+describe('checkJsonContentType (rule HTTP-json-content-type)', () => {
+  it.each([undefined, 'application/json', 'Application/JSON', 'application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/problem+json', 'application/vnd.orders+json; charset=utf8'])(
+    'accepts %s',
+    (type) => expect(() => checkJsonContentType(type)).not.toThrow(),
+  );
+
+  it.each(['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'text/json', 'application/jsonx', 'application/json; charset=iso-8859-1', ''])(
+    'refuses %s with ErrUnsupportedMediaType',
+    (type) => expect(() => checkJsonContentType(type)).toThrow(ErrUnsupportedMediaType),
+  );
+
+  it('readBody refuses before pulling a chunk', async () => {
+    const { req, pulled } = fakeRequest([Buffer.from('{}')], { 'content-type': 'text/plain' });
+    expect(await failure(readBody(req))).toBeInstanceOf(ErrUnsupportedMediaType);
+    expect(pulled()).toBe(0);
   });
 });

@@ -1,12 +1,26 @@
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
-import { ErrBodyTooLarge, ErrClientClosed } from './http-errors.ts';
+import { ErrBodyTooLarge, ErrClientClosed, ErrUnsupportedMediaType } from '../errors/request-errors.ts';
 
 /** Our choice for "request body size limit: not shown" (spec 8). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Reads a request body as UTF-8, refusing more than MAX_BODY_BYTES without buffering the rest. */
+/**
+ * Rule HTTP-json-content-type: a body is read only when it says it is JSON (`application/json` or a
+ * `+json` type, charset UTF-8 if named), or says nothing; anything else (curl -d's form type, text,
+ * XML) is 415 before a byte is read, never parsed as JSON by accident.
+ */
+export function checkJsonContentType(contentType: string | undefined): void {
+  if (contentType === undefined) return;
+  const [type = '', ...parameters] = contentType.split(';').map((part) => part.trim().toLowerCase());
+  const json = type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+  const charset = parameters.find((parameter) => parameter.startsWith('charset='))?.slice('charset='.length).replaceAll('"', '');
+  if (!json || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) throw new ErrUnsupportedMediaType();
+}
+
+/** Reads a JSON request body as UTF-8, refusing more than MAX_BODY_BYTES without buffering the rest. */
 export async function readBody(req: IncomingMessage | Http2ServerRequest, limit = MAX_BODY_BYTES): Promise<string> {
+  checkJsonContentType(req.headers['content-type']);
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw new ErrBodyTooLarge();
   const chunks: Buffer[] = [];

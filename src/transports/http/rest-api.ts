@@ -1,9 +1,7 @@
-import { isOrderId } from '../../domain/order.ts';
 import type { AuthService } from '../../service/auth-service.ts';
 import type { Principal } from '../../service/authenticate.ts';
 import type { OrderService } from '../../service/order-service.ts';
 import { decodeCreateOrderRequest, decodeLoginRequest, toOrderDto } from './dto.ts';
-import { ErrInvalidOrderId } from './http-errors.ts';
 import { pageFromQuery } from './pagination.ts';
 
 /** What every HTTP transport hands an operation, whatever its framework. */
@@ -11,8 +9,12 @@ export interface RestRequest {
   readonly params: Readonly<Record<string, string | undefined>>;
   readonly query: URLSearchParams;
   readonly readBody: () => Promise<string>;
+  /** The caller's opaque key (http/client-key.ts) for the core's fair login gate. */
+  readonly client: string;
   /** Aborts when the request ends: the session lease's fallback release hangs on it (spec 3.2 rule 2). */
   readonly signal: AbortSignal;
+  /** Request headers, names lower-cased (node:http's IncomingHttpHeaders). */
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 export interface RestResult {
@@ -25,7 +27,7 @@ export type ProtectedOperation = (req: RestRequest, principal: Principal) => Pro
 
 /**
  * The business operations of spec 4.1, framework-neutral: parse → call the service → shape the
- * result. Errors are thrown and mapped by the transport's single error table (http-errors.ts).
+ * result. Errors are thrown and mapped by the one error table (errors/error-table.ts) via http-errors.ts.
  */
 export class RestApi {
   readonly #auth: AuthService;
@@ -38,19 +40,18 @@ export class RestApi {
 
   readonly login: PublicOperation = async (req) => {
     const { username, password } = decodeLoginRequest(await req.readBody());
-    return { status: 200, body: { token: await this.#auth.login(username, password) } };
+    return { status: 200, body: { token: await this.#auth.login(username, password, req.client) } };
   };
 
   readonly createOrder: ProtectedOperation = async (req, principal) => {
     const { item, quantity } = decodeCreateOrderRequest(await req.readBody());
-    const order = await this.#orders.create({ principal, signal: req.signal }, item, quantity);
+    const idempotencyKey = singleHeader(req.headers?.['idempotency-key']);
+    const order = await this.#orders.create({ principal, signal: req.signal }, item, quantity, { idempotencyKey });
     return { status: 201, body: toOrderDto(order) };
   };
 
   readonly getOrder: ProtectedOperation = async (req, principal) => {
-    const id = req.params['id'] ?? '';
-    if (!isOrderId(id)) throw new ErrInvalidOrderId();
-    const order = await this.#orders.get({ principal, signal: req.signal }, id.toLowerCase());
+    const order = await this.#orders.get({ principal, signal: req.signal }, req.params['id'] ?? '');
     return { status: 200, body: toOrderDto(order) };
   };
 
@@ -63,4 +64,12 @@ export class RestApi {
   readonly recent: ProtectedOperation = async (req, principal) => {
     return { status: 200, body: { recent: this.#orders.recent({ principal, signal: req.signal }) } };
   };
+}
+
+/**
+ * A repeated header arrives as an array (or comma-joined): Idempotency-Key is a single Item, so a
+ * list is passed on as is and fails the key's parse (400) rather than picking one.
+ */
+function singleHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
 }

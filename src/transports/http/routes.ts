@@ -27,6 +27,22 @@ export function routeLabel(method: string, path: string): string {
   return `${method} ${path}`;
 }
 
+/**
+ * RFC 9110 §9.1: a GET route answers HEAD too (the same status and headers, no body; rule
+ * HTTP-head). Node's ServerResponse drops the body of a HEAD response itself.
+ */
+export function routeMatchesMethod(routeMethod: string, requestMethod: string): boolean {
+  return routeMethod === requestMethod || (routeMethod === 'GET' && requestMethod === 'HEAD');
+}
+
+/** The Allow header of a 405 from the methods of the routes on that path: HEAD follows GET. */
+export function allowHeader(routeMethods: readonly string[]): string {
+  const methods = [...new Set(routeMethods.filter((method) => method !== 'HEAD'))];
+  const get = methods.indexOf('GET');
+  if (get >= 0) methods.splice(get + 1, 0, 'HEAD');
+  return methods.join(', ');
+}
+
 /** `/orders/{id}` → `/orders/:id` for routers that use the colon form (URLPattern, @koa/router). */
 export function toColonPattern(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');

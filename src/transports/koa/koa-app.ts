@@ -1,21 +1,15 @@
 import Koa from 'koa';
 import type { Core } from '../../composition/create-app.ts';
 import type { KoaState } from './koa-context.ts';
-import { doneSignal, errorMapping, metrics, notMatched, recovery, requestLogging, tracing } from './koa-middleware.ts';
+import { doneSignal, errorMapping, hostHeader, metrics, notMatched, recovery, requestLogging, tracing } from './koa-middleware.ts';
 import { rateLimiting } from './koa-rate-limit.ts';
 import { createProtectedRouter, createPublicRouter } from './koa-routes.ts';
-
-export interface KoaAppOptions {
-  /** koa-ratelimit's per-process memory driver; see koa-rate-limit.ts for why not Redis. */
-  readonly limiter: 'memory';
-}
 
 /**
  * The complete REST API on Koa (spec 1, transport 2). It owns no server: orders-koa mounts
  * `app.callback()` on node:http, the gRPC executable on its shared port.
  */
-export function createKoaApp(core: Core, options: KoaAppOptions): Koa<KoaState> {
-  if (options.limiter !== 'memory') throw new Error(`koa: unknown limiter ${String(options.limiter)}`);
+export function createKoaApp(core: Core): Koa<KoaState> {
   const app = new Koa<KoaState>();
   // Spec 4.3 rule 4: release mode set in code, never taken from NODE_ENV; Koa's own error printing off
   // (recovery below logs through our logger); the client address is the TCP peer, not X-Forwarded-For.
@@ -31,10 +25,12 @@ export function createKoaApp(core: Core, options: KoaAppOptions): Koa<KoaState> 
   app.use(tracing(observability));
   app.use(metrics(observability));
   app.use(requestLogging(observability.logger));
-  app.use(rateLimiting(core.config.rateLimitRps));
+  // The one REST limiter (memory or shared, per RATE_LIMIT_STORE), as on node:http.
+  app.use(rateLimiting(core.rateLimiter, [publicRoutes, protectedRoutes]));
   // The router: the pieces below answer every request the limiter lets through.
   app.use(doneSignal());
   app.use(errorMapping(observability.logger));
+  app.use(hostHeader());
   app.use(publicRoutes.routes());
   app.use(protectedRoutes.routes());
   app.use(notMatched());

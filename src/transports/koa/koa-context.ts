@@ -1,6 +1,7 @@
 import type { RouterContext, RouterMiddleware } from '@koa/router';
 import type { Principal } from '../../service/authenticate.ts';
 import { routeLabel, toBracePattern } from '../http/routes.ts';
+import type { StaticReply } from '../http/static-reply.ts';
 
 /** What our layers keep on `ctx.state` for one request. */
 export interface KoaState {
@@ -10,8 +11,8 @@ export interface KoaState {
   body?: string;
   /** Aborts when the response is finished or the connection dropped: the session lease's fallback. */
   done?: AbortSignal;
-  /** Set by koa-ratelimit when it refused the request. */
-  rateLimit?: unknown;
+  /** Set by the rate limiter when it refused the request: the route label the router would have matched. */
+  throttledRoute?: string;
 }
 
 export type KoaContext = RouterContext<KoaState>;
@@ -36,14 +37,27 @@ export function sendText(ctx: KoaContext, status: number, contentType: string, t
   ctx.body = text;
 }
 
+/** Headers first: Koa keeps a content type that is already set, for a Buffer body too. */
+export function sendStatic(ctx: KoaContext, reply: StaticReply): void {
+  ctx.status = reply.status;
+  ctx.set(reply.headers);
+  ctx.body = reply.body;
+}
+
 /**
  * The spec 4.5 label of the route that matched, or undefined. Read from the layers the router matched
  * rather than `ctx._matchedRoute`: @koa/router overwrites that with each layer it runs, so when the
  * protected group's authentication rejects, it holds the group middleware's path `(?:\/|$)`.
  */
 export function matchedRouteLabel(ctx: KoaContext): string | undefined {
+  if (ctx.state.throttledRoute !== undefined) return ctx.state.throttledRoute;
   if (ctx.routeMatched !== true) return undefined;
-  const layer = ctx.matched?.findLast((candidate) => candidate.methods.includes(ctx.method));
+  return routeLabelOfLayers(ctx.matched ?? [], ctx.method);
+}
+
+/** The label of the last of the matched layers that serves `method` (group middleware serves none). */
+export function routeLabelOfLayers(layers: readonly { readonly methods: string[]; readonly path: unknown }[], method: string): string | undefined {
+  const layer = layers.findLast((candidate) => candidate.methods.includes(method));
   if (layer === undefined || typeof layer.path !== 'string') return undefined;
-  return routeLabel(ctx.method, toBracePattern(layer.path));
+  return routeLabel(method, toBracePattern(layer.path));
 }

@@ -1,9 +1,12 @@
-import type { Logger } from '../../observability/logger.ts';
+import type { Logger } from '../../ports/logger.ts';
 import type { HttpObservability } from '../http/http-observability.ts';
-import { endRequestSpan, logMappedFailure, logPanic, logRequest, recordRequestMetrics, startRequestSpan } from '../http/http-observability.ts';
+import { logMappedFailure, logPanic } from '../errors/error-log.ts';
+import { endRequestSpan, logRequest, recordRequestMetrics, startRequestSpan } from '../http/http-observability.ts';
 import { INTERNAL_ERROR, toHttpError } from '../http/http-errors.ts';
 import { matchedRouteLabel, sendError, type KoaContext, type KoaMiddleware } from './koa-context.ts';
 import { REQUEST_ENDED } from '../http/request-ended.ts';
+import { checkHostHeader } from '../http/request-headers.ts';
+import { allowHeader } from '../http/routes.ts';
 
 /**
  * Koa writes the response after the whole chain returns, so an outer layer reads the final status
@@ -88,9 +91,17 @@ export function errorMapping(logger: Logger): KoaMiddleware {
  */
 export function notMatched(): KoaMiddleware {
   return (ctx) => {
-    const allowed = [...new Set((ctx.matched ?? []).flatMap((layer) => layer.methods))];
+    const allowed = (ctx.matched ?? []).flatMap((layer) => layer.methods);
     if (allowed.length === 0) return sendError(ctx, 404, 'not found');
-    ctx.set('Allow', allowed.join(', '));
+    ctx.set('Allow', allowHeader(allowed));
     sendError(ctx, 405, 'method not allowed');
+  };
+}
+
+/** RFC 9112 §3.2, the shared check (http/request-headers.ts): inside errorMapping, before the routers. */
+export function hostHeader(): KoaMiddleware {
+  return async (ctx, next) => {
+    checkHostHeader(ctx.req);
+    await next();
   };
 }

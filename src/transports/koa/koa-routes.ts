@@ -3,12 +3,13 @@ import { ErrValidation } from '../../domain/errors.ts';
 import { authenticate } from '../../service/authenticate.ts';
 import type { TokenService } from '../../service/token-service.ts';
 import { decodeLoginRequest } from '../http/dto.ts';
-import { OPENAPI_YAML } from '../http/openapi-document.ts';
+import { CONTRACT_ROUTES } from '../http/contract-routes.ts';
 import { readBody } from '../http/request-body.ts';
+import { clientKey } from '../http/client-key.ts';
+import { authorizationHeader } from '../http/request-headers.ts';
 import type { ProtectedOperation, PublicOperation, RestApi, RestRequest } from '../http/rest-api.ts';
-import { OPENAPI_PATH, PROTECTED_ROUTES, PUBLIC_ROUTES, SWAGGER_PATH, toColonPattern, type Method } from '../http/routes.ts';
-import { SWAGGER_PAGE_HTML } from '../http/swagger-page.ts';
-import { sendJson, sendText, type KoaContext, type KoaMiddleware, type KoaState } from './koa-context.ts';
+import { PROTECTED_ROUTES, PUBLIC_ROUTES, toColonPattern, type Method } from '../http/routes.ts';
+import { sendJson, sendStatic, type KoaContext, type KoaMiddleware, type KoaState } from './koa-context.ts';
 
 /** This variant's answer to spec 4.1 rule 9 (login required fields): 400 with this text. */
 export const LOGIN_FIELDS_REQUIRED = 'username and password are required';
@@ -24,6 +25,8 @@ function toRestRequest(ctx: KoaContext): RestRequest {
     query: new URLSearchParams(ctx.querystring),
     signal: done,
     readBody: () => (body !== undefined ? Promise.resolve(body) : readBody(ctx.req)),
+    headers: ctx.req.headers,
+    client: clientKey(ctx.req),
   };
 }
 
@@ -61,22 +64,14 @@ function loginValidation(): KoaMiddleware {
 /** The group's first middleware: the shared authentication step (spec 5 rule 6). */
 function authentication(tokens: TokenService): KoaMiddleware {
   return async (ctx, next) => {
-    ctx.state.principal = await authenticate(ctx.req.headers.authorization, tokens);
+    ctx.state.principal = await authenticate(authorizationHeader(ctx.req), tokens);
     await next();
   };
 }
 
+/** @koa/router answers HEAD on a GET route by running it (rule HTTP-head, as routes.ts routeMatchesMethod). */
 function register(router: Router<KoaState>, method: Method, path: string, ...middleware: KoaMiddleware[]): void {
   router.register(toColonPattern(path), [method], middleware);
-}
-
-/**
- * @koa/router answers HEAD on every GET route by running the GET handler. Spec 4.1 lists GET only, and
- * orders-stdlib answers HEAD with 405; dropping HEAD keeps both transports the same.
- */
-function withoutImplicitHead(router: Router<KoaState>): Router<KoaState> {
-  for (const layer of router.stack) layer.methods = layer.methods.filter((method) => method !== 'HEAD');
-  return router;
 }
 
 /** Login and the contract documents: no authentication. */
@@ -86,9 +81,10 @@ export function createPublicRouter(api: RestApi): Router<KoaState> {
     const guards = route.operation === 'login' ? [loginValidation()] : [];
     register(router, route.method, route.path, ...guards, publicHandler(api[route.operation]));
   }
-  register(router, 'GET', OPENAPI_PATH, (ctx) => sendText(ctx, 200, 'application/yaml', OPENAPI_YAML));
-  register(router, 'GET', SWAGGER_PATH, (ctx) => sendText(ctx, 200, 'text/html; charset=utf-8', SWAGGER_PAGE_HTML));
-  return withoutImplicitHead(router);
+  for (const route of CONTRACT_ROUTES) {
+    register(router, 'GET', route.path, (ctx) => sendStatic(ctx, route.reply(ctx.get('if-none-match') || undefined)));
+  }
+  return router;
 }
 
 /**
@@ -100,5 +96,5 @@ export function createProtectedRouter(api: RestApi, tokens: TokenService): Route
   const router = new Router<KoaState>(ROUTER_OPTIONS);
   router.use(authentication(tokens));
   for (const route of PROTECTED_ROUTES) register(router, route.method, route.path, protectedHandler(api[route.operation]));
-  return withoutImplicitHead(router);
+  return router;
 }

@@ -1,8 +1,10 @@
 import type { HttpObservability } from '../http/http-observability.ts';
-import { endRequestSpan, logPanic, logRequest, recordRequestMetrics, startRequestSpan } from '../http/http-observability.ts';
+import { logPanic } from '../errors/error-log.ts';
+import { endRequestSpan, logRequest, recordRequestMetrics, startRequestSpan } from '../http/http-observability.ts';
 import { INTERNAL_ERROR } from '../http/http-errors.ts';
-import { RATE_LIMITED_MESSAGE, type TokenBucketLimiter } from '../http/rate-limiter.ts';
-import type { Logger } from '../../observability/logger.ts';
+import { rateLimitHeaders, type HttpRateLimiter } from '../http/http-rate-limiter.ts';
+import { RATE_LIMITED_MESSAGE } from '../http/rate-limiter.ts';
+import type { Logger } from '../../ports/logger.ts';
 import { sendError, type Exchange, type Middleware } from './exchange.ts';
 
 /**
@@ -65,15 +67,21 @@ export function requestLogging(logger: Logger): Middleware {
   };
 }
 
-export function rateLimiting(limiter: TokenBucketLimiter): Middleware {
+/**
+ * Around the router (CHAIN-order). A refused request never reaches the router, so the route label the
+ * observers record is resolved here from the router's own table (rule OBS-429-route-label).
+ */
+export function rateLimiting(limiter: HttpRateLimiter, routeLabel: (method: string, path: string) => string | undefined): Middleware {
   return (next) => async (exchange) => {
-    const decision = limiter.take(exchange.req.socket.remoteAddress ?? 'unknown');
-    exchange.res.setHeader('ratelimit-limit', String(limiter.limit));
-    exchange.res.setHeader('ratelimit-remaining', String(decision.remaining));
+    const { req, res } = exchange;
+    const decision = await limiter.take({ peer: req.socket.remoteAddress, forwardedFor: req.headers['x-forwarded-for'] });
+    const headers = rateLimitHeaders(decision);
     if (!decision.allowed) {
-      sendError(exchange.res, 429, RATE_LIMITED_MESSAGE, { 'retry-after': String(decision.retryAfterSeconds) });
+      exchange.route = routeLabel(exchange.method, exchange.path);
+      sendError(res, 429, RATE_LIMITED_MESSAGE, headers);
       return;
     }
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     await next(exchange);
   };
 }

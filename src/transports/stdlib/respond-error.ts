@@ -1,6 +1,6 @@
-import type { Logger } from '../../observability/logger.ts';
+import type { Logger } from '../../ports/logger.ts';
 import { toHttpError } from '../http/http-errors.ts';
-import { logMappedFailure } from '../http/http-observability.ts';
+import { logMappedFailure } from '../errors/error-log.ts';
 import { sendError, type Exchange } from './exchange.ts';
 
 /**

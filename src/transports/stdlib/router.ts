@@ -1,9 +1,11 @@
-import type { Logger } from '../../observability/logger.ts';
+import type { Logger } from '../../ports/logger.ts';
 import type { TokenService } from '../../service/token-service.ts';
 import { authenticate } from '../../service/authenticate.ts';
 import type { ProtectedOperation, PublicOperation, RestRequest } from '../http/rest-api.ts';
-import { routeLabel, toColonPattern } from '../http/routes.ts';
+import { allowHeader, routeLabel, routeMatchesMethod, toColonPattern } from '../http/routes.ts';
+import { authorizationHeader, checkHostHeader } from '../http/request-headers.ts';
 import { readBody } from '../http/request-body.ts';
+import { clientKey } from '../http/client-key.ts';
 import { sendError, sendJson, type Exchange, type Handler } from './exchange.ts';
 import { respondWithError } from './respond-error.ts';
 
@@ -13,14 +15,15 @@ type RouteHandler = (exchange: Exchange, params: Params) => Promise<void>;
 interface Route {
   readonly method: string;
   readonly pattern: RegExp;
-  readonly label: string;
+  /** The spec's brace form, for the route label of the request's own method (a HEAD on a GET route is `HEAD …`). */
+  readonly path: string;
   readonly handler: RouteHandler;
 }
 
 /**
  * `/orders/:id` → /^\/orders\/(?<id>[^/]+)$/: a named parameter is one non-empty segment, as in
  * URLPattern's default, and everything else matches literally. Compiled once per route: URLPattern
- * test + exec on every route was ~12% of a GET's CPU (bench/proposed/router-regexp.patch).
+ * test + exec on every route was ~12% of a GET's CPU (profiled with bench/profile.ts; measured A/B with bench/ab.ts).
  */
 export function compilePath(path: string): RegExp {
   const source = toColonPattern(path)
@@ -58,40 +61,51 @@ export class Router {
 
   protected(method: string, path: string, operation: ProtectedOperation): void {
     this.#add(method, path, async (exchange, params) => {
-      const principal = await authenticate(exchange.req.headers.authorization, this.#tokens);
+      const principal = await authenticate(authorizationHeader(exchange.req), this.#tokens);
       const result = await operation(toRestRequest(exchange, params), principal);
       sendJson(exchange.res, result.status, result.body);
     });
   }
 
   #add(method: string, path: string, handler: RouteHandler): void {
-    this.#routes.push({ method, pattern: compilePath(path), label: routeLabel(method, path), handler });
+    this.#routes.push({ method, pattern: compilePath(path), path, handler });
   }
 
-  readonly handle: Handler = async (exchange) => {
-    let route: Route | undefined;
-    let groups: Params = {};
+  /** The label of the route `handle` would run, without running it (a throttled request's metrics). */
+  routeLabel(method: string, path: string): string | undefined {
+    const { route } = this.#match(method, path);
+    return route === undefined ? undefined : routeLabel(method, route.path);
+  }
+
+  #match(method: string, path: string): { route: Route | undefined; groups: Params; pathMethods: string[] } {
     /** Methods of the routes whose path matched; complete only when no route matched the method too. */
     const pathMethods: string[] = [];
     for (const candidate of this.#routes) {
-      const match = candidate.pattern.exec(exchange.path);
+      const match = candidate.pattern.exec(path);
       if (match === null) continue;
-      if (candidate.method === exchange.method) {
-        route = candidate;
-        groups = match.groups ?? {};
-        break;
-      }
+      if (routeMatchesMethod(candidate.method, method)) return { route: candidate, groups: match.groups ?? {}, pathMethods };
       pathMethods.push(candidate.method);
     }
+    return { route: undefined, groups: {}, pathMethods };
+  }
+
+  readonly handle: Handler = async (exchange) => {
+    try {
+      checkHostHeader(exchange.req);
+    } catch (error) {
+      respondWithError(exchange, error, this.#logger);
+      return;
+    }
+    const { route, groups, pathMethods } = this.#match(exchange.method, exchange.path);
     if (route === undefined) {
       if (pathMethods.length > 0) {
-        sendError(exchange.res, 405, 'method not allowed', { allow: [...new Set(pathMethods)].join(', ') });
+        sendError(exchange.res, 405, 'method not allowed', { allow: allowHeader(pathMethods) });
       } else {
         sendError(exchange.res, 404, 'not found');
       }
       return;
     }
-    exchange.route = route.label;
+    exchange.route = routeLabel(exchange.method, route.path);
     const params = decodeParams(groups);
     try {
       await route.handler(exchange, params);
@@ -115,5 +129,5 @@ function decodeParams(groups: Params): Params {
 }
 
 function toRestRequest(exchange: Exchange, params: Params): RestRequest {
-  return { params, query: exchange.query, signal: exchange.signal, readBody: () => readBody(exchange.req) };
+  return { params, query: exchange.query, signal: exchange.signal, readBody: () => readBody(exchange.req), headers: exchange.req.headers, client: clientKey(exchange.req) };
 }

@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryOrderCache } from '../../../fakes/memory-cache.ts';
-import { MemoryEventBus } from '../../../fakes/memory-event-bus.ts';
 import { MemoryStore } from '../../../fakes/memory-store.ts';
 import { createLogger } from '../../observability/logger.ts';
 import { HttpMetrics } from '../../observability/metrics.ts';
@@ -13,19 +12,23 @@ import { AuthService } from '../../service/auth-service.ts';
 import { OrderService } from '../../service/order-service.ts';
 import { TokenService } from '../../service/token-service.ts';
 import { SessionScope } from '../../session/session-scope.ts';
-import { TokenBucketLimiter, type RateDecision } from '../http/rate-limiter.ts';
+import type { RateLimitDecision } from '../../ports/rate-limit-store.ts';
+import { ClientAddressResolver } from '../http/client-address.ts';
+import { HttpRateLimiter } from '../http/http-rate-limiter.ts';
+import { TokenBucketLimiter } from '../http/rate-limiter.ts';
 import { RestApi } from '../http/rest-api.ts';
 import { createStdlibHandler } from './stdlib-server.ts';
 
 /** A limiter that can be made to throw (a panic in a layer other than the router) or to refuse. */
 class SwitchableLimiter extends TokenBucketLimiter {
   mode: 'allow' | 'throw' | 'refuse' = 'allow';
-  override take(key: string): RateDecision {
+  override take(key: string): RateLimitDecision {
     if (this.mode === 'throw') throw new TypeError('limiter exploded');
-    if (this.mode === 'refuse') return { allowed: false, retryAfterSeconds: 3, remaining: 0 };
+    if (this.mode === 'refuse') return { allowed: false, limit: 1000, retryAfterSeconds: 3, remaining: 0, resetSeconds: 3, atMs: 0 };
     return super.take(key);
   }
 }
+
 
 let server: Server | undefined;
 afterEach(() => {
@@ -65,7 +68,6 @@ async function start(): Promise<{ url: string; sequence: string[]; limiter: Swit
   const orders = new OrderService({
     repository: store,
     cache: new MemoryOrderCache(),
-    publisher: new MemoryEventBus(),
     sessions: new SessionScope({ recentCapacity: 10, logger }),
     logger,
   });
@@ -74,7 +76,7 @@ async function start(): Promise<{ url: string; sequence: string[]; limiter: Swit
     api: new RestApi(new AuthService(store, tokens), orders),
     tokens,
     observability: { tracer: new Tracing({ serviceName: 'chain-test', otlpEndpoint: '', processors: [recorder] }).tracer, metrics, logger },
-    limiter,
+    limiter: new HttpRateLimiter({ resolver: new ClientAddressResolver([]), local: limiter, logger }),
   });
   server = createServer(handler);
   server.listen(0, '127.0.0.1');

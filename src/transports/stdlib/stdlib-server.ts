@@ -1,12 +1,11 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TokenService } from '../../service/token-service.ts';
 import type { HttpObservability } from '../http/http-observability.ts';
-import { OPENAPI_YAML } from '../http/openapi-document.ts';
-import type { TokenBucketLimiter } from '../http/rate-limiter.ts';
+import { CONTRACT_ROUTES } from '../http/contract-routes.ts';
+import type { HttpRateLimiter } from '../http/http-rate-limiter.ts';
 import type { RestApi } from '../http/rest-api.ts';
-import { OPENAPI_PATH, PROTECTED_ROUTES, PUBLIC_ROUTES, SWAGGER_PATH } from '../http/routes.ts';
-import { SWAGGER_PAGE_HTML } from '../http/swagger-page.ts';
-import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../http/server-timeouts.ts';
+import { PROTECTED_ROUTES, PUBLIC_ROUTES } from '../http/routes.ts';
+import { createHttp1Server } from '../http/http1-server.ts';
 import type { Exchange, Handler, Middleware } from './exchange.ts';
 import { metrics, rateLimiting, recovery, requestLogging, tracing } from './middleware.ts';
 import { Router } from './router.ts';
@@ -16,7 +15,7 @@ export interface StdlibDeps {
   readonly api: RestApi;
   readonly tokens: TokenService;
   readonly observability: HttpObservability;
-  readonly limiter: TokenBucketLimiter;
+  readonly limiter: HttpRateLimiter;
 }
 
 
@@ -24,22 +23,27 @@ export function createStdlibRouter(deps: Pick<StdlibDeps, 'api' | 'tokens' | 'ob
   const router = new Router(deps.tokens, deps.observability.logger);
   for (const route of PUBLIC_ROUTES) router.public(route.method, route.path, deps.api[route.operation]);
   for (const route of PROTECTED_ROUTES) router.protected(route.method, route.path, deps.api[route.operation]);
-  router.raw('GET', OPENAPI_PATH, ({ res }) => void res.writeHead(200, { 'content-type': 'application/yaml' }).end(OPENAPI_YAML));
-  router.raw('GET', SWAGGER_PATH, ({ res }) => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(SWAGGER_PAGE_HTML));
+  for (const route of CONTRACT_ROUTES) {
+    router.raw('GET', route.path, ({ req, res }) => {
+      const reply = route.reply(req.headers['if-none-match']);
+      res.writeHead(reply.status, { ...reply.headers, 'content-length': Buffer.byteLength(reply.body) }).end(reply.body);
+    });
+  }
   return router;
 }
 
 /** Spec 4.3 ordering, outermost first: recovery, tracing, metrics, request logging, rate limiter, router. */
 export function createStdlibHandler(deps: StdlibDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { observability } = deps;
+  const router = createStdlibRouter(deps);
   const chain: Middleware[] = [
     recovery(observability.logger),
     tracing(observability),
     metrics(observability),
     requestLogging(observability.logger),
-    rateLimiting(deps.limiter),
+    rateLimiting(deps.limiter, (method, path) => router.routeLabel(method, path)),
   ];
-  const handler: Handler = chain.reduceRight<Handler>((next, layer) => layer(next), createStdlibRouter(deps).handle);
+  const handler: Handler = chain.reduceRight<Handler>((next, layer) => layer(next), router.handle);
   return (req, res) => {
     const target = req.url ?? '/';
     const url = parseTarget(target);
@@ -70,9 +74,5 @@ function parseTarget(target: string): URL | undefined {
 }
 
 export function createStdlibServer(deps: StdlibDeps): Server {
-  const server = createServer(
-    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
-    createStdlibHandler(deps),
-  );
-  return server;
+  return createHttp1Server(createStdlibHandler(deps));
 }

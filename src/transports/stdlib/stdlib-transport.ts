@@ -1,6 +1,5 @@
 import type { TransportFactory } from '../../composition/create-app.ts';
-import { closeHttpServer } from '../http/http-shutdown.ts';
-import { TokenBucketLimiter } from '../http/rate-limiter.ts';
+import { closeHttpServer, trackConnections } from '../http/http-shutdown.ts';
 import { HTTP1_SERVER_TIMEOUTS } from '../http/server-timeouts.ts';
 import { createStdlibServer } from './stdlib-server.ts';
 
@@ -9,7 +8,8 @@ export const stdlibTransport: TransportFactory = (core) => {
     api: core.api,
     tokens: core.tokens,
     observability: core.observability,
-    limiter: new TokenBucketLimiter(core.config.rateLimitRps),
+    limiter: core.rateLimiter,
   });
+  trackConnections(server);
   return { server, shutdown: () => closeHttpServer(server), timeouts: HTTP1_SERVER_TIMEOUTS };
 };

@@ -1,0 +1,151 @@
+import type { Case, FlowContext } from '../case-model.ts';
+import type { RawRequest, Reply } from '../drivers/driver.ts';
+import { recordDecisions } from '../../test/rate-limit/load.ts';
+import { parseScrape } from './observability.ts';
+
+/**
+ * What the REST rate limiter promises beyond "429 past RATE_LIMIT_RPS" (rate-limit.ts): one header set
+ * on every REST transport, the route label of a throttled request, keying behind trusted proxies, and
+ * the shared store's fallback. RATE_LIMIT_RPS=1 throughout: a bucket of one token refilled each second,
+ * so a refusal needs only two requests inside a second, and the checks count refusals ("at least one"),
+ * never time them.
+ */
+
+const INTEGER = /^(0|[1-9]\d*)$/;
+const POSITIVE = /^[1-9]\d*$/;
+const ATTEMPTS = 10;
+
+/** Sends `request(i)` until one answers 429, at most ATTEMPTS times; returns every reply. */
+async function untilRefused(t: FlowContext, request: (i: number) => RawRequest): Promise<Reply[]> {
+  const replies: Reply[] = [];
+  for (let i = 0; i < ATTEMPTS; i++) {
+    const reply = await t.driver.raw!(request(i));
+    replies.push(reply);
+    if (reply.status === 429) break;
+  }
+  return replies;
+}
+
+/** The rate-limit header set (rule RATE-headers); none of the old dialects. */
+function checkHeaderSet(t: FlowContext, reply: Reply, label: string): void {
+  const headers = reply.headers ?? {};
+  t.assert(headers['ratelimit-limit'] === '1', `${label}: RateLimit-Limit is ${headers['ratelimit-limit']}, expected 1 (RATE_LIMIT_RPS)`);
+  t.assert(INTEGER.test(headers['ratelimit-remaining'] ?? ''), `${label}: RateLimit-Remaining ${headers['ratelimit-remaining']} is not a whole number`);
+  t.assert(POSITIVE.test(headers['ratelimit-reset'] ?? ''), `${label}: RateLimit-Reset ${headers['ratelimit-reset']} is not whole seconds >= 1 (a delta, not an epoch)`);
+  const stale = Object.keys(headers).filter((name) => name.startsWith('x-ratelimit-') || name === 'ratelimit' || name === 'ratelimit-policy');
+  t.assert(stale.length === 0, `${label}: another dialect is sent too: ${stale.join(', ')}`);
+  if (reply.status === 429) t.assert(POSITIVE.test(headers['retry-after'] ?? ''), `${label}: Retry-After ${headers['retry-after']} is not whole seconds >= 1`);
+  else t.assert(headers['retry-after'] === undefined, `${label}: Retry-After on a ${reply.status}`);
+}
+
+const ONE_RPS = { env: { RATE_LIMIT_RPS: '1' } };
+
+const cases: Case[] = [
+  {
+    kind: 'flow',
+    name: 'rate-limit-header-set',
+    rules: ['RATE-headers', 'RATE-429-body'],
+    api: 'rest',
+    target: ONE_RPS,
+    async run(t) {
+      const me = await t.user(); // login spends the token; its reply carries the set too
+      const replies = await untilRefused(t, () => ({ method: 'GET', path: '/orders', headers: { authorization: me.auth } }));
+      const refused = replies.at(-1)!;
+      t.assert(refused.status === 429, `no 429 in ${ATTEMPTS} requests at RATE_LIMIT_RPS=1`);
+      t.check(refused, { http: { status: 429, error: 'rate limit exceeded' } }, '429');
+      checkHeaderSet(t, refused, '429');
+      t.assert(refused.headers?.['ratelimit-remaining'] === '0', `429: RateLimit-Remaining is ${refused.headers?.['ratelimit-remaining']}, expected 0`);
+      // An admitted request carries the same set (a 200 of a business operation once the bucket refills).
+      let served: Reply | undefined;
+      for (let i = 0; i < 40 && served?.status !== 200; i++) {
+        if (i > 0) await t.sleep(250);
+        served = await t.driver.listOrders(me.auth, {});
+      }
+      t.check(served!, { http: { status: 200 } }, 'listOrders once refilled');
+      checkHeaderSet(t, served!, '200');
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'rate-limit-429-metrics-route-label',
+    rules: ['METRICS-429-route', 'METRICS-route-label'],
+    api: 'rest',
+    needs: ['admin'],
+    target: ONE_RPS,
+    async run(t) {
+      const id = crypto.randomUUID();
+      const replies = await untilRefused(t, () => ({ method: 'GET', path: `/orders/${id}` }));
+      t.assert(replies.at(-1)?.status === 429, `no 429 in ${ATTEMPTS} requests at RATE_LIMIT_RPS=1`);
+      const samples = parseScrape(await t.scrape()).filter((s) => s.name === 'orders_http_requests_total' && s.labels['status'] === '429');
+      const labelled = samples.filter((s) => s.labels['route'] === 'GET /orders/{id}' && s.labels['method'] === 'GET');
+      t.assert(labelled.length === 1 && labelled[0]!.value >= 1, `no orders_http_requests_total{route="GET /orders/{id}",status="429"}: ${JSON.stringify(samples)}`);
+      const unmatched = samples.filter((s) => s.labels['route'] === 'unmatched');
+      t.assert(unmatched.length === 0, `a throttled request of a known route is labelled unmatched: ${JSON.stringify(unmatched)}`);
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'rate-limit-ignores-forwarded-for-by-default',
+    rules: ['LIMIT-rate-trust-proxy', 'LIMIT-rate-keying'],
+    api: 'rest',
+    target: ONE_RPS,
+    async run(t) {
+      // Without TRUST_PROXY a client naming a new address in each request still has one budget (its TCP peer).
+      const replies = await untilRefused(t, (i) => ({ method: 'GET', path: '/orders', headers: { 'x-forwarded-for': `203.0.113.${i + 1}` } }));
+      t.assert(replies.some((r) => r.status === 429), `X-Forwarded-For chose the bucket: ${replies.length} requests with distinct forwarded addresses and no 429`);
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'rate-limit-trusted-proxy-rightmost-untrusted-hop',
+    rules: ['LIMIT-rate-trust-proxy', 'LIMIT-rate-keying'],
+    api: 'rest',
+    // The test client's connections come from loopback: it plays the trusted proxy.
+    target: { env: { RATE_LIMIT_RPS: '1', TRUST_PROXY: '127.0.0.0/8,::1' } },
+    async run(t) {
+      // Each forwarded client its own budget: ten distinct clients behind the proxy, none refused.
+      const distinct: Reply[] = [];
+      for (let i = 0; i < ATTEMPTS; i++) {
+        distinct.push(await t.driver.raw!({ method: 'GET', path: '/orders', headers: { 'x-forwarded-for': `198.51.100.${i + 1}` } }));
+      }
+      t.assert(distinct.every((r) => r.status === 401), `distinct clients behind a trusted proxy shared a budget: ${distinct.map((r) => r.status).join(',')}`);
+      // A client forging entries left of the address the proxy appended keeps its own one budget.
+      const forged = await untilRefused(t, (i) => ({ method: 'GET', path: '/orders', headers: { 'x-forwarded-for': `192.0.2.${i + 1}, 203.0.113.77` } }));
+      t.assert(forged.some((r) => r.status === 429), `a forged left-hand X-Forwarded-For entry chose the bucket: ${forged.map((r) => r.status).join(',')}`);
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'rate-limit-shared-store-falls-back-per-process',
+    rules: ['LIMIT-rate-store'],
+    api: 'rest',
+    backends: ['real'],
+    needs: ['inProcess', 'logs'],
+    target: { env: { RATE_LIMIT_RPS: '1', RATE_LIMIT_STORE: 'redis' } },
+    async run(t) {
+      const store = t.target.hooks!.app.components.find((c) => c.name === 'rate-limit-store');
+      t.assert(store?.stop !== undefined && store.init !== undefined, 'RATE_LIMIT_STORE=redis built no rate-limit-store component');
+      const request = (): RawRequest => ({ method: 'GET', path: '/orders' });
+      let replies: Reply[] = [];
+      const shared = await recordDecisions(async () => void (replies = await untilRefused(t, request)));
+      t.assert(replies.at(-1)?.status === 429 && shared.every((e) => e.source === 'shared'), `limited through Redis: ${replies.map((r) => r.status).join(',')} from ${shared.map((e) => e.source).join(',')}`);
+
+      // The store's connection goes away (an outage as this process sees it): the local bucket decides.
+      await store!.stop!();
+      try {
+        const local = await recordDecisions(async () => void (replies = await untilRefused(t, request)));
+        t.assert(local.length > 0 && local.every((e) => e.source === 'local'), `not decided locally during the outage: ${local.map((e) => e.source).join(',')}`);
+        t.assert(replies[0]?.status === 401, `failed closed: the first request during the outage got ${replies[0]?.status}`);
+        t.assert(replies.at(-1)?.status === 429, `failed open: ${replies.length} requests during the outage and no 429`);
+        const warned = t.logs().filter((l) => l.msg === 'rate limit: shared store unavailable, limiting per process');
+        t.assert(warned.length === 1, `expected one outage warning, got ${warned.length}`);
+      } finally {
+        await store!.init!();
+      }
+      const again = await recordDecisions(async () => void (await t.driver.raw!(request())));
+      t.assert(again.every((e) => e.source === 'shared'), 'not decided by Redis again once the store reconnected');
+    },
+  },
+];
+
+export const RATE_LIMIT_POLICY_CASES: Case[] = cases;

@@ -1,0 +1,80 @@
+import { connect } from 'node:net';
+import type { Reply } from '../drivers/driver.ts';
+import { restReply } from '../drivers/rest-reply.ts';
+
+/** What came back on a hand-written HTTP/1.1 connection, and when (from connect) it came. */
+export interface RawAnswer {
+  readonly reply: Reply;
+  readonly elapsedMs: number;
+}
+
+export interface RawOptions {
+  /** Sent one at a time, `dripMs` apart, after `head`, until the server answers (slow clients). */
+  readonly drip?: () => string;
+  readonly dripMs?: number;
+  /** Give up (reject) after this long without an answer. */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Bytes no HTTP client library sends (repeated singleton headers, broken framing, a slowloris drip)
+ * written on a TCP socket to the public listener, and the first response read back (by
+ * Content-Length, or up to the close).
+ */
+export function rawHttp1(baseUrl: string, head: string | Buffer, options: RawOptions = {}): Promise<RawAnswer> {
+  const url = new URL(baseUrl);
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: url.hostname, port: Number(url.port) });
+    let received = Buffer.alloc(0);
+    let settled = false;
+    let drip: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => finish(new Error(`no answer within ${options.timeoutMs ?? 10_000} ms`)), options.timeoutMs ?? 10_000);
+    const finish = (error?: Error): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearInterval(drip);
+      socket.destroy();
+      if (error !== undefined) return reject(error);
+      const parsed = parse(received, true);
+      if (parsed === undefined) return reject(new Error(`connection closed without a response (${received.length} bytes: ${JSON.stringify(received.toString('latin1').slice(0, 80))})`));
+      resolve({ reply: parsed, elapsedMs: performance.now() - started });
+    };
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      if (parse(received, false) !== undefined) finish();
+    });
+    socket.on('error', () => finish());
+    socket.on('close', () => finish());
+    socket.on('connect', () => {
+      socket.write(head);
+      if (options.drip !== undefined) {
+        const next = options.drip;
+        drip = setInterval(() => {
+          if (!socket.destroyed && socket.writable) socket.write(next());
+        }, options.dripMs ?? 1000);
+      }
+    });
+  });
+}
+
+/** The first response in `bytes`, once complete (or whatever arrived, when the peer closed). */
+function parse(bytes: Buffer, closed: boolean): Reply | undefined {
+  const end = bytes.indexOf('\r\n\r\n');
+  if (end < 0) return undefined;
+  const lines = bytes.subarray(0, end).toString('latin1').split('\r\n');
+  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '')?.[1] ?? 0);
+  const headers: Record<string, string> = {};
+  for (const line of lines.slice(1)) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const length = Number(headers['content-length'] ?? NaN);
+  const body = bytes.subarray(end + 4);
+  if (Number.isFinite(length)) {
+    if (body.length < length) return closed ? restReply(status, headers, body.toString('utf8'), '1.1') : undefined;
+    return restReply(status, headers, body.subarray(0, length).toString('utf8'), '1.1');
+  }
+  return closed ? restReply(status, headers, body.toString('utf8'), '1.1') : undefined;
+}

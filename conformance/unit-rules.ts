@@ -1,0 +1,36 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { REPO_ROOT } from '../test/support/transports.ts';
+
+/**
+ * Core objects are checked by unit tests with vitest's expect, next to the code. A unit test whose
+ * name starts with `[RULE-ID, …]` is a conformance case for those rules (the `core/unit` column):
+ * the catalogue counts it, and `npm run conformance` runs it and reports it per rule.
+ */
+export interface UnitCase {
+  readonly file: string;
+  readonly name: string;
+  readonly rules: readonly string[];
+}
+
+const TAGGED = /\b(?:it|test)\(\s*'\[([A-Za-z0-9][A-Za-z0-9, -]*)\] ([^']*)'/g;
+const ROOTS = ['src', 'conformance'];
+
+function testFiles(dir: string): string[] {
+  return readdirSync(join(REPO_ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'gen' ? [] : testFiles(path);
+    return entry.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+export function rulesOfTitle(title: string): string[] | undefined {
+  const match = /^\[([^\]]+)\] /.exec(title);
+  return match?.[1]?.split(',').map((id) => id.trim());
+}
+
+export function findUnitCases(): UnitCase[] {
+  return ROOTS.flatMap(testFiles).flatMap((file) =>
+    [...readFileSync(join(REPO_ROOT, file), 'utf8').matchAll(TAGGED)].map((m) => ({ file: relative(REPO_ROOT, join(REPO_ROOT, file)), name: m[2]!, rules: rulesOfTitle(`[${m[1]!}] `)! })),
+  );
+}

@@ -1,0 +1,127 @@
+/**
+ * npm run test:image [-- --transport stdlib,koa,grpc]: what ships is what is tested (issue 11). Builds the
+ * Dockerfile's image, starts PostgreSQL, Redis and NATS containers on a private network, migrates and adds
+ * two users with the image's own orders-admin, then for each executable: starts it from the image, waits
+ * for /readyz, runs the conformance suite black-box against it (npm run conformance -- --url …), stops
+ * it with SIGTERM and requires exit code 0. Exits 1 without running anything when no Docker engine answers.
+ * The base images come from docker/standin/build.sh (pulled, or stand-ins built from Debian packages).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { GenericContainer, Network, Wait, type StartedNetwork, type StartedTestContainer } from 'testcontainers';
+import { startContainerBackends, type ContainerBackends } from '../test/containers/container-backends.ts';
+import { requireDockerAndBaseImages } from '../test/containers/docker-engine.ts';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const IMAGE = 'orders:test-image';
+
+/** Per executable: the conformance wires it speaks and its REST flavour (conformance/README.md). */
+const EXECUTABLES = {
+  stdlib: { bin: 'bin/orders-stdlib.ts', drivers: 'rest-http1', restVariant: 'stdlib-router' },
+  koa: { bin: 'bin/orders-koa.ts', drivers: 'rest-http1', restVariant: 'router-framework' },
+  grpc: { bin: 'bin/orders-grpc.ts', drivers: 'rest-http1,rest-h2c,grpc', restVariant: 'router-framework' },
+} as const;
+type Executable = keyof typeof EXECUTABLES;
+
+function run(command: string, args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env: options.env ?? process.env, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'inherit', 'inherit'] });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => resolve(code ?? (signal === null ? 1 : 128)));
+    child.stdin?.end(options.input);
+  });
+}
+
+async function must(label: string, code: Promise<number>): Promise<void> {
+  const status = await code;
+  if (status !== 0) throw new Error(`test:image: ${label} failed (exit ${status})`);
+}
+
+/** orders-admin from the image, on the backends' network (the password on stdin, never in argv). */
+function admin(network: StartedNetwork, backends: ContainerBackends, args: readonly string[], input?: string): Promise<number> {
+  const dsn = backends.inNetwork?.POSTGRES_DSN ?? '';
+  return run('docker', ['run', '--rm', '-i', '--network', network.getName(), '-e', `POSTGRES_DSN=${dsn}`, IMAGE, 'bin/orders-admin.ts', ...args], { input: input ?? '' });
+}
+
+async function startService(network: StartedNetwork, backends: ContainerBackends, bin: string, jwtSecret: string): Promise<StartedTestContainer> {
+  const inNetwork = backends.inNetwork;
+  if (inNetwork === undefined) throw new Error('test:image: backends are not on the network');
+  return new GenericContainer(IMAGE)
+    .withNetwork(network)
+    .withCommand([bin])
+    .withEnvironment({ ...inNetwork, JWT_SECRET: jwtSecret, HTTP_ADDR: ':8080', ADMIN_ADDR: ':8081', LOG_LEVEL: 'info' })
+    .withExposedPorts(8080, 8081)
+    .withWaitStrategy(Wait.forHttp('/readyz', 8081).forStatusCode(200))
+    .withStartupTimeout(60_000)
+    .start();
+}
+
+/** SIGTERM (docker stop sends it first) and the exit code the image's process returned. */
+async function stopService(container: StartedTestContainer): Promise<number | undefined> {
+  const id = container.getId();
+  await container.stop({ remove: false, timeout: 20_000 });
+  let output = '';
+  const child = spawn('docker', ['inspect', '--format', '{{.State.ExitCode}}', id], { stdio: ['ignore', 'pipe', 'inherit'] });
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  await new Promise((resolve) => child.once('exit', resolve));
+  await run('docker', ['rm', '-f', id]);
+  const code = Number.parseInt(output.trim(), 10);
+  return Number.isNaN(code) ? undefined : code;
+}
+
+/** The image is the only service under test: no in-process target on the machine's own backends. */
+function blackBoxEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of ['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL']) delete env[name];
+  return env;
+}
+
+const { values } = parseArgs({ options: { transport: { type: 'string' } }, strict: true });
+const selected = (values.transport?.split(',') ?? Object.keys(EXECUTABLES)) as Executable[];
+for (const name of selected) if (!(name in EXECUTABLES)) throw new Error(`test:image: unknown transport ${name}`);
+
+await requireDockerAndBaseImages('test:image');
+
+await must('docker build', run('docker', ['build', '--quiet', '--tag', IMAGE, '.']));
+const network = await new Network().start();
+let backends: ContainerBackends | undefined;
+const failures: string[] = [];
+try {
+  backends = await startContainerBackends(network);
+  const users = ['alice', 'bob'].map((name) => ({ name, password: randomBytes(12).toString('hex') }));
+  await must('orders-admin migrate', admin(network, backends, ['migrate']));
+  for (const user of users) await must(`orders-admin users add ${user.name}`, admin(network, backends, ['users', 'add', user.name], user.password));
+  const jwtSecret = randomBytes(32).toString('hex');
+
+  for (const name of selected) {
+    const { bin, drivers, restVariant } = EXECUTABLES[name];
+    console.log(`test:image: ${bin} from ${IMAGE}`);
+    const service = await startService(network, backends, bin, jwtSecret);
+    const base = `http://${service.getHost()}:${service.getMappedPort(8080)}`;
+    const adminUrl = `http://${service.getHost()}:${service.getMappedPort(8081)}`;
+    let code: number;
+    try {
+      code = await run(process.execPath, [
+        'scripts/conformance.ts', '--url', base, '--admin-url', adminUrl,
+        ...users.flatMap((user) => ['--user', `${user.name}:${user.password}`]),
+        '--driver', drivers, '--rest-variant', restVariant,
+      ], { env: blackBoxEnv() });
+    } finally {
+      const exit = await stopService(service);
+      if (exit !== 0) failures.push(`${bin}: exit code ${String(exit)} after SIGTERM`);
+    }
+    if (code !== 0) failures.push(`${bin}: conformance failed (exit ${code})`);
+  }
+} catch (error) {
+  failures.push(error instanceof Error ? error.message : String(error));
+} finally {
+  await backends?.stop();
+  await network.stop();
+}
+if (failures.length > 0) {
+  console.error(`test:image: FAILED\n  ${failures.join('\n  ')}`);
+  process.exit(1);
+}
+console.log(`test:image: ${selected.join(', ')} passed the conformance suite from ${IMAGE}`);

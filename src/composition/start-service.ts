@@ -1,0 +1,94 @@
+import type { Server } from 'node:net';
+import type { Env } from '../config/env.ts';
+import { loadServiceConfig, type ServiceConfig } from '../config/service-config.ts';
+import { runComponents } from '../lifecycle/runner.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Backends } from './backends.ts';
+import { createApp, type App, type AppOptions, type TransportFactory } from './create-app.ts';
+import type { EmbeddedBackends } from './embedded-backends.ts';
+import { createRealBackends, type RealBackendIsolation } from './real-backends.ts';
+
+export interface ServiceOptions {
+  readonly serviceName: string;
+  readonly transport: TransportFactory;
+  readonly env: Env;
+  readonly logger: Logger;
+  /** In-memory fakes instead of Postgres/Redis/NATS (spec 3.5); loaded only when asked for. */
+  readonly embedded: boolean;
+  /** Embedded only: the demo logins of spec 3.5 (the executables seed them; tests make their own users). */
+  readonly seedDemoUsers?: boolean;
+  /** Real backends only: a private schema, key prefix and subject (tests and bench run side by side). */
+  readonly isolation?: RealBackendIsolation;
+  /** Tests: span exporters, session linger and cap, fake timers, pinned clock. */
+  readonly app?: Pick<AppOptions, 'spanProcessors' | 'sessionLingerMs' | 'sessionCap' | 'sessionTimers' | 'clock'>;
+  /** Aborting it stops the service, as `stop()` does (runMain wires SIGTERM/SIGINT here). */
+  readonly signal?: AbortSignal;
+}
+
+export interface BoundPorts {
+  readonly api: number;
+  readonly admin: number;
+}
+
+export interface RunningService {
+  readonly app: App;
+  readonly config: ServiceConfig;
+  readonly backends: Backends;
+  /** Set when embedded: the fakes, with their trouble switches. */
+  readonly fakes: EmbeddedBackends | undefined;
+  /** Resolves once both listeners are bound; rejects if the run fails first (a port in use). */
+  readonly ready: Promise<BoundPorts>;
+  /** Settles when every component has stopped: rejects with the first run failure (spec 3.4). */
+  readonly done: Promise<void>;
+  /** Aborts the run signal (as SIGTERM does) and waits for every run and stop; never rejects. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The one place that composes and runs the service: the executables (runMain), the in-process test
+ * harness, the conformance targets and the bench all start it here. Configuration errors reject;
+ * everything else (connect failures, a port in use) shows in `ready` and `done`.
+ */
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const { logger, env } = options;
+  const config = loadServiceConfig(env, { embedded: options.embedded });
+  // Dynamic import: an image or install without fakes/ still starts when not --embedded.
+  const fakes = options.embedded
+    ? await (await import('./embedded-backends.ts')).createEmbeddedBackends(logger, { seedDemoUsers: options.seedDemoUsers ?? false })
+    : undefined;
+  const backends = fakes ?? (await createRealBackends(env, logger, options.isolation));
+  const app = createApp({ ...options.app, config, logger, backends, transport: options.transport, serviceName: options.serviceName });
+  const controller = new AbortController();
+  if (options.signal?.aborted) controller.abort();
+  options.signal?.addEventListener('abort', () => controller.abort(), { once: true });
+  const done = runComponents(app.components, controller.signal, logger);
+  const stopped = done.then(
+    () => Promise.reject(new Error(`${options.serviceName}: stopped before listening`)),
+    (error: unknown) => Promise.reject(error),
+  );
+  const ready = Promise.race([
+    // 'listening' only: a bind error surfaces through the run, named by its listener (`api: listen: …`).
+    Promise.all([listening(app.api.server()), listening(app.admin.server())]).then(() => ({ api: app.api.port(), admin: app.admin.port() })),
+    stopped,
+  ]);
+  // Callers await what they need; an unobserved rejection here must not crash the process.
+  done.catch(() => undefined);
+  stopped.catch(() => undefined);
+  ready.catch(() => undefined);
+  return {
+    app,
+    config,
+    backends,
+    fakes,
+    ready,
+    done,
+    async stop() {
+      controller.abort();
+      await done.catch(() => undefined);
+    },
+  };
+}
+
+function listening(server: Server): Promise<void> {
+  return new Promise((resolve) => server.once('listening', () => resolve()));
+}

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryOrderCache } from '../../fakes/memory-cache.ts';
+import { LogCapture } from '../../test/support/log-capture.ts';
+import { natsConfigFromEnv } from '../adapters/nats/nats-config.ts';
+import { NatsEventBus } from '../adapters/nats/nats-event-bus.ts';
+import { redisConfigFromEnv } from '../adapters/redis/redis-config.ts';
+import { createRealBackends } from '../composition/real-backends.ts';
+import { ORDER_PLACED_SUBJECT } from '../domain/order-placed.ts';
+import { createLogger } from '../observability/logger.ts';
+import { TokenService } from '../service/token-service.ts';
+import { ConfigError, type Env } from './env.ts';
+import { loadServiceConfig } from './service-config.ts';
+
+// Rule-tagged checks of configuration (spec 8.1) and the constants adapters read from it.
+const SECRET = 'x'.repeat(32);
+const REAL_ENV: Env = { POSTGRES_DSN: 'postgres://postgres:pw-hunter2@127.0.0.1:1/test', REDIS_ADDR: '127.0.0.1:1', NATS_URL: 'nats://127.0.0.1:1' };
+const logger = createLogger('error', new LogCapture());
+
+async function failure(fn: () => unknown): Promise<Error> {
+  try {
+    await fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('did not fail');
+}
+
+describe('configuration rules (spec 8.1)', () => {
+  it('[CONFIG-defaults, LIMIT-listen-defaults, LIMIT-rate, LIMIT-token-lifetime, LIMIT-session-recent, CONFIG-session-vars, CONFIG-own-vars] defaults and variables', () => {
+    // The service's own section needs no backend variable: each adapter reads its own.
+    const config = loadServiceConfig({ JWT_SECRET: SECRET }, { embedded: false });
+    expect({ ...config, tokens: { expiryMs: config.tokens.expiryMs } }).toMatchObject({
+      httpAddr: { host: undefined, port: 8080 },
+      // Our deviation from spec 8.1's `:8081` (LIMIT-listen-defaults): the admin listener stays private unless configured.
+      adminAddr: { host: '127.0.0.1', port: 8081 },
+      tokens: { expiryMs: 3_600_000 },
+      logLevel: 'info',
+      otlpEndpoint: '',
+      rateLimitRps: 50,
+      sessionRecent: 10,
+    });
+    const set = loadServiceConfig({ JWT_SECRET: SECRET, SESSION_RECENT: '4', RATE_LIMIT_RPS: '7', JWT_EXPIRY: '30m', HTTP_ADDR: ':9000', ADMIN_ADDR: '127.0.0.1:9001' }, { embedded: false });
+    expect([set.sessionRecent, set.rateLimitRps, set.tokens.expiryMs, set.httpAddr.port, set.adminAddr.port]).toEqual([4, 7, 1_800_000, 9000, 9001]);
+  });
+
+  it('[CONFIG-required, LIFE-3-missing-env, CONFIG-no-secret-echo, CONFIG-own-vars] a missing variable is a ConfigError naming it, never echoing a secret', async () => {
+    const missing = await failure(() => loadServiceConfig({}, { embedded: false }));
+    expect(missing).toBeInstanceOf(ConfigError);
+    expect(missing.message).toContain('JWT_SECRET');
+    for (const name of ['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL']) {
+      const error = await failure(() => createRealBackends({ ...REAL_ENV, [name]: undefined }, logger));
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error.message).toContain(name);
+      expect(error.message).not.toContain('hunter2');
+    }
+    expect((await failure(() => new TokenService('hunter2-short', 1000))).message).not.toContain('hunter2');
+  });
+
+  it('[CONFIG-formats, CONFIG-no-secret-echo] malformed values are ConfigErrors that do not echo the value', async () => {
+    for (const env of [{ ...REAL_ENV, REDIS_ADDR: 'redis://:pw-hunter2@127.0.0.1:6379' }, { ...REAL_ENV, NATS_URL: 'user:pw-hunter2@127.0.0.1:4222' }]) {
+      const error = await failure(() => createRealBackends(env, logger));
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error.message).not.toContain('hunter2');
+    }
+    for (const env of [{ JWT_SECRET: SECRET, OTLP_ENDPOINT: 'http://127.0.0.1:4318' }, { JWT_SECRET: SECRET, JWT_EXPIRY: 'soon' }]) {
+      expect(await failure(() => loadServiceConfig(env, { embedded: false }))).toBeInstanceOf(ConfigError);
+    }
+    expect(natsConfigFromEnv({ NATS_URL: 'nats://127.0.0.1:4222' }).servers).toHaveLength(1);
+  });
+
+  it('[SVC-cache-ttl, SVC-cache-aside] cache entries live five minutes (Redis TTL and the fake alike)', async () => {
+    expect(redisConfigFromEnv({ REDIS_ADDR: '127.0.0.1:6379' }).ttlSeconds).toBe(300);
+    let now = Date.parse('2030-01-01T00:00:00Z');
+    const cache = new MemoryOrderCache({ clock: { now: () => new Date(now) } });
+    const order = { id: '6f1c1f7e-0000-4000-8000-000000000001', userId: 'u', item: 'x', quantity: 1, status: 'pending' as const, createdAt: new Date(now) };
+    await cache.set(order);
+    now += 299_000;
+    expect(await cache.get(order.id)).toBeDefined();
+    now += 1_000;
+    expect(await cache.get(order.id)).toBeUndefined();
+  });
+
+  it('[EVT-6-subject-payload] order placed events go to orders.placed', () => {
+    expect(ORDER_PLACED_SUBJECT).toBe('orders.placed');
+    expect(new NatsEventBus(natsConfigFromEnv({ NATS_URL: 'nats://127.0.0.1:1' }), logger).subject).toBe('orders.placed');
+  });
+});

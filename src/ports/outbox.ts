@@ -1,0 +1,47 @@
+import type { OrderPlacedEnvelope } from './order-events.ts';
+
+/** How far the relay is behind: pending (unsent) events and the age of the oldest one. */
+export interface OutboxBacklog {
+  readonly pending: number;
+  /** Creation time of the oldest unsent event; undefined when nothing is pending. */
+  readonly oldestCreatedAt: Date | undefined;
+}
+
+/**
+ * Sends a claimed batch; resolves with the ids the broker acknowledged (the rest stay pending).
+ * Rejecting leaves the whole batch pending.
+ */
+export type SendBatch = (batch: readonly OrderPlacedEnvelope[]) => Promise<readonly string[]>;
+
+/**
+ * The transactional outbox (issue 13): events written with their orders (OrderRepository.place),
+ * read back here by the relay. Safe with several relays at once: a claimed batch is invisible to
+ * other claimers until it is settled.
+ */
+export interface OutboxStore {
+  /**
+   * Claims up to `limit` pending events, oldest first, skipping those another relay holds; calls
+   * `send`; marks the acknowledged ones sent; returns how many were claimed and how many marked sent.
+   */
+  relayPending(limit: number, send: SendBatch): Promise<{ readonly claimed: number; readonly sent: number }>;
+  backlog(): Promise<OutboxBacklog>;
+  /**
+   * Housekeeping: deletes events sent and announced before `sentBefore`, and idempotency keys expired
+   * at `now`. Returns the number of rows deleted.
+   */
+  purge(sentBefore: Date, now: Date): Promise<number>;
+}
+
+/**
+ * Which events the notifier already announced, shared by every replica, so a redelivered event is
+ * not announced twice (issue 13: one `order placed` line per order across the fleet).
+ */
+export interface NotificationLedger {
+  /**
+   * Calls `announce` with the ids of `ids` not yet recorded and records them, atomically: a replica
+   * announcing the same id at the same time waits and then finds it recorded. If recording fails
+   * after `announce` ran, the method rejects and the ids stay unrecorded (a later redelivery
+   * announces them again: at least once).
+   */
+  announceOnce(ids: readonly string[], announce: (fresh: ReadonlySet<string>) => void): Promise<void>;
+}

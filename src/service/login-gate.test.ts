@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { defaultLoginGateLimits, ErrLoginBusy, LoginGate } from './login-gate.ts';
+
+/** A derivation the test finishes by hand, so order is asserted, never time. */
+function deferred(): { promise: Promise<void>; finish: () => void } {
+  let finish!: () => void;
+  const promise = new Promise<void>((resolve) => (finish = resolve));
+  return { promise, finish };
+}
+
+/** Starts a login through the gate; `started` records the order in which work was admitted. */
+function attempt(gate: LoginGate, client: string, started: string[], label = client) {
+  const work = deferred();
+  const outcome = gate.run(client, async () => {
+    started.push(label);
+    await work.promise;
+    return label;
+  });
+  outcome.catch(() => undefined);
+  return { outcome, finish: work.finish };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('LoginGate (issue 12: login must not be a CPU denial of service)', () => {
+  it('runs at most `concurrency` derivations at once; the rest wait their turn', async () => {
+    const gate = new LoginGate({ concurrency: 2, queuePerClient: 5, queueTotal: 10 });
+    const started: string[] = [];
+    const calls = ['a1', 'a2', 'a3'].map((label) => attempt(gate, 'a', started, label));
+    await tick();
+    expect(started).toEqual(['a1', 'a2']);
+    expect(gate.load).toEqual({ running: 2, waiting: 1 });
+    calls[0]!.finish();
+    await tick();
+    expect(started).toEqual(['a1', 'a2', 'a3']);
+    calls[1]!.finish();
+    calls[2]!.finish();
+    await expect(Promise.all(calls.map((c) => c.outcome))).resolves.toEqual(['a1', 'a2', 'a3']);
+    expect(gate.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('refuses a client past its own queue at once, without running its work', async () => {
+    const gate = new LoginGate({ concurrency: 1, queuePerClient: 2, queueTotal: 10 });
+    const started: string[] = [];
+    const calls = ['f1', 'f2', 'f3', 'f4'].map((label) => attempt(gate, 'flooder', started, label));
+    await expect(calls[3]!.outcome).rejects.toBeInstanceOf(ErrLoginBusy);
+    expect(started).toEqual(['f1']);
+    for (const c of calls) c.finish();
+  });
+
+  it("a freed slot goes to the client with the fewest running: the victim goes before the flooder's queue", async () => {
+    const gate = new LoginGate({ concurrency: 2, queuePerClient: 3, queueTotal: 10 });
+    const started: string[] = [];
+    const flood = ['f1', 'f2', 'f3', 'f4', 'f5'].map((label) => attempt(gate, 'flooder', started, label));
+    const victim = attempt(gate, 'victim', started);
+    flood[0]!.finish();
+    await tick();
+    expect(started).toEqual(['f1', 'f2', 'victim']);
+    victim.finish();
+    await expect(victim.outcome).resolves.toBe('victim');
+    for (const c of flood) c.finish();
+  });
+
+  it('when the whole queue is full, the longest queue gives up its newest waiter, not the newcomer', async () => {
+    const gate = new LoginGate({ concurrency: 1, queuePerClient: 3, queueTotal: 3 });
+    const started: string[] = [];
+    const flood = ['f1', 'f2', 'f3', 'f4'].map((label) => attempt(gate, 'flooder', started, label));
+    const victim = attempt(gate, 'victim', started);
+    await expect(flood[3]!.outcome).rejects.toBeInstanceOf(ErrLoginBusy);
+    for (const c of [...flood, victim]) c.finish();
+    await expect(victim.outcome).resolves.toBe('victim');
+    expect(started).toEqual(['f1', 'victim', 'f2', 'f3']);
+  });
+
+  it('with one slot, the client whose derivation just ended goes after a waiting newcomer', async () => {
+    const gate = new LoginGate({ concurrency: 1, queuePerClient: 2, queueTotal: 10 });
+    const started: string[] = [];
+    const flood = ['f1', 'f2', 'f3'].map((label) => attempt(gate, 'flooder', started, label));
+    const victim = attempt(gate, 'victim', started);
+    flood[0]!.finish();
+    await tick();
+    expect(started).toEqual(['f1', 'victim']);
+    victim.finish();
+    for (const c of flood) c.finish();
+    await Promise.all([victim.outcome, ...flood.map((c) => c.outcome)]);
+    expect(started).toEqual(['f1', 'victim', 'f2', 'f3']);
+    expect(gate.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('a failed derivation frees its slot too', async () => {
+    const gate = new LoginGate({ concurrency: 1, queuePerClient: 1, queueTotal: 1 });
+    await expect(gate.run('a', () => Promise.reject(new Error('scrypt failed')))).rejects.toThrow('scrypt failed');
+    await expect(gate.run('a', () => Promise.resolve('ok'))).resolves.toBe('ok');
+    expect(gate.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('defaults: one derivation per core but one (at least one), up to the thread pool, a short queue', () => {
+    expect(defaultLoginGateLimits(2)).toEqual({ concurrency: 1, queuePerClient: 2, queueTotal: 8 });
+    expect(defaultLoginGateLimits(3).concurrency).toBe(2);
+    expect(defaultLoginGateLimits(64).concurrency).toBe(4);
+    expect(defaultLoginGateLimits(1).concurrency).toBe(1);
+  });
+});

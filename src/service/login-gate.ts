@@ -1,0 +1,152 @@
+import { availableParallelism } from 'node:os';
+import { namedError } from '../domain/named-error.ts';
+
+/** The gate is full for this caller: answered at once (429 / RESOURCE_EXHAUSTED), never queued. */
+export class ErrLoginBusy extends namedError('ErrLoginBusy', 'too many login attempts') {}
+
+export interface LoginGateLimits {
+  /** Password derivations running at once. */
+  readonly concurrency: number;
+  /** Logins one client may have waiting; the next is refused. */
+  readonly queuePerClient: number;
+  /** Logins waiting in all; past it the longest client queue gives up its newest entry. */
+  readonly queueTotal: number;
+}
+
+/**
+ * Sized from measurement (bench/login-flood.ts; spec/rules.yaml LOGIN-gate). One scrypt derivation
+ * (N=16384, r=8) takes a core ~50 ms idle and ~200 ms on the shared 2-core CI machine, and running more
+ * at once than there are cores only stretches each (there: 5.1 logins/s with 1 at once, 5.3 with 2,
+ * 4.9 with 4). So one derivation per core but one, which the event loop keeps for parsing, gRPC and
+ * every other request (with 2 at once on 2 cores a victim's login waited ~2 s behind a gRPC flood),
+ * capped at libuv's default thread pool (4), where scrypt runs. A client may wait behind 2 of its
+ * own (a retry is not refused); the whole queue holds 8 per running derivation.
+ */
+export function defaultLoginGateLimits(cores: number = availableParallelism()): LoginGateLimits {
+  const concurrency = Math.max(1, Math.min(4, cores - 1));
+  return { concurrency, queuePerClient: 2, queueTotal: 8 * concurrency };
+}
+
+/** Who is waiting, with the callbacks that let it run or refuse it. */
+interface Waiter {
+  readonly admit: () => void;
+  readonly refuse: (error: ErrLoginBusy) => void;
+}
+
+/** Whose logins share one queue when the transport cannot tell callers apart. */
+export const UNIDENTIFIED_CLIENT = 'unidentified';
+
+/**
+ * Bounds the CPU that logins can take (issue 12: ~19 scrypt logins/s, below one client's REST rate
+ * limit, pushed every other login past 13 s). A fixed number of derivations run at once; the rest wait
+ * in per-client FIFO queues, and a freed slot goes to the waiting client with the fewest derivations
+ * running, then to the least recently served, so a newcomer waits for one slot to free, never behind a flooder's queue
+ * (fair queuing keyed by an opaque client key the transport gives: the peer address). Overflow is refused at once: a client past its own queue, or, when the
+ * total queue is full, the newest waiter of the longest queue (longest-queue drop), so the flooder,
+ * never a newcomer, pays for a full gate.
+ *
+ * Not a per-username limiter: a limiter on the name lets anyone lock a victim out of their own
+ * account by flooding wrong passwords for it, and does nothing against a flood spread over names.
+ */
+export class LoginGate {
+  readonly #limits: LoginGateLimits;
+  #running = 0;
+  #waiting = 0;
+  /** Derivations running per client: the next slot goes to the waiting client with the fewest. */
+  readonly #runningBy = new Map<string, number>();
+  /** When each client running or waiting last got a slot (a counter): ties go to the least recently served. */
+  readonly #servedAt = new Map<string, number>();
+  #served = 0;
+  /** Insertion order is the round-robin order: a client served moves to the back. */
+  readonly #queues = new Map<string, Waiter[]>();
+
+  constructor(limits: LoginGateLimits = defaultLoginGateLimits()) {
+    if (limits.concurrency < 1 || limits.queuePerClient < 0 || limits.queueTotal < 0) throw new RangeError('login gate: limits must be positive');
+    this.#limits = limits;
+  }
+
+  /** Runs `work` when a slot is free for `client`, or throws ErrLoginBusy without running it. */
+  async run<T>(client: string, work: () => Promise<T>): Promise<T> {
+    await this.#admit(client);
+    try {
+      return await work();
+    } finally {
+      const left = (this.#runningBy.get(client) ?? 1) - 1;
+      if (left === 0) this.#runningBy.delete(client);
+      else this.#runningBy.set(client, left);
+      this.#next();
+      if (!this.#runningBy.has(client) && !this.#queues.has(client)) this.#servedAt.delete(client);
+    }
+  }
+
+  /** For tests and the bench: what the gate holds right now. */
+  get load(): { readonly running: number; readonly waiting: number } {
+    return { running: this.#running, waiting: this.#waiting };
+  }
+
+  #admit(client: string): Promise<void> {
+    if (this.#running < this.#limits.concurrency && this.#waiting === 0) {
+      this.#running += 1;
+      this.#startedFor(client);
+      return Promise.resolve();
+    }
+    const own = this.#queues.get(client) ?? [];
+    if (own.length >= this.#limits.queuePerClient) return Promise.reject(new ErrLoginBusy());
+    if (this.#waiting >= this.#limits.queueTotal && !this.#dropFromLongerThan(own.length)) return Promise.reject(new ErrLoginBusy());
+    return new Promise<void>((admit, refuse) => {
+      own.push({ admit, refuse });
+      if (!this.#queues.has(client)) this.#queues.set(client, own);
+      this.#waiting += 1;
+    });
+  }
+
+  #startedFor(client: string): void {
+    this.#runningBy.set(client, (this.#runningBy.get(client) ?? 0) + 1);
+    this.#served += 1;
+    this.#servedAt.set(client, this.#served);
+  }
+
+  /** Whether `a` goes before `b`: fewer derivations running, then served less recently (round robin). */
+  #before(a: string, b: string): boolean {
+    const runningA = this.#runningBy.get(a) ?? 0;
+    const runningB = this.#runningBy.get(b) ?? 0;
+    if (runningA !== runningB) return runningA < runningB;
+    return (this.#servedAt.get(a) ?? 0) < (this.#servedAt.get(b) ?? 0);
+  }
+
+  /** Longest-queue drop: refuses the newest waiter of the longest queue, if it is longer than `length`. */
+  #dropFromLongerThan(length: number): boolean {
+    let longest: [string, Waiter[]] | undefined;
+    for (const entry of this.#queues) if (entry[1].length > (longest?.[1].length ?? length)) longest = entry;
+    if (longest === undefined) return false;
+    const [client, queue] = longest;
+    queue.pop()!.refuse(new ErrLoginBusy());
+    this.#waiting -= 1;
+    if (queue.length === 0) this.#queues.delete(client);
+    return true;
+  }
+
+  /**
+   * A derivation finished: its slot goes to the waiting client with the fewest derivations running
+   * (a flooder already holding slots yields to a newcomer), then the least recently served (the
+   * client whose derivation just ended goes last), or is freed. At most queueTotal clients wait, so
+   * the scan is bounded.
+   */
+  #next(): void {
+    let turn: [string, Waiter[]] | undefined;
+    for (const entry of this.#queues) {
+      if (turn === undefined || this.#before(entry[0], turn[0])) turn = entry;
+    }
+    if (turn === undefined) {
+      this.#running -= 1;
+      return;
+    }
+    const [client, queue] = turn;
+    const waiter = queue.shift()!;
+    this.#waiting -= 1;
+    this.#queues.delete(client);
+    if (queue.length > 0) this.#queues.set(client, queue);
+    this.#startedFor(client);
+    waiter.admit();
+  }
+}

@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { MemoryEventBus } from '../../fakes/memory-event-bus.ts';
+import { MemoryStore } from '../../fakes/memory-store.ts';
+import { LogCapture } from '../../test/support/log-capture.ts';
+import { ErrUnavailable } from '../domain/errors.ts';
+import type { Order } from '../domain/order.ts';
+import { createLogger } from '../observability/logger.ts';
+import type { OrderEventPublisher } from '../ports/order-events.ts';
+import { OutboxRelay, type OutboxRelayOptions } from './outbox-relay.ts';
+
+const FAST: OutboxRelayOptions = { pollMs: 5, backoffInitialMs: 10, backoffMaxMs: 40, sampleMs: 10 };
+
+async function place(store: MemoryStore, n: number, createdAt = new Date()): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const order: Order = { id: randomUUID(), userId: 'u', item: `item-${i}`, quantity: 1, status: 'pending', createdAt };
+    const id = randomUUID();
+    await store.place({ order, event: { id, event: { order_id: order.id, user_id: 'u', item: order.item, quantity: 1, created_at: createdAt.toISOString() } } });
+    ids.push(id);
+  }
+  return ids;
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+function setup(options: OutboxRelayOptions = {}) {
+  const store = new MemoryStore();
+  const bus = new MemoryEventBus();
+  const logs = new LogCapture();
+  const relay = new OutboxRelay(store, bus, createLogger('debug', logs), { ...FAST, ...options });
+  return { store, bus, logs, relay };
+}
+
+describe('OutboxRelay (issue 13)', () => {
+  it('publishes every pending event once, in outbox order, and marks it sent', async () => {
+    const { store, bus, relay } = setup({ batchSize: 7 });
+    const ids = await place(store, 20);
+    const controller = new AbortController();
+    const running = relay.run(controller.signal);
+    await until(() => store.pendingEvents().length === 0, 'an empty outbox');
+    controller.abort();
+    await running;
+    expect(bus.published.map((e) => e.item)).toStrictEqual(ids.map((_, i) => `item-${i}`));
+    expect(bus.duplicates).toBe(0);
+  });
+
+  it('retries with backoff while the broker is down, logs `outbox relay: publish failed`, and delivers everything after', async () => {
+    const { store, bus, logs, relay } = setup();
+    bus.trouble.down('broker stalled');
+    await place(store, 5);
+    const controller = new AbortController();
+    const running = relay.run(controller.signal);
+    await until(() => logs.find('outbox relay: publish failed').length >= 3, 'three failed rounds');
+    expect(bus.published).toHaveLength(0);
+    const failure = logs.find('outbox relay: publish failed')[0];
+    expect(failure).toMatchObject({ level: 'warn', failed: 5, published: 0 });
+    expect(String(failure?.['err'])).toMatch(/broker stalled/);
+    bus.trouble.up();
+    await until(() => store.pendingEvents().length === 0, 'the outbox to empty');
+    expect(bus.published).toHaveLength(5);
+    expect(logs.find('outbox relay: publishing again')).toHaveLength(1);
+    controller.abort();
+    await running;
+  });
+
+  it('a partly acknowledged batch keeps the rest pending; the broker stores each event once', async () => {
+    const { store, bus, relay } = setup();
+    await place(store, 4);
+    let calls = 0;
+    const flaky: OrderEventPublisher = {
+      async publishOrderPlaced(envelope) {
+        calls += 1;
+        if (calls === 2) throw new ErrUnavailable('publisher: publish: timeout');
+        await bus.publishOrderPlaced(envelope);
+      },
+    };
+    const partial = new OutboxRelay(store, flaky, createLogger('debug', new LogCapture()), FAST);
+    expect(await partial.relayOnce()).toBe('failed');
+    expect(store.pendingEvents()).toHaveLength(1);
+    expect(await relay.relayOnce()).toBe('partial');
+    expect(store.pendingEvents()).toHaveLength(0);
+    expect(bus.published).toHaveLength(4);
+  });
+
+  it('two relays at once never publish an event twice (claims skip what the other holds)', async () => {
+    const { store, bus, relay } = setup({ batchSize: 16 });
+    const other = new OutboxRelay(store, bus, createLogger('debug', new LogCapture()), { ...FAST, batchSize: 16 });
+    await place(store, 500);
+    const controller = new AbortController();
+    const running = [relay.run(controller.signal), other.run(controller.signal)];
+    await until(() => store.pendingEvents().length === 0, 'an empty outbox');
+    controller.abort();
+    await Promise.all(running);
+    expect(bus.published).toHaveLength(500);
+    expect(bus.duplicates).toBe(0);
+    expect(relay.stats().published + other.stats().published).toBe(500);
+    expect(relay.stats().published).toBeGreaterThan(0);
+    expect(other.stats().published).toBeGreaterThan(0);
+  });
+
+  it('a database outage is retried too, and logged as `outbox relay: outbox unavailable`', async () => {
+    const { store, bus, logs, relay } = setup();
+    await place(store, 3);
+    store.trouble.down();
+    const controller = new AbortController();
+    const running = relay.run(controller.signal);
+    await until(() => logs.find('outbox relay: outbox unavailable').length >= 2, 'two failed rounds');
+    store.trouble.up();
+    await until(() => bus.published.length === 3, 'the events');
+    controller.abort();
+    await running;
+  });
+
+  it('stop flushes what the API wrote last; events it cannot publish stay for the next process', async () => {
+    const { store, bus, relay } = setup();
+    await place(store, 3);
+    await relay.stop();
+    expect(bus.published).toHaveLength(3);
+    await place(store, 2);
+    bus.trouble.down();
+    const next = new OutboxRelay(store, bus, createLogger('debug', new LogCapture()), FAST);
+    await next.stop();
+    expect(store.pendingEvents()).toHaveLength(2);
+    bus.trouble.up();
+    await new OutboxRelay(store, bus, createLogger('debug', new LogCapture()), FAST).stop();
+    expect(bus.published).toHaveLength(5);
+  });
+
+  it('health fails past the backlog thresholds (count or age) and says so; stats feed the metrics', async () => {
+    const { store, bus, relay } = setup({ unhealthyPending: 3, unhealthyAgeMs: 60_000 });
+    bus.trouble.down();
+    const controller = new AbortController();
+    const running = relay.run(controller.signal);
+    await until(() => relay.stats().pending === 0, 'the first sample');
+    await expect(relay.backlogHealth()).resolves.toBeUndefined();
+    await place(store, 3);
+    await until(() => relay.stats().pending === 3, 'a sample of three');
+    await expect(relay.backlogHealth()).rejects.toThrow(/^publisher: outbox backlog: 3 events pending, oldest \d+\.\d s old \(limits 3 events, 60 s\)$/);
+    controller.abort();
+    await running;
+
+    const aged = setup({ unhealthyPending: 100, unhealthyAgeMs: 1_000 });
+    aged.bus.trouble.down();
+    await place(aged.store, 1, new Date(Date.now() - 5_000));
+    const c2 = new AbortController();
+    const r2 = aged.relay.run(c2.signal);
+    await until(() => aged.relay.stats().pending === 1, 'a sample');
+    expect(aged.relay.stats().oldestAgeSeconds).toBeGreaterThanOrEqual(5);
+    await expect(aged.relay.backlogHealth()).rejects.toThrow(/1 events pending, oldest/);
+    c2.abort();
+    await r2;
+  });
+});

@@ -1,0 +1,231 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ErrUnavailable } from '../domain/errors.ts';
+import type { Component } from '../lifecycle/component.ts';
+import type { Logger } from '../ports/logger.ts';
+import { systemClock, type Clock } from '../ports/clock.ts';
+import type { OrderEventPublisher, OrderPlacedEnvelope } from '../ports/order-events.ts';
+import type { OutboxStore } from '../ports/outbox.ts';
+
+/** Our choices for issue 13 (spec/rules.yaml EVT-7-delivery, OUTBOX-*). */
+export interface OutboxRelayOptions {
+  /** Events claimed and published per round. */
+  readonly batchSize?: number;
+  /** Pause between rounds that found less than a full batch. */
+  readonly pollMs?: number;
+  /** Backoff after a failed round: doubles from initial to max, with ±20% jitter. */
+  readonly backoffInitialMs?: number;
+  readonly backoffMaxMs?: number;
+  /** How often the backlog is measured (metric and health). */
+  readonly sampleMs?: number;
+  /** Health reports the backlog once this many events are pending… */
+  readonly unhealthyPending?: number;
+  /** …or the oldest pending event is this old. */
+  readonly unhealthyAgeMs?: number;
+  /** Sent and announced events are deleted after this long; expired idempotency keys with them. */
+  readonly retentionMs?: number;
+  readonly purgeEveryMs?: number;
+  /** Bound on the stop-time flush. */
+  readonly flushTimeoutMs?: number;
+  readonly clock?: Clock;
+}
+
+export const OUTBOX_RELAY_DEFAULTS = {
+  batchSize: 256,
+  pollMs: 50,
+  backoffInitialMs: 100,
+  backoffMaxMs: 2_000,
+  sampleMs: 1_000,
+  unhealthyPending: 10_000,
+  unhealthyAgeMs: 10_000,
+  retentionMs: 60 * 60_000,
+  purgeEveryMs: 60_000,
+  flushTimeoutMs: 5_000,
+} as const;
+
+/** What the relay knows about itself, for metrics (observability/outbox-metrics.ts) and health. */
+export interface OutboxRelayStats {
+  /** Pending events at the last sample; undefined before the first one succeeded. */
+  readonly pending: number | undefined;
+  readonly oldestAgeSeconds: number | undefined;
+  readonly published: number;
+  readonly publishFailures: number;
+}
+
+/**
+ * The outbox relay (issue 13): publishes pending outbox events to the broker and marks them sent;
+ * retries with backoff while the broker (or the database) is away. Every replica runs one; the
+ * store's claims (FOR UPDATE SKIP LOCKED) keep them off each other's rows, and the broker's
+ * duplicate window drops a re-publish of an event whose `sent` mark was lost (crash, timeout).
+ * Stop (after the API stopped taking requests): one bounded flush of what is pending.
+ */
+export class OutboxRelay implements Component {
+  readonly name = 'relay';
+  readonly #outbox: OutboxStore;
+  readonly #publisher: OrderEventPublisher;
+  readonly #logger: Logger;
+  readonly #options: Required<Omit<OutboxRelayOptions, 'clock'>>;
+  readonly #clock: Clock;
+  #pending: number | undefined;
+  #oldest: Date | undefined;
+  #published = 0;
+  #publishFailures = 0;
+  /** True while rounds fail; the recovery is logged once. */
+  #failing = false;
+
+  constructor(outbox: OutboxStore, publisher: OrderEventPublisher, logger: Logger, options: OutboxRelayOptions = {}) {
+    if (outbox === undefined || publisher === undefined || logger === undefined) throw new TypeError('OutboxRelay: missing dependency');
+    this.#outbox = outbox;
+    this.#publisher = publisher;
+    this.#logger = logger;
+    this.#clock = options.clock ?? systemClock;
+    const { clock: _clock, ...rest } = options;
+    this.#options = { ...OUTBOX_RELAY_DEFAULTS, ...stripUndefined(rest) };
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const sampler = this.#every(this.#options.sampleMs, signal, () => this.#sample());
+    const purger = this.#every(this.#options.purgeEveryMs, signal, () => this.#purge());
+    let failures = 0;
+    while (!signal.aborted) {
+      const round = await this.relayOnce();
+      if (round === 'failed') {
+        failures += 1;
+        await pause(this.#backoff(failures), signal);
+      } else {
+        failures = 0;
+        if (round === 'partial') await pause(this.#options.pollMs, signal);
+      }
+    }
+    await Promise.all([sampler, purger]);
+  }
+
+  /** The API has stopped (stop order): publish what is pending, within flushTimeoutMs. */
+  async stop(): Promise<void> {
+    const deadline = performance.now() + this.#options.flushTimeoutMs;
+    let failures = 0;
+    while (performance.now() < deadline) {
+      const round = await this.relayOnce();
+      if (round === 'partial') return;
+      if (round === 'failed') {
+        failures += 1;
+        // Still down at stop: the events stay in the outbox for the next process.
+        if (failures >= 3) return;
+        await sleep(Math.min(this.#backoff(failures), Math.max(0, deadline - performance.now())));
+      }
+    }
+  }
+
+  /**
+   * One claim-publish-mark round: 'full' when a whole batch went out (more may be waiting),
+   * 'partial' when the outbox had less than a batch, 'failed' when anything failed.
+   */
+  async relayOnce(): Promise<'full' | 'partial' | 'failed'> {
+    let failed = false;
+    try {
+      const { claimed, sent } = await this.#outbox.relayPending(this.#options.batchSize, async (batch) => {
+        const acked = await this.#publishAll(batch);
+        failed = acked.length < batch.length;
+        return acked;
+      });
+      if (failed) return 'failed';
+      if (this.#failing && claimed > 0) {
+        this.#failing = false;
+        this.#logger.info({ component: this.name, published: sent }, 'outbox relay: publishing again');
+      }
+      return claimed === this.#options.batchSize ? 'full' : 'partial';
+    } catch (error) {
+      this.#failing = true;
+      this.#logger.warn({ component: this.name, err: messageOf(error) }, 'outbox relay: outbox unavailable');
+      return 'failed';
+    }
+  }
+
+  stats(): OutboxRelayStats {
+    return {
+      pending: this.#pending,
+      oldestAgeSeconds: this.#oldestAgeMs() === undefined ? undefined : (this.#oldestAgeMs() as number) / 1_000,
+      published: this.#published,
+      publishFailures: this.#publishFailures,
+    };
+  }
+
+  /**
+   * Part of the publisher's health node (issue 13): fails once the last sampled backlog passes a
+   * threshold. The sample is the relay's own; a database outage shows on the database node instead.
+   * Not named `health`: the relay is no health node of its own (spec 2.3 names three).
+   */
+  async backlogHealth(): Promise<void> {
+    const pending = this.#pending ?? 0;
+    const ageMs = this.#oldestAgeMs() ?? 0;
+    if (pending >= this.#options.unhealthyPending || ageMs >= this.#options.unhealthyAgeMs) {
+      throw new ErrUnavailable(
+        `publisher: outbox backlog: ${pending} events pending, oldest ${(ageMs / 1_000).toFixed(1)} s old ` +
+          `(limits ${this.#options.unhealthyPending} events, ${this.#options.unhealthyAgeMs / 1_000} s)`,
+      );
+    }
+  }
+
+  /** Publishes a batch concurrently; resolves with the acknowledged ids, logs the failures once per round. */
+  async #publishAll(batch: readonly OrderPlacedEnvelope[]): Promise<string[]> {
+    const results = await Promise.allSettled(batch.map((envelope) => this.#publisher.publishOrderPlaced(envelope)));
+    const acked: string[] = [];
+    let firstFailure: { id: string; orderId: string; reason: unknown } | undefined;
+    results.forEach((result, i) => {
+      const envelope = batch[i] as OrderPlacedEnvelope;
+      if (result.status === 'fulfilled') acked.push(envelope.id);
+      else firstFailure ??= { id: envelope.id, orderId: envelope.event.order_id, reason: result.reason };
+    });
+    this.#published += acked.length;
+    if (firstFailure !== undefined) {
+      const failed = batch.length - acked.length;
+      this.#publishFailures += failed;
+      this.#failing = true;
+      // Spec 6 rule 3's publish failure path, now here: one line per failed round, not per event.
+      this.#logger.warn(
+        { component: this.name, failed, published: acked.length, event_id: firstFailure.id, order_id: firstFailure.orderId, err: messageOf(firstFailure.reason) },
+        'outbox relay: publish failed',
+      );
+    }
+    return acked;
+  }
+
+  async #sample(): Promise<void> {
+    const backlog = await this.#outbox.backlog();
+    this.#pending = backlog.pending;
+    this.#oldest = backlog.oldestCreatedAt;
+  }
+
+  async #purge(): Promise<void> {
+    const now = this.#clock.now();
+    await this.#outbox.purge(new Date(now.getTime() - this.#options.retentionMs), now);
+  }
+
+  /** Runs `task` now and every `ms` until the signal aborts; a failed task is retried next time. */
+  async #every(ms: number, signal: AbortSignal, task: () => Promise<void>): Promise<void> {
+    while (!signal.aborted) {
+      await task().catch(() => undefined);
+      await pause(ms, signal);
+    }
+  }
+
+  #oldestAgeMs(): number | undefined {
+    return this.#oldest === undefined ? undefined : Math.max(0, this.#clock.now().getTime() - this.#oldest.getTime());
+  }
+
+  #backoff(failures: number): number {
+    const base = Math.min(this.#options.backoffMaxMs, this.#options.backoffInitialMs * 2 ** Math.min(failures - 1, 20));
+    return Math.round(base * (0.8 + Math.random() * 0.4));
+  }
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return sleep(ms, undefined, { signal }).catch(() => undefined);
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,70 @@
+import type { Readable } from 'node:stream';
+import { gunzip } from 'node:zlib';
+import { MAX_MESSAGE_BYTES, PREFIX_BYTES, Status } from './wire.ts';
+
+/** A unary request's one message, or the status that refuses it. */
+export type ReadOutcome =
+  | { readonly ok: true; readonly message: Uint8Array }
+  | { readonly ok: false; readonly code: number; readonly message: string; readonly consumed: boolean };
+
+export const MESSAGE_TOO_LARGE = `request message larger than ${MAX_MESSAGE_BYTES} bytes`;
+export const MALFORMED_MESSAGE = 'malformed request message';
+const COMPRESSED_WITHOUT_ENCODING = 'compressed message without grpc-encoding';
+const ENDED = 'the request ended before its message';
+
+/**
+ * Reads the one length-prefixed message of a unary call (rule GRPC-message-size). Never holds more
+ * than the prefix plus MAX_MESSAGE_BYTES: a declared length above the limit is refused as soon as the
+ * prefix arrives, and gzip is inflated with an output cap, so a small bomb stops at the limit.
+ */
+export function readUnaryMessage(body: Readable, gzip: boolean): Promise<ReadOutcome> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let expected = -1;
+    let flag = 0;
+    let settled = false;
+    const finish = (outcome: ReadOutcome): void => {
+      if (settled) return;
+      settled = true;
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('close', onClose);
+      body.pause();
+      resolve(outcome);
+    };
+    const refuse = (code: number, message: string, consumed = false): void => finish({ ok: false, code, message, consumed });
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk);
+      received += chunk.length;
+      if (expected < 0 && received >= PREFIX_BYTES) {
+        const head = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        flag = head[0]!;
+        expected = head.readUInt32BE(1);
+        if (flag > 1) return refuse(Status.INVALID_ARGUMENT, MALFORMED_MESSAGE);
+        if (expected > MAX_MESSAGE_BYTES) return refuse(Status.RESOURCE_EXHAUSTED, MESSAGE_TOO_LARGE);
+      }
+      // A unary call carries exactly one message: anything after it is malformed.
+      if (expected >= 0 && received > PREFIX_BYTES + expected) refuse(Status.INVALID_ARGUMENT, MALFORMED_MESSAGE);
+    };
+    const onEnd = (): void => {
+      if (expected < 0 || received !== PREFIX_BYTES + expected) return refuse(Status.INVALID_ARGUMENT, MALFORMED_MESSAGE, true);
+      const framed = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
+      const payload = framed.subarray(PREFIX_BYTES);
+      if (flag === 0) return finish({ ok: true, message: payload });
+      if (!gzip) return refuse(Status.INTERNAL, COMPRESSED_WITHOUT_ENCODING, true);
+      gunzip(payload, { maxOutputLength: MAX_MESSAGE_BYTES }, (error, inflated) => {
+        if (error === null) finish({ ok: true, message: inflated });
+        else if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') refuse(Status.RESOURCE_EXHAUSTED, MESSAGE_TOO_LARGE, true);
+        else refuse(Status.INVALID_ARGUMENT, MALFORMED_MESSAGE, true);
+      });
+    };
+    // Reset or cut before the end: nobody is left to answer.
+    const onClose = (): void => refuse(Status.CANCELLED, ENDED);
+    // A request ended by its HEADERS frame has already emitted 'end' (Node reads it at once).
+    if (body.readableEnded) return onEnd();
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('close', onClose);
+  });
+}

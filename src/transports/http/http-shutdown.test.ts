@@ -1,0 +1,81 @@
+import { once } from 'node:events';
+import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { closeHttpServer, drainHttp1, trackConnections } from './http-shutdown.ts';
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+/** A tracked server whose handler answers when `release` is called (so a request can be held in flight). */
+async function heldServer(): Promise<{ server: Server; port: number; held: (() => void)[] }> {
+  const held: (() => void)[] = [];
+  const server = createServer((req, res) => {
+    if (req.url === '/hold') held.push(() => res.end('held'));
+    else res.end('ok');
+  });
+  trackConnections(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  cleanups.push(() => server.closeAllConnections());
+  return { server, port: (server.address() as AddressInfo).port, held };
+}
+
+async function get(port: number, path: string, agent: Agent): Promise<{ body: string; connection: string | undefined }> {
+  const req = request({ host: '127.0.0.1', port, path, agent });
+  req.end();
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
+  let body = '';
+  for await (const chunk of res) body += String(chunk);
+  return { body, connection: res.headers.connection };
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+describe('closeHttpServer (issue 11: no reset on shutdown)', () => {
+  it('an in-flight request completes, and its response, written after the stop, says Connection: close', async () => {
+    const { server, port, held } = await heldServer();
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    cleanups.push(() => agent.destroy());
+    expect(await get(port, '/', agent)).toEqual({ body: 'ok', connection: 'keep-alive' });
+    const inFlight = get(port, '/hold', agent);
+    await until(() => held.length === 1);
+    const closed = closeHttpServer(server);
+    held[0]!();
+    expect(await inFlight).toEqual({ body: 'held', connection: 'close' });
+    await closed;
+    expect(server.listening).toBe(false);
+  });
+
+  it('a request on a kept-alive connection just after the stop is answered with Connection: close, not reset', async () => {
+    const { server, port } = await heldServer();
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    cleanups.push(() => agent.destroy());
+    expect(await get(port, '/', agent)).toEqual({ body: 'ok', connection: 'keep-alive' });
+    const closed = closeHttpServer(server);
+    // The idle connection is not closed under the client: its next request is served, as the last one.
+    expect(await get(port, '/', agent)).toEqual({ body: 'ok', connection: 'close' });
+    await closed;
+  });
+
+  it('an idle keep-alive connection is closed once quiet, and the close resolves', async () => {
+    const { server, port } = await heldServer();
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    cleanups.push(() => agent.destroy());
+    await get(port, '/', agent);
+    const [socket] = Object.values(agent.freeSockets).flat();
+    expect(socket).toBeDefined();
+    const ended = once(socket!, 'close');
+    await closeHttpServer(server);
+    await ended;
+    expect(server.listening).toBe(false);
+  });
+
+  it('refuses to drain a server that was not tracked from its creation', async () => {
+    await expect(drainHttp1(createServer())).rejects.toThrow(/trackConnections/);
+  });
+});

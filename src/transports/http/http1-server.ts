@@ -1,0 +1,83 @@
+import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './server-timeouts.ts';
+
+/**
+ * Every node:http public server's options, once (orders-stdlib, orders-koa, the one-port server's
+ * HTTP/1.1 side). Node enforces headersTimeout and requestTimeout only when it sweeps its connections,
+ * every connectionsCheckingInterval (30 s by default, so a declared 10 s fired at up to 40 s): the
+ * sweep runs often enough to keep the declared values (rule LIMIT-timeouts). Host is checked by our
+ * own step (http/request-headers.ts) so that a missing one, too, gets an Error body.
+ */
+export const HTTP1_SERVER_OPTIONS: ServerOptions = {
+  headersTimeout: HEADERS_TIMEOUT_MS,
+  requestTimeout: REQUEST_TIMEOUT_MS,
+  keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+  connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+  requireHostHeader: false,
+};
+
+/** A public HTTP/1.1 server: the shared options and the shared answers to what never reaches a handler. */
+export function createHttp1Server(handler: RequestListener): Server {
+  return hardenHttp1Server(createServer(HTTP1_SERVER_OPTIONS, handler));
+}
+
+interface ParserAnswer {
+  readonly status: number;
+  readonly message: string;
+}
+
+/**
+ * Node's parser and timers answer these before any handler runs, with an empty body by default. Ours
+ * are the same statuses with an Error body (rule HTTP-parser-errors). Any other parser error is 400.
+ */
+const PARSER_ANSWERS: Readonly<Record<string, ParserAnswer>> = {
+  HPE_HEADER_OVERFLOW: { status: 431, message: 'request header fields too large' },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, message: 'request body too large' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, message: 'request timeout' },
+};
+const BAD_REQUEST: ParserAnswer = { status: 400, message: 'bad request' };
+const EXPECTATION_FAILED: ParserAnswer = { status: 417, message: 'expectation failed' };
+/** CONNECT: no resource here is a tunnel; the same status and text as any other method a route lacks. */
+const CONNECT_REFUSED: ParserAnswer = { status: 405, message: 'method not allowed' };
+const SERVED_METHODS = 'GET, HEAD, POST';
+
+function rawResponse(answer: ParserAnswer, extraHeaders = ''): string {
+  const body = JSON.stringify({ error: answer.message });
+  return (
+    `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extraHeaders}Connection: close\r\n\r\n${body}`
+  );
+}
+
+/** Writes the answer (unless a response already started on this socket) and closes the connection. */
+function answerOnSocket(socket: Duplex, answer: ParserAnswer, extraHeaders = ''): void {
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
+  socket.end(rawResponse(answer, extraHeaders), () => socket.destroy());
+  // A peer that never reads must not keep the socket: the answer had its chance.
+  setTimeout(() => socket.destroy(), 1_000).unref();
+}
+
+/**
+ * Installs the shared answers on a node:http server built elsewhere (the one-port front builds its
+ * own): parser errors and timeouts (clientError), a refused Expect (checkExpectation) and CONNECT, all
+ * as `{"error": "..."}` with Content-Type application/json. Call before the server starts listening.
+ */
+export function hardenHttp1Server(server: Server): Server {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // A peer that reset or went away mid-request is owed nothing.
+    if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return void socket.destroy();
+    answerOnSocket(socket, PARSER_ANSWERS[error.code ?? ''] ?? BAD_REQUEST);
+  });
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const body = JSON.stringify({ error: EXPECTATION_FAILED.message });
+    res.writeHead(EXPECTATION_FAILED.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
+  });
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerOnSocket(socket, CONNECT_REFUSED, `Allow: ${SERVED_METHODS}\r\n`));
+  return server;
+}

@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Order } from '../../src/domain/order.ts';
+import type { OrderPlacedEnvelope } from '../../src/ports/order-events.ts';
+import type { IdempotencyClaim, OrderRepository, Placement } from '../../src/ports/order-repository.ts';
+import type { NotificationLedger, OutboxStore } from '../../src/ports/outbox.ts';
+
+export type OutboxUnderTest = OrderRepository & OutboxStore & NotificationLedger;
+
+/**
+ * The transactional outbox, idempotency keys and notification ledger (issue 13), one contract for
+ * the fake, PGlite and real Postgres. Cases may share one database: they only assert on their own
+ * random ids, and relay everything pending (others' rows included) when they need an empty outbox.
+ */
+export function outboxContract(name: string, factory: () => OutboxUnderTest | Promise<OutboxUnderTest>): void {
+  describe(`Outbox contract/${name}`, () => {
+    let store: OutboxUnderTest;
+    beforeEach(async () => {
+      store = await factory();
+    });
+
+    const now = new Date('2030-01-01T00:00:00.000Z');
+    function placement(userId = randomUUID(), item = 'widget', idempotency?: Partial<IdempotencyClaim>): Placement {
+      const order: Order = { id: randomUUID(), userId, item, quantity: 2, status: 'pending', createdAt: new Date(now) };
+      const event: OrderPlacedEnvelope = {
+        id: randomUUID(),
+        event: { order_id: order.id, user_id: userId, item, quantity: 2, created_at: now.toISOString() },
+      };
+      return {
+        order,
+        event,
+        idempotency:
+          idempotency === undefined
+            ? undefined
+            : { key: 'k', fingerprint: item, now, expiresAt: new Date(now.getTime() + 60_000), ...idempotency },
+      };
+    }
+
+    /** Relays until a round sends nothing (the outbox is empty, or holds only what `acked` refuses), collecting what was sent. */
+    async function relayAll(acked: (batch: readonly OrderPlacedEnvelope[]) => readonly string[] = (b) => b.map((e) => e.id)): Promise<OrderPlacedEnvelope[]> {
+      const sent: OrderPlacedEnvelope[] = [];
+      for (let round = 0; round < 1_000; round++) {
+        const { sent: marked } = await store.relayPending(100, async (batch) => {
+          const ids = acked(batch);
+          sent.push(...batch.filter((e) => ids.includes(e.id)));
+          return ids;
+        });
+        if (marked === 0) return sent;
+      }
+      throw new Error('outbox never emptied');
+    }
+
+    it('place writes the order and its event together; the relay sends the event with its payload', async () => {
+      const p = placement();
+      expect(await store.place(p)).toEqual({ outcome: 'created', order: p.order });
+      expect(await store.findById(p.order.id)).toEqual(p.order);
+      const sent = await relayAll();
+      expect(sent.filter((e) => e.id === p.event.id)).toEqual([p.event]);
+    });
+
+    it('an event marked sent is never claimed again; an unacknowledged one is', async () => {
+      const p = placement();
+      await store.place(p);
+      const first = await relayAll((batch) => batch.filter((e) => e.id !== p.event.id).map((e) => e.id));
+      expect(first.some((e) => e.id === p.event.id)).toBe(false);
+      const again = await relayAll();
+      expect(again.map((e) => e.id)).toContain(p.event.id);
+      expect((await relayAll()).map((e) => e.id)).not.toContain(p.event.id);
+    });
+
+    it('a batch whose send rejects stays pending', async () => {
+      const p = placement();
+      await store.place(p);
+      await expect(store.relayPending(1_000, async () => Promise.reject(new Error('broker down')))).rejects.toThrow();
+      expect((await relayAll()).map((e) => e.id)).toContain(p.event.id);
+    });
+
+    it('two relays at once claim disjoint batches (each event sent once)', async () => {
+      const placed = Array.from({ length: 30 }, () => placement());
+      for (const p of placed) await store.place(p);
+      const sent: string[] = [];
+      const relay = async (): Promise<void> => {
+        for (;;) {
+          const { claimed } = await store.relayPending(5, async (batch) => {
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            sent.push(...batch.map((e) => e.id));
+            return batch.map((e) => e.id);
+          });
+          if (claimed === 0) return;
+        }
+      };
+      await Promise.all([relay(), relay()]);
+      const mine = new Set(placed.map((p) => p.event.id));
+      const mineSent = sent.filter((id) => mine.has(id));
+      expect(mineSent.sort()).toEqual([...mine].sort());
+    });
+
+    it('backlog counts pending events and dates the oldest', async () => {
+      await relayAll();
+      expect(await store.backlog()).toEqual({ pending: 0, oldestCreatedAt: undefined });
+      await store.place(placement());
+      await store.place(placement());
+      const backlog = await store.backlog();
+      expect(backlog.pending).toBe(2);
+      expect(backlog.oldestCreatedAt?.toISOString()).toBe(now.toISOString());
+      await relayAll();
+    });
+
+    it('announceOnce announces an id once, across concurrent callers and repeats', async () => {
+      const p = placement();
+      await store.place(p);
+      const announced: string[] = [];
+      const announce = (fresh: ReadonlySet<string>): void => void announced.push(...fresh);
+      await Promise.all([store.announceOnce([p.event.id], announce), store.announceOnce([p.event.id], announce)]);
+      await store.announceOnce([p.event.id, 'not-a-uuid'], announce);
+      expect(announced).toEqual([p.event.id]);
+    });
+
+    it('announceOnce whose announce throws records nothing (announced again later)', async () => {
+      const p = placement();
+      await store.place(p);
+      await expect(store.announceOnce([p.event.id], () => {
+        throw new Error('log failed');
+      })).rejects.toThrow();
+      const announced: string[] = [];
+      await store.announceOnce([p.event.id], (fresh) => void announced.push(...fresh));
+      expect(announced).toEqual([p.event.id]);
+    });
+
+    it('purge deletes sent and announced events before the cutoff, never unannounced ones', async () => {
+      const announcedP = placement();
+      const unannounced = placement();
+      await store.place(announcedP);
+      await store.place(unannounced);
+      await relayAll();
+      await store.announceOnce([announcedP.event.id], () => undefined);
+      await store.purge(new Date(Date.now() + 60_000), now);
+      const announced: string[] = [];
+      await store.announceOnce([announcedP.event.id, unannounced.event.id], (fresh) => void announced.push(...fresh));
+      // The purged row is gone, so it is not announced again; the unannounced one still is.
+      expect(announced).toEqual([unannounced.event.id]);
+    });
+
+    describe('idempotency keys', () => {
+      it('the first use creates; a retry with the same fingerprint replays the original order and writes nothing', async () => {
+        const user = randomUUID();
+        const first = placement(user, 'a', {});
+        expect((await store.place(first)).outcome).toBe('created');
+        const retry = placement(user, 'a', {});
+        expect(await store.place(retry)).toEqual({ outcome: 'replayed', order: first.order });
+        expect(await store.findById(retry.order.id)).toBeUndefined();
+        expect((await relayAll()).map((e) => e.id)).not.toContain(retry.event.id);
+      });
+
+      it('the same key with another fingerprint is a mismatch and writes nothing', async () => {
+        const user = randomUUID();
+        await store.place(placement(user, 'a', {}));
+        const other = placement(user, 'b', {});
+        expect(await store.place(other)).toEqual({ outcome: 'key-mismatch' });
+        expect(await store.findById(other.order.id)).toBeUndefined();
+      });
+
+      it('keys are per user', async () => {
+        expect((await store.place(placement(randomUUID(), 'a', {}))).outcome).toBe('created');
+        expect((await store.place(placement(randomUUID(), 'a', {}))).outcome).toBe('created');
+      });
+
+      it('an expired key is claimed anew', async () => {
+        const user = randomUUID();
+        await store.place(placement(user, 'a', { expiresAt: new Date(now.getTime() + 1_000) }));
+        const later = placement(user, 'b', { now: new Date(now.getTime() + 1_000) });
+        expect(await store.place(later)).toEqual({ outcome: 'created', order: later.order });
+        expect(await store.place(placement(user, 'b', { now: new Date(now.getTime() + 2_000) }))).toEqual({ outcome: 'replayed', order: later.order });
+      });
+
+      it('concurrent first uses of one key create one order; the others replay it', async () => {
+        const user = randomUUID();
+        const attempts = Array.from({ length: 4 }, () => placement(user, 'same', {}));
+        const results = await Promise.all(attempts.map((p) => store.place(p)));
+        const created = results.filter((r) => r.outcome === 'created');
+        expect(created).toHaveLength(1);
+        const id = created[0]?.outcome === 'created' ? created[0].order.id : undefined;
+        for (const r of results) expect(r.outcome === 'key-mismatch' ? undefined : r.order.id).toBe(id);
+        expect(await store.listByUser(user, { limit: 10, offset: 0 })).toHaveLength(1);
+      });
+
+      it('purge removes expired keys', async () => {
+        const user = randomUUID();
+        await store.place(placement(user, 'a', { expiresAt: new Date(now.getTime() + 1_000) }));
+        await store.purge(new Date(0), new Date(now.getTime() + 1_000));
+        // With the key gone, the same key and another body is a fresh claim, not a mismatch.
+        expect((await store.place(placement(user, 'b', {}))).outcome).toBe('created');
+      });
+    });
+  });
+}

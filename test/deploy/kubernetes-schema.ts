@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { Job } from 'kubernetes-models/batch/v1';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import ts from 'typescript';
+import { parseAllDocuments } from 'yaml';
+
+/**
+ * Kubernetes manifest checks against the OpenAPI schemas of one release, as shipped by the
+ * `kubernetes-models` package (generated from Kubernetes 1.34's OpenAPI document):
+ * - schemaProblems: the package's compiled JSON-schema validators (types, required fields, formats,
+ *   enums). The Kubernetes schemas allow unknown properties, so these alone accept a misspelt field.
+ * - unknownFieldProblems: the package's TypeScript declarations, generated from the same schemas, with
+ *   the compiler's excess-property check: an unknown field anywhere is reported, as the API server's
+ *   strict field validation would.
+ */
+
+export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } } & Record<string, unknown>;
+
+interface Kind {
+  /** The model class: `new Model(doc).validate()` throws on a schema violation. */
+  readonly model: new (data: never) => { validate(): void };
+  /** The module and interface of its TypeScript declaration. */
+  readonly module: string;
+  readonly type: string;
+}
+
+const KINDS: Record<string, Kind> = {
+  'v1/ConfigMap': { model: ConfigMap, module: 'kubernetes-models/v1/ConfigMap', type: 'IConfigMap' },
+  'v1/Secret': { model: Secret, module: 'kubernetes-models/v1/Secret', type: 'ISecret' },
+  'v1/Service': { model: Service, module: 'kubernetes-models/v1/Service', type: 'IService' },
+  'apps/v1/Deployment': { model: Deployment, module: 'kubernetes-models/apps/v1/Deployment', type: 'IDeployment' },
+  'batch/v1/Job': { model: Job, module: 'kubernetes-models/batch/v1/Job', type: 'IJob' },
+  'autoscaling/v2/HorizontalPodAutoscaler': { model: HorizontalPodAutoscaler, module: 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler', type: 'IHorizontalPodAutoscaler' },
+  'networking.k8s.io/v1/NetworkPolicy': { model: NetworkPolicy, module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy', type: 'INetworkPolicy' },
+  'policy/v1/PodDisruptionBudget': { model: PodDisruptionBudget, module: 'kubernetes-models/policy/v1/PodDisruptionBudget', type: 'IPodDisruptionBudget' },
+};
+
+const label = (doc: Manifest): string => `${doc.kind}/${doc.metadata?.name}`;
+
+/** Every document of a multi-document YAML text; a YAML syntax error throws. */
+export function parseManifests(text: string, source: string): Manifest[] {
+  return parseAllDocuments(text)
+    .map((doc) => {
+      if (doc.errors.length > 0) throw new Error(`${source}: ${doc.errors.map((e) => e.message).join('; ')}`);
+      return doc.toJS() as Manifest | null;
+    })
+    .filter((doc): doc is Manifest => doc !== null);
+}
+
+export function readManifests(dir: string, files: readonly string[]): Manifest[] {
+  return files.flatMap((file) => parseManifests(readFileSync(join(dir, file), 'utf8'), file));
+}
+
+export function schemaProblems(doc: Manifest): string[] {
+  const kind = KINDS[`${doc.apiVersion}/${doc.kind}`];
+  if (kind === undefined) return [`${label(doc)}: ${doc.apiVersion} ${doc.kind} is not a kind this check knows`];
+  try {
+    new kind.model(structuredClone(doc) as never).validate();
+    return [];
+  } catch (error) {
+    return [`${label(doc)}: ${(error as Error).message}`];
+  }
+}
+
+/** Type-checks each manifest as a literal of its kind's declared interface; one problem per diagnostic. */
+export function unknownFieldProblems(docs: readonly Manifest[], root: string): string[] {
+  const known = docs.map((doc) => KINDS[`${doc.apiVersion}/${doc.kind}`]);
+  const problems = docs.flatMap((doc, i) => (known[i] === undefined ? [`${label(doc)}: ${doc.apiVersion} ${doc.kind} is not a kind this check knows`] : []));
+  const imports = [...new Set(known.filter((k) => k !== undefined).map((k) => `import type { ${k.type} } from '${k.module}';`))];
+  const lines = docs.map((doc, i) => (known[i] === undefined ? '' : `export const m${i}: ${known[i].type} = ${JSON.stringify(doc)};`));
+  const fileName = join(root, 'test/deploy/__kubernetes-manifests__.ts');
+  const source = [...imports, ...lines].join('\n');
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    strict: true,
+    skipLibCheck: true,
+    noEmit: true,
+    types: [],
+  };
+  const host = ts.createCompilerHost(options);
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (name, version, ...rest) => (name === fileName ? ts.createSourceFile(name, source, version) : getSourceFile(name, version, ...rest));
+  const fileExists = host.fileExists.bind(host);
+  host.fileExists = (name) => name === fileName || fileExists(name);
+  const program = ts.createProgram([fileName], options, host);
+  const file = program.getSourceFile(fileName);
+  for (const diagnostic of ts.getPreEmitDiagnostics(program, file)) {
+    const line = diagnostic.file && diagnostic.start !== undefined ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start).line : -1;
+    const doc = docs[line - imports.length];
+    problems.push(`${doc ? label(doc) : 'manifests'}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`);
+  }
+  return problems;
+}

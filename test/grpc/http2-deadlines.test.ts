@@ -1,0 +1,53 @@
+import { connect, constants as h2 } from 'node:http2';
+import { describe, expect, it } from 'vitest';
+import { HTTP2_STREAM_REQUEST_TIMEOUT_MS } from '../../src/transports/grpc/http2-limits.ts';
+import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
+import { startInProcess } from '../support/in-process-app.ts';
+import { OrdersTestClient } from './grpc-test-client.ts';
+
+/**
+ * Issue 18's trickle attack against orders-grpc with its real deadline: 100 streams on one h2c
+ * session sending 64 bytes every 5 s. Every one is reset (CANCEL), none before the declared deadline
+ * (a lower bound only: a busy machine can only make it later), and the port still answers.
+ */
+describe('HTTP/2 stream request deadline, waited out (rule H2-stream-deadline)', () => {
+  it(`100 trickling streams are all reset at the ${HTTP2_STREAM_REQUEST_TIMEOUT_MS / 1000} s deadline`, { timeout: HTTP2_STREAM_REQUEST_TIMEOUT_MS + 30_000 }, async () => {
+    const app = await startInProcess({ transport: grpcTransport });
+    const client = new OrdersTestClient(`127.0.0.1:${app.port}`);
+    try {
+      await app.addUser('alice');
+      const token = await client.login('alice', 'alice-password');
+      const session = connect(app.baseUrl);
+      session.on('error', () => undefined);
+      const opened = Date.now();
+      const outcomes = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => {
+          const grpc = i % 2 === 0;
+          const stream = session.request(
+            grpc
+              ? { ':method': 'POST', ':path': '/ordersv1.Orders/CreateOrder', 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${token}` }
+              : { ':method': 'POST', ':path': '/orders', 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          );
+          stream.on('error', () => undefined);
+          stream.resume();
+          stream.write(grpc ? Buffer.from([0, 0, 0, 4, 0]) : Buffer.from('{"item":"'));
+          const drip = setInterval(() => stream.write(Buffer.alloc(64, 0x61)), 5_000);
+          return new Promise<{ code: number | undefined; afterMs: number }>((resolve) =>
+            stream.once('close', () => {
+              clearInterval(drip);
+              resolve({ code: stream.rstCode, afterMs: Date.now() - opened });
+            }),
+          );
+        }),
+      );
+      session.destroy();
+      expect(new Set(outcomes.map((o) => o.code))).toEqual(new Set([h2.NGHTTP2_CANCEL]));
+      expect(Math.min(...outcomes.map((o) => o.afterMs))).toBeGreaterThanOrEqual(HTTP2_STREAM_REQUEST_TIMEOUT_MS - 50);
+      expect((await client.call('Recent', {}, { token })).ok).toBe(true);
+      expect((await fetch(`${app.baseUrl}/me/recent`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    } finally {
+      client.close();
+      await app.stop();
+    }
+  });
+});

@@ -1,0 +1,186 @@
+import { connect, constants as h2, type ClientHttp2Session } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetOrderRequestSchema, GetOrderRequestSchema as Empty, OrderSchema } from '../../src/gen/ordersv1/orders_pb.js';
+import { HTTP2_MAX_CONCURRENT_STREAMS, HTTP2_MAX_HEADER_LIST_BYTES, HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
+import { createOnePortServer, type OnePortServer } from '../../src/transports/grpc/one-port-server.ts';
+import { createUnaryServer, type UnaryMethod } from '../../src/transports/grpc/unary-server/unary-server.ts';
+import { grpcFrame, rawGrpc } from './raw-grpc.ts';
+
+/**
+ * The one-port server's HTTP/2 limits and cancellation, on a server whose one gRPC method parks until
+ * its done signal aborts: every started call and every abort is counted, so the tests see work start
+ * and stop instead of timing it.
+ */
+describe('HTTP/2 limits and cancellation on the one-port server (issue 18 items 3-4)', () => {
+  let front: OnePortServer;
+  let origin: string;
+  let started = 0;
+  let aborted = 0;
+  let restRequests = 0;
+  const waiters: Array<() => void> = [];
+  const untilStarted = async (n: number): Promise<void> => {
+    while (started < n) await new Promise<void>((resolve) => waiters.push(resolve));
+  };
+
+  beforeAll(async () => {
+    const park: UnaryMethod<undefined> = {
+      input: Empty,
+      output: OrderSchema,
+      handle: (_req, call) =>
+        new Promise((_resolve, reject) => {
+          started += 1;
+          for (const wake of waiters.splice(0)) wake();
+          call.signal.addEventListener('abort', () => {
+            aborted += 1;
+            reject(new Error('aborted'));
+          });
+        }),
+    };
+    const echo: UnaryMethod<undefined> = { input: Empty, output: OrderSchema, handle: async () => create(OrderSchema, { id: 'ok' }) };
+    const grpc = createUnaryServer<undefined>({
+      methods: new Map([['/t.T/Park', park], ['/t.T/Echo', echo]]),
+      authenticate: () => undefined,
+      toStatus: () => ({ code: 13, message: 'internal server error' }),
+    });
+    front = createOnePortServer({
+      grpc,
+      rest: (_req, res) => {
+        restRequests += 1;
+        res.end('rest');
+      },
+      http2Guard: { streamRequestMs: 300, idleMs: 60_000 },
+    });
+    await new Promise<void>((resolve) => front.server.listen(0, '127.0.0.1', resolve));
+    origin = `http://127.0.0.1:${(front.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await front?.shutdown();
+  });
+
+  const session = async (): Promise<ClientHttp2Session> => {
+    const s = connect(origin);
+    s.on('error', () => undefined);
+    await new Promise((resolve) => s.once('remoteSettings', resolve));
+    return s;
+  };
+  const message = grpcFrame(Buffer.from(toBinary(GetOrderRequestSchema, create(GetOrderRequestSchema, { id: 'x' }))));
+  const open = (s: ClientHttp2Session, path: string) => {
+    const stream = s.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' });
+    stream.on('error', () => undefined);
+    return stream;
+  };
+
+  it('advertises a finite SETTINGS_MAX_CONCURRENT_STREAMS and header-list size', async () => {
+    const s = await session();
+    try {
+      expect(s.remoteSettings.maxConcurrentStreams).toBe(HTTP2_MAX_CONCURRENT_STREAMS);
+      expect(s.remoteSettings.maxHeaderListSize).toBe(HTTP2_MAX_HEADER_LIST_BYTES);
+      expect(HTTP2_MAX_CONCURRENT_STREAMS).toBeGreaterThanOrEqual(100);
+      expect(HTTP2_MAX_CONCURRENT_STREAMS).toBeLessThanOrEqual(256);
+    } finally {
+      s.destroy();
+    }
+  });
+
+  it('a header list above the limit is refused, and the server still answers', async () => {
+    const s = await session();
+    try {
+      const stream = s.request({ ':method': 'GET', ':path': '/', 'x-big': 'a'.repeat(HTTP2_MAX_HEADER_LIST_BYTES + 1) });
+      const outcome = await new Promise<string>((resolve) => {
+        stream.once('response', (h) => resolve(String(h[':status'])));
+        stream.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+        stream.once('close', () => resolve(`closed ${stream.rstCode}`));
+      });
+      expect(outcome).not.toBe('200');
+    } finally {
+      s.destroy();
+    }
+    expect((await rawGrpc(origin, '/t.T/Echo', message)).grpcStatus).toBe('0');
+  });
+
+  it('work for a call stops when the client resets its stream: the handler’s done signal aborts', async () => {
+    const s = await session();
+    try {
+      const before = { started, aborted };
+      const stream = open(s, '/t.T/Park');
+      stream.end(message);
+      await untilStarted(before.started + 1);
+      stream.close(h2.NGHTTP2_CANCEL);
+      await new Promise((resolve) => stream.once('close', resolve));
+      while (aborted < before.aborted + 1) await new Promise((resolve) => setImmediate(resolve));
+      expect(aborted - before.aborted).toBe(1);
+    } finally {
+      s.destroy();
+    }
+  });
+
+  it('a client’s backlog does not outlive its connection: closing it aborts every call it had in flight', async () => {
+    const s = await session();
+    const before = { started, aborted };
+    for (let i = 0; i < 20; i++) open(s, '/t.T/Park').end(message);
+    await untilStarted(before.started + 20);
+    s.destroy();
+    for (let i = 0; i < 10_000 && aborted < before.aborted + 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(aborted - before.aborted).toBe(20);
+  });
+
+  it('rapid reset: HEADERS then RST_STREAM, over and over, gets GOAWAY ENHANCE_YOUR_CALM; the reset streams mostly never reach a handler', async () => {
+    const s = await session();
+    const before = { started, rest: restRequests };
+    const goaway = new Promise<number>((resolve) => s.once('goaway', (code: number) => resolve(code)));
+    const closed = new Promise((resolve) => s.once('close', resolve));
+    let sent = 0;
+    // Bounded: the allowance is 64; a few hundred is plenty, and the loop stops at the GOAWAY.
+    let stop = false;
+    void goaway.then(() => (stop = true));
+    for (let i = 0; i < 600 && !stop && !s.destroyed && !s.closed; i++) {
+      const stream = i % 2 === 0 ? open(s, '/t.T/Park') : s.request({ ':method': 'GET', ':path': '/orders' });
+      stream.on('error', () => undefined);
+      stream.close(h2.NGHTTP2_CANCEL);
+      sent += 1;
+      if (i % 50 === 49) await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(await goaway).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+    await closed;
+    expect(sent).toBeGreaterThan(HTTP2_RESET_ALLOWANCE);
+    // Started work is a small fraction of the resets (deferred dispatch sees most streams already gone).
+    expect(started - before.started + restRequests - before.rest).toBeLessThan(sent / 2);
+    // And the server is there for the next client.
+    expect((await rawGrpc(origin, '/t.T/Echo', message)).grpcStatus).toBe('0');
+  });
+
+  it('a client that completes its calls is never cut for occasional resets', async () => {
+    const s = await session();
+    try {
+      for (let i = 0; i < 3 * HTTP2_RESET_ALLOWANCE; i++) {
+        const stream = open(s, i % 3 === 0 ? '/t.T/Park' : '/t.T/Echo');
+        stream.on('data', () => undefined);
+        stream.end(message);
+        if (i % 3 === 0) stream.close(h2.NGHTTP2_CANCEL);
+        await new Promise((resolve) => stream.once('close', resolve));
+      }
+      expect(s.destroyed || s.closed).toBe(false);
+    } finally {
+      s.destroy();
+    }
+  });
+
+  it('streams that trickle their body are reset at the stream request deadline, every one of them', async () => {
+    const s = await session();
+    try {
+      const codes = await Promise.all(
+        Array.from({ length: 20 }, () => {
+          const stream = open(s, '/t.T/Echo');
+          stream.write(message.subarray(0, 2));
+          return new Promise<number>((resolve) => stream.once('close', () => resolve(stream.rstCode ?? -1)));
+        }),
+      );
+      expect(codes).toEqual(Array.from({ length: 20 }, () => h2.NGHTTP2_CANCEL));
+      expect(s.destroyed).toBe(false);
+    } finally {
+      s.destroy();
+    }
+  });
+});

@@ -1,0 +1,80 @@
+// What conformance's per-transport process cases do not already check of runMain: SIGINT and the
+// shutdown flush of a session, the embedded banner, a port in use at LOG_LEVEL=error, bad arguments.
+import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
+
+const BIN = 'bin/orders-stdlib.ts';
+const JWT_SECRET = 'process-test-secret-0123456789-abcdefghijklmnop';
+const spawned: SpawnedBin[] = [];
+afterEach(() => spawned.splice(0).forEach((bin) => bin.kill()));
+
+function start(args: string[], env: Record<string, string>): SpawnedBin {
+  const bin = spawnBin(BIN, args, env);
+  spawned.push(bin);
+  return bin;
+}
+
+async function json(port: number, method: string, path: string, token?: string, body?: unknown): Promise<Record<string, unknown>> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) };
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  expect(response.status, path).toBeLessThan(300);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+// Timeouts only guard against hangs: spawning Node on a busy CI machine takes seconds.
+describe('runMain through bin/orders-stdlib.ts (spec 3.4, 4.5, 8.1)', { timeout: 120_000 }, () => {
+  it('--embedded: prints the demo logins; SIGINT flushes the session, logs `stopped`, exits 0; no secret in the output', async () => {
+    const bin = start(['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0' });
+    const listening = await bin.waitForLine((l) => l['msg'] === 'api: listening', 'api: listening');
+    const port = Number(String(listening['addr']).split(':').at(-1));
+    const banner = await bin.waitForLine((l) => String(l['msg']).startsWith('embedded mode: in-memory backends'), 'banner');
+    expect(banner['msg']).toContain('alice / alice-password');
+    expect(bin.lines.find((l) => String(l['msg']).includes('JWT_SECRET is not set'))?.['level']).toBe('warn');
+    const token = String((await json(port, 'POST', '/auth/login', undefined, { username: 'alice', password: 'alice-password' }))['token']);
+    const orderId = String((await json(port, 'POST', '/orders', token, { item: 'book', quantity: 2 }))['id']);
+    await json(port, 'GET', `/orders/${orderId}`, token);
+    bin.child.kill('SIGINT');
+    expect(await bin.exited).toEqual({ code: 0, signal: null });
+    expect(bin.lines.find((l) => l['msg'] === 'shutting down')).toMatchObject({ signal: 'SIGINT' });
+    // Shutdown flush (spec 3.2): the lingering session is closed with its state, before `stopped`.
+    expect(bin.lines.find((l) => l['msg'] === 'session: closed')).toMatchObject({ views: 1, recent: [orderId] });
+    const msgs = bin.lines.map((l) => l['msg']);
+    expect(msgs.indexOf('session: closed')).toBeLessThan(msgs.indexOf('stopped'));
+    expect(msgs.at(-1)).toBe('stopped');
+    const outsideBanner = (bin.stdout() + bin.stderr()).split('\n').filter((t) => !t.includes('embedded mode: in-memory'));
+    expect(outsideBanner.filter((t) => t.includes(token) || t.includes('alice-password'))).toEqual([]);
+  });
+
+  it('HTTP_ADDR in use at LOG_LEVEL=error: exit 1, only error lines, the last `start-up failed` with `api: listen:`', async () => {
+    const blocker = createServer().listen(0, '127.0.0.1');
+    await once(blocker, 'listening');
+    try {
+      const { port } = blocker.address() as { port: number };
+      const bin = start(['--embedded'], { JWT_SECRET, HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'error' });
+      expect((await bin.exited).code).toBe(1);
+      expect(bin.lines.length).toBeGreaterThan(0);
+      expect(bin.lines.every((l) => l['level'] === 'error')).toBe(true);
+      expect(bin.lines.at(-1)).toMatchObject({ msg: 'start-up failed', err: expect.stringMatching(/^api: listen: /) });
+      expect(bin.stdout() + bin.stderr()).not.toContain(JWT_SECRET);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('JWT_SECRET shorter than 32 bytes: exit 1 naming JWT_SECRET, never printing it', async () => {
+    const bin = start(['--embedded'], { JWT_SECRET: 'short-secret-xyz', HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0' });
+    expect((await bin.exited).code).toBe(1);
+    expect(String(bin.lines.find((l) => l['level'] === 'error')?.['err'])).toContain('JWT_SECRET');
+    expect(bin.lines.some((l) => l['msg'] === 'api: listening')).toBe(false);
+    expect(bin.stdout() + bin.stderr()).not.toContain('short-secret-xyz');
+  });
+
+  it('an unknown argument: exit 2 with the usage on stderr and nothing on stdout', async () => {
+    const bin = start(['--bogus'], { JWT_SECRET });
+    expect((await bin.exited).code).toBe(2);
+    expect(bin.stderr()).toContain('usage: orders-stdlib [--embedded]');
+    expect(bin.stdout()).toBe('');
+  });
+});

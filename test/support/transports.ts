@@ -1,0 +1,40 @@
+import { fileURLToPath } from 'node:url';
+import type { TransportFactory } from '../../src/composition/create-app.ts';
+import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
+import { koaTransport } from '../../src/transports/koa/koa-transport.ts';
+import { stdlibTransport } from '../../src/transports/stdlib/stdlib-transport.ts';
+
+export type TransportName = 'stdlib' | 'koa' | 'grpc';
+
+/** The wires a conformance driver speaks: only the one-port executable speaks h2c and gRPC (spec 4.4). */
+export type DriverName = 'rest-http1' | 'rest-h2c' | 'grpc';
+
+/**
+ * How a transport's REST side treats an empty login field (spec 2.1, 4.1 rule 9): the standard-library
+ * router hands it to the service; a router framework rejects it before the handler.
+ */
+export type RestVariant = 'stdlib-router' | 'router-framework';
+
+export interface Transport {
+  readonly name: TransportName;
+  readonly factory: TransportFactory;
+  /** The transport's executable (spec 1: each transport is a separate executable). */
+  readonly bin: string;
+  readonly drivers: readonly DriverName[];
+  readonly restVariant: RestVariant;
+}
+
+/** The one registry of transports for tests, conformance and bench. */
+export const TRANSPORTS: readonly Transport[] = [
+  { name: 'stdlib', factory: stdlibTransport, bin: 'bin/orders-stdlib.ts', drivers: ['rest-http1'], restVariant: 'stdlib-router' },
+  { name: 'koa', factory: koaTransport, bin: 'bin/orders-koa.ts', drivers: ['rest-http1'], restVariant: 'router-framework' },
+  { name: 'grpc', factory: grpcTransport, bin: 'bin/orders-grpc.ts', drivers: ['rest-http1', 'rest-h2c', 'grpc'], restVariant: 'router-framework' },
+];
+
+export function transportNamed(name: TransportName): Transport {
+  const transport = TRANSPORTS.find((t) => t.name === name);
+  if (transport === undefined) throw new Error(`unknown transport ${name}`);
+  return transport;
+}
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
