@@ -302,8 +302,12 @@ const cases: Case[] = [
         );
         p.assert(codes.every((c) => c === h2.NGHTTP2_CANCEL), `trickling streams ended with ${[...new Set(codes)].join(', ')}, expected all reset with CANCEL (8)`);
         // Then no stream, only PINGs: the session is closed anyway.
-        const closed = new Promise((resolve) => session.once('close', resolve));
-        const pinger = setInterval(() => session.ping(() => undefined), 100);
+        // The session may already be gone (or be going) when the streams end: a PING on a destroyed
+        // session throws, so the pinger only pings a live one and a gone session counts as closed.
+        const closed = session.destroyed ? Promise.resolve() : new Promise((resolve) => session.once('close', resolve));
+        const pinger = setInterval(() => {
+          if (!session.destroyed && !session.closed) session.ping(() => undefined);
+        }, 100);
         const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still open after 10 s'), 10_000))]);
         clearInterval(pinger);
         session.destroy();
