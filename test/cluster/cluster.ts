@@ -1,0 +1,176 @@
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { ORDER_STREAM_DEFAULTS } from '../../src/adapters/nats/order-stream.ts';
+import { DEFAULT_KEY_PREFIX } from '../../src/adapters/redis/redis-config.ts';
+import { hashPassword } from '../../src/service/password-hasher.ts';
+import { until } from '../support/eventually.ts';
+import { freePort } from '../support/ports.ts';
+import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
+import { transportNamed } from '../support/transports.ts';
+import { startHaproxy, type Haproxy } from './haproxy.ts';
+
+/** Small, so one client can press on it at 4x without a load generator (rule CLUSTER-rate). */
+export const CLUSTER_RPS = 20;
+const REPLICAS = 3;
+
+export interface ClusterReplica {
+  readonly name: string;
+  readonly baseUrl: string;
+  readonly adminUrl: string;
+  readonly process: SpawnedBin;
+}
+
+export interface Cluster {
+  /** haproxy's public port: HTTP/1.1, h2c and gRPC. */
+  readonly balancerUrl: string;
+  readonly replicas: readonly ClusterReplica[];
+  readonly haproxy: Haproxy;
+  /** A new user in the cluster's schema (written as `orders-admin users add` does). */
+  addUser(): Promise<{ username: string; password: string }>;
+  /** `order placed` lines per order id, across every replica's stdout. */
+  placedCounts(): Map<string, number>;
+  /** True once the shared notifier consumer has nothing left to deliver or to be acknowledged. */
+  notifierIdle(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** A loopback address other than 127.0.0.1: a client of its own for the rate limiter, fresh every run. */
+export function loopbackClient(): string {
+  return `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+}
+
+/**
+ * Issue 14's cluster on the machine's real Postgres, Redis and NATS: three `orders-grpc` processes on one
+ * schema of their own (POSTGRES_SCHEMA, which also gives them a stream and subject of their own), sharing
+ * one Redis rate-limit budget, behind haproxy (deploy/haproxy/haproxy.cfg) trusted as the only proxy.
+ * close() kills every process and removes the schema, the stream and the cache entries of its orders.
+ */
+export async function startCluster(env: NodeJS.ProcessEnv = process.env): Promise<Cluster> {
+  const [dsn, redisAddr, natsUrl] = [env['POSTGRES_DSN'], env['REDIS_ADDR'], env['NATS_URL']];
+  if (!dsn || !redisAddr || !natsUrl) throw new Error('the cluster needs POSTGRES_DSN, REDIS_ADDR and NATS_URL (README "Real backends")');
+  const schema = `cluster_${randomBytes(6).toString('hex')}`;
+  const stream = `${ORDER_STREAM_DEFAULTS.stream}_${schema}`;
+  const jwtSecret = randomBytes(32).toString('base64url');
+  const bin = transportNamed('grpc').bin;
+  const replicas: ClusterReplica[] = [];
+  let haproxy: Haproxy | undefined;
+  let balancerUrl: string | undefined;
+  let nats: NatsConnection | undefined;
+  const pool = new pg.Pool({ connectionString: dsn, max: 2, options: `-c search_path=${schema}` });
+  pool.on('error', () => undefined);
+
+  const start = async (index: number): Promise<ClusterReplica> => {
+    const [port, adminPort] = [await freePort(), await freePort()];
+    const replica = {
+      name: `orders${index + 1}`,
+      baseUrl: `http://127.0.0.1:${port}`,
+      adminUrl: `http://127.0.0.1:${adminPort}`,
+      process: spawnBin(bin, [], {
+        POSTGRES_DSN: dsn,
+        POSTGRES_SCHEMA: schema,
+        REDIS_ADDR: redisAddr,
+        NATS_URL: natsUrl,
+        JWT_SECRET: jwtSecret,
+        HTTP_ADDR: `127.0.0.1:${port}`,
+        ADMIN_ADDR: `127.0.0.1:${adminPort}`,
+        RATE_LIMIT_STORE: 'redis',
+        RATE_LIMIT_RPS: String(CLUSTER_RPS),
+        // haproxy reaches the replicas from 127.0.0.1; clients come from other loopback addresses.
+        TRUST_PROXY: '127.0.0.1',
+        SESSION_RECENT: '50',
+        LOG_LEVEL: 'info',
+      }),
+    };
+    replicas.push(replica);
+    await replica.process.waitReady(replica.adminUrl, 60_000);
+    return replica;
+  };
+
+  const cluster: Cluster = {
+    get balancerUrl() {
+      if (balancerUrl === undefined) throw new Error('haproxy is not running');
+      return balancerUrl;
+    },
+    replicas,
+    get haproxy() {
+      if (haproxy === undefined) throw new Error('haproxy is not running');
+      return haproxy;
+    },
+    async addUser() {
+      const username = `cluster-${randomUUID()}`;
+      const password = `pw-${randomBytes(9).toString('hex')}`;
+      await pool.query('INSERT INTO users (id, username, password_hash) VALUES ($1, $2, $3)', [
+        randomUUID(),
+        username,
+        await hashPassword(password, { N: 1024, r: 8, p: 1 }),
+      ]);
+      return { username, password };
+    },
+    placedCounts() {
+      const counts = new Map<string, number>();
+      for (const line of replicas.flatMap((r) => r.process.lines)) {
+        const id = line['order_id'];
+        if (line['msg'] === 'order placed' && typeof id === 'string') counts.set(id, (counts.get(id) ?? 0) + 1);
+      }
+      return counts;
+    },
+    async notifierIdle() {
+      nats ??= await connect({ servers: natsUrl.split(',') });
+      const info = await (await jetstreamManager(nats)).consumers.info(stream, ORDER_STREAM_DEFAULTS.durable);
+      return info.num_pending === 0 && info.num_ack_pending === 0;
+    },
+    async close() {
+      await haproxy?.stop();
+      for (const replica of replicas) {
+        replica.process.kill();
+        await replica.process.exited;
+      }
+      const ids = await pool.query<{ id: string }>('SELECT id FROM orders').then((r) => r.rows.map((row) => row.id), () => []);
+      if (ids.length > 0) {
+        const redis = new Redis(`redis://${redisAddr}`, { lazyConnect: true, maxRetriesPerRequest: 1 });
+        await redis.connect().then(() => redis.del(...ids.map((id) => `${DEFAULT_KEY_PREFIX}${id}`)), () => undefined);
+        redis.disconnect();
+      }
+      nats ??= await connect({ servers: natsUrl.split(',') }).catch(() => undefined);
+      if (nats !== undefined) await (await jetstreamManager(nats)).streams.delete(stream).catch(() => undefined);
+      await nats?.close().catch(() => undefined);
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+      await pool.end().catch(() => undefined);
+    },
+  };
+
+  try {
+    // The first start migrates the schema; the other two then start side by side.
+    await start(0);
+    await Promise.all(Array.from({ length: REPLICAS - 1 }, (_, i) => start(i + 1)));
+    replicas.sort((a, b) => a.name.localeCompare(b.name));
+    const [lbPort, statsPort] = [await freePort(), await freePort()];
+    const statsUrl = `http://127.0.0.1:${statsPort}/stats`;
+    const addresses = Object.fromEntries(
+      replicas.flatMap((r, i) => [
+        [`ORDERS_${i + 1}`, new URL(r.baseUrl).host],
+        [`ORDERS_${i + 1}_ADMIN_PORT`, new URL(r.adminUrl).port],
+      ]),
+    );
+    haproxy = startHaproxy({ ORDERS_LB_ADDR: `127.0.0.1:${lbPort}`, ORDERS_STATS_ADDR: `127.0.0.1:${statsPort}`, ...addresses }, statsUrl);
+    const proxy = haproxy;
+    await until(
+      async () => {
+        const stats = await proxy.stats().catch(() => undefined);
+        return replicas.every((r) => stats?.get(`replicas/${r.name}`)?.['status'] === 'UP');
+      },
+      `haproxy to see ${REPLICAS} replicas UP`,
+      30_000,
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}; haproxy said: ${proxy.log().slice(-1_000)}`);
+    });
+    balancerUrl = `http://127.0.0.1:${lbPort}`;
+  } catch (error) {
+    await cluster.close();
+    throw error;
+  }
+  return cluster;
+}
