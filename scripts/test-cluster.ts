@@ -1,0 +1,21 @@
+/**
+ * npm run test:cluster [-- vitest args]: three orders-grpc replicas behind haproxy on the machine's real
+ * Postgres, Redis and NATS (test/cluster, its own vitest config; README "Scale-out"). Fails at once, with
+ * what is missing, when haproxy (Debian: apt-get install haproxy) or a backend variable is absent.
+ */
+import { spawn } from 'node:child_process';
+import { haproxyVersion } from '../test/cluster/haproxy.ts';
+
+const missing = ['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL'].filter((name) => !process.env[name]);
+if (missing.length > 0) {
+  console.error(`test:cluster: set ${missing.join(', ')} (README "Real backends")`);
+  process.exit(1);
+}
+const version = haproxyVersion();
+if (version === undefined) {
+  console.error('test:cluster: haproxy not found (Debian: apt-get install haproxy; or HAPROXY=/path/to/haproxy)');
+  process.exit(1);
+}
+console.log(`test:cluster: ${version}`);
+const child = spawn('npx', ['vitest', 'run', '--config', 'test/cluster/vitest.config.ts', ...process.argv.slice(2)], { stdio: 'inherit' });
+child.once('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 128)));
