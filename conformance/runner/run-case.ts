@@ -203,7 +203,7 @@ function flowContext(env: RunEnv): FlowContext {
       if (hooks === undefined) throw new Error('case reads logs but the target has none (capability logs)');
       return hooks.logs.lines;
     },
-    async waitFor(probe, label, timeoutMs = 3000) {
+    async waitFor(probe, label, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const value = probe();
