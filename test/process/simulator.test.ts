@@ -1,6 +1,7 @@
 // The embedded simulator driven from outside (issue 17): a spawned `orders-grpc --embedded` whose
 // faults and clock are moved through `orders-admin simulate` (the CLI, in this process) and the
 // admin listener's /simulator routes; and no such routes without --embedded.
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '../../src/adapters/postgres/admin-cli.ts';
 import { MAX_ADVANCE_MS, MAX_FAIL_NEXT, MAX_LATENCY_MS } from '../../src/simulator/simulator.ts';
@@ -31,7 +32,7 @@ describe('simulator of a spawned orders-grpc --embedded (issue 17)', { timeout: 
   const simulate = async (...args: string[]): Promise<Record<string, unknown>> => {
     let out = '';
     let err = '';
-    const io = { env: { ADMIN_ADDR: new URL(admin).host }, stdin: [], stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (err += t) } };
+    const io = { env: { ADMIN_ADDR: new URL(admin).host }, stdin: Readable.from([]), stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (err += t) } };
     const code = await runAdminCli(['simulate', ...args], io);
     expect({ code, err }, `orders-admin simulate ${args.join(' ')}`).toEqual({ code: 0, err: '' });
     return JSON.parse(out) as Record<string, unknown>;
