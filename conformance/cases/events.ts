@@ -99,6 +99,8 @@ const cases: Case[] = [
       await t.target.simulator!.set('cache', { failNext: 1 });
       const reply = await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 });
       t.check(reply, created, 'create with the cache write failing still succeeds');
+      await t.waitFor(() => serviceLines(t, from).length > 0, 'the order service to log the cache write failure');
+      await t.sleep(30);
       const lines = serviceLines(t, from);
       t.assert(lines.length === 1 && lines[0]!.msg === 'order service: cache write failed' && lines[0]!.level === 'warn', `order service lines: ${JSON.stringify(lines)}`);
       t.assert(lines[0]!['order_id'] === (reply.body as { id: string }).id, 'the failure line does not name the order');

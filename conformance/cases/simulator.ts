@@ -74,6 +74,8 @@ export const SIMULATOR_CASES: Case[] = [
           t.assert(reply.status === status && /^\{"error":"[^"]+"\}$/.test(reply.text), `PUT ${path} ${JSON.stringify(body)}: ${reply.status} ${reply.text}`);
         }
       });
+      // A spawned executable's lines arrive through its stdout pipe: wait for the last one.
+      await t.waitFor(() => t.logs().slice(from).some((l) => l.msg === 'simulator: reset'), '`simulator: reset` logged');
       const changes = t.logs().slice(from).filter((l) => l.msg.startsWith('simulator: '));
       t.assert(
         changes.map((l) => `${l.msg}/${String(l['component'] ?? '')}`).join(' ') === 'simulator: component changed/database simulator: component changed/cache simulator: reset/',

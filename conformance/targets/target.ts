@@ -71,6 +71,20 @@ const FAKE_ONLY: readonly Capability[] = ['faults', 'recorders'];
 /** A spawned `--embedded` executable: what its admin listener, its output and its environment offer. */
 const SPAWNED: readonly Capability[] = ['logs', 'secret', 'settings', 'admin', 'faults'];
 
+/** Why a black-box target (spawned or external) lacks a capability: the report's note on each skip. */
+export const BLACK_BOX_LACKS: Readonly<Record<Capability, string>> = {
+  inProcess: 'reaches into the running app (stored rows, injected bugs, server objects), which no API exposes',
+  users: 'needs fresh users with no earlier orders or views; --embedded has two fixed demo accounts (and no sign-up, spec 1)',
+  logs: 'reads the service log, which an external instance does not share',
+  spans: 'reads finished spans from an in-memory exporter; a process exports spans only to OTLP_ENDPOINT',
+  faults: 'needs the simulator, which only an --embedded instance offers on its admin listener',
+  recorders: "reads the fakes' recorders (published events, cache contents), which no API exposes",
+  constants: 'needs a session linger or cap other than the fixed constants (spec 8); linger-follows-the-simulated-clock checks the 5-minute linger black-box',
+  secret: 'mints tokens with the signing secret, which an external instance does not share',
+  settings: 'needs its own instance with other environment settings',
+  admin: 'needs the admin listener (--admin-url)',
+};
+
 export function capabilitiesOf(backend: BackendName): ReadonlySet<Capability> {
   if (backend === 'spawned') return new Set(SPAWNED);
   if (backend === 'external') return new Set();
