@@ -76,7 +76,8 @@ describe('simulator of a spawned orders-grpc --embedded (issue 17)', { timeout: 
     expect((reset['components'] as unknown[]).map((c) => JSON.stringify(c))).toEqual(
       ['database', 'cache', 'publisher'].map((name) => JSON.stringify({ name, state: 'up', latencyMs: 0, failNext: 0 })),
     );
-    for (const msg of ['simulator: component changed', 'simulator: clock advanced', 'simulator: reset']) expect(bin.lines.some((l) => l['msg'] === msg), msg).toBe(true);
+    // Lines arrive through the stdout pipe, possibly after the answer: wait for each.
+    for (const msg of ['simulator: component changed', 'simulator: clock advanced', 'simulator: reset']) expect(await bin.waitForLine((l) => l['msg'] === msg, msg)).toMatchObject({ level: 'warn' });
   });
 
   it('failNext fails exactly that many requests with a masked 500; latency is reported and reset', async () => {
