@@ -7,7 +7,8 @@ import { findKnownFailing, loadKnownFailing, type TestCoordinates } from './runn
 import { buildMatrix, filtersFromEnv, type TargetGroup } from './runner/matrix.ts';
 import { columnId, writeResults, type CaseResult, type Column } from './runner/results.ts';
 import { runFlowCase, runProcessCase, runRequestCase, type RunEnv } from './runner/run-case.ts';
-import { externalTarget, startInProcessTarget, type Capability, type Target } from './targets/target.ts';
+import { SimulatorClient } from './targets/simulator-client.ts';
+import { capabilitiesOf as backendCapabilities, externalTarget, startInProcessTarget, startSpawnedTarget, type Capability, type Target } from './targets/target.ts';
 import { TRANSPORTS } from '../test/support/transports.ts';
 
 /**
@@ -21,6 +22,9 @@ const knownFailing = loadKnownFailing();
 const results: CaseResult[] = [];
 const columns: Column[] = [];
 for (const note of matrix.notes) console.log(note);
+// An external instance offers the simulator only when it runs --embedded: asked once, before the cases are listed.
+const externalSimulated = filters.external?.adminUrl !== undefined && (await SimulatorClient.offeredBy(filters.external.adminUrl.replace(/\/$/, '')));
+if (filters.external !== undefined) console.log(`conformance: external target ${externalSimulated ? 'offers' : 'does not offer'} the simulator`);
 
 const CASE_TIMEOUT_MS = 120_000; // a guard against hangs: process cases spawn executables on a busy machine
 
@@ -68,6 +72,7 @@ function skip(c: Case, column: Column, reason: string): void {
 function missingCapabilities(c: Case, capabilities: ReadonlySet<Capability>): Capability[] {
   const needed = new Set<Capability>(c.needs ?? []);
   if (c.target !== undefined) needed.add('settings');
+  if (c.target?.sessionLingerMs !== undefined || c.target?.sessionCap !== undefined) needed.add('constants');
   return [...needed].filter((cap) => !capabilities.has(cap));
 }
 
@@ -81,9 +86,8 @@ function ordered(cases: readonly Case[]): Case[] {
 }
 
 function capabilitiesOf(group: TargetGroup): ReadonlySet<Capability> {
-  if (group.backend === 'external') return externalTarget(filters.external!).capabilities;
-  const caps: Capability[] = ['inProcess', 'users', 'logs', 'spans', 'secret', 'settings', 'admin'];
-  return new Set(group.backend === 'fake' ? [...caps, 'faults'] : caps);
+  if (group.backend === 'external') return externalTarget(filters.external!, externalSimulated).capabilities;
+  return backendCapabilities(group.backend);
 }
 
 function describeGroup(group: TargetGroup): void {
@@ -91,8 +95,10 @@ function describeGroup(group: TargetGroup): void {
     let shared: Promise<Target> | undefined;
     const start = (settings: Case['target']): Promise<Target> =>
       group.backend === 'external' || group.transport === undefined
-        ? Promise.resolve(externalTarget(filters.external!))
-        : startInProcessTarget(group.transport, group.backend, settings);
+        ? Promise.resolve(externalTarget(filters.external!, externalSimulated))
+        : group.backend === 'spawned'
+          ? startSpawnedTarget(group.transport, settings)
+          : startInProcessTarget(group.transport, group.backend, settings);
     const sharedTarget = (): Promise<Target> => (shared ??= start(undefined));
     const capabilities = capabilitiesOf(group);
     const restVariant = group.transport?.restVariant ?? filters.external?.restVariant;

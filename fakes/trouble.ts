@@ -42,6 +42,21 @@ export class Trouble {
     return this.#down !== undefined;
   }
 
+  /** The delay added before each operation (slow). */
+  get delayMs(): number {
+    return this.#delayMs;
+  }
+
+  /** Failures still queued by failNext. */
+  get queuedFailures(): number {
+    return this.#failures.length;
+  }
+
+  /** Drops the failures failNext queued and not yet used. */
+  clearFailures(): void {
+    this.#failures = [];
+  }
+
   /** Awaited by fakes before each operation. */
   async check(operation: string): Promise<void> {
     if (this.#delayMs > 0) await sleep(this.#delayMs);

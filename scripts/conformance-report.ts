@@ -22,6 +22,8 @@ try {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE} [--no-run]\n`);
   process.exit(2);
 }
+// The report shows every column by default, the spawned --embedded executables too (issue 17).
+if (env['CONFORMANCE_BACKEND'] === undefined && env['CONFORMANCE_URL'] === undefined) env['CONFORMANCE_BACKEND'] = 'fake,real,spawned';
 const suiteExit = argv.includes('--no-run') ? 0 : await runConformance(env);
 if (!existsSync(RESULTS_PATH)) {
   process.stderr.write(`conformance: no results at ${RESULTS_PATH}; the suite did not run\n`);

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { findUnitCases } from '../conformance/unit-rules.ts';
 import { UNIT_RESULTS_PATH } from '../conformance/runner/results.ts';
 
-export const USAGE = `usage: npm run conformance -- [--transport stdlib,koa,grpc,core] [--backend fake,real] [--driver rest-http1,rest-h2c,grpc,process,unit]
+export const USAGE = `usage: npm run conformance -- [--transport stdlib,koa,grpc,core] [--backend fake,real,spawned] [--driver rest-http1,rest-h2c,grpc,process,unit]
        npm run conformance -- --url http://host:8080 [--admin-url http://host:8081] [--user name:password ...]
          [--driver rest-http1,rest-h2c,grpc] [--rest-variant stdlib-router|router-framework]`;
 

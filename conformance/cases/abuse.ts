@@ -233,7 +233,7 @@ const tokenCases: Case[] = [
     async run(t) {
       const me = await t.user();
       const claims = decodeClaims(me.token);
-      const secret = new TextEncoder().encode(t.target.hooks!.jwtSecret);
+      const secret = new TextEncoder().encode(t.target.jwtSecret!);
       const sign = (iat: number, exp: number) =>
         new SignJWT({ name: claims['name'] })
           .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })

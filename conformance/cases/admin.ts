@@ -81,15 +81,14 @@ const cases: Case[] = [
     needs: ['faults'],
     async run(t) {
       // Every backend down at once: health fails, liveness must not (a restart cures no database outage).
-      const fakes = t.target.hooks!.fakes!;
-      const troubles = [fakes.store, fakes.cacheFake, fakes.bus].map((f) => f.trouble);
-      for (const trouble of troubles) trouble.down('connection refused');
+      const simulator = t.target.simulator!;
+      for (const component of ['database', 'cache', 'publisher'] as const) await simulator.set(component, { state: 'down' });
       try {
         report(t, await admin(t).healthz(), 503, 'GET /healthz with every backend down');
         const body = report(t, await admin(t).livez(), 200, 'GET /livez with every backend down');
         t.assert(body.clean === true && body.nodes === null, `liveness is ${JSON.stringify(body)} with backends down`);
       } finally {
-        for (const trouble of troubles) trouble.up();
+        await simulator.reset();
       }
     },
   },
@@ -101,14 +100,13 @@ const cases: Case[] = [
       api: 'rest',
       needs: ['faults'],
       async run(t) {
-        const fakes = t.target.hooks!.fakes!;
-        const trouble = { database: fakes.store, cache: fakes.cacheFake, publisher: fakes.bus }[component].trouble;
-        trouble.down('connection refused');
+        const simulator = t.target.simulator!;
+        await simulator.set(component, { state: 'down' });
         let body: Report;
         try {
           body = report(t, await admin(t).healthz(), 503, `GET /healthz with ${component} down`);
         } finally {
-          trouble.up();
+          await simulator.set(component, { state: 'up' });
         }
         t.assert(body.clean === false, 'clean is true with a node down');
         const failing = (body.nodes ?? []).find((n) => n.name === component);

@@ -140,7 +140,7 @@ const tokenCases: Case[] = [
     needs: ['secret'],
     async run(t) {
       const me = await t.user();
-      const secret = new TextEncoder().encode(t.target.hooks!.jwtSecret);
+      const secret = new TextEncoder().encode(t.target.jwtSecret!);
       try {
         await jwtVerify(me.token, secret, { algorithms: ['HS256'], issuer: 'orders' });
       } catch (error) {

@@ -32,7 +32,7 @@ const cases: Case[] = [
     kind: 'flow',
     name: 'one-event-with-chosen-payload',
     rules: ['EVT-1-publish', 'EVT-6-subject-payload', 'EVT-5-no-other', 'SVC-publish'],
-    needs: ['faults'],
+    needs: ['recorders'],
     async run(t) {
       const me = await t.user();
       const bus = t.target.hooks!.fakes!.bus;
@@ -96,9 +96,11 @@ const cases: Case[] = [
     async run(t) {
       const me = await t.user();
       const from = t.logs().length;
-      t.target.hooks!.fakes!.cacheFake.trouble.failNext(1);
+      await t.target.simulator!.set('cache', { failNext: 1 });
       const reply = await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 });
       t.check(reply, created, 'create with the cache write failing still succeeds');
+      await t.waitFor(() => serviceLines(t, from).length > 0, 'the order service to log the cache write failure');
+      await t.sleep(30);
       const lines = serviceLines(t, from);
       t.assert(lines.length === 1 && lines[0]!.msg === 'order service: cache write failed' && lines[0]!.level === 'warn', `order service lines: ${JSON.stringify(lines)}`);
       t.assert(lines[0]!['order_id'] === (reply.body as { id: string }).id, 'the failure line does not name the order');
@@ -108,12 +110,12 @@ const cases: Case[] = [
     kind: 'flow',
     name: 'publish-failure-logged-by-relay-and-retried',
     rules: ['EVT-3-service-logs', 'EVT-7-delivery'],
-    needs: ['faults', 'logs'],
+    needs: ['faults', 'recorders', 'logs'],
     async run(t) {
       const me = await t.user();
       const from = t.logs().length;
       const bus = t.target.hooks!.fakes!.bus;
-      bus.trouble.failNext(1);
+      await t.target.simulator!.set('publisher', { failNext: 1 });
       const reply = await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 });
       t.check(reply, created, 'create with the first publish failing still succeeds');
       const id = (reply.body as { id: string }).id;
@@ -133,17 +135,17 @@ const cases: Case[] = [
     kind: 'flow',
     name: 'outbox-backlog-is-a-metric',
     rules: ['EVT-7-delivery'],
-    needs: ['faults', 'admin'],
+    needs: ['faults', 'admin', 'logs'],
     async run(t) {
       const me = await t.user();
-      const bus = t.target.hooks!.fakes!.bus;
+      const simulator = t.target.simulator!;
       const pending = async (): Promise<number> => {
         const match = /^orders_outbox_pending_events (\S+)$/m.exec(await t.scrape());
         t.assert(match !== null, 'orders_outbox_pending_events is not on /metrics');
         return Number(match![1]);
       };
       t.assert(/^orders_outbox_oldest_pending_age_seconds /m.test(await t.scrape()), 'orders_outbox_oldest_pending_age_seconds is not on /metrics');
-      bus.trouble.failNext(1_000);
+      await simulator.set('publisher', { failNext: 1_000 });
       const id = await t.order(me, 'held back', 1);
       let seen = 0;
       for (let i = 0; i < 100 && seen < 1; i++) {
@@ -151,7 +153,7 @@ const cases: Case[] = [
         if (seen < 1) await t.sleep(50);
       }
       t.assert(seen >= 1, `orders_outbox_pending_events stayed at ${seen} while the broker refused every publish`);
-      bus.trouble.reset();
+      await simulator.set('publisher', { failNext: 0 });
       await t.waitFor(() => placedLine(t, id), 'the held-back event once the broker works', 15_000);
     },
   },

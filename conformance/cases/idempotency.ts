@@ -104,7 +104,7 @@ const cases: Case[] = [
     kind: 'flow',
     name: 'replay-publishes-no-second-event',
     rules: ['IDEM-replay', 'EVT-1-publish'],
-    needs: ['faults'],
+    needs: ['recorders'],
     async run(t) {
       const me = await t.user();
       const bus = t.target.hooks!.fakes!.bus;

@@ -16,6 +16,7 @@ import { PROCESS_TRANSPORT_CASES } from './process-transport.ts';
 import { RATE_LIMIT_CASES } from './rate-limit.ts';
 import { RATE_LIMIT_POLICY_CASES } from './rate-limit-policy.ts';
 import { SESSION_CASES } from './session.ts';
+import { SIMULATOR_CASES } from './simulator.ts';
 
 /** Every conformance case, in run order within a column (cases marked `last` run after the rest). */
 export const ALL_CASES: readonly Case[] = [
@@ -24,6 +25,7 @@ export const ALL_CASES: readonly Case[] = [
   ...IDEMPOTENCY_CASES,
   ...LIST_CASES,
   ...SESSION_CASES,
+  ...SIMULATOR_CASES,
   ...ERROR_CASES,
   ...ADMIN_CASES,
   ...OBSERVABILITY_CASES,

@@ -236,12 +236,11 @@ const getCases: Case[] = [
     async run(t) {
       const me = await t.user();
       const id = await t.order(me);
-      const store = t.target.hooks!.fakes!.store.trouble;
-      store.down();
+      await t.target.simulator!.set('database', { state: 'down' });
       try {
         t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get with the store down');
       } finally {
-        store.up();
+        await t.target.simulator!.set('database', { state: 'up' });
       }
     },
   },
@@ -249,7 +248,7 @@ const getCases: Case[] = [
     kind: 'flow',
     name: 'cache-miss-reads-store-and-refills',
     rules: ['SVC-cache-aside'],
-    needs: ['faults'],
+    needs: ['recorders'],
     async run(t) {
       const me = await t.user();
       const { cacheFake } = t.target.hooks!.fakes!;
@@ -270,12 +269,11 @@ const getCases: Case[] = [
     async run(t) {
       const me = await t.user();
       const id = await t.order(me);
-      const cache = t.target.hooks!.fakes!.cacheFake.trouble;
-      cache.down();
+      await t.target.simulator!.set('cache', { state: 'down' });
       try {
         t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get with the cache down');
       } finally {
-        cache.up();
+        await t.target.simulator!.set('cache', { state: 'up' });
       }
     },
   },

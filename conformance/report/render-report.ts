@@ -1,5 +1,19 @@
 import type { Rule } from '../../spec/catalogue.ts';
 import { columnId, type CaseResult, type Column, type ResultsFile } from '../runner/results.ts';
+import { BLACK_BOX_LACKS, type Capability } from '../targets/target.ts';
+
+const BLACK_BOX = new Set(['spawned', 'external']);
+
+/** Each case skipped on a black-box column, once, with what it needs and why such a target lacks it. */
+export function blackBoxSkips(results: readonly CaseResult[]): string[] {
+  const needs = new Map<string, Set<string>>();
+  for (const r of results) {
+    if (r.outcome !== 'skip' || !BLACK_BOX.has(r.backend)) continue;
+    const caps = /^needs (.+)$/.exec(r.detail ?? '')?.[1]?.split(', ') ?? [r.detail ?? ''];
+    needs.set(r.case, new Set([...(needs.get(r.case) ?? []), ...caps]));
+  }
+  return [...needs].map(([name, caps]) => `\`${name}\`: ${[...caps].map((cap) => `${cap} (${BLACK_BOX_LACKS[cap as Capability] ?? cap})`).join('; ')}`);
+}
 
 /** A cell of the rule × column table. */
 export type Cell = 'pass' | 'FAIL' | 'xfail' | 'skip' | 'n/a' | 'UNCOVERED';
@@ -96,6 +110,11 @@ export function renderMarkdown(report: Report, file: ResultsFile): string {
     lines.push('## Known failing', '');
     for (const r of report.knownFailing) lines.push(`- \`${r.id}\`: ${mdEscape(r.detail ?? '')}`);
     lines.push('');
+  }
+  const blackBox = blackBoxSkips(report.skipped);
+  if (blackBox.length > 0) {
+    lines.push('## Not run black-box', '', `Cases skipped on the spawned \`--embedded\` executables (and external instances), ${blackBox.length} in all, and why:`, '');
+    lines.push(...blackBox.map((line) => `- ${mdEscape(line)}`), '');
   }
   if (report.skipped.length > 0) {
     lines.push('## Skipped', '');

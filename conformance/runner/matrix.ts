@@ -51,7 +51,7 @@ export function filtersFromEnv(env: Env = process.env): Filters {
 export interface TargetGroup {
   readonly transport: Transport | undefined;
   readonly transportName: string;
-  readonly backend: 'fake' | 'real' | 'external';
+  readonly backend: 'fake' | 'real' | 'spawned' | 'external';
   readonly drivers: readonly DriverName[];
   /** Per-transport process cases run in a `process` column (fake backend only). */
   readonly processColumn: boolean;
@@ -80,7 +80,11 @@ export function buildMatrix(filters: Filters, transports: readonly Transport[], 
   if (!real && allows(filters.backends, 'real')) {
     notes.push('conformance: real backends not configured (set POSTGRES_DSN, REDIS_ADDR and NATS_URL); real column not run');
   }
-  const backends = (['fake', 'real'] as const).filter((b) => allows(filters.backends, b) && (b === 'fake' || real));
+  // `spawned` (each executable run --embedded, black-box through the simulator) only when asked for:
+  // starting executables is slow, so npm test leaves it to conformance:report and a focused test.
+  const backends = (['fake', 'real', 'spawned'] as const).filter((b) =>
+    b === 'spawned' ? filters.backends?.includes('spawned') === true : allows(filters.backends, b) && (b === 'fake' || real),
+  );
   const groups: TargetGroup[] = [];
   for (const transport of transports) {
     if (!allows(filters.transports, transport.name)) continue;

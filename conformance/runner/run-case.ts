@@ -71,7 +71,7 @@ class Scope {
     if (actor === undefined) return;
     const name = actor.username;
     if (usesText.includes('{expiredToken}')) {
-      const secret = this.#env.target.hooks?.jwtSecret;
+      const secret = this.#env.target.jwtSecret;
       if (secret === undefined) throw new Error('{expiredToken} needs the target secret (capability secret)');
       this.#special.set('expiredToken', await mintToken({ secret, sub: actor.userId, name, iatOffset: -7200, expOffset: -3600 }));
     }
@@ -199,9 +199,9 @@ function flowContext(env: RunEnv): FlowContext {
     check: (reply: Reply, expectation: Expectation, label: string) => checkReply(reply, expectation, env.transport.restVariant, scope.resolve, label),
     assert,
     logs() {
-      const hooks = env.target.hooks;
-      if (hooks === undefined) throw new Error('case reads logs but the target has none (capability logs)');
-      return hooks.logs.lines;
+      const logs = env.target.logs;
+      if (logs === undefined) throw new Error('case reads logs but the target has none (capability logs)');
+      return logs.lines;
     },
     async waitFor(probe, label, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;

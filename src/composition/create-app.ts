@@ -14,6 +14,7 @@ import { OrderService } from '../service/order-service.ts';
 import { OutboxRelay, type OutboxRelayOptions } from '../service/outbox-relay.ts';
 import { TokenService } from '../service/token-service.ts';
 import { SessionScope, type TimerPort } from '../session/session-scope.ts';
+import type { Simulator } from '../simulator/simulator.ts';
 import { createAdminHandler } from '../transports/http/admin-handler.ts';
 import { closeHttpServer, trackConnections } from '../transports/http/http-shutdown.ts';
 import type { HttpObservability } from '../transports/http/http-observability.ts';
@@ -63,6 +64,8 @@ export interface AppOptions {
   readonly sessionCap?: number;
   readonly sessionTimers?: TimerPort;
   readonly clock?: Clock;
+  /** Embedded mode only: the simulator's control API on the admin listener (issue 17). */
+  readonly simulator?: Simulator;
   /** Tests: faster relay polling or backoff. */
   readonly relayOptions?: OutboxRelayOptions;
 }
@@ -87,7 +90,9 @@ export function createApp(options: AppOptions): App {
   const { config, logger, backends } = options;
   const tracing = new Tracing({ serviceName: options.serviceName, otlpEndpoint: config.otlpEndpoint, processors: options.spanProcessors ?? [] });
   const metrics = new HttpMetrics();
-  const tokens = new TokenService(config.tokens.secret, config.tokens.expiryMs);
+  const clock = options.clock;
+  // Token expiry follows the service clock (the simulator's, when embedded).
+  const tokens = new TokenService(config.tokens.secret, config.tokens.expiryMs, clock === undefined ? undefined : () => clock.now().getTime());
   const sessions = new SessionScope({
     recentCapacity: config.sessionRecent,
     logger,
@@ -147,7 +152,7 @@ export function createApp(options: AppOptions): App {
     api,
   ];
   const checker = new ComponentChecker(serviceComponents);
-  const adminServer = createServer(createAdminHandler(checker, metrics));
+  const adminServer = createServer(createAdminHandler(checker, metrics, options.simulator));
   trackConnections(adminServer);
   const admin = new Listener({ name: 'admin', server: adminServer, address: config.adminAddr, shutdown: () => closeHttpServer(adminServer) });
   // The admin listener answers readiness for others; it does not report its own.

@@ -3,6 +3,7 @@ import { MemoryOrderCache } from '../../fakes/memory-cache.ts';
 import { MemoryEventBus } from '../../fakes/memory-event-bus.ts';
 import { MemoryStore } from '../../fakes/memory-store.ts';
 import type { Logger } from '../observability/logger.ts';
+import type { Clock } from '../ports/clock.ts';
 import { hashPassword } from '../service/password-hasher.ts';
 import type { Backends } from './backends.ts';
 
@@ -21,9 +22,10 @@ export interface EmbeddedBackends extends Backends {
 }
 
 /** In-memory fakes behind every port (fakes/), for `npm start` offline and the fast test suites. */
-export async function createEmbeddedBackends(logger: Logger, options: { seedDemoUsers: boolean }): Promise<EmbeddedBackends> {
+export async function createEmbeddedBackends(logger: Logger, options: { seedDemoUsers: boolean; clock?: Clock }): Promise<EmbeddedBackends> {
   const store = new MemoryStore();
-  const cache = new MemoryOrderCache();
+  // The cache's TTL runs on the service clock, so the simulator's clock advance expires entries too.
+  const cache = new MemoryOrderCache({ clock: options.clock });
   const bus = new MemoryEventBus({ logger });
   if (options.seedDemoUsers) {
     for (const user of DEMO_USERS) {

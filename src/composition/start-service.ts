@@ -7,6 +7,8 @@ import type { Backends } from './backends.ts';
 import { createApp, type App, type AppOptions, type TransportFactory } from './create-app.ts';
 import type { EmbeddedBackends } from './embedded-backends.ts';
 import { createRealBackends, type RealBackendIsolation } from './real-backends.ts';
+import { SimulatedTime } from '../simulator/simulated-time.ts';
+import { Simulator } from '../simulator/simulator.ts';
 
 export interface ServiceOptions {
   readonly serviceName: string;
@@ -36,6 +38,8 @@ export interface RunningService {
   readonly backends: Backends;
   /** Set when embedded: the fakes, with their trouble switches. */
   readonly fakes: EmbeddedBackends | undefined;
+  /** Set when embedded: the simulator behind the admin listener's /simulator routes. */
+  readonly simulator: Simulator | undefined;
   /** Resolves once both listeners are bound; rejects if the run fails first (a port in use). */
   readonly ready: Promise<BoundPorts>;
   /** Settles when every component has stopped: rejects with the first run failure (spec 3.4). */
@@ -52,12 +56,27 @@ export interface RunningService {
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { logger, env } = options;
   const config = loadServiceConfig(env, { embedded: options.embedded });
+  // Embedded only: a clock and timers the simulator can move (issue 17); a test's own pinned clock or
+  // fake timers win. Real backends run on the system clock and never get a simulator.
+  const time = options.embedded ? new SimulatedTime() : undefined;
+  const clock = options.app?.clock ?? time;
   // Dynamic import: an image or install without fakes/ still starts when not --embedded.
   const fakes = options.embedded
-    ? await (await import('./embedded-backends.ts')).createEmbeddedBackends(logger, { seedDemoUsers: options.seedDemoUsers ?? false })
+    ? await (await import('./embedded-backends.ts')).createEmbeddedBackends(logger, { seedDemoUsers: options.seedDemoUsers ?? false, clock })
     : undefined;
   const backends = fakes ?? (await createRealBackends(env, logger, options.isolation));
-  const app = createApp({ ...options.app, config, logger, backends, transport: options.transport, serviceName: options.serviceName });
+  const simulator = fakes === undefined || time === undefined ? undefined : new Simulator({ components: [fakes.store, fakes.cacheFake, fakes.bus], time, logger });
+  const app = createApp({
+    ...options.app,
+    clock,
+    sessionTimers: options.app?.sessionTimers ?? time,
+    simulator,
+    config,
+    logger,
+    backends,
+    transport: options.transport,
+    serviceName: options.serviceName,
+  });
   const controller = new AbortController();
   if (options.signal?.aborted) controller.abort();
   options.signal?.addEventListener('abort', () => controller.abort(), { once: true });
@@ -80,6 +99,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     config,
     backends,
     fakes,
+    simulator,
     ready,
     done,
     async stop() {

@@ -3,6 +3,7 @@ import { ConfigError, type Env } from '../../config/env.ts';
 import { ErrConflict, ErrUnavailable } from '../../domain/errors.ts';
 import { createLogger } from '../../observability/logger.ts';
 import { hashPassword } from '../../service/password-hasher.ts';
+import { runSimulateCli, SIMULATE_USAGE } from '../../simulator/simulate-cli.ts';
 import { PostgresCredentialStore } from './postgres-credential-store.ts';
 import { PostgresDatabase } from './postgres-database.ts';
 import { postgresConfigFromEnv } from './postgres-config.ts';
@@ -20,9 +21,10 @@ export const USAGE = `usage:
   orders-admin users add <username>    add a user; the password is read from stdin
                                        (one trailing newline is dropped), e.g.
                                        printf '%s' "$PASSWORD" | orders-admin users add alice
-environment:
-  POSTGRES_DSN     required: postgres://user:password@host:port/database
+${SIMULATE_USAGE}environment:
+  POSTGRES_DSN     required (migrate, users): postgres://user:password@host:port/database
   POSTGRES_SCHEMA  optional: schema holding the tables (default: the server's search_path)
+  ADMIN_ADDR       simulate: the service's admin listener (default 127.0.0.1:8081)
 exit codes: 0 done, 1 failed, 2 bad arguments
 `;
 
@@ -41,6 +43,7 @@ function parse(argv: readonly string[]): Command | string {
 
 /** The operator CLI behind bin/orders-admin.ts; returns the exit code. */
 export async function runAdminCli(argv: readonly string[], io: AdminCliIo): Promise<number> {
+  if (argv[0] === 'simulate') return runSimulateCli(argv.slice(1), io);
   const command = parse(argv);
   if (typeof command === 'string') {
     io.stderr.write(`orders-admin: ${command}\n${USAGE}`);

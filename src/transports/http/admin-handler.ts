@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Checker, HealthReport } from '../../lifecycle/checker.ts';
 import type { HttpMetrics } from '../../observability/metrics.ts';
+import type { Simulator } from '../../simulator/simulator.ts';
+import { answerSimulator } from './simulator-routes.ts';
 
 /**
  * The admin listener's routes (spec 4.2), written against the Checker interface so every executable
@@ -9,7 +11,8 @@ import type { HttpMetrics } from '../../observability/metrics.ts';
 /** The liveness answer: the health report's shape with no component consulted. */
 const LIVE: HealthReport = { clean: true, nodes: null };
 
-export function createAdminHandler(checker: Checker, metrics: HttpMetrics): (req: IncomingMessage, res: ServerResponse) => void {
+/** `simulator`: embedded mode only; without it every /simulator path is 404 like any unknown path. */
+export function createAdminHandler(checker: Checker, metrics: HttpMetrics, simulator?: Simulator): (req: IncomingMessage, res: ServerResponse) => void {
   const sendReport = (res: ServerResponse, report: HealthReport): void => {
     res.writeHead(report.clean ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(report));
   };
@@ -34,6 +37,7 @@ export function createAdminHandler(checker: Checker, metrics: HttpMetrics): (req
           res.writeHead(200, { 'content-type': metrics.contentType }).end(await metrics.scrape());
           return;
         default:
+          if (simulator !== undefined && (await answerSimulator(simulator, req, res, path))) return;
           res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
       }
     };

@@ -1,0 +1,132 @@
+// The embedded simulator driven from outside (issue 17): a spawned `orders-grpc --embedded` whose
+// faults and clock are moved through `orders-admin simulate` (the CLI, in this process) and the
+// admin listener's /simulator routes; and no such routes without --embedded.
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAdminCli } from '../../src/adapters/postgres/admin-cli.ts';
+import { MAX_ADVANCE_MS, MAX_FAIL_NEXT, MAX_LATENCY_MS } from '../../src/simulator/simulator.ts';
+import { SIMULATOR_BODY_LIMIT } from '../../src/transports/http/simulator-routes.ts';
+import { startInProcess, realBackendsConfigured, type InProcessApp } from '../support/in-process-app.ts';
+import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
+import { transportNamed } from '../support/transports.ts';
+
+const SIMULATOR_PATHS: readonly (readonly [string, string])[] = [
+  ['GET', '/simulator'],
+  ['PUT', '/simulator/components/cache'],
+  ['POST', '/simulator/clock/advance'],
+  ['POST', '/simulator/reset'],
+];
+
+async function call(url: string, method: string, body?: unknown, token?: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const headers: Record<string, string> = { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) };
+  const response = await fetch(url, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+// Timeouts only guard against hangs: spawning Node on a busy CI machine takes seconds.
+describe('simulator of a spawned orders-grpc --embedded (issue 17)', { timeout: 120_000 }, () => {
+  let bin: SpawnedBin;
+  let api: string;
+  let admin: string;
+  const simulate = async (...args: string[]): Promise<Record<string, unknown>> => {
+    let out = '';
+    let err = '';
+    const io = { env: { ADMIN_ADDR: new URL(admin).host }, stdin: Readable.from([]), stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (err += t) } };
+    const code = await runAdminCli(['simulate', ...args], io);
+    expect({ code, err }, `orders-admin simulate ${args.join(' ')}`).toEqual({ code: 0, err: '' });
+    return JSON.parse(out) as Record<string, unknown>;
+  };
+
+  beforeAll(async () => {
+    bin = spawnBin(transportNamed('grpc').bin, ['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', JWT_EXPIRY: '10m', LOG_LEVEL: 'info' });
+    const address = async (msg: string): Promise<string> => `http://${String((await bin.waitForLine((l) => l['msg'] === msg, msg))['addr'])}`;
+    [api, admin] = [await address('api: listening'), await address('admin: listening')];
+    await bin.waitReady(admin);
+  });
+  afterAll(() => bin?.kill());
+
+  it('cache down: /healthz 503 naming cache, a known order still 200; linger and token expiry follow `advance`', async () => {
+    const login = await call(`${api}/auth/login`, 'POST', { username: 'alice', password: 'alice-password' });
+    const token = String(login.body['token']);
+    const userId = String(JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())['sub']);
+    const id = String((await call(`${api}/orders`, 'POST', { item: 'widget', quantity: 3 }, token)).body['id']);
+
+    expect(await simulate('down', 'cache')).toEqual({ name: 'cache', state: 'down', latencyMs: 0, failNext: 0 });
+    const health = await call(`${admin}/healthz`, 'GET');
+    expect(health.status).toBe(503);
+    expect(health.body['nodes']).toContainEqual({ name: 'cache', status: 'unavailable', error: expect.stringContaining('cache') });
+    expect(await call(`${api}/orders/${id}`, 'GET', undefined, token)).toMatchObject({ status: 200, body: { id } });
+    await simulate('up', 'cache');
+    expect((await call(`${admin}/healthz`, 'GET')).status).toBe(200);
+    expect(await call(`${api}/orders/${id}`, 'GET', undefined, token)).toMatchObject({ status: 200, body: { id } });
+
+    // Spec 3.2: five minutes after the user's last request the session closes and flushes its state.
+    expect(bin.lines.some((l) => l['msg'] === 'session: closed' && l['user'] === userId)).toBe(false);
+    expect(await simulate('advance', '5m')).toMatchObject({ offsetMs: 300_000 });
+    expect(await bin.waitForLine((l) => l['msg'] === 'session: closed' && l['user'] === userId, 'session: closed')).toMatchObject({ views: 2, recent: [id] });
+
+    // JWT_EXPIRY is 10m: 5m + 6m later the token issued at the start has expired.
+    expect((await call(`${api}/orders/${id}`, 'GET', undefined, token)).status).toBe(200);
+    await simulate('advance', '6m');
+    expect(await call(`${api}/orders/${id}`, 'GET', undefined, token)).toEqual({ status: 401, body: { error: 'invalid or expired token' } });
+
+    const reset = await simulate('reset');
+    expect(reset).toMatchObject({ clock: { offsetMs: 0 } });
+    expect((reset['components'] as unknown[]).map((c) => JSON.stringify(c))).toEqual(
+      ['database', 'cache', 'publisher'].map((name) => JSON.stringify({ name, state: 'up', latencyMs: 0, failNext: 0 })),
+    );
+    // Lines arrive through the stdout pipe, possibly after the answer: wait for each.
+    for (const msg of ['simulator: component changed', 'simulator: clock advanced', 'simulator: reset']) expect(await bin.waitForLine((l) => l['msg'] === msg, msg)).toMatchObject({ level: 'warn' });
+  });
+
+  it('failNext fails exactly that many requests with a masked 500; latency is reported and reset', async () => {
+    const token = String((await call(`${api}/auth/login`, 'POST', { username: 'bob', password: 'bob-password' })).body['token']);
+    await simulate('fail', 'database', '2');
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await call(`${api}/orders?limit=1`, 'GET', undefined, token)).status);
+    expect(statuses).toEqual([500, 500, 200]);
+    expect(await simulate('slow', 'publisher', '5')).toEqual({ name: 'publisher', state: 'up', latencyMs: 5, failNext: 0 });
+    await simulate('reset');
+  });
+
+  it.each([
+    ['PUT', '/simulator/components/nope', { state: 'down' }, 404, 'not found'],
+    ['PUT', '/simulator/components/cache', { state: 'sideways' }, 400, 'state must be up or down'],
+    ['PUT', '/simulator/components/cache', {}, 400, 'give at least one of state, latencyMs, failNext'],
+    ['PUT', '/simulator/components/cache', { state: 'down', color: 'red' }, 400, 'unknown field color; allowed: state, latencyMs, failNext'],
+    ['PUT', '/simulator/components/cache', { latencyMs: MAX_LATENCY_MS + 1 }, 400, `latencyMs must be an integer from 0 to ${MAX_LATENCY_MS}`],
+    ['PUT', '/simulator/components/cache', { failNext: -1 }, 400, `failNext must be an integer from 0 to ${MAX_FAIL_NEXT}`],
+    ['PUT', '/simulator/components/cache', '{"state":', 400, 'malformed request body'],
+    ['PUT', '/simulator/components/cache', [], 400, 'body must be a JSON object'],
+    ['POST', '/simulator/clock/advance', { ms: 0 }, 400, `ms must be an integer from 1 to ${MAX_ADVANCE_MS}`],
+    ['POST', '/simulator/clock/advance', { ms: MAX_ADVANCE_MS + 1 }, 400, `ms must be an integer from 1 to ${MAX_ADVANCE_MS}`],
+    ['POST', '/simulator/clock/advance', { ms: 1.5 }, 400, `ms must be an integer from 1 to ${MAX_ADVANCE_MS}`],
+    ['POST', '/simulator/clock/advance', { ms: 'x'.repeat(SIMULATOR_BODY_LIMIT) }, 413, 'request body too large'],
+    ['GET', '/simulator/clock', undefined, 404, 'not found'],
+  ] as const)('%s %s %j: %i %s, nothing changed', async (method, path, body, status, error) => {
+    expect(await call(`${admin}${path}`, method, body)).toEqual({ status, body: { error } });
+    expect((await call(`${admin}/simulator`, 'GET')).body).toMatchObject({ clock: { offsetMs: 0 }, components: expect.not.arrayContaining([expect.objectContaining({ state: 'down' })]) });
+  });
+
+  it('the public listener has no /simulator path', async () => {
+    for (const [method, path] of SIMULATOR_PATHS) expect([method, path, (await call(`${api}${path}`, method, method === 'GET' ? undefined : { state: 'down', ms: 1 })).status]).toEqual([method, path, 404]);
+  });
+});
+
+describe.skipIf(!realBackendsConfigured())('without --embedded (real backends): no simulator (issue 17)', { timeout: 120_000 }, () => {
+  let service: InProcessApp;
+  beforeAll(async () => {
+    // The composition every executable runs (startService) with embedded false, as runMain does without the flag.
+    service = await startInProcess({ transport: transportNamed('grpc').factory, backend: 'real' });
+  });
+  afterAll(() => service?.stop());
+
+  it('every /simulator path is 404 on the admin listener, which otherwise answers', async () => {
+    expect((await call(`${service.adminUrl}/healthz`, 'GET')).status).toBe(200);
+    for (const [method, path] of SIMULATOR_PATHS) {
+      const reply = await call(`${service.adminUrl}${path}`, method, method === 'GET' ? undefined : { state: 'down', ms: 1 });
+      expect([method, path, reply]).toEqual([method, path, { status: 404, body: { error: 'not found' } }]);
+    }
+  });
+});
