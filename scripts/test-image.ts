@@ -3,7 +3,10 @@
  * Dockerfile's image, starts PostgreSQL, Redis and NATS containers on a private network, migrates and adds
  * two users with the image's own orders-admin, then for each executable: starts it from the image, waits
  * for /readyz, runs the conformance suite black-box against it (npm run conformance -- --url …), stops
- * it with SIGTERM and requires exit code 0. Exits 1 without running anything when no Docker engine answers.
+ * it with SIGTERM and requires exit code 0; every /simulator path on its admin listener must answer 404
+ * (the simulator exists only with --embedded, issue 17). Last, orders-grpc --embedded from the image, on no
+ * backends, under the same suite: it drives that instance's simulator, so the fault, linger and clock cases
+ * run against the image too. Exits 1 without running anything when no Docker engine answers.
  * The base images come from docker/standin/build.sh (pulled, or stand-ins built from Debian packages).
  */
 import { spawn } from 'node:child_process';
@@ -45,12 +48,12 @@ function admin(network: StartedNetwork, backends: ContainerBackends, args: reado
   return run('docker', ['run', '--rm', '-i', '--network', network.getName(), '-e', `POSTGRES_DSN=${dsn}`, IMAGE, 'bin/orders-admin.ts', ...args], { input: input ?? '' });
 }
 
-async function startService(network: StartedNetwork, backends: ContainerBackends, bin: string, jwtSecret: string): Promise<StartedTestContainer> {
-  const inNetwork = backends.inNetwork;
-  if (inNetwork === undefined) throw new Error('test:image: backends are not on the network');
-  return new GenericContainer(IMAGE)
-    .withNetwork(network)
-    .withCommand([bin])
+/** The executable from the image: on the backends' network, or --embedded (backends undefined) on none. */
+async function startService(network: StartedNetwork, backends: ContainerBackends | undefined, bin: string, jwtSecret: string): Promise<StartedTestContainer> {
+  const inNetwork = backends?.inNetwork;
+  if (backends !== undefined && inNetwork === undefined) throw new Error('test:image: backends are not on the network');
+  const container = inNetwork === undefined ? new GenericContainer(IMAGE).withCommand([bin, '--embedded']) : new GenericContainer(IMAGE).withNetwork(network).withCommand([bin]);
+  return container
     .withEnvironment({ ...inNetwork, JWT_SECRET: jwtSecret, HTTP_ADDR: ':8080', ADMIN_ADDR: ':8081', LOG_LEVEL: 'info' })
     .withExposedPorts(8080, 8081)
     .withWaitStrategy(Wait.forHttp('/readyz', 8081).forStatusCode(200))
@@ -71,11 +74,47 @@ async function stopService(container: StartedTestContainer): Promise<number | un
   return Number.isNaN(code) ? undefined : code;
 }
 
+/** Without --embedded the simulator's control API does not exist: each of its paths is a 404. */
+async function simulatorAbsent(adminUrl: string): Promise<string[]> {
+  const probes = [
+    ['GET', '/simulator'],
+    ['PUT', '/simulator/components/cache'],
+    ['POST', '/simulator/clock/advance'],
+    ['POST', '/simulator/reset'],
+  ] as const;
+  const wrong: string[] = [];
+  for (const [method, path] of probes) {
+    const body = method === 'GET' ? undefined : method === 'PUT' ? '{"state":"down"}' : '{"ms":1000}';
+    const res = await fetch(adminUrl + path, { method, body, headers: body === undefined ? {} : { 'content-type': 'application/json' } });
+    await res.arrayBuffer();
+    if (res.status !== 404) wrong.push(`${method} ${path} answered ${res.status}, expected 404 without --embedded`);
+  }
+  return wrong;
+}
+
 /** The image is the only service under test: no in-process target on the machine's own backends. */
 function blackBoxEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of ['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL']) delete env[name];
   return env;
+}
+
+/** orders-grpc --embedded from the image, on no backends: the black-box suite drives its simulator. */
+async function embeddedRun(network: StartedNetwork, jwtSecret: string, failures: string[]): Promise<void> {
+  const { bin, drivers, restVariant } = EXECUTABLES.grpc;
+  console.log(`test:image: ${bin} --embedded from ${IMAGE}`);
+  const service = await startService(network, undefined, bin, jwtSecret);
+  let code: number;
+  try {
+    code = await run(process.execPath, [
+      'scripts/conformance.ts', '--url', `http://${service.getHost()}:${service.getMappedPort(8080)}`, '--admin-url', `http://${service.getHost()}:${service.getMappedPort(8081)}`,
+      '--driver', drivers, '--rest-variant', restVariant,
+    ], { env: blackBoxEnv() });
+  } finally {
+    const exit = await stopService(service);
+    if (exit !== 0) failures.push(`${bin} --embedded: exit code ${String(exit)} after SIGTERM`);
+  }
+  if (code !== 0) failures.push(`${bin} --embedded: conformance failed (exit ${code})`);
 }
 
 const { values } = parseArgs({ options: { transport: { type: 'string' } }, strict: true });
@@ -103,6 +142,7 @@ try {
     const adminUrl = `http://${service.getHost()}:${service.getMappedPort(8081)}`;
     let code: number;
     try {
+      failures.push(...(await simulatorAbsent(adminUrl)).map((line) => `${bin}: ${line}`));
       code = await run(process.execPath, [
         'scripts/conformance.ts', '--url', base, '--admin-url', adminUrl,
         ...users.flatMap((user) => ['--user', `${user.name}:${user.password}`]),
@@ -114,6 +154,10 @@ try {
     }
     if (code !== 0) failures.push(`${bin}: conformance failed (exit ${code})`);
   }
+
+  // orders-grpc --embedded from the image: the suite finds the simulator on its admin listener and uses it.
+  if (selected.includes('grpc')) await embeddedRun(network, jwtSecret, failures);
+
 } catch (error) {
   failures.push(error instanceof Error ? error.message : String(error));
 } finally {
