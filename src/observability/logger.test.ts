@@ -34,14 +34,14 @@ describe('createLogger (spec 4.5)', () => {
     ]);
   });
 
-  it('redacts secret-named top-level fields (call sites log explicit fields, never whole objects: rule LOG-explicit-fields)', () => {
+  it('[LOG-explicit-fields] redacts secret-named top-level fields (call sites log explicit fields, never whole objects: rule LOG-explicit-fields)', () => {
     const capture = new LogCapture();
     createLogger('info', capture).info({ password: 'hunter2', token: 'eyJabc', authorization: 'Bearer eyJabc', JWT_SECRET: 's3cr3t' }, 'oops');
     expect(capture.raw.join('\n')).not.toMatch(/hunter2|eyJabc|s3cr3t/);
     expect(capture.lines[0]).toMatchObject({ password: '[redacted]', token: '[redacted]', authorization: '[redacted]' });
   });
 
-  it('adds trace_id and span_id to every line logged in a request scope once its server span started, and nowhere else (rule TRACE-log-ids)', async () => {
+  it('[TRACE-log-ids] adds trace_id and span_id to every line logged in a request scope once its server span started, and nowhere else (rule TRACE-log-ids)', async () => {
     const capture = new LogCapture();
     const logger = createLogger('info', capture);
     const tracer = new UnexportedTracer();

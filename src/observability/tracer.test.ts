@@ -11,6 +11,7 @@ import { LogCapture } from '../../test/support/log-capture.ts';
 import { createLogger } from './logger.ts';
 import { EXPORT_FAILURE_LOG_INTERVAL_MS, ReportingExporter, Tracing } from './tracer.ts';
 import { startServerSpan } from './request-trace.ts';
+import { UnexportedTracer } from './unexported-tracer.ts';
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms))]);
@@ -35,11 +36,14 @@ describe('Tracing (spec 4.5)', () => {
     await tracing.stop();
   });
 
-  it('without any processor, spans are still sampled with valid ids (nothing is exported)', async () => {
+  it('[TRACE-no-exporter-work, TRACE-no-endpoint] without any processor, spans are still sampled with valid ids and nothing is recorded', async () => {
     const tracing = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '' });
+    expect(tracing.tracer).toBeInstanceOf(UnexportedTracer);
     const span = tracing.tracer.startSpan('work');
     expect(isSpanContextValid(span.spanContext())).toBe(true);
     expect(span.spanContext().traceFlags & TraceFlags.SAMPLED).toBe(TraceFlags.SAMPLED);
+    expect(span.isRecording()).toBe(false);
+    expect(tracing.tracer.startSpan('other').spanContext().traceId).not.toBe(span.spanContext().traceId);
     span.end();
     await tracing.stop();
   });
