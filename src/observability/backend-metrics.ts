@@ -1,5 +1,7 @@
 import { collectDefaultMetrics, Gauge, type Registry } from 'prom-client';
 
+const MISNAMED_DEFAULT_GAUGES = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 /** A connection-owning component that can say, without I/O, whether it is connected. */
 export interface ConnectionSource {
   readonly name: string;
@@ -29,6 +31,9 @@ export function registerServiceMetrics(
   backends: BackendMetricSources | undefined,
 ): void {
   collectDefaultMetrics({ register: registry });
+  // Gauges named like counters, which `promtool check metrics` rejects; the per-type gauges
+  // (nodejs_active_handles{type} and the rest) say the same.
+  for (const name of MISNAMED_DEFAULT_GAUGES) registry.removeSingleMetric(name);
   new Gauge({
     name: 'orders_sessions',
     help: 'Session instances by state: live (held by a request) or lingering (kept after the last holder)',
