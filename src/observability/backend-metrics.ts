@@ -1,6 +1,26 @@
-import { collectDefaultMetrics, Gauge, type Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry, type Metric } from 'prom-client';
 
 const MISNAMED_DEFAULT_GAUGES = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
+let processRegistry: Registry | undefined;
+
+/**
+ * prom-client's default metrics describe the process, and collecting them starts an event-loop delay
+ * monitor and a GC observer that are never stopped: so they are collected once per process, in a
+ * registry of their own (never prom-client's global one), and each service registry shows the same
+ * metric objects.
+ */
+function processMetrics(): readonly Metric[] {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+    // Gauges named like counters, which `promtool check metrics` rejects; the per-type gauges
+    // (nodejs_active_handles{type} and the rest) say the same.
+    for (const name of MISNAMED_DEFAULT_GAUGES) processRegistry.removeSingleMetric(name);
+  }
+  // The array holds the metric objects themselves (typed as their JSON shape in prom-client's .d.ts).
+  return processRegistry.getMetricsAsArray() as unknown as Metric[];
+}
 
 /** A connection-owning component that can say, without I/O, whether it is connected. */
 export interface ConnectionSource {
@@ -30,10 +50,7 @@ export function registerServiceMetrics(
   sessions: { counts(): { live: number; lingering: number } },
   backends: BackendMetricSources | undefined,
 ): void {
-  collectDefaultMetrics({ register: registry });
-  // Gauges named like counters, which `promtool check metrics` rejects; the per-type gauges
-  // (nodejs_active_handles{type} and the rest) say the same.
-  for (const name of MISNAMED_DEFAULT_GAUGES) registry.removeSingleMetric(name);
+  for (const metric of processMetrics()) registry.registerMetric(metric);
   new Gauge({
     name: 'orders_sessions',
     help: 'Session instances by state: live (held by a request) or lingering (kept after the last holder)',
