@@ -106,8 +106,11 @@ export function createUnaryServer<P>(options: UnaryServerOptions<P>): (req: Http
     const finish = (status: CallStatus, message?: Uint8Array): void => {
       if (answered) return;
       answered = true;
-      settle(status.code);
-      if (stream.closed || stream.destroyed) return;
+      // A stream already closed (reset by the client, whose reset may read as a cut-off message) takes
+      // no answer: the call ended CANCELLED, as grpc-go counts it.
+      const gone = stream.closed || stream.destroyed;
+      settle(gone ? Status.CANCELLED : status.code);
+      if (gone) return;
       if (message !== undefined) {
         res.writeHead(200, RESPONSE_HEADERS);
         res.addTrailers(OK_TRAILERS);
