@@ -35,13 +35,15 @@ const attributes = (list: { key: string; value: OtlpValue }[]): Record<string, s
   Object.fromEntries(list.map(({ key, value }) => [key, value.stringValue ?? Number(value.intValue)]));
 
 /** A real OTLP/HTTP receiver: POST /v1/traces, JSON body decoded into spans. */
-async function startReceiver(): Promise<{ port: number; spans: OtlpSpan[]; close: () => void }> {
+async function startReceiver(): Promise<{ port: number; spans: OtlpSpan[]; bodies: string[]; close: () => void }> {
   const spans: OtlpSpan[] = [];
+  const bodies: string[] = [];
   const server = createServer(async (req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     if (req.method === 'POST' && req.url === '/v1/traces' && req.headers['content-type'] === 'application/json') {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpExport;
+      bodies.push(Buffer.concat(chunks).toString('utf8'));
+      const body = JSON.parse(bodies.at(-1)!) as OtlpExport;
       for (const { resource, scopeSpans } of body.resourceSpans) {
         const service = String(attributes(resource.attributes)['service.name']);
         for (const scope of scopeSpans) for (const span of scope.spans) spans.push({ ...span, attributes: attributes(span.attributes), service });
@@ -51,7 +53,7 @@ async function startReceiver(): Promise<{ port: number; spans: OtlpSpan[]; close
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return { port: (server.address() as AddressInfo).port, spans, close: () => server.close() };
+  return { port: (server.address() as AddressInfo).port, spans, bodies, close: () => server.close() };
 }
 
 const hex = (bytes: number): string => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
@@ -65,6 +67,7 @@ describe('spans reach a real OTLP/HTTP receiver (issue 15, rules TRACE-context, 
     const app = await startInProcess({ transport: transport.factory, serviceName: `orders-${name}`, env: { OTLP_ENDPOINT: `127.0.0.1:${receiver.port}` } });
     const rest = { traceId: hex(16), parent: hex(8) };
     const grpc = { traceId: hex(16), parent: hex(8) };
+    const secrets: string[] = [];
     try {
       const password = await app.addUser(`otlp-${name}`);
       const login = await fetch(`${app.baseUrl}/auth/login`, {
@@ -73,6 +76,7 @@ describe('spans reach a real OTLP/HTTP receiver (issue 15, rules TRACE-context, 
         body: JSON.stringify({ username: `otlp-${name}`, password }),
       });
       expect(login.status).toBe(200);
+      secrets.push(password, ((await login.json()) as { token: string }).token, app.jwtSecret);
       if (transport.drivers.includes('grpc')) {
         const message = toBinary(LoginRequestSchema, create(LoginRequestSchema, { username: `otlp-${name}`, password: 'wrong' }));
         const reply = await rawGrpc(app.baseUrl, '/ordersv1.Orders/Login', grpcFrame(message), { traceparent: `00-${grpc.traceId}-${grpc.parent}-01` });
@@ -103,5 +107,8 @@ describe('spans reach a real OTLP/HTTP receiver (issue 15, rules TRACE-context, 
       });
       expect(Object.keys(grpcSpans[0]!.attributes).filter((k) => k.startsWith('http.'))).toStrictEqual([]);
     }
+    // No password, token or JWT_SECRET in what was exported or logged.
+    const exported = [...receiver.bodies, ...app.logs.raw].join('\n');
+    for (const secret of secrets) expect(exported.includes(secret), 'a secret reached a span export or a log line').toBe(false);
   });
 });
