@@ -47,14 +47,21 @@ describe('createLogger (spec 4.5)', () => {
     const tracer = new UnexportedTracer();
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     logger.info({}, 'outside');
-    await runInRequestScope(async () => {
+    let later: Promise<void> | undefined;
+    await runInRequestScope(async (close) => {
       logger.info({}, 'before the span');
       const span = startServerSpan(tracer, 'probe', {}, { traceparent });
       await Promise.resolve();
       logger.warn({ k: 1 }, 'inside');
       expect(span.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+      // A timer the request starts (a session's linger) keeps the async context but is not the request's work.
+      later = new Promise((resolve) => setTimeout(() => resolve(logger.info({}, 'after the request')), 1));
+      close();
     });
-    const [outside, before, inside] = capture.lines;
+    await later;
+    const [outside, before, inside, after] = capture.lines;
+    expect(after).toMatchObject({ msg: 'after the request' });
+    expect(after).not.toHaveProperty('trace_id');
     expect(outside).not.toHaveProperty('trace_id');
     expect(before).not.toHaveProperty('trace_id');
     expect(inside).toMatchObject({ trace_id: '0af7651916cd43dd8448eb211c80319c', k: 1 });

@@ -15,10 +15,16 @@ const propagator = new W3CTraceContextPropagator();
 /**
  * Runs one request's (or call's) work in its own scope: every line logged inside it, by any layer,
  * carries the trace_id and span_id of the server span started in it (rule TRACE-log-ids). Each
- * transport's outermost layer opens it, so even the recovery layer's panic line has them.
+ * transport's outermost layer opens it, so even the recovery layer's panic line has them. `close`,
+ * called when the request is done, forgets the ids: a timer the request started (a session's linger)
+ * runs in the same async context later, and is not the request's work.
  */
-export function runInRequestScope<T>(work: () => T): T {
-  return scopes.run({ traceId: undefined, spanId: undefined }, work);
+export function runInRequestScope<T>(work: (close: () => void) => T): T {
+  const scope: RequestScope = { traceId: undefined, spanId: undefined };
+  return scopes.run(scope, work, () => {
+    scope.traceId = undefined;
+    scope.spanId = undefined;
+  });
 }
 
 /**

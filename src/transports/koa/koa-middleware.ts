@@ -29,13 +29,15 @@ async function runForStatus(ctx: KoaContext, next: () => Promise<unknown>, recor
  */
 export function recovery(logger: Logger): KoaMiddleware {
   return (ctx, next) =>
-    runInRequestScope(async () => {
+    runInRequestScope(async (close) => {
       try {
         await next();
       } catch (error) {
         logPanic(logger, error, ctx.path);
         if (ctx.res.headersSent) ctx.res.destroy();
         else sendError(ctx, INTERNAL_ERROR.status, INTERNAL_ERROR.message);
+      } finally {
+        close();
       }
     });
 }

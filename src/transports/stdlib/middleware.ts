@@ -23,13 +23,15 @@ function statusOf(exchange: Exchange, failed: boolean): number {
  */
 export function recovery(logger: Logger): Middleware {
   return (next) => (exchange) =>
-    runInRequestScope(async () => {
+    runInRequestScope(async (close) => {
       try {
         await next(exchange);
       } catch (error) {
         logPanic(logger, error, exchange.path);
         if (!exchange.res.headersSent) sendError(exchange.res, INTERNAL_ERROR.status, INTERNAL_ERROR.message);
         else exchange.res.destroy();
+      } finally {
+        close();
       }
     });
 }

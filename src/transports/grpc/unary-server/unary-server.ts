@@ -72,8 +72,8 @@ const OK_TRAILERS = { 'grpc-status': '0' };
 export function createUnaryServer<P>(options: UnaryServerOptions<P>): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
   const { methods } = options;
   // Each call runs in its own request scope: its span's ids reach every line it logs (rule TRACE-log-ids).
-  return (req, res) => runInRequestScope(() => serve(req, res));
-  function serve(req: Http2ServerRequest, res: Http2ServerResponse): void {
+  return (req, res) => runInRequestScope((close) => serve(req, res, close));
+  function serve(req: Http2ServerRequest, res: Http2ServerResponse, closeScope: () => void): void {
     const headers = req.headers;
     const stream = req.stream;
     const path = headers[':path'] ?? '';
@@ -84,6 +84,7 @@ export function createUnaryServer<P>(options: UnaryServerOptions<P>): (req: Http
       if (settled) return;
       settled = true;
       observation?.end(code);
+      closeScope();
     };
     const refuse = (status: CallStatus, httpStatus?: number): void => {
       settle(status.code);
