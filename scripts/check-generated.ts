@@ -1,7 +1,7 @@
 /**
  * Fails when src/gen is not what `npm run generate` makes today: `buf generate` from proto/ (the
  * committed gRPC code and the contract cannot drift apart, spec 4.4, 9 rule 1) and the embedded
- * OpenAPI document from openapi/openapi.yaml (spec 9 rule 3). Regenerates both into a temporary
+ * OpenAPI document and its TypeScript types (scripts/openapi-types.ts) from openapi/openapi.yaml (spec 9 rule 3). Regenerates both into a temporary
  * directory (buf's --output prefixes every `out`), then compares the two trees byte for byte.
  * Run with `npm run check:generated`; fix with `npm run generate`.
  */
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, relative } from 'node:path';
 import { bufBinary } from './buf.ts';
 import { embedOpenapi } from './embed-openapi.ts';
+import { generateOpenapiTypes } from './openapi-types.ts';
 
 const root = join(import.meta.dirname, '..');
 const GEN_DIR = join('src', 'gen');
@@ -49,6 +50,7 @@ if (import.meta.main) {
     const env = { ...process.env, PATH: `${bin}${delimiter}${process.env['PATH'] ?? ''}` };
     execFileSync(bufBinary(), ['generate', '--output', scratch], { cwd: root, stdio: 'inherit', env });
     embedOpenapi(scratch);
+    await generateOpenapiTypes(scratch);
     const problems = diffTrees(join(scratch, GEN_DIR), join(root, GEN_DIR));
     if (problems.length > 0) {
       process.stderr.write(`${GEN_DIR} is out of date with proto/ or openapi/ (run \`npm run generate\`):\n${problems.map((p) => `  ${p}\n`).join('')}`);

@@ -1,14 +1,17 @@
 /**
  * `npm run generate`: src/gen from proto/ with the pinned buf and protoc-gen-es (buf.gen.yaml), then
- * the embedded OpenAPI document (buf's `clean` empties src/gen first, so both are written each time).
+ * the embedded OpenAPI document and its TypeScript types for the contract test's client (buf's `clean`
+ * empties src/gen first, so all are written each time).
  */
 import { execFileSync } from 'node:child_process';
 import { delimiter, join } from 'node:path';
 import { bufBinary } from './buf.ts';
 import { embedOpenapi } from './embed-openapi.ts';
+import { generateOpenapiTypes } from './openapi-types.ts';
 
 const root = join(import.meta.dirname, '..');
 // buf.gen.yaml names the plugin `protoc-gen-es`: found on PATH, as under `npm run`.
 const env = { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}${delimiter}${process.env['PATH'] ?? ''}` };
 execFileSync(bufBinary(), ['generate', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit', env });
 embedOpenapi();
+await generateOpenapiTypes();

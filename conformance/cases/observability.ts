@@ -1,4 +1,4 @@
-import { isSpanContextValid, TraceFlags } from '@opentelemetry/api';
+import { isSpanContextValid, SpanKind, TraceFlags } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Case, FlowContext } from '../case-model.ts';
 
@@ -37,7 +37,7 @@ const cases: Case[] = [
   {
     kind: 'flow',
     name: 'one-request-log-line-per-request',
-    rules: ['CHAIN-R2-request-log', 'LOG-json'],
+    rules: ['CHAIN-R2-request-log', 'LOG-json', 'TRACE-log-ids'],
     api: 'rest',
     needs: ['logs'],
     async run(t) {
@@ -46,7 +46,8 @@ const cases: Case[] = [
       await t.driver.raw!({ method: 'GET', path, headers: { authorization: me.auth } });
       const line = await t.waitFor(() => t.logs().find((l) => l.msg === 'request' && l['path'] === path), '`request` log line');
       t.assert(line['method'] === 'GET' && line['status'] === 404, `request line is ${JSON.stringify(line)}, expected method GET and status 404`);
-      t.assert(JSON.stringify(Object.keys(line).sort()) === '["level","method","msg","path","status","time"]', `request line has keys ${Object.keys(line).join(', ')}: only time, level, msg, method, path, status`);
+      t.assert(JSON.stringify(Object.keys(line).sort()) === '["level","method","msg","path","span_id","status","time","trace_id"]', `request line has keys ${Object.keys(line).join(', ')}: only time, level, msg, method, path, status, trace_id, span_id`);
+      t.assert(/^[0-9a-f]{32}$/.test(String(line['trace_id'])) && /^[0-9a-f]{16}$/.test(String(line['span_id'])), `request line trace ids ${String(line['trace_id'])} / ${String(line['span_id'])} are not W3C hex ids`);
       await t.sleep(20);
       t.assert(t.logs().filter((l) => l.msg === 'request' && l['path'] === path).length === 1, 'more than one request line for one request');
       for (const l of t.logs()) {
@@ -150,7 +151,7 @@ const cases: Case[] = [
   {
     kind: 'flow',
     name: 'span-per-request-named-by-pattern',
-    rules: ['TRACE-span-name', 'TRACE-attributes', 'TRACE-service-name', 'TRACE-no-endpoint'],
+    rules: ['TRACE-span-name', 'TRACE-attributes', 'TRACE-service-name', 'TRACE-no-endpoint', 'TRACE-server-kind'],
     api: 'rest',
     needs: ['spans'],
     async run(t) {
@@ -162,6 +163,8 @@ const cases: Case[] = [
       t.assert(spans.length === 1, `${spans.length} spans for one request`);
       const span = spans[0]!;
       t.assert(span.name === 'GET /orders/{id}', `span name is ${span.name}, expected GET /orders/{id}`);
+      t.assert(span.kind === SpanKind.SERVER, `span kind is ${span.kind}, expected SERVER`);
+      t.assert(span.attributes['http.route'] === '/orders/{id}', `http.route is ${String(span.attributes['http.route'])}, expected /orders/{id}`);
       t.assert(span.attributes['http.request.method'] === 'GET', `http.request.method is ${String(span.attributes['http.request.method'])}`);
       t.assert(span.attributes['http.response.status_code'] === 200, `http.response.status_code is ${String(span.attributes['http.response.status_code'])}`);
       t.assert(span.attributes['url.path'] === path, 'url.path is not the request path');
@@ -182,7 +185,58 @@ const cases: Case[] = [
       t.check(await t.driver.raw!({ method: 'GET', path }), { http: { status: 404 } }, 'unknown path');
       const span = await t.waitFor(() => spansWithPath(t, path)[0], `span for ${path}`);
       t.assert(span.name === 'http.request', `span name is ${span.name}, expected http.request`);
+      t.assert(span.attributes['http.route'] === undefined, `an unmatched request has http.route ${String(span.attributes['http.route'])}`);
       t.assert(span.attributes['http.response.status_code'] === 404, `http.response.status_code is ${String(span.attributes['http.response.status_code'])}`);
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'span-continues-the-callers-traceparent',
+    rules: ['TRACE-context', 'TRACE-log-ids'],
+    api: 'rest',
+    needs: ['spans', 'logs'],
+    async run(t) {
+      const traceId = crypto.randomUUID().replaceAll('-', '');
+      const parent = '00f067aa0ba902b7';
+      const path = `/no-such-route/${crypto.randomUUID()}`;
+      await t.driver.raw!({ method: 'GET', path, headers: { traceparent: `00-${traceId}-${parent}-01` } });
+      const span = await t.waitFor(() => spansWithPath(t, path)[0], `span for ${path}`);
+      t.assert(span.spanContext().traceId === traceId, `span trace id ${span.spanContext().traceId}, expected the caller's ${traceId}`);
+      t.assert(span.parentSpanContext?.spanId === parent, `span parent ${String(span.parentSpanContext?.spanId)}, expected ${parent}`);
+      const line = await t.waitFor(() => t.logs().find((l) => l.msg === 'request' && l['path'] === path), '`request` log line');
+      t.assert(line['trace_id'] === traceId && line['span_id'] === span.spanContext().spanId, `request line carries ${String(line['trace_id'])}/${String(line['span_id'])}, not the span's ids`);
+    },
+  },
+  {
+    kind: 'flow',
+    name: 'grpc-layer-spans-and-metrics',
+    rules: ['TRACE-grpc', 'METRICS-grpc'],
+    transports: ['grpc'],
+    api: 'grpc',
+    needs: ['spans', 'admin'],
+    async run(t) {
+      const me = await t.user();
+      const id = await t.order(me);
+      const labels = { grpc_type: 'unary', grpc_service: 'ordersv1.Orders', grpc_method: 'GetOrder' };
+      const grpcCount = (samples: Sample[], name: string, extra: Record<string, string> = {}): number =>
+        samples.filter((s) => s.name === name && Object.entries({ ...labels, ...extra }).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
+      const before = parseScrape(await t.scrape());
+      const spansBefore = t.target.hooks!.spans.getFinishedSpans().length;
+      t.check(await t.driver.getOrder(me.auth, id), { grpc: { code: 'OK' } }, 'GetOrder');
+      t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { grpc: { code: 'NOT_FOUND' } }, 'GetOrder unknown');
+      const after = parseScrape(await t.scrape());
+      const grew = (name: string, extra?: Record<string, string>): number => grpcCount(after, name, extra) - grpcCount(before, name, extra);
+      t.assert(grew('grpc_server_started_total') === 2, `grpc_server_started_total{GetOrder} grew by ${grew('grpc_server_started_total')}, expected 2`);
+      t.assert(grew('grpc_server_handled_total', { grpc_code: 'OK' }) === 1, 'grpc_server_handled_total{grpc_code="OK"} did not grow by 1');
+      t.assert(grew('grpc_server_handled_total', { grpc_code: 'NotFound' }) === 1, 'grpc_server_handled_total{grpc_code="NotFound"} did not grow by 1');
+      t.assert(grew('grpc_server_handling_seconds_count') === 2, 'grpc_server_handling_seconds_count{GetOrder} did not grow by 2');
+      const spans = t.target.hooks!.spans.getFinishedSpans().slice(spansBefore).filter((s) => s.attributes['rpc.method'] === 'GetOrder');
+      t.assert(spans.length === 2, `${spans.length} GetOrder spans for two calls`);
+      t.assert(
+        spans.every((s) => s.kind === SpanKind.SERVER && s.name === 'ordersv1.Orders/GetOrder' && s.attributes['rpc.system'] === 'grpc' && s.attributes['rpc.service'] === 'ordersv1.Orders'),
+        `GetOrder spans are ${JSON.stringify(spans.map((s) => [s.name, s.kind, s.attributes]))}`,
+      );
+      t.assert(JSON.stringify(spans.map((s) => s.attributes['rpc.grpc.status_code'])) === '[0,5]', `rpc.grpc.status_code of the two calls: ${JSON.stringify(spans.map((s) => s.attributes['rpc.grpc.status_code']))}`);
     },
   },
 ];

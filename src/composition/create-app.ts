@@ -6,6 +6,7 @@ import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../observability/logger.ts';
 import { HttpMetrics } from '../observability/metrics.ts';
 import { registerOutboxMetrics } from '../observability/outbox-metrics.ts';
+import { registerServiceMetrics } from '../observability/backend-metrics.ts';
 import { Tracing } from '../observability/tracer.ts';
 import type { Clock } from '../ports/clock.ts';
 import { AuthService } from '../service/auth-service.ts';
@@ -88,7 +89,7 @@ export interface App {
  */
 export function createApp(options: AppOptions): App {
   const { config, logger, backends } = options;
-  const tracing = new Tracing({ serviceName: options.serviceName, otlpEndpoint: config.otlpEndpoint, processors: options.spanProcessors ?? [] });
+  const tracing = new Tracing({ serviceName: options.serviceName, otlpEndpoint: config.otlpEndpoint, processors: options.spanProcessors ?? [], logger });
   const metrics = new HttpMetrics();
   const clock = options.clock;
   // Token expiry follows the service clock (the simulator's, when embedded).
@@ -137,6 +138,7 @@ export function createApp(options: AppOptions): App {
   const notifier = new Notifier(backends.subscriber, backends.ledger, logger);
   const relay = new OutboxRelay(backends.outbox, backends.publisher, logger, { ...options.relayOptions, clock: options.clock });
   registerOutboxMetrics(metrics.registry, relay);
+  registerServiceMetrics(metrics.registry, sessions, backends.metrics);
   // Stop runs in reverse (issue 13 stop order): the API finishes its requests, then the relay
   // flushes the outbox, then the notifier drains what the relay just published, then the backends go.
   // The checker sees every component; only database, cache and publisher implement health (the

@@ -55,6 +55,7 @@ export async function createRealBackends(env: Env, logger: Logger, isolation: Re
     outbox,
     ledger: outbox,
     components,
+    metrics: { pool: database, connections: [cache, bus] },
     // Replicas sharing a suffix (tests) share their budgets, as production replicas do without one.
     sharedRateLimit: (bucket) =>
       new RedisRateLimitStore({ host: redis.host, port: redis.port, ...bucket, keyPrefix: `${DEFAULT_RATE_LIMIT_KEY_PREFIX}${suffix === undefined ? '' : `${suffix}:`}` }, logger),

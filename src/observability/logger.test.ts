@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { createLogger, defaultLogger, parseLogLevel } from './logger.ts';
+import { runInRequestScope, startServerSpan } from './request-trace.ts';
+import { UnexportedTracer } from './unexported-tracer.ts';
 
 describe('createLogger (spec 4.5)', () => {
   it('writes JSON lines with time (ISO 8601), level (label) and msg', () => {
@@ -32,10 +34,39 @@ describe('createLogger (spec 4.5)', () => {
     ]);
   });
 
-  it('redacts secret-named fields even when a whole object is logged', () => {
+  it('[LOG-explicit-fields] redacts secret-named top-level fields (call sites log explicit fields, never whole objects: rule LOG-explicit-fields)', () => {
     const capture = new LogCapture();
-    createLogger('info', capture).info({ password: 'hunter2', token: 'eyJabc', authorization: 'Bearer eyJabc', body: { password: 'hunter2' } }, 'oops');
-    expect(capture.raw.join('\n')).not.toMatch(/hunter2|eyJabc/);
+    createLogger('info', capture).info({ password: 'hunter2', token: 'eyJabc', authorization: 'Bearer eyJabc', JWT_SECRET: 's3cr3t' }, 'oops');
+    expect(capture.raw.join('\n')).not.toMatch(/hunter2|eyJabc|s3cr3t/);
+    expect(capture.lines[0]).toMatchObject({ password: '[redacted]', token: '[redacted]', authorization: '[redacted]' });
+  });
+
+  it('[TRACE-log-ids] adds trace_id and span_id to every line logged in a request scope once its server span started, and nowhere else (rule TRACE-log-ids)', async () => {
+    const capture = new LogCapture();
+    const logger = createLogger('info', capture);
+    const tracer = new UnexportedTracer();
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    logger.info({}, 'outside');
+    let later: Promise<void> | undefined;
+    await runInRequestScope(async (close) => {
+      logger.info({}, 'before the span');
+      const span = startServerSpan(tracer, 'probe', {}, { traceparent });
+      await Promise.resolve();
+      logger.warn({ k: 1 }, 'inside');
+      expect(span.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+      // A timer the request starts (a session's linger) keeps the async context but is not the request's work.
+      later = new Promise((resolve) => setTimeout(() => resolve(logger.info({}, 'after the request')), 1));
+      close();
+    });
+    await later;
+    const [outside, before, inside, after] = capture.lines;
+    expect(after).toMatchObject({ msg: 'after the request' });
+    expect(after).not.toHaveProperty('trace_id');
+    expect(outside).not.toHaveProperty('trace_id');
+    expect(before).not.toHaveProperty('trace_id');
+    expect(inside).toMatchObject({ trace_id: '0af7651916cd43dd8448eb211c80319c', k: 1 });
+    expect(inside!.span_id).toMatch(/^[0-9a-f]{16}$/);
+    expect(inside!.span_id).not.toBe('b7ad6b7169203331');
   });
 
   it('installs itself as the process-wide default', () => {

@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { traceLogFields } from './request-trace.ts';
 
 export type { Logger } from 'pino';
 
@@ -23,8 +24,11 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       base: undefined,
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      // Belt and braces: these keys never reach a log line even if someone logs a whole object.
-      redact: { paths: ['password', 'token', 'authorization', '*.password', '*.token', '*.authorization', 'JWT_SECRET'], censor: '[redacted]' },
+      // Call sites log explicit fields, never whole objects (rule LOG-explicit-fields). Belt and braces,
+      // top-level keys only: a wildcard path made pino walk every logged object (issue 16: 15.5% of a GET).
+      redact: { paths: ['password', 'token', 'authorization', 'JWT_SECRET'], censor: '[redacted]' },
+      // trace_id and span_id on every line logged inside a request scope (rule TRACE-log-ids).
+      mixin: traceLogFields,
     },
     destination ?? pino.destination({ dest: 1, sync: false }),
   );

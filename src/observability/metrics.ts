@@ -1,5 +1,8 @@
 import { Counter, Histogram, Registry } from 'prom-client';
 
+/** Our choice (spec 4.5 leaves it open): sub-millisecond to seconds, for a service whose cache hit is ~1 ms. */
+export const HTTP_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
 /** Label for requests no route pattern matched (spec 4.5): raw paths never become labels. */
 export const UNMATCHED_ROUTE = 'unmatched';
 
@@ -20,8 +23,7 @@ export class HttpMetrics {
       name: 'orders_http_request_duration_seconds',
       help: 'Request duration in seconds',
       labelNames: ['method', 'route'],
-      // Our choice (spec 4.5 leaves it open): sub-millisecond to seconds, for a service whose cache hit is ~1 ms.
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      buckets: HTTP_DURATION_BUCKETS,
       registers: [this.registry],
     });
   }

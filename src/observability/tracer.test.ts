@@ -4,7 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { isSpanContextValid, TraceFlags } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { Tracing } from './tracer.ts';
+import { ExportResultCode } from '@opentelemetry/core';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
+import { LogCapture } from '../../test/support/log-capture.ts';
+import { createLogger } from './logger.ts';
+import { EXPORT_FAILURE_LOG_INTERVAL_MS, ReportingExporter, Tracing } from './tracer.ts';
+import { startServerSpan } from './request-trace.ts';
+import { UnexportedTracer } from './unexported-tracer.ts';
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms))]);
@@ -29,11 +36,14 @@ describe('Tracing (spec 4.5)', () => {
     await tracing.stop();
   });
 
-  it('without any processor, spans are still sampled with valid ids (nothing is exported)', async () => {
+  it('[TRACE-no-exporter-work, TRACE-no-endpoint] without any processor, spans are still sampled with valid ids and nothing is recorded', async () => {
     const tracing = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '' });
+    expect(tracing.tracer).toBeInstanceOf(UnexportedTracer);
     const span = tracing.tracer.startSpan('work');
     expect(isSpanContextValid(span.spanContext())).toBe(true);
     expect(span.spanContext().traceFlags & TraceFlags.SAMPLED).toBe(TraceFlags.SAMPLED);
+    expect(span.isRecording()).toBe(false);
+    expect(tracing.tracer.startSpan('other').spanContext().traceId).not.toBe(span.spanContext().traceId);
     span.end();
     await tracing.stop();
   });
@@ -80,5 +90,62 @@ describe('Tracing (spec 4.5)', () => {
       for (const socket of connections) socket.destroy();
       collector.close();
     }
+  });
+
+  it.each([
+    ['no processor (UnexportedTracer)', []],
+    ['an in-memory processor (SDK)', [new SimpleSpanProcessor(new InMemorySpanExporter())]],
+  ])('with %s: a SERVER span continues a valid traceparent, keeps its sampled flag, and ignores a malformed one', async (_, processors) => {
+    const tracing = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '', processors });
+    const child = startServerSpan(tracing.tracer, 'x', {}, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }).spanContext();
+    expect(child.traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(child.spanId).not.toBe('b7ad6b7169203331');
+    expect(child.traceFlags & TraceFlags.SAMPLED).toBe(TraceFlags.SAMPLED);
+    const unsampled = startServerSpan(tracing.tracer, 'x', {}, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00' }).spanContext();
+    expect(unsampled.traceFlags & TraceFlags.SAMPLED).toBe(0);
+    const fresh = startServerSpan(tracing.tracer, 'x', {}, { traceparent: '00-zz-b7ad6b7169203331-01' }).spanContext();
+    expect(isSpanContextValid(fresh)).toBe(true);
+    expect(fresh.traceId).not.toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(fresh.traceFlags & TraceFlags.SAMPLED).toBe(TraceFlags.SAMPLED);
+    expect(trace.getSpanContext(ROOT_CONTEXT)).toBeUndefined();
+    await tracing.stop();
+  });
+
+  it('records SERVER as the span kind (SDK path)', async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracing = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '', processors: [new SimpleSpanProcessor(exporter)] });
+    startServerSpan(tracing.tracer, 'GET /orders', { 'http.request.method': 'GET' }, {}).end();
+    expect(exporter.getFinishedSpans()[0]?.kind).toBe(SpanKind.SERVER);
+    await tracing.stop();
+  });
+
+  it('[TRACE-export-failure-log] a failed export is one warn line, then at most one per interval with the failures in between', () => {
+    const capture = new LogCapture();
+    let now = 0;
+    const failing: SpanExporter = { export: (_, done) => done({ code: ExportResultCode.FAILED, error: new Error('connect ECONNREFUSED 127.0.0.1:1') }), shutdown: async () => undefined };
+    const exporter = new ReportingExporter(failing, '127.0.0.1:1', createLogger('info', capture), () => now);
+    const results: number[] = [];
+    const exportOnce = (): void => exporter.export([], (result) => results.push(result.code));
+    exportOnce();
+    exportOnce();
+    now += EXPORT_FAILURE_LOG_INTERVAL_MS - 1;
+    exportOnce();
+    expect(capture.find('tracer: span export failed; spans dropped')).toHaveLength(1);
+    now += 1;
+    exportOnce();
+    const lines = capture.find('tracer: span export failed; spans dropped');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ level: 'warn', endpoint: '127.0.0.1:1', failed_exports: 1, err: 'connect ECONNREFUSED 127.0.0.1:1' });
+    expect(lines[1]).toMatchObject({ failed_exports: 3 });
+    expect(results).toStrictEqual([1, 1, 1, 1]);
+  });
+
+  it('[TRACE-export-failure-log] an unreachable OTLP_ENDPOINT is reported in the log, not thrown', async () => {
+    const capture = new LogCapture();
+    const tracing = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '127.0.0.1:1', logger: createLogger('info', capture) });
+    tracing.tracer.startSpan('lost').end();
+    await withTimeout(tracing.stop(), 15_000, 'stop');
+    const [line] = capture.find('tracer: span export failed; spans dropped');
+    expect(line).toMatchObject({ level: 'warn', endpoint: '127.0.0.1:1' });
   });
 });

@@ -1,8 +1,11 @@
 import type { Tracer as OtelTracer } from '@opentelemetry/api';
+import { ExportResultCode } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Component } from '../lifecycle/component.ts';
+import type { Logger } from '../ports/logger.ts';
+import { UnexportedTracer } from './unexported-tracer.ts';
 
 /** OpenTelemetry semantic conventions' service.name (ATTR_SERVICE_NAME; stable, so not worth a package). */
 const ATTR_SERVICE_NAME = 'service.name';
@@ -10,6 +13,8 @@ const ATTR_SERVICE_NAME = 'service.name';
 /** One export attempt, and the whole shutdown flush: our bounds, so a dead collector costs little. */
 const EXPORT_TIMEOUT_MS = 2_000;
 const SHUTDOWN_TIMEOUT_MS = 3_000;
+/** Rule TRACE-export-failure-log: at most one warning per this window, however often exports fail. */
+export const EXPORT_FAILURE_LOG_INTERVAL_MS = 60_000;
 
 export interface TracingOptions {
   readonly serviceName: string;
@@ -17,26 +22,34 @@ export interface TracingOptions {
   readonly otlpEndpoint: string;
   /** Extra processors, e.g. a SimpleSpanProcessor over an InMemorySpanExporter in tests. */
   readonly processors?: readonly SpanProcessor[];
+  /** Where failed exports are reported (rate-limited); without one they are dropped silently. */
+  readonly logger?: Logger;
+  /** Tests: the clock of the rate limit. */
+  readonly now?: () => number;
 }
 
 /**
  * Complete after its constructor (spec 4.5: no separate start step; the API server needs a working
  * tracer at once). The exporter does not connect on construction, so an unreachable endpoint fails only
- * at export time, asynchronously. The provider is not registered globally: each instance is its own.
+ * at export time, asynchronously, and is reported by ReportingExporter. The provider is not registered
+ * globally: each instance is its own. With nothing to export to, the SDK is not used at all
+ * (UnexportedTracer: valid, sampled span contexts and nothing else).
  */
 export class Tracing implements Component {
   readonly name = 'tracer';
   readonly tracer: OtelTracer;
-  readonly #provider: BasicTracerProvider;
+  readonly #provider: BasicTracerProvider | undefined;
 
   constructor(options: TracingOptions) {
     const processors: SpanProcessor[] = [...(options.processors ?? [])];
     if (options.otlpEndpoint !== '') {
-      processors.push(
-        new BatchSpanProcessor(new OTLPTraceExporter({ url: `http://${options.otlpEndpoint}/v1/traces`, timeoutMillis: EXPORT_TIMEOUT_MS }), {
-          exportTimeoutMillis: EXPORT_TIMEOUT_MS,
-        }),
-      );
+      const url = `http://${options.otlpEndpoint}/v1/traces`;
+      const exporter = new ReportingExporter(new OTLPTraceExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS }), options.otlpEndpoint, options.logger, options.now);
+      processors.push(new BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS }));
+    }
+    if (processors.length === 0) {
+      this.tracer = new UnexportedTracer();
+      return;
     }
     this.#provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
@@ -50,9 +63,58 @@ export class Tracing implements Component {
    * exporter retries) must not hold the process's exit; spans it could not take are dropped.
    */
   async stop(): Promise<void> {
+    if (this.#provider === undefined) return;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_TIMEOUT_MS)));
     await Promise.race([this.#provider.shutdown().catch(() => undefined), deadline]);
     clearTimeout(timer);
+  }
+}
+
+/**
+ * Rule TRACE-export-failure-log: a failed export (collector down, refused, too slow) is one warn line
+ * naming the endpoint and the error, then at most one per EXPORT_FAILURE_LOG_INTERVAL_MS with the count
+ * of failures in between. The spans of a failed batch are dropped; nothing is thrown.
+ */
+export class ReportingExporter implements SpanExporter {
+  readonly #inner: SpanExporter;
+  readonly #endpoint: string;
+  readonly #logger: Logger | undefined;
+  readonly #now: () => number;
+  #lastWarnAt = Number.NEGATIVE_INFINITY;
+  #unreported = 0;
+
+  constructor(inner: SpanExporter, endpoint: string, logger: Logger | undefined, now: () => number = Date.now) {
+    this.#inner = inner;
+    this.#endpoint = endpoint;
+    this.#logger = logger;
+    this.#now = now;
+  }
+
+  export(...[spans, done]: Parameters<SpanExporter['export']>): void {
+    this.#inner.export(spans, (result) => {
+      if (result.code !== ExportResultCode.SUCCESS) this.#failed(result.error, spans.length);
+      done(result);
+    });
+  }
+
+  #failed(error: Error | undefined, spans: number): void {
+    this.#unreported += 1;
+    const now = this.#now();
+    if (now - this.#lastWarnAt < EXPORT_FAILURE_LOG_INTERVAL_MS) return;
+    this.#lastWarnAt = now;
+    this.#logger?.warn(
+      { endpoint: this.#endpoint, err: error?.message ?? 'export failed', failed_exports: this.#unreported, batch_spans: spans },
+      'tracer: span export failed; spans dropped',
+    );
+    this.#unreported = 0;
+  }
+
+  shutdown(): Promise<void> {
+    return this.#inner.shutdown();
+  }
+
+  forceFlush(): Promise<void> {
+    return this.#inner.forceFlush?.() ?? Promise.resolve();
   }
 }

@@ -80,6 +80,13 @@ export class SessionScope implements Component {
     return this.#instances.size;
   }
 
+  /** Live and lingering instances apart (the orders_sessions gauge); walks them, so for scrapes only. */
+  counts(): { live: number; lingering: number } {
+    let lingering = 0;
+    for (const instance of this.#instances.values()) if (instance.state === 'lingering') lingering += 1;
+    return { live: this.#instances.size - lingering, lingering };
+  }
+
   stateOf(key: SessionKey): State | 'absent' {
     return this.#instances.get(key)?.state ?? 'absent';
   }

@@ -65,6 +65,11 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
   #connected = false;
   #stopping = false;
 
+  /** Whether the broker connection is up, as its status stream last said (observability/backend-metrics.ts). */
+  connected(): boolean {
+    return this.#connected;
+  }
+
   constructor(config: NatsConfig, logger: Logger, options: NatsEventBusOptions = {}) {
     if (config === undefined) throw new Error('NatsEventBus: config is required');
     if (logger === undefined) throw new Error('NatsEventBus: logger is required');

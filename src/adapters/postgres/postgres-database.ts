@@ -63,6 +63,11 @@ export class PostgresDatabase implements Component, Transactional {
     });
   }
 
+  /** The pool's connections right now (observability/backend-metrics.ts), read at scrape time. */
+  poolStats(): { readonly total: number; readonly idle: number; readonly waiting: number } {
+    return { total: this.#pool.totalCount, idle: this.#pool.idleCount, waiting: this.#pool.waitingCount };
+  }
+
   /** Spec 3.4 rule 2: one connection attempt, bounded by connectTimeoutMs, no retry; then migrate. */
   async init(): Promise<void> {
     await this.migrate();

@@ -54,6 +54,11 @@ export class RedisOrderCache implements OrderCache, Component {
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 2_000;
   }
 
+  /** Whether the client is connected and ready for commands (observability/backend-metrics.ts). */
+  connected(): boolean {
+    return this.#client?.status === 'ready';
+  }
+
   get #address(): string {
     const { host, port } = this.#config;
     return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;

@@ -6,6 +6,8 @@ import { GRPC_STATUS, mapError } from '../errors/error-table.ts';
 import { createHealthMethods } from './health-service.ts';
 import { createOrdersMethods } from './orders-service.ts';
 import { createUnaryServer } from './unary-server/unary-server.ts';
+import { grpcCallObserver } from './unary-server/call-observer.ts';
+import { GrpcServerMetrics } from '../../observability/grpc-metrics.ts';
 
 /**
  * The gRPC side of the port: ordersv1.Orders (unary, protobuf) and grpc.health.v1.Health (rule
@@ -13,10 +15,12 @@ import { createUnaryServer } from './unary-server/unary-server.ts';
  * registered (spec 4.4 rule 6); unknown services and methods answer UNIMPLEMENTED. No HTTP
  * middleware here (spec 4.3 rule 3).
  */
-export function createGrpcHandler(core: Pick<Core, 'auth' | 'orders' | 'tokens' | 'logger' | 'readiness'>): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
+export function createGrpcHandler(core: Pick<Core, 'auth' | 'orders' | 'tokens' | 'logger' | 'readiness' | 'observability'>): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
   return createUnaryServer({
     methods: new Map([...createOrdersMethods(core), ...createHealthMethods(core.readiness)]),
     authenticate: authInterceptor(core.tokens),
+    // The gRPC layer's own spans and metrics (rules TRACE-grpc, METRICS-grpc), in the service's registry.
+    observe: grpcCallObserver(core.observability.tracer, new GrpcServerMetrics(core.observability.metrics.registry)),
     // Every error of the authentication step or a handler goes through the one table (as on HTTP):
     // unexpected ones are logged as a recovered panic and masked as INTERNAL, backend outages are
     // logged as such, a caller's mistakes are not logged; the cause is never sent.

@@ -1,4 +1,6 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
+import { startServerSpan } from '../../observability/request-trace.ts';
 import type { HttpMetrics } from '../../observability/metrics.ts';
 import { UNMATCHED_ROUTE } from '../../observability/metrics.ts';
 import type { Logger } from '../../ports/logger.ts';
@@ -16,14 +18,20 @@ export interface HttpObservability {
 /** Span name when no route matched (spec 4.5). */
 export const UNMATCHED_SPAN_NAME = 'http.request';
 
-export function startRequestSpan(tracer: Tracer, method: string, path: string): Span {
-  return tracer.startSpan(UNMATCHED_SPAN_NAME, {
-    attributes: { 'http.request.method': method, 'url.path': path },
-  });
+/**
+ * A SERVER span per request (OpenTelemetry HTTP server conventions), child of the caller's
+ * `traceparent` (rule TRACE-context); run inside the request scope, so log lines carry its ids.
+ */
+export function startRequestSpan(tracer: Tracer, method: string, path: string, headers: IncomingHttpHeaders): Span {
+  return startServerSpan(tracer, UNMATCHED_SPAN_NAME, { 'http.request.method': method, 'url.path': path }, headers);
 }
 
+/** `route` is the label `GET /orders/{id}`: the span's name, and its template is `http.route`. */
 export function endRequestSpan(span: Span, route: string | undefined, status: number): void {
-  if (route !== undefined) span.updateName(route);
+  if (route !== undefined) {
+    span.updateName(route);
+    span.setAttribute('http.route', route.slice(route.indexOf(' ') + 1));
+  }
   span.setAttribute('http.response.status_code', status);
   if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
   span.end();
@@ -33,7 +41,10 @@ export function recordRequestMetrics(metrics: HttpMetrics, method: string, route
   metrics.observe(method, route ?? UNMATCHED_ROUTE, status, (performance.now() - startedAt) / 1000);
 }
 
-/** One line per request, after the response; bodies are never logged (spec 4.3 rule 2). */
+/**
+ * One line per request, after the response; bodies are never logged (spec 4.3 rule 2). Explicit fields
+ * only (rule LOG-explicit-fields); trace_id and span_id come from the request scope (rule TRACE-log-ids).
+ */
 export function logRequest(logger: Logger, method: string, path: string, status: number): void {
   logger.info({ method, path, status }, 'request');
 }

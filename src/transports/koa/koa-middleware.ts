@@ -7,6 +7,7 @@ import { matchedRouteLabel, sendError, type KoaContext, type KoaMiddleware } fro
 import { REQUEST_ENDED } from '../http/request-ended.ts';
 import { checkHostHeader } from '../http/request-headers.ts';
 import { allowHeader } from '../http/routes.ts';
+import { runInRequestScope } from '../../observability/request-trace.ts';
 
 /**
  * Koa writes the response after the whole chain returns, so an outer layer reads the final status
@@ -22,22 +23,28 @@ async function runForStatus(ctx: KoaContext, next: () => Promise<unknown>, recor
   }
 }
 
-/** Outermost layer (spec 4.3 rule 1), in place of Koa's own onerror: anything thrown below is a logged 500. */
+/**
+ * Outermost layer (spec 4.3 rule 1), in place of Koa's own onerror: anything thrown below is a logged
+ * 500. It opens the request scope, so its panic line carries the request's trace ids (rule TRACE-log-ids).
+ */
 export function recovery(logger: Logger): KoaMiddleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (error) {
-      logPanic(logger, error, ctx.path);
-      if (ctx.res.headersSent) ctx.res.destroy();
-      else sendError(ctx, INTERNAL_ERROR.status, INTERNAL_ERROR.message);
-    }
-  };
+  return (ctx, next) =>
+    runInRequestScope(async (close) => {
+      try {
+        await next();
+      } catch (error) {
+        logPanic(logger, error, ctx.path);
+        if (ctx.res.headersSent) ctx.res.destroy();
+        else sendError(ctx, INTERNAL_ERROR.status, INTERNAL_ERROR.message);
+      } finally {
+        close();
+      }
+    });
 }
 
 export function tracing(observability: HttpObservability): KoaMiddleware {
   return async (ctx, next) => {
-    const span = startRequestSpan(observability.tracer, ctx.method, ctx.path);
+    const span = startRequestSpan(observability.tracer, ctx.method, ctx.path, ctx.req.headers);
     await runForStatus(ctx, next, (status) => endRequestSpan(span, matchedRouteLabel(ctx), status));
   };
 }

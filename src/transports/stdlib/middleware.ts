@@ -5,6 +5,7 @@ import { INTERNAL_ERROR } from '../http/http-errors.ts';
 import { rateLimitHeaders, type HttpRateLimiter } from '../http/http-rate-limiter.ts';
 import { RATE_LIMITED_MESSAGE } from '../http/rate-limiter.ts';
 import type { Logger } from '../../ports/logger.ts';
+import { runInRequestScope } from '../../observability/request-trace.ts';
 import { sendError, type Exchange, type Middleware } from './exchange.ts';
 
 /**
@@ -16,22 +17,28 @@ function statusOf(exchange: Exchange, failed: boolean): number {
   return failed && !exchange.res.headersSent ? INTERNAL_ERROR.status : exchange.res.statusCode;
 }
 
-/** Outermost layer (spec 4.3 rule 1): anything thrown below becomes a logged 500. */
+/**
+ * Outermost layer (spec 4.3 rule 1): anything thrown below becomes a logged 500. It opens the request
+ * scope, so its own panic line carries the trace ids of the span started inside it (rule TRACE-log-ids).
+ */
 export function recovery(logger: Logger): Middleware {
-  return (next) => async (exchange) => {
-    try {
-      await next(exchange);
-    } catch (error) {
-      logPanic(logger, error, exchange.path);
-      if (!exchange.res.headersSent) sendError(exchange.res, INTERNAL_ERROR.status, INTERNAL_ERROR.message);
-      else exchange.res.destroy();
-    }
-  };
+  return (next) => (exchange) =>
+    runInRequestScope(async (close) => {
+      try {
+        await next(exchange);
+      } catch (error) {
+        logPanic(logger, error, exchange.path);
+        if (!exchange.res.headersSent) sendError(exchange.res, INTERNAL_ERROR.status, INTERNAL_ERROR.message);
+        else exchange.res.destroy();
+      } finally {
+        close();
+      }
+    });
 }
 
 export function tracing(observability: HttpObservability): Middleware {
   return (next) => async (exchange) => {
-    const span = startRequestSpan(observability.tracer, exchange.method, exchange.path);
+    const span = startRequestSpan(observability.tracer, exchange.method, exchange.path, exchange.req.headers);
     let failed = true;
     try {
       await next(exchange);

@@ -2,6 +2,8 @@ import type { IncomingHttpHeaders, Http2ServerRequest, Http2ServerResponse, Serv
 import { constants as h2 } from 'node:http2';
 import { fromBinary, toBinary, type DescMessage, type Message } from '@bufbuild/protobuf';
 import { REQUEST_ENDED } from '../../http/request-ended.ts';
+import { runInRequestScope } from '../../../observability/request-trace.ts';
+import type { CallObserver } from './call-observer.ts';
 import { MALFORMED_MESSAGE, readUnaryMessage } from './read-message.ts';
 import { encodeGrpcMessage, frameMessage, parseGrpcTimeout, Status } from './wire.ts';
 
@@ -52,6 +54,8 @@ export interface UnaryServerOptions<P> {
   readonly authenticate: (method: string, headers: IncomingHttpHeaders) => P | undefined | Promise<P | undefined>;
   /** Any error thrown by `authenticate` or a handler → its status (and the logging of unexpected ones). */
   readonly toStatus: (error: unknown, method: string) => CallStatus;
+  /** Spans and metrics of every call, told its end exactly once (call-observer.ts). */
+  readonly observe?: CallObserver;
 }
 
 /** The Content-Types served: protobuf only. `+json` and everything else after `application/grpc` is refused. */
@@ -67,29 +71,47 @@ const OK_TRAILERS = { 'grpc-status': '0' };
  */
 export function createUnaryServer<P>(options: UnaryServerOptions<P>): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
   const { methods } = options;
-  return (req, res) => {
+  // Each call runs in its own request scope: its span's ids reach every line it logs (rule TRACE-log-ids).
+  return (req, res) => runInRequestScope((close) => serve(req, res, close));
+  function serve(req: Http2ServerRequest, res: Http2ServerResponse, closeScope: () => void): void {
     const headers = req.headers;
     const stream = req.stream;
     const path = headers[':path'] ?? '';
+    const method = methods.get(path);
+    const observation = options.observe?.(path, method === undefined ? undefined : 'kind' in method ? 'server_stream' : 'unary', headers);
+    let settled = false;
+    const settle = (code: number): void => {
+      if (settled) return;
+      settled = true;
+      observation?.end(code);
+      closeScope();
+    };
+    const refuse = (status: CallStatus, httpStatus?: number): void => {
+      settle(status.code);
+      answer(stream, status, httpStatus);
+    };
     if (!PROTO_CONTENT_TYPE.test(headers['content-type'] ?? '')) {
       // Not a gRPC encoding we serve (grpc-web, +json, ...): the protocol's answer is HTTP 415.
-      return answer(stream, { code: Status.UNIMPLEMENTED, message: 'unsupported content type' }, 415);
+      return refuse({ code: Status.UNIMPLEMENTED, message: 'unsupported content type' }, 415);
     }
-    const method = methods.get(path);
-    if (method === undefined) return answer(stream, { code: Status.UNIMPLEMENTED, message: 'unknown service or method' });
+    if (method === undefined) return refuse({ code: Status.UNIMPLEMENTED, message: 'unknown service or method' });
     const encoding = headers['grpc-encoding'];
     if (encoding !== undefined && encoding !== 'identity' && encoding !== 'gzip') {
-      return answer(stream, { code: Status.UNIMPLEMENTED, message: `unsupported grpc-encoding ${encoding}` });
+      return refuse({ code: Status.UNIMPLEMENTED, message: `unsupported grpc-encoding ${encoding}` });
     }
     const timeoutMs = parseGrpcTimeout(headers['grpc-timeout'] as string | undefined);
-    if (Number.isNaN(timeoutMs)) return answer(stream, { code: Status.INVALID_ARGUMENT, message: 'malformed grpc-timeout' });
+    if (Number.isNaN(timeoutMs)) return refuse({ code: Status.INVALID_ARGUMENT, message: 'malformed grpc-timeout' });
 
     const done = new AbortController();
     let answered = false;
     const finish = (status: CallStatus, message?: Uint8Array): void => {
       if (answered) return;
       answered = true;
-      if (stream.closed || stream.destroyed) return;
+      // A stream already closed (reset by the client, whose reset may read as a cut-off message) takes
+      // no answer: the call ended CANCELLED, as grpc-go counts it.
+      const gone = stream.closed || stream.destroyed;
+      settle(gone ? Status.CANCELLED : status.code);
+      if (gone) return;
       if (message !== undefined) {
         res.writeHead(200, RESPONSE_HEADERS);
         res.addTrailers(OK_TRAILERS);
@@ -103,6 +125,8 @@ export function createUnaryServer<P>(options: UnaryServerOptions<P>): (req: Http
     // The done signal of the call (spec 3.2 rule 2): whatever closes the stream ends the call's work.
     stream.once('close', () => {
       answered = true;
+      // Ended before an answer (reset by the client, the connection lost): CANCELLED, as grpc-go counts it.
+      settle(Status.CANCELLED);
       done.abort(REQUEST_ENDED);
     });
     let timer: NodeJS.Timeout | undefined;
@@ -157,7 +181,7 @@ export function createUnaryServer<P>(options: UnaryServerOptions<P>): (req: Http
         finish(options.toStatus(error, path));
       }
     })();
-  };
+  }
 }
 
 /**

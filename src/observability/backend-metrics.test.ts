@@ -1,0 +1,49 @@
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { parseScrape } from '../../conformance/cases/observability.ts';
+import { registerServiceMetrics } from './backend-metrics.ts';
+
+async function values(registry: Registry): Promise<Record<string, number>> {
+  const entries = parseScrape(await registry.metrics()).map((s) => [`${s.name}${Object.values(s.labels).map((v) => `/${v}`).join('')}`, s.value] as const);
+  return Object.fromEntries(entries);
+}
+
+describe('service metrics (spec 4.5)', () => {
+  it('[METRICS-service] sessions, pool and connection gauges follow their sources at each scrape; default runtime metrics are there', async () => {
+    const registry = new Registry();
+    let counts = { live: 2, lingering: 1 };
+    let pool = { total: 5, idle: 3, waiting: 0 };
+    let redisUp = true;
+    registerServiceMetrics(registry, { counts: () => counts }, { pool: { poolStats: () => pool }, connections: [{ name: 'cache', connected: () => redisUp }, { name: 'publisher', connected: () => true }] });
+    const first = await values(registry);
+    expect(first).toMatchObject({
+      'orders_sessions/live': 2,
+      'orders_sessions/lingering': 1,
+      'orders_db_pool_connections/idle': 3,
+      'orders_db_pool_connections/in_use': 2,
+      orders_db_pool_waiting_requests: 0,
+      'orders_backend_connected/cache': 1,
+      'orders_backend_connected/publisher': 1,
+    });
+    expect(first['process_resident_memory_bytes']).toBeGreaterThan(0);
+    expect(first['nodejs_heap_size_used_bytes']).toBeGreaterThan(0);
+    counts = { live: 0, lingering: 3 };
+    pool = { total: 10, idle: 0, waiting: 4 };
+    redisUp = false;
+    expect(await values(registry)).toMatchObject({
+      'orders_sessions/live': 0,
+      'orders_sessions/lingering': 3,
+      'orders_db_pool_connections/in_use': 10,
+      orders_db_pool_waiting_requests: 4,
+      'orders_backend_connected/cache': 0,
+    });
+  });
+
+  it('without real backends there are no pool or connection families', async () => {
+    const registry = new Registry();
+    registerServiceMetrics(registry, { counts: () => ({ live: 0, lingering: 0 }) }, undefined);
+    const text = await registry.metrics();
+    expect(text).toContain('orders_sessions{state="live"} 0');
+    expect(text).not.toMatch(/orders_db_pool|orders_backend_connected/);
+  });
+});
