@@ -15,7 +15,7 @@ export const SCENARIO_TITLES: Record<ScenarioId, string> = {
 
 /** One row of the report: a load run against one server child, with that child's own cost. */
 export interface Measurement {
-  /** `baseline`, or `<transport>/<backend>`. */
+  /** `baseline`, `fastify-peer`, or `<transport>/<backend>`. */
   readonly server: string;
   readonly transport: string;
   readonly backend: string;
@@ -62,5 +62,7 @@ export interface BenchRun {
   readonly skippedServers: { server: string; reason: string }[];
   readonly realBackends: { used: boolean; reason: string | undefined; fromDefaults: string[] };
   readonly scale: ScaleFigures;
+  /** How the load was generated and where processes ran (absent in runs before issue 16's method). */
+  readonly method?: { readonly httpGenerator: string; readonly pinning: string; readonly notes: readonly string[] };
   readonly commands: string[];
 }
