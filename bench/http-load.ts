@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { toLoadResult, type LoadBounds, type LoadResult } from './load-result.ts';
+import { toLoadResult, type HttpScenario, type LoadBounds, type LoadResult } from './load-result.ts';
 import { runWrk } from './wrk-load.ts';
 
 /** The slice of autocannon 9's API used here (the package ships no types). */
@@ -23,12 +23,7 @@ interface AutocannonInstance {
 type Autocannon = (options: AutocannonOptions, callback: (error: Error | null, result: unknown) => void) => AutocannonInstance;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
-export interface HttpScenario {
-  readonly method: 'GET' | 'POST';
-  readonly url: string;
-  readonly headers: Record<string, string>;
-  readonly body?: string;
-}
+export type { HttpScenario } from './load-result.ts';
 
 const SOCKET_TIMEOUT_S = 10;
 

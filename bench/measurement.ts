@@ -1,9 +1,10 @@
 import type { LoadResult } from './load-result.ts';
 
-export type ScenarioId = 'get' | 'list' | 'post' | 'login' | 'grpc-get' | 'bare-insert' | 'list-offset-0' | 'list-offset-10000';
+export type ScenarioId = 'get' | 'get-h2c' | 'list' | 'post' | 'login' | 'grpc-get' | 'bare-insert' | 'list-offset-0' | 'list-offset-10000';
 
 export const SCENARIO_TITLES: Record<ScenarioId, string> = {
   get: 'GET /orders/{id} (cache hit)',
+  'get-h2c': 'GET /orders/{id} (cache hit) over h2c, h2load',
   list: 'GET /orders?limit=20 (20,000 orders)',
   post: 'POST /orders',
   login: 'POST /auth/login',

@@ -3,7 +3,7 @@ import { SCENARIO_TITLES, type BenchRun, type Measurement, type ScenarioId } fro
 import { median } from './percentiles.ts';
 import { baselineRps, find, FIXED_CONCURRENCY, getTrio, judgeTargets, PEER_SERVER, rps } from './targets.ts';
 
-const RATIO_SCENARIOS: readonly ScenarioId[] = ['get', 'list', 'post', 'login', 'grpc-get'];
+const RATIO_SCENARIOS: readonly ScenarioId[] = ['get', 'get-h2c', 'list', 'post', 'login', 'grpc-get'];
 
 function n(value: number, digits = 0): string {
   return Number.isFinite(value) ? value.toFixed(digits) : '–';

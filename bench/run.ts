@@ -15,7 +15,7 @@ import { httpGeneratorName, useHttpGenerator, type HttpScenario } from './http-l
 import { detectPinning, loadTools, pinProcess, type Pinning } from './pinning.ts';
 import type { BackendName, Fixtures, ServerChildConfig, TransportName } from './ipc-protocol.ts';
 import { loadAverage, machineInfo } from './machine.ts';
-import { measureBareInsert, measureGrpcGet, measureHttp, skippedMeasurement, type RunPlan, type ServerLabel } from './measure.ts';
+import { measureBareInsert, measureGrpcGet, measureH2c, measureHttp, skippedMeasurement, type RunPlan, type ServerLabel } from './measure.ts';
 import type { BenchRun, Measurement, ScaleFigures, ScenarioId } from './measurement.ts';
 import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason, vacuumAnalyzeOrders, type RealEnv } from './real-env.ts';
 import { renderMarkdown } from './report-markdown.ts';
@@ -135,11 +135,13 @@ class Bench {
   /** The Fastify peer (bench/fastify-peer.ts), real Redis only; alive for the whole run like the baseline. */
   #peer: ServerChild | undefined;
   readonly pinning: Pinning | undefined;
+  readonly h2load: boolean;
 
-  constructor(settings: Settings, real: RealEnv, pinning: Pinning | undefined) {
+  constructor(settings: Settings, real: RealEnv, pinning: Pinning | undefined, h2load: boolean) {
     this.settings = settings;
     this.real = real;
     this.pinning = pinning;
+    this.h2load = h2load;
   }
 
   plan(scenario: ScenarioId, concurrency: number): RunPlan {
@@ -266,6 +268,10 @@ class Bench {
       // The primary GET row (tables of shares), then the interleaved rounds the targets are judged on.
       this.record(await measureHttp(child, label, this.plan('get', FIXED_CONCURRENCY), http('get')));
       await this.interleavedGet(child, label, http('get'));
+      if (transport === 'grpc' && this.h2load) {
+        // The one-port server's REST side over HTTP/2 too: h2load, the generator issue 16 names for it.
+        this.record(await measureH2c(child, label, this.plan('get-h2c', FIXED_CONCURRENCY), http('get'), this.pinning?.generatorCpu));
+      }
       if (transport === 'grpc') {
         this.record(await measureGrpcGet(child, label, this.plan('grpc-get', FIXED_CONCURRENCY), fixtures.getToken, fixtures.getOrderId));
         this.record(await measureHttp(child, { ...label, pairedFor: pairKey(server, 'grpc-get') }, this.pairedPlan('get', FIXED_CONCURRENCY), http('get')));
@@ -322,14 +328,18 @@ function peerRequest(peer: ServerChild): HttpScenario {
  * wrk and h2load come from Debian (wrk, nghttp2-client). The bench is not part of CI: as root with
  * apt-get it installs them once; otherwise it falls back to autocannon and the report says so.
  */
-function loadGenerators(): { wrk: boolean; note: string | undefined } {
+function loadGenerators(): { wrk: boolean; h2load: boolean; note: string | undefined } {
   let tools = loadTools();
-  if (!tools.wrk && process.getuid?.() === 0 && existsSync('/usr/bin/apt-get')) {
+  if ((!tools.wrk || !tools.h2load) && process.getuid?.() === 0 && existsSync('/usr/bin/apt-get')) {
     log('bench: wrk not found; apt-get install -y wrk nghttp2-client');
     spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'wrk', 'nghttp2-client'], { stdio: 'ignore', timeout: 180_000 });
     tools = loadTools();
   }
-  return { wrk: tools.wrk, note: tools.wrk ? undefined : 'wrk is not installed (Debian package wrk): HTTP runs used autocannon in the orchestrator, a slower generator' };
+  const missing = [
+    ...(tools.wrk ? [] : ['wrk is not installed (Debian package wrk): HTTP/1.1 runs used autocannon in the orchestrator, a slower generator']),
+    ...(tools.h2load ? [] : ['h2load is not installed (Debian package nghttp2-client): the one-port server’s REST side over h2c was not measured']),
+  ];
+  return { wrk: tools.wrk, h2load: tools.h2load, note: missing.length === 0 ? undefined : missing.join('; ') };
 }
 
 async function sessionHeap(): Promise<ScaleFigures['sessions']> {
@@ -422,7 +432,7 @@ async function main(): Promise<void> {
     notes: generators.note === undefined ? [] : [generators.note],
   };
   log(`bench: HTTP load by ${method.httpGenerator}; ${method.pinning}`);
-  const bench = new Bench(settings, real, pinning);
+  const bench = new Bench(settings, real, pinning, generators.h2load);
 
   let interrupted = false;
   const onSignal = (): void => {

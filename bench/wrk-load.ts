@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HttpScenario } from './http-load.ts';
-import type { LoadBounds, LoadResult } from './load-result.ts';
+import { childCpuSeconds, quote, runTimed } from './h2load-load.ts';
+import type { HttpScenario, LoadBounds, LoadResult } from './load-result.ts';
 
 /**
  * wrk's summary as one JSON line from its done() hook: requests completed, the error classes, and
@@ -40,13 +39,6 @@ interface WrkSummary {
   p99Us: number;
 }
 
-/** `times` of a shell: the second line is the children's user and system time ("0m1.234s 0m0.056s"). */
-function childCpuSeconds(timesOutput: string): number {
-  const line = timesOutput.trim().split('\n').at(-1) ?? '';
-  const parts = [...line.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
-  return parts.length === 2 ? (parts[0] as number) + (parts[1] as number) : Number.NaN;
-}
-
 /**
  * One wrk run (one thread, `concurrency` keep-alive connections), bounded by time: wrk stops at
  * -d on its own; the bench's own timeout kills it if it does not. Pinned to `cpu` with taskset when
@@ -60,8 +52,8 @@ export async function runWrk(scenario: HttpScenario, bounds: LoadBounds, cpu: st
     await writeFile(file, script(scenario));
     const seconds = Math.max(1, Math.round(bounds.durationMs / 1000));
     const wrk = ['wrk', '-t1', `-c${bounds.concurrency}`, `-d${seconds}s`, '--timeout', '10s', '-s', file, scenario.url];
-    const command = `${cpu === undefined ? '' : `taskset -c ${cpu} `}${wrk.map((arg) => `'${arg}'`).join(' ')}; times`;
-    const { stdout, stderr, code } = await run('bash', ['-c', command], (seconds + 30) * 1000);
+    const command = `${cpu === undefined ? '' : `taskset -c ${cpu} `}${wrk.map(quote).join(' ')}`;
+    const { stdout, stderr, code } = await runTimed(command, (seconds + 30) * 1000);
     const line = stdout.split('\n').find((l) => l.startsWith('WRK_JSON '));
     if (line === undefined) throw new Error(`wrk gave no summary (exit ${code}): ${stderr.trim().slice(-300) || stdout.trim().slice(-300)}`);
     const s = JSON.parse(line.slice('WRK_JSON '.length)) as WrkSummary;
@@ -82,23 +74,4 @@ export async function runWrk(scenario: HttpScenario, bounds: LoadBounds, cpu: st
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-function run(command: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; code: number | null }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ stdout, stderr, code });
-    });
-  });
 }
