@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HttpScenario, LoadBounds, LoadResult } from './load-result.ts';
@@ -34,17 +34,32 @@ export function runTimed(command: string, timeoutMs: number): Promise<{ stdout: 
 
 export const quote = (arg: string): string => `'${arg.replaceAll("'", `'\\''`)}'`;
 
+export interface H2loadShape {
+  /** Streams per connection (-m); `concurrency` is then the total number of streams in flight. Default 1. */
+  readonly streamsPerConnection?: number;
+  /** A request body sent as is (h2load -d, which makes it a POST): a gRPC message with its 5-byte prefix. */
+  readonly body?: Buffer;
+}
+
 /**
- * One h2load run over cleartext HTTP/2 (prior knowledge): `concurrency` connections with one stream
- * each, so it compares with the HTTP/1.1 runs at the same count; bounded by -D. Latency percentiles
- * come from its per-request log (µs); 2xx answers are ok, anything else failed.
+ * One h2load run over cleartext HTTP/2 (prior knowledge), bounded by -D: by default `concurrency`
+ * connections with one stream each, so it compares with the HTTP/1.1 runs at the same count. Latency
+ * percentiles come from its per-request log (µs); 2xx answers are ok, anything else failed. A gRPC
+ * error also arrives as HTTP 200 (its status is in the trailers): callers of gRPC runs probe first.
  */
-export async function runH2load(scenario: HttpScenario, bounds: LoadBounds, cpu: string | undefined): Promise<LoadResult> {
+export async function runH2load(scenario: HttpScenario, bounds: LoadBounds, cpu: string | undefined, shape: H2loadShape = {}): Promise<LoadResult> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-h2load-'));
   try {
     const logFile = join(dir, 'requests.tsv');
     const seconds = Math.max(1, Math.round(bounds.durationMs / 1000));
-    const args = ['h2load', '-c', String(bounds.concurrency), '-m', '1', '-t', '1', '-D', String(seconds), '--log-file', logFile];
+    const streams = shape.streamsPerConnection ?? 1;
+    const connections = Math.max(1, Math.round(bounds.concurrency / streams));
+    const args = ['h2load', '-c', String(connections), '-m', String(streams), '-t', '1', '-D', String(seconds), '--log-file', logFile];
+    if (shape.body !== undefined) {
+      const bodyFile = join(dir, 'body.bin');
+      await writeFile(bodyFile, shape.body);
+      args.push('-d', bodyFile);
+    }
     for (const [name, value] of Object.entries(scenario.headers)) args.push('-H', `${name}: ${value}`);
     args.push(scenario.url);
     const command = `${cpu === undefined ? '' : `taskset -c ${cpu} `}${args.map(quote).join(' ')}`;

@@ -1,4 +1,4 @@
-import { runGrpcGetOrder } from './grpc-load.ts';
+import { runGrpcLoad } from './grpc-load.ts';
 import { runH2load } from './h2load-load.ts';
 import { percentiles } from './percentiles.ts';
 import { probe, runHttpLoad, type HttpScenario } from './http-load.ts';
@@ -83,7 +83,7 @@ export async function measureH2c(child: ServerChild, label: ServerLabel, plan: R
 /** `port`: a comparison peer in the same child (bench/grpc-peers) instead of the service's own listener. */
 export async function measureGrpcGet(child: ServerChild, label: ServerLabel, plan: RunPlan, token: string, orderId: string, port = child.ready.port): Promise<Measurement> {
   try {
-    return await measured(child, label, plan, (bounds) => runGrpcGetOrder(port, token, orderId, bounds));
+    return await measured(child, label, plan, (bounds) => runGrpcLoad(port, token, orderId, bounds));
   } catch (error) {
     return skippedMeasurement(label, plan, `gRPC failed: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -64,6 +64,6 @@ export interface BenchRun {
   readonly realBackends: { used: boolean; reason: string | undefined; fromDefaults: string[] };
   readonly scale: ScaleFigures;
   /** How the load was generated and where processes ran (absent in runs before issue 16's method). */
-  readonly method?: { readonly httpGenerator: string; readonly pinning: string; readonly notes: readonly string[] };
+  readonly method?: { readonly httpGenerator: string; readonly grpcGenerator?: string; readonly pinning: string; readonly notes: readonly string[] };
   readonly commands: string[];
 }

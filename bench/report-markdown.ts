@@ -93,7 +93,7 @@ export function renderMarkdown(run: BenchRun): string {
   out.push(
     `Each run: ${run.settings.warmupMs} ms warm-up (dropped), then ${run.settings.durationMs} ms or ${run.settings.maxRequests.toLocaleString('en')} requests ` +
       `(login: no warm-up, ${run.settings.loginDurationMs} ms or ${run.settings.loginMaxRequests}), whichever comes first. Every server is its own child process. ` +
-      `HTTP/1.1 keep-alive load: ${run.method?.httpGenerator ?? 'autocannon 9 (in the orchestrator)'}; gRPC: a @grpc/grpc-js closed loop on one channel in the orchestrator. ` +
+      `HTTP/1.1 keep-alive load: ${run.method?.httpGenerator ?? 'autocannon 9 (in the orchestrator)'}; gRPC: ${run.method?.grpcGenerator ?? 'a @grpc/grpc-js closed loop on one channel in the orchestrator'} (a few grpc-js calls first must all succeed: h2load sees only HTTP statuses). ` +
       `Placement: ${run.method?.pinning ?? 'not pinned'}. Loopback only.`,
   );
   for (const note of run.method?.notes ?? []) out.push('', `Note: ${note}.`);
@@ -248,6 +248,9 @@ export function renderMarkdown(run: BenchRun): string {
   out.push(
     [
       '- Measured and not applied: ioredis `enableAutoPipelining` (GET and POST unchanged): each HTTP request is parsed in its own tick, so at 32 connections nothing coalesces.',
+      '- GET /orders/{id} cache hit: this service keeps a bounded in-process tier in front of Redis (rule SVC-near-cache: 10,000 orders, 30 s each, Redis still written on create and read on a near miss), so after the first read of the bench order its hits do not reach Redis; the Fastify peer reads Redis on every request, as a typical cache-aside implementation does. Issue 16 allows the near tier; the peer was written without one, as a typical team would.',
+      '- Placement: each server child is pinned with `taskset -a` (all its threads) to one CPU and wrk/h2load (and the orchestrator, which runs the gRPC loop) to the other; Postgres, Redis, NATS and whatever else runs on this shared machine are not pinned and land on both.',
+      '- wrk counts answers outside 2xx/3xx as failed; its latency histogram has 1 µs resolution. wrk and h2load are bounded by time (-d / -D), killed by the bench if they overrun.',
       '- Servers are started exactly as the executables start them (startService), LOG_LEVEL=info (request logging is part of the product; the JSON lines go to /dev/null), RATE_LIMIT_RPS=1e9 (the limiter runs but never refuses). One GET row per real server is repeated with LOG_LEVEL=error.',
       '- Real backends: own schema `bench_<random>` (dropped by the child on stop, and again by the orchestrator), own Redis key prefix and NATS subject. Seeding goes through the repository port in the child and is not measured.',
       '- GET uses one user and one cached order (one session); POST one user; login one user with the production scrypt cost (N=16384), so login measures the hash.',

@@ -11,6 +11,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { grpcGeneratorName, useH2loadForGrpc } from './grpc-load.ts';
 import { httpGeneratorName, useHttpGenerator, type HttpScenario } from './http-load.ts';
 import { detectPinning, loadTools, pinProcess, type Pinning } from './pinning.ts';
 import type { BackendName, Fixtures, ServerChildConfig, TransportName } from './ipc-protocol.ts';
@@ -426,8 +427,10 @@ async function main(): Promise<void> {
   if (pinning !== undefined) pinProcess(process.pid, pinning.generatorCpu);
   const generators = loadGenerators();
   useHttpGenerator(generators.wrk ? 'wrk' : 'autocannon', pinning?.generatorCpu);
+  if (generators.h2load) useH2loadForGrpc(pinning?.generatorCpu);
   const method = {
     httpGenerator: httpGeneratorName(),
+    grpcGenerator: grpcGeneratorName(),
     pinning: pinning === undefined ? 'not pinned (needs taskset and 2 CPUs)' : `server children on CPU ${pinning.serverCpu}, load generators on CPU ${pinning.generatorCpu} (taskset)`,
     notes: generators.note === undefined ? [] : [generators.note],
   };
