@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { spawn, spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -481,6 +482,9 @@ async function main(): Promise<void> {
       if (baselineEnd !== undefined) progress(baselineEnd);
     }
     await bench.stopAll();
+    // What follows spawns processes measured on their own (start-up, session heap, attacks, login flood):
+    // they inherit this process's CPUs, so it gives the generator's core back first.
+    if (pinning !== undefined) pinProcess(process.pid, `0-${availableParallelism() - 1}`);
 
     if (!values['no-scale']) {
       log('scale figures');
