@@ -10,7 +10,8 @@ import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runGrpcGetOrder } from './grpc-load.ts';
-import { runHttpLoad, type HttpScenario } from './http-load.ts';
+import { httpGeneratorName, runHttpLoad, useHttpGenerator, type HttpScenario } from './http-load.ts';
+import { detectPinning, loadTools, pinProcess } from './pinning.ts';
 import type { BackendName, Fixtures, TransportName } from './ipc-protocol.ts';
 import type { LoadBounds, LoadResult } from './load-result.ts';
 import { loadAverage } from './machine.ts';
@@ -50,6 +51,11 @@ if (backend === 'real' || values.startup) {
 }
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const schemas: string[] = [];
+// As npm run bench measures (issue 16): both sides on one core, the generator (and this process) on another.
+const pinning = detectPinning();
+if (pinning !== undefined) pinProcess(process.pid, pinning.generatorCpu);
+useHttpGenerator(loadTools().wrk ? 'wrk' : 'autocannon', pinning?.generatorCpu);
+log(`ab: HTTP load by ${httpGeneratorName()}${pinning === undefined ? ', not pinned' : `, servers on CPU ${pinning.serverCpu}`}`);
 
 type Runs = { result: LoadResult; cpuPer1k: number }[];
 
@@ -66,6 +72,7 @@ async function startSide(name: 'A' | 'B'): Promise<Side> {
     script: join(roots[name], 'bench/server.ts'),
     env: { ...process.env, ...real, BENCH_SERVER_CONFIG: JSON.stringify(config) },
     cwd: roots[name],
+    pinCpu: pinning?.serverCpu,
   });
   return { name, child, results: new Map() };
 }

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { toLoadResult, type LoadBounds, type LoadResult } from './load-result.ts';
+import { toLoadResult, type HttpScenario, type LoadBounds, type LoadResult } from './load-result.ts';
+import { runWrk } from './wrk-load.ts';
 
 /** The slice of autocannon 9's API used here (the package ships no types). */
 interface AutocannonOptions {
@@ -22,14 +23,20 @@ interface AutocannonInstance {
 type Autocannon = (options: AutocannonOptions, callback: (error: Error | null, result: unknown) => void) => AutocannonInstance;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
-export interface HttpScenario {
-  readonly method: 'GET' | 'POST';
-  readonly url: string;
-  readonly headers: Record<string, string>;
-  readonly body?: string;
-}
+export type { HttpScenario } from './load-result.ts';
 
 const SOCKET_TIMEOUT_S = 10;
+
+/** Which generator HTTP/1.1 runs use: wrk (pinned to `cpu` when set) once bench/run.ts found it, else autocannon. */
+let generator: { readonly tool: 'wrk' | 'autocannon'; readonly cpu?: string | undefined } = { tool: 'autocannon' };
+
+export function useHttpGenerator(tool: 'wrk' | 'autocannon', cpu?: string): void {
+  generator = { tool, cpu };
+}
+
+export function httpGeneratorName(): string {
+  return generator.tool === 'wrk' ? `wrk${generator.cpu === undefined ? '' : ` (pinned to CPU ${generator.cpu})`}` : 'autocannon 9 (in the orchestrator)';
+}
 
 /**
  * One autocannon run, bounded by time (stop()) and by count (amount). Latency is taken from every
@@ -37,6 +44,11 @@ const SOCKET_TIMEOUT_S = 10;
  * visible. Warm-up is a separate, shorter run whose numbers are dropped.
  */
 export async function runHttpLoad(scenario: HttpScenario, bounds: LoadBounds): Promise<LoadResult> {
+  if (generator.tool === 'wrk') return runWrk(scenario, bounds, generator.cpu);
+  return runAutocannon(scenario, bounds);
+}
+
+async function runAutocannon(scenario: HttpScenario, bounds: LoadBounds): Promise<LoadResult> {
   const latencies: number[] = [];
   let served = 0;
   let windowEnd: number | undefined;

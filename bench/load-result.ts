@@ -18,6 +18,14 @@ export interface LoadResult {
   readonly clientCpuSeconds: number;
 }
 
+/** One HTTP request shape a load generator repeats (autocannon or wrk). */
+export interface HttpScenario {
+  readonly method: 'GET' | 'POST';
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly body?: string;
+}
+
 export interface LoadBounds {
   readonly concurrency: number;
   readonly durationMs: number;

@@ -1,4 +1,5 @@
-import { runGrpcGetOrder } from './grpc-load.ts';
+import { runGrpcLoad } from './grpc-load.ts';
+import { runH2load } from './h2load-load.ts';
 import { percentiles } from './percentiles.ts';
 import { probe, runHttpLoad, type HttpScenario } from './http-load.ts';
 import type { LoadBounds, LoadResult } from './load-result.ts';
@@ -70,10 +71,19 @@ export async function measureHttp(child: ServerChild, label: ServerLabel, plan: 
   return measured(child, label, plan, (bounds) => runHttpLoad(scenario, bounds));
 }
 
+/** The same request over cleartext HTTP/2 with h2load (the one-port server's REST side, spec 4.4 rule 2). */
+export async function measureH2c(child: ServerChild, label: ServerLabel, plan: RunPlan, scenario: HttpScenario, cpu: string | undefined): Promise<Measurement> {
+  try {
+    return await measured(child, label, plan, (bounds) => runH2load(scenario, bounds, cpu));
+  } catch (error) {
+    return skippedMeasurement(label, plan, `h2load failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 /** `port`: a comparison peer in the same child (bench/grpc-peers) instead of the service's own listener. */
 export async function measureGrpcGet(child: ServerChild, label: ServerLabel, plan: RunPlan, token: string, orderId: string, port = child.ready.port): Promise<Measurement> {
   try {
-    return await measured(child, label, plan, (bounds) => runGrpcGetOrder(port, token, orderId, bounds));
+    return await measured(child, label, plan, (bounds) => runGrpcLoad(port, token, orderId, bounds));
   } catch (error) {
     return skippedMeasurement(label, plan, `gRPC failed: ${error instanceof Error ? error.message : String(error)}`);
   }

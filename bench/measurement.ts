@@ -1,9 +1,10 @@
 import type { LoadResult } from './load-result.ts';
 
-export type ScenarioId = 'get' | 'list' | 'post' | 'login' | 'grpc-get' | 'bare-insert' | 'list-offset-0' | 'list-offset-10000';
+export type ScenarioId = 'get' | 'get-h2c' | 'list' | 'post' | 'login' | 'grpc-get' | 'bare-insert' | 'list-offset-0' | 'list-offset-10000';
 
 export const SCENARIO_TITLES: Record<ScenarioId, string> = {
   get: 'GET /orders/{id} (cache hit)',
+  'get-h2c': 'GET /orders/{id} (cache hit) over h2c, h2load',
   list: 'GET /orders?limit=20 (20,000 orders)',
   post: 'POST /orders',
   login: 'POST /auth/login',
@@ -15,7 +16,7 @@ export const SCENARIO_TITLES: Record<ScenarioId, string> = {
 
 /** One row of the report: a load run against one server child, with that child's own cost. */
 export interface Measurement {
-  /** `baseline`, or `<transport>/<backend>`. */
+  /** `baseline`, `fastify-peer`, or `<transport>/<backend>`. */
   readonly server: string;
   readonly transport: string;
   readonly backend: string;
@@ -62,5 +63,7 @@ export interface BenchRun {
   readonly skippedServers: { server: string; reason: string }[];
   readonly realBackends: { used: boolean; reason: string | undefined; fromDefaults: string[] };
   readonly scale: ScaleFigures;
+  /** How the load was generated and where processes ran (absent in runs before issue 16's method). */
+  readonly method?: { readonly httpGenerator: string; readonly grpcGenerator?: string; readonly pinning: string; readonly notes: readonly string[] };
   readonly commands: string[];
 }

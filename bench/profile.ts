@@ -14,7 +14,7 @@ import { runGrpcGetOrder } from './grpc-load.ts';
 import { runHttpLoad, type HttpScenario } from './http-load.ts';
 import type { LoadBounds, LoadResult } from './load-result.ts';
 import type { BackendName, Fixtures, TransportName } from './ipc-protocol.ts';
-import { dropSchemas, realEnvFrom, realUnavailableReason } from './real-env.ts';
+import { dropSchemas, realEnvFrom, realUnavailableReason, vacuumAnalyzeOrders } from './real-env.ts';
 import { SERVER_OPTIONS, ServerChild, serverChildConfig } from './server-child.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -25,7 +25,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     md: { type: 'string' },
     top: { type: 'string', default: '25' },
-    /** get = REST GET /orders/{id}; post = REST POST /orders; grpc-get = ordersv1.Orders/GetOrder (grpc transport only). */
+    /** get = REST GET /orders/{id}; post = REST POST /orders; list-deep = GET /orders?limit=20&offset=10000 (20,000 orders); grpc-get = ordersv1.Orders/GetOrder (grpc transport only). */
     scenario: { type: 'string', default: 'get' },
   },
 });
@@ -40,7 +40,8 @@ if (backend === 'real') {
   }
 }
 const profileDir = await mkdtemp(join(tmpdir(), 'bench-cpuprof-'));
-const config = serverChildConfig(transport, backend, values['log-level'], 0);
+const listDeep = values.scenario === 'list-deep';
+const config = serverChildConfig(transport, backend, values['log-level'], listDeep ? 20_000 : 0);
 const schema = config.schema;
 const child = await ServerChild.start({
   script: join(ROOT, 'bench/server.ts'),
@@ -49,8 +50,12 @@ const child = await ServerChild.start({
   cwd: ROOT,
 });
 const fixtures = child.ready.fixtures as Fixtures;
+// As npm run bench does: the steady state autovacuum keeps the table in (migration 002).
+if (listDeep && schema !== undefined) await vacuumAnalyzeOrders(real.POSTGRES_DSN, schema);
 const post = values.scenario === 'post';
-const scenario: HttpScenario = post
+const scenario: HttpScenario = listDeep
+  ? { method: 'GET', url: `http://127.0.0.1:${child.ready.port}/orders?limit=20&offset=10000`, headers: { authorization: `Bearer ${fixtures.listToken}` } }
+  : post
   ? {
       method: 'POST',
       url: `http://127.0.0.1:${child.ready.port}/orders`,
@@ -71,7 +76,7 @@ try {
   from = (await child.sample(true)).monotonicUs;
   const result = await load({ concurrency, durationMs, maxRequests: 2_000_000 });
   to = (await child.sample(false)).monotonicUs;
-  line = `${grpc ? 'gRPC GetOrder' : post ? 'POST /orders' : 'GET /orders/{id}'}, ${transport}/${backend}, LOG_LEVEL=${config.logLevel}, ${concurrency} connections, ${values.seconds} s: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms`;
+  line = `${grpc ? 'gRPC GetOrder' : listDeep ? 'GET /orders?limit=20&offset=10000' : post ? 'POST /orders' : 'GET /orders/{id}'}, ${transport}/${backend}, LOG_LEVEL=${config.logLevel}, ${concurrency} connections, ${values.seconds} s: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms`;
 } finally {
   await child.stop();
   if (schema !== undefined) await dropSchemas(real.POSTGRES_DSN, [schema]);

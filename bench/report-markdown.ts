@@ -1,9 +1,9 @@
 import { renderGrpcPeers } from './grpc-peers/report.ts';
 import { SCENARIO_TITLES, type BenchRun, type Measurement, type ScenarioId } from './measurement.ts';
 import { median } from './percentiles.ts';
-import { baselineRps, find, FIXED_CONCURRENCY, judgeTargets, rps } from './targets.ts';
+import { baselineRps, find, FIXED_CONCURRENCY, getTrio, judgeTargets, PEER_SERVER, rps } from './targets.ts';
 
-const RATIO_SCENARIOS: readonly ScenarioId[] = ['get', 'list', 'post', 'login', 'grpc-get'];
+const RATIO_SCENARIOS: readonly ScenarioId[] = ['get', 'get-h2c', 'list', 'post', 'login', 'grpc-get'];
 
 function n(value: number, digits = 0): string {
   return Number.isFinite(value) ? value.toFixed(digits) : '–';
@@ -21,7 +21,43 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 }
 
 function servers(run: BenchRun): string[] {
-  return [...new Set(run.measurements.map((m) => m.server).filter((s) => s !== 'baseline'))];
+  return [...new Set(run.measurements.map((m) => m.server).filter((s) => s !== 'baseline' && s !== PEER_SERVER))];
+}
+
+/** Issue 16: each HTTP transport against the Fastify peer and bare node:http, medians of the interleaved rounds. */
+function peerSection(run: BenchRun): string[] {
+  const rows = servers(run)
+    .filter((server) => !server.includes(' peer:'))
+    .map((server) => ({ server, trio: getTrio(run, server) }))
+    .filter(({ trio }) => trio.rounds > 0);
+  if (rows.length === 0) return [];
+  const x = (a: number, b: number | undefined): string => (b !== undefined && Number.isFinite(a / b) ? `${(a / b).toFixed(2)}×` : '–');
+  return [
+    '',
+    '## GET /orders/{id} (cache hit): this service ÷ the Fastify peer ÷ bare node:http',
+    '',
+    `Rounds of bare node:http, the Fastify peer (bench/fastify-peer.ts: Fastify 5 + @fastify/jwt + ioredis + pino + prom-client, the same work; real Redis only) and the subject, ` +
+      `the order rotated each round, ${FIXED_CONCURRENCY} connections, each run ${run.settings.durationMs / 2} ms after a short warm-up; medians per server. ` +
+      'CPU µs/request = the server process’s own CPU (process.cpuUsage) ÷ the requests it answered.',
+    '',
+    table(
+      ['server', 'rounds', 'CPU µs/req', 'peer µs/req', 'bare µs/req', '÷ peer (CPU)', '÷ bare (CPU)', 'req/s', 'peer req/s', 'bare req/s', 'p99 ms', 'peer p99 ms'],
+      rows.map(({ server, trio }) => [
+        server,
+        String(trio.rounds),
+        n(trio.subject.cpuUs),
+        n(trio.peer?.cpuUs ?? Number.NaN),
+        n(trio.bare.cpuUs),
+        x(trio.subject.cpuUs, trio.peer?.cpuUs),
+        x(trio.subject.cpuUs, trio.bare.cpuUs),
+        n(trio.subject.rps),
+        n(trio.peer?.rps ?? Number.NaN),
+        n(trio.bare.rps),
+        n(trio.subject.p99Ms, 2),
+        n(trio.peer?.p99Ms ?? Number.NaN, 2),
+      ]),
+    ),
+  ];
 }
 
 function rawRow(m: Measurement): string[] {
@@ -56,9 +92,11 @@ export function renderMarkdown(run: BenchRun): string {
   out.push('');
   out.push(
     `Each run: ${run.settings.warmupMs} ms warm-up (dropped), then ${run.settings.durationMs} ms or ${run.settings.maxRequests.toLocaleString('en')} requests ` +
-      `(login: no warm-up, ${run.settings.loginDurationMs} ms or ${run.settings.loginMaxRequests}), whichever comes first. Every server is its own child process; the load generator ` +
-      '(autocannon 9 for HTTP/1.1 keep-alive, a @grpc/grpc-js closed loop on one channel for gRPC) is the parent. Loopback only.',
+      `(login: no warm-up, ${run.settings.loginDurationMs} ms or ${run.settings.loginMaxRequests}), whichever comes first. Every server is its own child process. ` +
+      `HTTP/1.1 keep-alive load: ${run.method?.httpGenerator ?? 'autocannon 9 (in the orchestrator)'}; gRPC: ${run.method?.grpcGenerator ?? 'a @grpc/grpc-js closed loop on one channel in the orchestrator'} (a few grpc-js calls first must all succeed: h2load sees only HTTP statuses). ` +
+      `Placement: ${run.method?.pinning ?? 'not pinned'}. Loopback only.`,
   );
+  for (const note of run.method?.notes ?? []) out.push('', `Note: ${note}.`);
   if (run.baselineEnd?.result !== undefined) {
     const end = run.baselineEnd.result.requestsPerSecond;
     out.push('');
@@ -86,6 +124,7 @@ export function renderMarkdown(run: BenchRun): string {
     ),
   );
 
+  out.push(...peerSection(run));
   out.push(...renderGrpcPeers(run));
 
   out.push('', `## Throughput as a share of the baseline (${FIXED_CONCURRENCY} connections, same run)`, '');
@@ -209,13 +248,16 @@ export function renderMarkdown(run: BenchRun): string {
   out.push(
     [
       '- Measured and not applied: ioredis `enableAutoPipelining` (GET and POST unchanged): each HTTP request is parsed in its own tick, so at 32 connections nothing coalesces.',
+      '- GET /orders/{id} cache hit: this service keeps a bounded in-process tier in front of Redis (rule SVC-near-cache: 10,000 orders, 30 s each, Redis still written on create and read on a near miss), so after the first read of the bench order its hits do not reach Redis; the Fastify peer reads Redis on every request, as a typical cache-aside implementation does. Issue 16 allows the near tier; the peer was written without one, as a typical team would.',
+      '- Placement: each server child is pinned with `taskset -a` (all its threads) to one CPU and wrk/h2load (and the orchestrator, which runs the gRPC loop) to the other; Postgres, Redis, NATS and whatever else runs on this shared machine are not pinned and land on both.',
+      '- wrk counts answers outside 2xx/3xx as failed; its latency histogram has 1 µs resolution. wrk and h2load are bounded by time (-d / -D), killed by the bench if they overrun.',
       '- Servers are started exactly as the executables start them (startService), LOG_LEVEL=info (request logging is part of the product; the JSON lines go to /dev/null), RATE_LIMIT_RPS=1e9 (the limiter runs but never refuses). One GET row per real server is repeated with LOG_LEVEL=error.',
       '- Real backends: own schema `bench_<random>` (dropped by the child on stop, and again by the orchestrator), own Redis key prefix and NATS subject. Seeding goes through the repository port in the child and is not measured.',
       '- GET uses one user and one cached order (one session); POST one user; login one user with the production scrypt cost (N=16384), so login measures the hash.',
       '- The bare INSERT runs inside the server child, on the service’s own pg Pool (10 connections), with 32 concurrent callers: the same statement the repository issues, without HTTP, auth, Redis or NATS.',
-      '- Ratios for the targets are taken side by side: the baseline is run (half window) just before and just after each GET row, the REST GET again right after gRPC GetOrder, the bare INSERT before and after POST; the mean of the two control runs is the denominator. The tables of shares use the baseline measured at the start.',
+      '- Ratios for the targets are taken side by side: the GET targets on the medians of interleaved rounds (bare node:http, Fastify peer, subject), the REST GET again right after gRPC GetOrder, the bare INSERT before and after POST (the mean of the two is the denominator). The tables of shares use the baseline measured at the start.',
       `- One machine, ${m.nproc} cores, for everything: the server child, the load generator and, for real backends, Postgres, Redis and NATS. A server that uses one core fully leaves one core for all the rest.`,
-      '- Latency percentiles come from each response’s own timing (float ms), not autocannon’s 1 ms histogram.',
+      '- Latency percentiles: wrk’s own histogram (µs resolution); with autocannon, each response’s own float timing rather than its 1 ms histogram.',
     ].join('\n'),
   );
 

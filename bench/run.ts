@@ -7,14 +7,17 @@
 // baseline measured in the same run, because this machine is shared and absolute numbers drift.
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { HttpScenario } from './http-load.ts';
+import { grpcGeneratorName, useH2loadForGrpc } from './grpc-load.ts';
+import { httpGeneratorName, useHttpGenerator, type HttpScenario } from './http-load.ts';
+import { detectPinning, loadTools, pinProcess, type Pinning } from './pinning.ts';
 import type { BackendName, Fixtures, ServerChildConfig, TransportName } from './ipc-protocol.ts';
 import { loadAverage, machineInfo } from './machine.ts';
-import { measureBareInsert, measureGrpcGet, measureHttp, skippedMeasurement, type RunPlan, type ServerLabel } from './measure.ts';
+import { measureBareInsert, measureGrpcGet, measureH2c, measureHttp, skippedMeasurement, type RunPlan, type ServerLabel } from './measure.ts';
 import type { BenchRun, Measurement, ScaleFigures, ScenarioId } from './measurement.ts';
 import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason, vacuumAnalyzeOrders, type RealEnv } from './real-env.ts';
 import { renderMarkdown } from './report-markdown.ts';
@@ -47,6 +50,8 @@ interface Settings {
   readonly logLevelVariant: boolean;
   readonly listLatency: { readonly durationMs: number; readonly maxRequests: number };
   readonly startupRuns: number;
+  /** Interleaved rounds of the GET target trio (bare node:http, Fastify peer, subject); medians are reported. */
+  readonly getRounds: number;
 }
 
 const FULL: Settings = {
@@ -60,6 +65,7 @@ const FULL: Settings = {
   logLevelVariant: true,
   listLatency: { durationMs: 2_000, maxRequests: 2_000 },
   startupRuns: 3,
+  getRounds: 3,
 };
 
 const QUICK: Settings = {
@@ -73,6 +79,7 @@ const QUICK: Settings = {
   logLevelVariant: false,
   listLatency: { durationMs: 600, maxRequests: 300 },
   startupRuns: 2,
+  getRounds: 2,
 };
 
 function log(line: string): void {
@@ -127,10 +134,16 @@ class Bench {
   readonly #children = new Set<ServerChild>();
   /** Alive for the whole run (idle costs nothing), so control runs can sit right next to each service's runs. */
   #baseline: ServerChild | undefined;
+  /** The Fastify peer (bench/fastify-peer.ts), real Redis only; alive for the whole run like the baseline. */
+  #peer: ServerChild | undefined;
+  readonly pinning: Pinning | undefined;
+  readonly h2load: boolean;
 
-  constructor(settings: Settings, real: RealEnv) {
+  constructor(settings: Settings, real: RealEnv, pinning: Pinning | undefined, h2load: boolean) {
     this.settings = settings;
     this.real = real;
+    this.pinning = pinning;
+    this.h2load = h2load;
   }
 
   plan(scenario: ScenarioId, concurrency: number): RunPlan {
@@ -158,7 +171,7 @@ class Bench {
   }
 
   async startChild(script: string, extraEnv: NodeJS.ProcessEnv, execArgv: string[] = []): Promise<ServerChild> {
-    const child = await ServerChild.start({ script: join(ROOT, script), env: { ...process.env, ...this.real, ...extraEnv }, execArgv, cwd: ROOT });
+    const child = await ServerChild.start({ script: join(ROOT, script), env: { ...process.env, ...this.real, ...extraEnv }, execArgv, cwd: ROOT, pinCpu: this.pinning?.serverCpu });
     this.#children.add(child);
     return child;
   }
@@ -180,6 +193,35 @@ class Bench {
 
   async startBaseline(): Promise<void> {
     this.#baseline = await this.startChild('bench/baseline-server.ts', {});
+  }
+
+  async startPeer(): Promise<void> {
+    try {
+      this.#peer = await this.startChild('bench/fastify-peer.ts', {});
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.skippedServers.push({ server: PEER, reason });
+      log(`${PEER}: skipped: ${reason}`);
+    }
+  }
+
+  /**
+   * Issue 16's GET comparison: rounds of bare node:http, the Fastify peer (real backends only) and the
+   * subject, the order rotated each round so none always runs first; every run has the same window.
+   * The report takes medians per server (targets.ts getTrio).
+   */
+  async interleavedGet(child: ServerChild, label: ServerLabel, request: HttpScenario): Promise<void> {
+    const key = pairKey(label.server, 'get');
+    const plan = this.pairedPlan('get', FIXED_CONCURRENCY);
+    const peer = label.backend === 'real' ? this.#peer : undefined;
+    const runs: (() => Promise<void>)[] = [
+      () => this.pairedBaseline(key),
+      ...(peer === undefined ? [] : [async () => void this.record(await measureHttp(peer, { ...PEER_LABEL, pairedFor: key }, plan, peerRequest(peer)))]),
+      async () => void this.record(await measureHttp(child, { ...label, pairedFor: key }, plan, request)),
+    ];
+    for (let round = 0; round < this.settings.getRounds; round++) {
+      for (let i = 0; i < runs.length; i++) await (runs[(i + round) % runs.length] as () => Promise<void>)();
+    }
   }
 
   async baseline(concurrencies: readonly number[]): Promise<Measurement[]> {
@@ -225,10 +267,13 @@ class Bench {
     const label: ServerLabel = { server, transport, backend, logLevel: 'info' };
     const http = (scenario: ScenarioId): HttpScenario => scenarioRequest(child.ready.port, fixtures, scenario);
     try {
-      // Target pairs are measured side by side: control, subject, control.
-      await this.pairedBaseline(pairKey(server, 'get'));
+      // The primary GET row (tables of shares), then the interleaved rounds the targets are judged on.
       this.record(await measureHttp(child, label, this.plan('get', FIXED_CONCURRENCY), http('get')));
-      await this.pairedBaseline(pairKey(server, 'get'));
+      await this.interleavedGet(child, label, http('get'));
+      if (transport === 'grpc' && this.h2load) {
+        // The one-port server's REST side over HTTP/2 too: h2load, the generator issue 16 names for it.
+        this.record(await measureH2c(child, label, this.plan('get-h2c', FIXED_CONCURRENCY), http('get'), this.pinning?.generatorCpu));
+      }
       if (transport === 'grpc') {
         this.record(await measureGrpcGet(child, label, this.plan('grpc-get', FIXED_CONCURRENCY), fixtures.getToken, fixtures.getOrderId));
         this.record(await measureHttp(child, { ...label, pairedFor: pairKey(server, 'grpc-get') }, this.pairedPlan('get', FIXED_CONCURRENCY), http('get')));
@@ -271,6 +316,32 @@ class Bench {
       await this.stopChild(child);
     }
   }
+}
+
+const PEER = 'fastify-peer';
+const PEER_LABEL: ServerLabel = { server: PEER, transport: 'fastify', backend: 'real', logLevel: 'info' };
+
+function peerRequest(peer: ServerChild): HttpScenario {
+  const fixtures = peer.ready.fixtures as Fixtures;
+  return { method: 'GET', url: `http://127.0.0.1:${peer.ready.port}/orders/${fixtures.getOrderId}`, headers: { authorization: `Bearer ${fixtures.getToken}` } };
+}
+
+/**
+ * wrk and h2load come from Debian (wrk, nghttp2-client). The bench is not part of CI: as root with
+ * apt-get it installs them once; otherwise it falls back to autocannon and the report says so.
+ */
+function loadGenerators(): { wrk: boolean; h2load: boolean; note: string | undefined } {
+  let tools = loadTools();
+  if ((!tools.wrk || !tools.h2load) && process.getuid?.() === 0 && existsSync('/usr/bin/apt-get')) {
+    log('bench: wrk not found; apt-get install -y wrk nghttp2-client');
+    spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'wrk', 'nghttp2-client'], { stdio: 'ignore', timeout: 180_000 });
+    tools = loadTools();
+  }
+  const missing = [
+    ...(tools.wrk ? [] : ['wrk is not installed (Debian package wrk): HTTP/1.1 runs used autocannon in the orchestrator, a slower generator']),
+    ...(tools.h2load ? [] : ['h2load is not installed (Debian package nghttp2-client): the one-port server’s REST side over h2c was not measured']),
+  ];
+  return { wrk: tools.wrk, h2load: tools.h2load, note: missing.length === 0 ? undefined : missing.join('; ') };
 }
 
 async function sessionHeap(): Promise<ScaleFigures['sessions']> {
@@ -352,7 +423,20 @@ async function main(): Promise<void> {
   const { env: real, fromDefaults } = realEnvFrom(process.env);
   const realReason = backends.includes('real') ? await realUnavailableReason(real) : 'not requested (--backends)';
   if (realReason !== undefined) log(`bench: real backends skipped: ${realReason}`);
-  const bench = new Bench(settings, real);
+  const pinning = detectPinning();
+  // The orchestrator (the gRPC loop, autocannon when wrk is absent) sits on the generator's core too.
+  if (pinning !== undefined) pinProcess(process.pid, pinning.generatorCpu);
+  const generators = loadGenerators();
+  useHttpGenerator(generators.wrk ? 'wrk' : 'autocannon', pinning?.generatorCpu);
+  if (generators.h2load) useH2loadForGrpc(pinning?.generatorCpu);
+  const method = {
+    httpGenerator: httpGeneratorName(),
+    grpcGenerator: grpcGeneratorName(),
+    pinning: pinning === undefined ? 'not pinned (needs taskset and 2 CPUs)' : `server children on CPU ${pinning.serverCpu}, load generators on CPU ${pinning.generatorCpu} (taskset)`,
+    notes: generators.note === undefined ? [] : [generators.note],
+  };
+  log(`bench: HTTP load by ${method.httpGenerator}; ${method.pinning}`);
+  const bench = new Bench(settings, real, pinning, generators.h2load);
 
   let interrupted = false;
   const onSignal = (): void => {
@@ -373,6 +457,7 @@ async function main(): Promise<void> {
   try {
     log('baseline: bare node:http, same Order JSON, no I/O');
     await bench.startBaseline();
+    if (realReason === undefined) await bench.startPeer();
     for (const m of await bench.baseline(settings.sweep)) bench.record(m);
 
     for (const transport of TRANSPORTS) {
@@ -397,6 +482,9 @@ async function main(): Promise<void> {
       if (baselineEnd !== undefined) progress(baselineEnd);
     }
     await bench.stopAll();
+    // What follows spawns processes measured on their own (start-up, session heap, attacks, login flood):
+    // they inherit this process's CPUs, so it gives the generator's core back first.
+    if (pinning !== undefined) pinProcess(process.pid, `0-${availableParallelism() - 1}`);
 
     if (!values['no-scale']) {
       log('scale figures');
@@ -430,6 +518,7 @@ async function main(): Promise<void> {
     skippedServers: bench.skippedServers,
     realBackends: { used: realReason === undefined, reason: realReason, fromDefaults },
     scale,
+    method,
     commands: [
       `# this report: npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
       'npm run bench -- --quick            # < 3 min, indicative',

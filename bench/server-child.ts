@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import type { BackendName, BareInsertResult, ChildMessage, ChildReply, LogLevelName, ParentRequest, ProcessSample, ReadyMessage, ServerChildConfig, TransportName } from './ipc-protocol.ts';
+import { pinProcess } from './pinning.ts';
 import { newSchemaName } from './real-env.ts';
 
 export interface StartOptions {
@@ -10,6 +11,8 @@ export interface StartOptions {
   readonly execArgv?: readonly string[];
   readonly cwd?: string;
   readonly startTimeoutMs?: number;
+  /** taskset CPU list for the child (issue 16: server and load generator on separate cores). */
+  readonly pinCpu?: string;
 }
 
 type Distribute<T> = T extends unknown ? Omit<T, 'id'> : never;
@@ -45,6 +48,7 @@ export class ServerChild {
       execArgv: [...(options.execArgv ?? [])],
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
+    if (options.pinCpu !== undefined && child.pid !== undefined) pinProcess(child.pid, options.pinCpu);
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEEP);

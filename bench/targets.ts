@@ -8,6 +8,12 @@ export const STARTUP_LIMIT_MS = 1_500;
 /** Issue 16: GET /orders?limit=20&offset=10000, 20,000 orders for the user, real Postgres, one connection. */
 export const LIST_DEEP_P50_LIMIT_MS = 3;
 
+/** Issue 16's GET targets: CPU per request against the Fastify peer, bare node:http, and the stdlib transport. */
+export const PEER_CPU_LIMIT = 0.75;
+export const BARE_CPU_LIMIT = 2.0;
+export const TRANSPORT_CPU_LIMIT = 1.2;
+export const PEER_SERVER = 'fastify-peer';
+
 export interface TargetVerdict {
   readonly target: string;
   readonly subject: string;
@@ -47,6 +53,42 @@ export function baselineRps(run: BenchRun, concurrency: number): number {
   return rps(find(run, 'baseline', 'get', concurrency));
 }
 
+/** Medians over a server's rounds of one comparison: CPU µs per request, req/s, p99 ms. */
+export interface RoundFigures {
+  readonly cpuUs: number;
+  readonly rps: number;
+  readonly p99Ms: number;
+  readonly n: number;
+}
+
+export interface GetTrio {
+  readonly subject: RoundFigures;
+  readonly peer: RoundFigures | undefined;
+  readonly bare: RoundFigures;
+  readonly rounds: number;
+}
+
+function roundFigures(ms: readonly Measurement[]): RoundFigures {
+  const ok = ms.filter((m) => m.result !== undefined && m.skipped === undefined);
+  return {
+    cpuUs: median(ok.map((m) => m.cpuSecondsPer1k * 1000)),
+    rps: median(ok.map(rps)),
+    p99Ms: median(ok.map((m) => m.result?.p99Ms ?? Number.NaN)),
+    n: ok.length,
+  };
+}
+
+/** The interleaved GET rounds of `server` (bench/run.ts interleavedGet): subject, Fastify peer, bare node:http. */
+export function getTrio(run: BenchRun, server: string): GetTrio {
+  const key = pairKey(server, 'get');
+  const of = (name: string): Measurement[] => run.measurements.filter((m) => m.server === name && m.scenario === 'get' && m.pairedFor === key);
+  const subject = roundFigures(of(server));
+  const peerRuns = of(PEER_SERVER);
+  return { subject, peer: peerRuns.length === 0 ? undefined : roundFigures(peerRuns), bare: roundFigures(of('baseline')), rounds: subject.n };
+}
+
+const times = (ratio: number): string => (Number.isFinite(ratio) ? `${ratio.toFixed(2)}×` : 'n/a');
+const us = (value: number | undefined): string => (value !== undefined && Number.isFinite(value) ? `${value.toFixed(0)} µs` : 'n/a');
 const pct = (ratio: number): string => (Number.isFinite(ratio) ? `${(ratio * 100).toFixed(0)}%` : 'n/a');
 const ms = (value: number | undefined): string => (value !== undefined && Number.isFinite(value) ? `${value.toFixed(2)} ms` : 'n/a');
 const verdict = (ok: boolean, known: boolean): boolean | undefined => (known ? ok : undefined);
@@ -57,25 +99,48 @@ export function judgeTargets(run: BenchRun): TargetVerdict[] {
   const servers = [...new Set(run.measurements.map((m) => m.server))];
   const base = baselineRps(run, FIXED_CONCURRENCY);
 
-  // The HTTP transports: the gRPC executable's REST side is an HTTP transport too.
+  // The HTTP transports: the gRPC executable's REST side is an HTTP transport too. Judged on the
+  // medians of the interleaved rounds (bare node:http, Fastify peer, subject; bench/run.ts interleavedGet).
+  const stdlib = getTrio(run, 'stdlib/real');
   for (const server of servers.filter((s) => s.endsWith('/real'))) {
-    const get = find(run, server, 'get');
-    const paired = meanRps(findPaired(run, 'baseline', 'get', pairKey(server, 'get')));
-    const against = Number.isFinite(paired) ? paired : base;
-    const ratio = rps(get) / against;
-    const p99 = get?.result?.p99Ms;
+    const trio = getTrio(run, server);
+    const ratio = trio.subject.rps / trio.bare.rps;
     out.push({
       target: 'GET /orders/{id} cache hit, real Redis: ≥ 50% of baseline req/s at 32 connections',
       subject: server,
-      measured: `${pct(ratio)} (${rps(get).toFixed(0)} vs ${against.toFixed(0)} req/s${Number.isFinite(paired) ? ', baseline measured around it' : ''})`,
+      measured: `${pct(ratio)} (${trio.subject.rps.toFixed(0)} vs ${trio.bare.rps.toFixed(0)} req/s, medians of ${trio.rounds} interleaved rounds)`,
       met: verdict(ratio >= 0.5, Number.isFinite(ratio)),
     });
     out.push({
       target: 'GET /orders/{id} cache hit, real Redis: p99 < 10 ms at 32 connections',
       subject: server,
-      measured: ms(p99),
-      met: verdict((p99 ?? Number.NaN) < 10, p99 !== undefined && Number.isFinite(p99)),
+      measured: `${ms(trio.subject.p99Ms)} (median of ${trio.rounds} rounds)`,
+      met: verdict(trio.subject.p99Ms < 10, Number.isFinite(trio.subject.p99Ms)),
     });
+    if (server === 'stdlib/real') {
+      const vsPeer = trio.subject.cpuUs / (trio.peer?.cpuUs ?? Number.NaN);
+      out.push({
+        target: `GET cache hit: server CPU per request ≤ ${PEER_CPU_LIMIT} × the Fastify peer's`,
+        subject: server,
+        measured: `${times(vsPeer)} (${us(trio.subject.cpuUs)} vs ${us(trio.peer?.cpuUs)})`,
+        met: verdict(vsPeer <= PEER_CPU_LIMIT, Number.isFinite(vsPeer)),
+      });
+      const vsBare = trio.subject.cpuUs / trio.bare.cpuUs;
+      out.push({
+        target: `GET cache hit: server CPU per request ≤ ${BARE_CPU_LIMIT} × bare node:http's`,
+        subject: server,
+        measured: `${times(vsBare)} (${us(trio.subject.cpuUs)} vs ${us(trio.bare.cpuUs)})`,
+        met: verdict(vsBare <= BARE_CPU_LIMIT, Number.isFinite(vsBare)),
+      });
+    } else {
+      const vsStdlib = trio.subject.cpuUs / stdlib.subject.cpuUs;
+      out.push({
+        target: `GET cache hit: server CPU per request ≤ ${TRANSPORT_CPU_LIMIT} × stdlib's`,
+        subject: server,
+        measured: `${times(vsStdlib)} (${us(trio.subject.cpuUs)} vs ${us(stdlib.subject.cpuUs)})`,
+        met: verdict(vsStdlib <= TRANSPORT_CPU_LIMIT, Number.isFinite(vsStdlib)),
+      });
+    }
     const quiet = find(run, server, 'get', FIXED_CONCURRENCY, 'error');
     if (quiet?.result !== undefined) {
       const quietPaired = meanRps(findPaired(run, 'baseline', 'get', pairKey(server, 'get', 'error')));

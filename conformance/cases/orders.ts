@@ -263,6 +263,27 @@ const getCases: Case[] = [
   },
   {
     kind: 'flow',
+    name: 'near-tier-keeps-the-shared-cache-filled-and-serves-recent-orders',
+    rules: ['SVC-near-cache', 'SVC-cache-aside'],
+    needs: ['faults'],
+    async run(t) {
+      const me = await t.user();
+      const id = await t.order(me);
+      const { cacheFake, store } = t.target.hooks!.fakes!;
+      t.assert((await cacheFake.get(id)) !== undefined, 'the create did not fill the shared cache');
+      // Shared cache and store both down: only the in-process tier can answer.
+      cacheFake.trouble.down();
+      store.trouble.down();
+      try {
+        t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get of a just-created order with cache and store down');
+      } finally {
+        cacheFake.trouble.up();
+        store.trouble.up();
+      }
+    },
+  },
+  {
+    kind: 'flow',
     name: 'fetch-degrades-to-store-when-cache-is-down',
     rules: ['SVC-cache-aside'],
     needs: ['faults'],

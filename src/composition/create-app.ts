@@ -13,6 +13,7 @@ import { AuthService } from '../service/auth-service.ts';
 import { Notifier } from '../service/notifier.ts';
 import { OrderService } from '../service/order-service.ts';
 import { OutboxRelay, type OutboxRelayOptions } from '../service/outbox-relay.ts';
+import { NearOrderCache } from '../service/near-order-cache.ts';
 import { TokenService } from '../service/token-service.ts';
 import { SessionScope, type TimerPort } from '../session/session-scope.ts';
 import type { Simulator } from '../simulator/simulator.ts';
@@ -103,7 +104,8 @@ export function createApp(options: AppOptions): App {
   });
   const orders = new OrderService({
     repository: backends.repository,
-    cache: backends.cache,
+    // A bounded in-process tier in front of the shared cache (rule SVC-near-cache).
+    cache: new NearOrderCache(backends.cache, { clock: options.clock }),
     sessions,
     logger,
     clock: options.clock,

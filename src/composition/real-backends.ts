@@ -39,7 +39,9 @@ export async function createRealBackends(env: Env, logger: Logger, isolation: Re
   const keyPrefix = suffix === undefined ? redis.keyPrefix : `${redis.keyPrefix}${suffix}:`;
   const cache = new RedisOrderCache({ ...redis, keyPrefix }, logger);
   const bus = new NatsEventBus(nats, logger, streamNames(suffix, isolation.schema ?? postgres.schema));
-  const outbox = new PostgresOutbox(database);
+  // The relay and the ledger hold a transaction across a broker round trip: their own small pool, so
+  // creates never queue behind them (issue 13's throughput target, bench/run.ts).
+  const outbox = new PostgresOutbox(database.background);
   const components: Component[] = [database, cache, bus];
   if (isolation.schema !== undefined && isolation.dropSchemaOnStop) {
     // First in the list, so it stops last, after the pool has ended.

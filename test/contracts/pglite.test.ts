@@ -35,6 +35,8 @@ beforeAll(async () => {
   const config = postgresConfig(`postgres://postgres:pglite-pw@${server.getServerConn()}/postgres`, {
     schema: 'orders_pglite',
     poolSize: POOL_SIZE,
+    // One session under every socket connection: a statement prepared on one would clash on the next.
+    preparedStatements: false,
   });
   db = new PostgresDatabase(config, log.logger);
   await db.init();

@@ -16,7 +16,22 @@ export interface PostgresConfig {
   /** Client-side bound on one request query, so a hung server cannot hold a request forever. */
   readonly queryTimeoutMs: number;
   readonly poolSize: number;
+  /**
+   * Prepare the per-request statements once per connection (NamedStatement, postgres-database.ts).
+   * Off sends them unnamed, for a server whose connections share one session (PGlite behind
+   * pglite-socket) or a pooler that does not track prepared statements.
+   */
+  readonly preparedStatements?: boolean;
+  /**
+   * Connections of the second pool the outbox relay and the notifier's ledger use (issue 13: their
+   * transactions stay open across a broker round trip, and on the request pool they kept creates
+   * waiting). Default BACKGROUND_POOL_SIZE.
+   */
+  readonly backgroundPoolSize?: number;
 }
+
+/** Relay and ledger run one transaction at a time each: two connections. */
+export const BACKGROUND_POOL_SIZE = 2;
 
 export const POSTGRES_DEFAULTS = {
   connectTimeoutMs: 5_000,

@@ -5,11 +5,22 @@ import type { Component } from '../../lifecycle/component.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { migrate } from './migrations.ts';
 import { scrub, translatePgError } from './pg-errors.ts';
-import { describeDsn, dsnSecrets, validSchemaName, type PostgresConfig } from './postgres-config.ts';
+import { BACKGROUND_POOL_SIZE, describeDsn, dsnSecrets, validSchemaName, type PostgresConfig } from './postgres-config.ts';
+
+/**
+ * A statement the hot paths run on every request, prepared once per connection under `name`: each later
+ * execution skips parsing and, once Postgres settles on a generic plan, planning (issue 16, measured in
+ * bench/list-query.ts). One name always carries the same text.
+ */
+export interface NamedStatement {
+  readonly name: string;
+  readonly text: string;
+  readonly values: unknown[];
+}
 
 /** What the repositories need: a pg Pool, a PostgresDatabase, or a test double. */
 export interface Queryable {
-  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<R>>;
+  query<R extends QueryResultRow = QueryResultRow>(text: string | NamedStatement, values?: unknown[]): Promise<QueryResult<R>>;
 }
 
 /** A Queryable that can also run work in one transaction on one connection. */
@@ -30,6 +41,10 @@ export class PostgresDatabase implements Component, Transactional {
   readonly #config: PostgresConfig;
   readonly #logger: Logger;
   readonly #pool: pg.Pool;
+  /** Background work's own connections (PostgresConfig.backgroundPoolSize), opened on first use. */
+  readonly #backgroundPool: pg.Pool;
+  /** The background pool as a Transactional: the outbox relay's and the notifier ledger's database. */
+  readonly background: Transactional;
   readonly #secrets: string[];
   readonly #target: string;
   #ended = false;
@@ -40,14 +55,23 @@ export class PostgresDatabase implements Component, Transactional {
     this.#logger = logger;
     this.#secrets = dsnSecrets(config.dsn);
     this.#target = describeDsn(config.dsn);
-    const schema = config.schema;
-    this.#pool = new pg.Pool({
-      connectionString: config.dsn,
-      max: config.poolSize,
-      connectionTimeoutMillis: config.connectTimeoutMs,
-      query_timeout: config.queryTimeoutMs,
+    this.#pool = this.#newPool(config.poolSize, 'orders');
+    this.#backgroundPool = this.#newPool(config.backgroundPoolSize ?? BACKGROUND_POOL_SIZE, 'orders-background');
+    this.background = {
+      query: (text, values) => this.#run(this.#backgroundPool, text, values),
+      transaction: (work) => this.#transaction(this.#backgroundPool, work),
+    };
+  }
+
+  #newPool(max: number, applicationName: string): pg.Pool {
+    const schema = this.#config.schema;
+    const pool = new pg.Pool({
+      connectionString: this.#config.dsn,
+      max,
+      connectionTimeoutMillis: this.#config.connectTimeoutMs,
+      query_timeout: this.#config.queryTimeoutMs,
       keepAlive: true,
-      application_name: 'orders',
+      application_name: applicationName,
       // Awaited by the pool before it hands a new client out; a failure fails that acquisition.
       // SET rather than the startup `options=-c search_path=`: PGlite ignores startup options.
       onConnect:
@@ -58,9 +82,10 @@ export class PostgresDatabase implements Component, Transactional {
             },
     });
     // An idle client whose server went away emits here; unhandled, it would crash the process.
-    this.#pool.on('error', (error) => {
+    pool.on('error', (error) => {
       this.#logger.error({ error: this.#safe(error) }, 'database: idle connection lost');
     });
+    return pool;
   }
 
   /** The pool's connections right now (observability/backend-metrics.ts), read at scrape time. */
@@ -97,12 +122,21 @@ export class PostgresDatabase implements Component, Transactional {
     }
   }
 
-  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<R>> {
-    return this.#pool.query<R>(text, values);
+  query<R extends QueryResultRow = QueryResultRow>(text: string | NamedStatement, values?: unknown[]): Promise<QueryResult<R>> {
+    return this.#run<R>(this.#pool, text, values);
   }
 
-  async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    const client = checkedOut(await this.#pool.connect());
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.#transaction(this.#pool, work);
+  }
+
+  #run<R extends QueryResultRow>(pool: pg.Pool, text: string | NamedStatement, values?: unknown[]): Promise<QueryResult<R>> {
+    if (typeof text === 'string') return pool.query<R>(text, values);
+    return this.#config.preparedStatements === false ? pool.query<R>(text.text, text.values) : pool.query<R>(text);
+  }
+
+  async #transaction<T>(pool: pg.Pool, work: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = checkedOut(await pool.connect());
     try {
       await client.query('BEGIN');
       const result = await work(client);
@@ -139,7 +173,7 @@ export class PostgresDatabase implements Component, Transactional {
   async stop(): Promise<void> {
     if (this.#ended) return;
     this.#ended = true;
-    await this.#pool.end();
+    await Promise.all([this.#pool.end(), this.#backgroundPool.end()]);
   }
 
   #safe(error: unknown): string {

@@ -2,7 +2,7 @@ import type { Order } from '../../domain/order.ts';
 import { ORDER_STATUS_PENDING } from '../../domain/order.ts';
 import type { OrderRepository, Page, Placement, PlacementResult } from '../../ports/order-repository.ts';
 import { translatePgError } from './pg-errors.ts';
-import type { Queryable, Transactional } from './postgres-database.ts';
+import type { NamedStatement, Queryable, Transactional } from './postgres-database.ts';
 
 interface OrderRow {
   id: string;
@@ -53,11 +53,14 @@ function selectList(t: string): string {
  *
  * Deep pages: OFFSET has to walk past `offset` rows, so the walk is a deferred join: the page's keys come
  * from an index-only scan, which skips entries without visiting the table, and only the page's rows are
- * fetched by primary key (a nested loop, which keeps the index order).
+ * fetched by primary key (a nested loop, which keeps the index order). The fetch is a LATERAL subquery
+ * kept apart by OFFSET 0, so the nested loop holds even in the generic plan of the prepared statement:
+ * that plan knows no limit, and as a plain join it estimated many rows and chose a hash join over a
+ * sequential scan of the table (test/contracts/list-plan.contract.ts).
  */
 export const LIST_DEEP_SQL = `SELECT ${selectList('o')}
 FROM (SELECT id, created_at FROM orders WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3) AS page
-JOIN orders o ON o.id = page.id
+CROSS JOIN LATERAL (SELECT * FROM orders WHERE orders.id = page.id OFFSET 0) AS o
 ORDER BY page.created_at DESC, page.id DESC`;
 
 /** First pages: one index scan through the table. Cheaper than planning and running the join there. */
@@ -71,6 +74,15 @@ export const DEFERRED_JOIN_MIN_OFFSET = 1_000;
 
 export function listSql(offset: number): string {
   return offset < DEFERRED_JOIN_MIN_OFFSET ? LIST_SHALLOW_SQL : LIST_DEEP_SQL;
+}
+
+const FIND_SQL = `SELECT ${selectList('orders')} FROM orders WHERE id = $1`;
+/** Without a key, a create is one statement (a single statement is its own transaction). */
+const PLACE_SQL = `WITH placed AS (${INSERT_ORDER}) ${INSERT_EVENT_FROM_7}`;
+
+/** The statements of every request, prepared once per connection (NamedStatement). */
+function named(name: string, text: string, values: unknown[]): NamedStatement {
+  return { name, text, values };
 }
 
 export class PostgresOrderRepository implements OrderRepository {
@@ -97,9 +109,7 @@ export class PostgresOrderRepository implements OrderRepository {
     const { order, event, idempotency } = placement;
     try {
       if (idempotency === undefined) {
-        await this.#db.query(`WITH placed AS (${INSERT_ORDER}) ${INSERT_EVENT_FROM_7}`, [
-          ...orderValues(order), event.id, JSON.stringify(event.event),
-        ]);
+        await this.#db.query(named('orders_place', PLACE_SQL, [...orderValues(order), event.id, JSON.stringify(event.event)]));
         return { outcome: 'created', order };
       }
       return await this.#db.transaction(async (tx): Promise<PlacementResult> => {
@@ -120,7 +130,7 @@ export class PostgresOrderRepository implements OrderRepository {
 
   async findById(id: string): Promise<Order | undefined> {
     try {
-      const { rows } = await this.#db.query<OrderRow>(`SELECT ${selectList('orders')} FROM orders WHERE id = $1`, [id]);
+      const { rows } = await this.#db.query<OrderRow>(named('orders_find', FIND_SQL, [id]));
       return rows[0] === undefined ? undefined : toOrder(rows[0]);
     } catch (error) {
       throw translatePgError(error, 'find order');
@@ -129,7 +139,9 @@ export class PostgresOrderRepository implements OrderRepository {
 
   async listByUser(userId: string, page: Page): Promise<Order[]> {
     try {
-      const { rows } = await this.#db.query<OrderRow>(listSql(page.offset), [userId, page.limit, page.offset]);
+      const text = listSql(page.offset);
+      const name = text === LIST_DEEP_SQL ? 'orders_list_deep' : 'orders_list_shallow';
+      const { rows } = await this.#db.query<OrderRow>(named(name, text, [userId, page.limit, page.offset]));
       return rows.map(toOrder);
     } catch (error) {
       throw translatePgError(error, 'list orders');

@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import type { Core } from '../../composition/create-app.ts';
 import type { KoaState } from './koa-context.ts';
-import { doneSignal, errorMapping, hostHeader, metrics, notMatched, recovery, requestLogging, tracing } from './koa-middleware.ts';
+import { notMatched, observe, recovery, requestScope } from './koa-middleware.ts';
 import { rateLimiting } from './koa-rate-limit.ts';
 import { createProtectedRouter, createPublicRouter } from './koa-routes.ts';
 
@@ -22,15 +22,11 @@ export function createKoaApp(core: Core): Koa<KoaState> {
   const protectedRoutes = createProtectedRouter(core.api, core.tokens);
   // Spec 4.3 ordering, outermost first: recovery, tracing, metrics, request logging, rate limiter, router.
   app.use(recovery(observability.logger));
-  app.use(tracing(observability));
-  app.use(metrics(observability));
-  app.use(requestLogging(observability.logger));
+  app.use(observe(observability));
   // The one REST limiter (memory or shared, per RATE_LIMIT_STORE), as on node:http.
   app.use(rateLimiting(core.rateLimiter, [publicRoutes, protectedRoutes]));
   // The router: the pieces below answer every request the limiter lets through.
-  app.use(doneSignal());
-  app.use(errorMapping(observability.logger));
-  app.use(hostHeader());
+  app.use(requestScope(observability.logger));
   app.use(publicRoutes.routes());
   app.use(protectedRoutes.routes());
   app.use(notMatched());

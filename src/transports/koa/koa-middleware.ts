@@ -42,43 +42,38 @@ export function recovery(logger: Logger): KoaMiddleware {
     });
 }
 
-export function tracing(observability: HttpObservability): KoaMiddleware {
+/**
+ * Tracing, metrics and the request log line (spec 4.3 order: tracing outermost, then metrics, then
+ * logging) in one layer: each finishes in the order its own layer would have (logging first, tracing
+ * last). One async frame instead of three per request (issue 16: Koa's extra cost over node:http).
+ */
+export function observe(observability: HttpObservability): KoaMiddleware {
+  const { tracer, metrics, logger } = observability;
   return async (ctx, next) => {
-    const span = startRequestSpan(observability.tracer, ctx.method, ctx.path, ctx.req.headers);
-    await runForStatus(ctx, next, (status) => endRequestSpan(span, matchedRouteLabel(ctx), status));
-  };
-}
-
-export function metrics(observability: HttpObservability): KoaMiddleware {
-  return async (ctx, next) => {
+    const span = startRequestSpan(tracer, ctx.method, ctx.path, ctx.req.headers);
     const startedAt = performance.now();
-    await runForStatus(ctx, next, (status) => recordRequestMetrics(observability.metrics, ctx.method, matchedRouteLabel(ctx), status, startedAt));
-  };
-}
-
-export function requestLogging(logger: Logger): KoaMiddleware {
-  return async (ctx, next) => {
-    await runForStatus(ctx, next, (status) => logRequest(logger, ctx.method, ctx.path, status));
-  };
-}
-
-/** The request's done signal (spec 3.2 rule 2), attached before any handler can await I/O. */
-export function doneSignal(): KoaMiddleware {
-  return async (ctx, next) => {
-    const done = new AbortController();
-    ctx.res.once('close', () => done.abort(REQUEST_ENDED));
-    ctx.state.done = done.signal;
-    await next();
+    await runForStatus(ctx, next, (status) => {
+      logRequest(logger, ctx.method, ctx.path, status);
+      const route = matchedRouteLabel(ctx);
+      recordRequestMetrics(metrics, ctx.method, route, status, startedAt);
+      endRequestSpan(span, route, status);
+    });
   };
 }
 
 /**
- * The single error table (toHttpError) answers expected errors; an unexpected one is rethrown so the
- * recovery layer logs it once and masks it as 500 (koa's rule: log only the unexpected).
+ * What every routed request gets, in one layer: its done signal (spec 3.2 rule 2), attached before any
+ * handler can await I/O; the Host check (RFC 9112 §3.2, http/request-headers.ts); and the single error
+ * table (toHttpError) for expected errors, while an unexpected one is rethrown so the recovery layer
+ * logs it once and masks it as 500 (koa's rule: log only the unexpected).
  */
-export function errorMapping(logger: Logger): KoaMiddleware {
+export function requestScope(logger: Logger): KoaMiddleware {
   return async (ctx, next) => {
+    const done = new AbortController();
+    ctx.res.once('close', () => done.abort(REQUEST_ENDED));
+    ctx.state.done = done.signal;
     try {
+      checkHostHeader(ctx.req);
       await next();
     } catch (error) {
       const mapped = toHttpError(error);
@@ -102,13 +97,5 @@ export function notMatched(): KoaMiddleware {
     if (allowed.length === 0) return sendError(ctx, 404, 'not found');
     ctx.set('Allow', allowHeader(allowed));
     sendError(ctx, 405, 'method not allowed');
-  };
-}
-
-/** RFC 9112 §3.2, the shared check (http/request-headers.ts): inside errorMapping, before the routers. */
-export function hostHeader(): KoaMiddleware {
-  return async (ctx, next) => {
-    checkHostHeader(ctx.req);
-    await next();
   };
 }

@@ -22,3 +22,11 @@ describe('compilePath: the same matches and parameters as URLPattern, which it r
     });
   }
 });
+
+describe('a path without parameters is matched by string equality: exactly what its compiled pattern accepts', () => {
+  for (const path of PATHS.filter((p) => !p.includes('{'))) {
+    it(path, () => {
+      for (const sample of SAMPLES) expect({ sample, matched: compilePath(path).test(sample) }).toEqual({ sample, matched: sample === toColonPattern(path) });
+    });
+  }
+});

@@ -11,10 +11,14 @@ import { respondWithError } from './respond-error.ts';
 
 type Params = Record<string, string | undefined>;
 type RouteHandler = (exchange: Exchange, params: Params) => Promise<void>;
+/** Never written to: decodeParams builds a fresh object. */
+const NO_PARAMS: Params = Object.freeze({});
 
 interface Route {
   readonly method: string;
   readonly pattern: RegExp;
+  /** A path without parameters: matched by string equality, which is what its pattern tests, minus the regexp run. */
+  readonly literal: string | undefined;
   /** The spec's brace form, for the route label of the request's own method (a HEAD on a GET route is `HEAD …`). */
   readonly path: string;
   readonly handler: RouteHandler;
@@ -68,7 +72,9 @@ export class Router {
   }
 
   #add(method: string, path: string, handler: RouteHandler): void {
-    this.#routes.push({ method, pattern: compilePath(path), path, handler });
+    const colon = toColonPattern(path);
+    const literal = colon.split('/').some((segment) => /^:\w+$/.test(segment)) ? undefined : colon;
+    this.#routes.push({ method, pattern: compilePath(path), literal, path, handler });
   }
 
   /** The label of the route `handle` would run, without running it (a throttled request's metrics). */
@@ -81,9 +87,15 @@ export class Router {
     /** Methods of the routes whose path matched; complete only when no route matched the method too. */
     const pathMethods: string[] = [];
     for (const candidate of this.#routes) {
-      const match = candidate.pattern.exec(path);
-      if (match === null) continue;
-      if (routeMatchesMethod(candidate.method, method)) return { route: candidate, groups: match.groups ?? {}, pathMethods };
+      let groups: Params = NO_PARAMS;
+      if (candidate.literal !== undefined) {
+        if (path !== candidate.literal) continue;
+      } else {
+        const match = candidate.pattern.exec(path);
+        if (match === null) continue;
+        groups = match.groups ?? NO_PARAMS;
+      }
+      if (routeMatchesMethod(candidate.method, method)) return { route: candidate, groups, pathMethods };
       pathMethods.push(candidate.method);
     }
     return { route: undefined, groups: {}, pathMethods };

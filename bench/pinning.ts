@@ -1,0 +1,33 @@
+import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+
+/**
+ * Issue 16's method: the server under test on one core, the load generator on another, so neither
+ * steals the other's cycles (Postgres, Redis and NATS still float over both: they are shared services).
+ * Needs taskset (util-linux) and two cores; otherwise nothing is pinned and the report says so.
+ */
+export interface Pinning {
+  readonly serverCpu: string;
+  readonly generatorCpu: string;
+}
+
+/** Installed = it could be spawned (wrk -v exits 1 after printing its version). */
+function hasTool(tool: string, args: string[]): boolean {
+  return spawnSync(tool, args, { stdio: 'ignore' }).error === undefined;
+}
+
+export function detectPinning(): Pinning | undefined {
+  if (availableParallelism() < 2 || !hasTool('taskset', ['-V'])) return undefined;
+  return { serverCpu: '0', generatorCpu: '1' };
+}
+
+/** Every thread of `pid` (V8 and libuv threads included: -a) onto `cpus`; threads made later inherit it. */
+export function pinProcess(pid: number, cpus: string): void {
+  const result = spawnSync('taskset', ['-a', '-cp', cpus, String(pid)], { stdio: 'ignore' });
+  if (result.status !== 0) throw new Error(`taskset -a -cp ${cpus} ${pid} failed (${result.status})`);
+}
+
+/** Which of wrk and h2load (Debian packages wrk, nghttp2-client) are installed. */
+export function loadTools(): { readonly wrk: boolean; readonly h2load: boolean } {
+  return { wrk: hasTool('wrk', ['-v']), h2load: hasTool('h2load', ['--version']) };
+}
