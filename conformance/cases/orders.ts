@@ -265,7 +265,8 @@ const getCases: Case[] = [
     kind: 'flow',
     name: 'near-tier-keeps-the-shared-cache-filled-and-serves-recent-orders',
     rules: ['SVC-near-cache', 'SVC-cache-aside'],
-    needs: ['faults'],
+    // Reads the shared cache's contents and switches the fakes directly (no API exposes the former).
+    needs: ['faults', 'recorders'],
     async run(t) {
       const me = await t.user();
       const id = await t.order(me);
