@@ -310,7 +310,9 @@ const cases: Case[] = [
         const pinger = setInterval(() => {
           if (!session.destroyed && !session.closed) session.ping(() => undefined);
         }, 100);
-        const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still open after 30 s'), 30_000))]);
+        let giveUp: NodeJS.Timeout | undefined;
+        const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((resolve) => (giveUp = setTimeout(() => resolve('still open after 30 s'), 30_000)))]);
+        clearTimeout(giveUp);
         clearInterval(pinger);
         session.destroy();
         p.assert(outcome === 'closed', `a session sending only PINGs was ${String(outcome)}`);
