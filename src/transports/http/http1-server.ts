@@ -1,5 +1,6 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { TurnEndResponse } from './turn-end-response.ts';
 import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './server-timeouts.ts';
 
 /**
@@ -15,6 +16,8 @@ export const HTTP1_SERVER_OPTIONS: ServerOptions = {
   keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
   connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
   requireHostHeader: false,
+  // Responses are written at the end of the event-loop turn, together (http/turn-end-response.ts).
+  ServerResponse: TurnEndResponse,
 };
 
 /** A public HTTP/1.1 server: the shared options and the shared answers to what never reaches a handler. */

@@ -132,7 +132,8 @@ function decodeParams(groups: Params): Params {
   const decoded: Params = {};
   for (const [name, value] of Object.entries(groups)) {
     try {
-      decoded[name] = value === undefined ? undefined : decodeURIComponent(value);
+      // Without a `%` there is nothing to decode (the usual id): skip the call.
+      decoded[name] = value === undefined || !value.includes('%') ? value : decodeURIComponent(value);
     } catch {
       decoded[name] = value; // malformed escapes stay as they are and fail validation
     }

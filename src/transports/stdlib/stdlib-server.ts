@@ -70,7 +70,7 @@ export function createStdlibHandler(deps: StdlibDeps): (req: IncomingMessage, re
  */
 function parseTarget(target: string): URL | undefined {
   const text = target.startsWith('/') ? `http://public${target}` : target;
-  return URL.canParse(text) ? new URL(text) : undefined;
+  return URL.parse(text) ?? undefined; // one parse; null, not a throw, for an invalid target
 }
 
 export function createStdlibServer(deps: StdlibDeps): Server {

@@ -1,0 +1,38 @@
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHttp1Server } from './http1-server.ts';
+import { TurnEndResponse } from './turn-end-response.ts';
+
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => close?.());
+
+async function serve(handler: Parameters<typeof createHttp1Server>[0]): Promise<string> {
+  const server = createHttp1Server(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  close = () => new Promise<void>((resolve) => server.close(() => resolve()).closeAllConnections());
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe('TurnEndResponse: a response ends at the end of the event-loop turn', () => {
+  it('defers the write past the handler, keeps status, headers and body, and ignores a second end', async () => {
+    const seen: boolean[] = [];
+    const base = await serve((_req, res) => {
+      expect(res).toBeInstanceOf(TurnEndResponse);
+      res.writeHead(201, { 'content-type': 'application/json', 'x-probe': 'yes' });
+      res.end('{"a":1}');
+      res.end('{"b":2}');
+      seen.push(res.writableEnded); // not yet: the write waits for the end of the turn
+      setImmediate(() => seen.push(res.writableEnded));
+    });
+    const reply = await fetch(`${base}/x`);
+    expect([reply.status, reply.headers.get('x-probe'), await reply.text()]).toEqual([201, 'yes', '{"a":1}']);
+    expect(seen).toEqual([false, true]);
+  });
+
+  it('answers many concurrent requests on their own connections, each with its own body', async () => {
+    const base = await serve((req, res) => res.end(req.url));
+    const paths = Array.from({ length: 20 }, (_, i) => `/r${i}`);
+    const bodies = await Promise.all(paths.map(async (path) => (await fetch(`${base}${path}`)).text()));
+    expect(bodies).toEqual(paths);
+  });
+});
