@@ -47,6 +47,7 @@ describe('session scope rules (spec 3.2)', () => {
     expect(sessions.stateOf(key('user-0'))).toBe('lingering');
     expect(new Set([...timers.pending.values()].map((t) => t.ms))).toEqual(new Set([300_000]));
     expect(() => sessions.acquire({ sessionKey: key('user-50000'), signal })).toThrow(ErrScopeFull);
+    expect(() => sessions.acquire({ sessionKey: key('user-50000'), signal })).toThrow('session: scope full (50000 live instances)');
     const config = loadServiceConfig({ JWT_SECRET: 'x'.repeat(32), SESSION_LINGER: '1s', SESSION_CAP: '1', SESSION_LINGER_MS: '1' }, { embedded: false });
     expect(JSON.stringify(config)).not.toMatch(/linger|cap/i);
   });
