@@ -181,9 +181,9 @@ describe('OrderService.create with an Idempotency-Key (issue 13)', () => {
     expect((await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"day"' })).id).not.toBe(first.id);
   });
 
-  it.each([
+  it.each<[string, number, string | undefined, RegExp]>([
     ['quantity 0', 0, undefined, /^quantity must be a positive integer$/],
-    ...['', '""', '"unterminated', 'has space', '"tab\there"', `"${'x'.repeat(256)}"`, '"a", "b"'].map((key) => [`key ${JSON.stringify(key)}`, 2, key, /^invalid Idempotency-Key header/] as const),
+    ...['', '""', '"unterminated', 'has space', '"tab\there"', `"${'x'.repeat(256)}"`, '"a", "b"'].map((key): [string, number, string, RegExp] => [`key ${JSON.stringify(key)}`, 2, key, /^invalid Idempotency-Key header/]),
   ])('%s is ErrValidation before any backend is touched', async (_label, quantity, idempotencyKey, message) => {
     const { service, store, cache } = harness();
     const error = await rejection(service.create(ctx(ALICE), 'widget', quantity, idempotencyKey === undefined ? undefined : { idempotencyKey }));
