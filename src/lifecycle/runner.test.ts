@@ -69,19 +69,15 @@ describe('runComponents (spec 3.4)', () => {
     expect(journal.slice(-3)).toEqual(['stop c', 'stop b', 'stop a']);
   });
 
-  it('an init failure stops the already initialised components in reverse and rethrows; later ones never init or run', async () => {
+  it.each([
+    ['the third', 2, ['init a', 'init b', 'init c', 'stop b', 'stop a']],
+    ['the first', 0, ['init a']],
+  ])('an init failure of %s component stops the already initialised ones in reverse and rethrows; later ones never init or run', async (_label, failing, expected) => {
     const { logger, journal, controller } = setup();
     const boom = new Error('cache: connect refused');
-    const components = [fake('a', journal), fake('b', journal), fake('c', journal, { initFails: boom }), fake('d', journal)];
+    const components = ['a', 'b', 'c', 'd'].map((name, i) => fake(name, journal, i === failing ? { initFails: boom } : {}));
     await expect(runComponents(components, controller.signal, logger)).rejects.toBe(boom);
-    expect(journal).toEqual(['init a', 'init b', 'init c', 'stop b', 'stop a']);
-  });
-
-  it('an init failure of the first component stops nothing', async () => {
-    const { logger, journal, controller } = setup();
-    const boom = new Error('db: unreachable');
-    await expect(runComponents([fake('a', journal, { initFails: boom }), fake('b', journal)], controller.signal, logger)).rejects.toBe(boom);
-    expect(journal).toEqual(['init a']);
+    expect(journal).toEqual(expected);
   });
 
   it('stops only after ALL runs have returned, however slowly, and then in reverse order', async () => {
