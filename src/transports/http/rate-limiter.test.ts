@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RATE_LIMITED_MESSAGE, TokenBucketLimiter } from './rate-limiter.ts';
+import { TokenBucketLimiter } from './rate-limiter.ts';
 
 /** A clock the test moves by hand, in milliseconds. */
 function manualClock(start = 1_000): { now: () => number; advance: (ms: number) => void } {
@@ -107,9 +107,5 @@ describe('TokenBucketLimiter', () => {
     expect(limiter.take('k')).toMatchObject({ allowed: false, resetSeconds: 3, retryAfterSeconds: 1 });
     clock.advance(2_000);
     expect(limiter.take('k')).toMatchObject({ allowed: true, remaining: 3, resetSeconds: 2 });
-  });
-
-  it('the 429 message is the one shared by every REST transport', () => {
-    expect(RATE_LIMITED_MESSAGE).toBe('rate limit exceeded');
   });
 });
