@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressVar, ConfigError, durationVar, optionalVar, parseDuration, parseListenAddress, positiveIntVar, requireVar } from './env.ts';
+import { ConfigError, optionalVar, parseDuration, parseListenAddress, positiveIntVar, requireVar } from './env.ts';
 
 /** Runs `fn`, expects a ConfigError, and returns its message. */
 function configError(fn: () => unknown): string {
@@ -45,20 +45,6 @@ describe('parseDuration (JWT_EXPIRY format)', () => {
   });
 });
 
-describe('durationVar', () => {
-  it('defaults when unset or empty and parses when set', () => {
-    expect(durationVar({}, 'JWT_EXPIRY', '1h')).toBe(3_600_000);
-    expect(durationVar({ JWT_EXPIRY: '' }, 'JWT_EXPIRY', '1h')).toBe(3_600_000);
-    expect(durationVar({ JWT_EXPIRY: '30m' }, 'JWT_EXPIRY', '1h')).toBe(1_800_000);
-  });
-
-  it('a bad value fails naming the variable, not echoing the value', () => {
-    const message = configError(() => durationVar({ JWT_EXPIRY: 'tomorrow-ish' }, 'JWT_EXPIRY', '1h'));
-    expect(message).toContain('JWT_EXPIRY');
-    expect(message).not.toContain('tomorrow-ish');
-  });
-});
-
 describe('positiveIntVar (RATE_LIMIT_RPS, SESSION_RECENT)', () => {
   it('defaults when unset or empty and parses decimal integers', () => {
     expect(positiveIntVar({}, 'RATE_LIMIT_RPS', 50)).toBe(50);
@@ -95,10 +81,4 @@ describe('parseListenAddress (HTTP_ADDR, ADMIN_ADDR)', () => {
       expect(configError(() => parseListenAddress('ADMIN_ADDR', text))).toBe('config: ADMIN_ADDR must be host:port or :port');
     },
   );
-
-  it('addressVar defaults when unset or empty', () => {
-    expect(addressVar({}, 'HTTP_ADDR', ':8080')).toEqual({ host: undefined, port: 8080 });
-    expect(addressVar({ HTTP_ADDR: '' }, 'HTTP_ADDR', ':8080')).toEqual({ host: undefined, port: 8080 });
-    expect(addressVar({ HTTP_ADDR: '[::1]:9000' }, 'HTTP_ADDR', ':8080')).toEqual({ host: '::1', port: 9000 });
-  });
 });

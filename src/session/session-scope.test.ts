@@ -170,12 +170,6 @@ describe('SessionScope rules (spec 3.2)', () => {
     expect(closedLines()).toHaveLength(2);
   });
 
-  it('rule 5: the scope reports neither health nor readiness', () => {
-    const { scope } = setup();
-    expect(scope).not.toHaveProperty('health');
-    expect(scope).not.toHaveProperty('ready');
-  });
-
 });
 
 // Model-based test (STYLE.md): random sequences of acquire / release / abort / advance time against a
