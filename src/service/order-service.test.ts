@@ -9,8 +9,7 @@ import type { Order } from '../domain/order.ts';
 import type { OrderPlaced } from '../domain/order-placed.ts';
 import { sessionKeyFromVerifiedSubject, type SessionKey } from '../domain/session-key.ts';
 import { createLogger } from '../observability/logger.ts';
-import type { OrderCache } from '../ports/order-cache.ts';
-import type { OrderRepository, Placement } from '../ports/order-repository.ts';
+import type { Placement } from '../ports/order-repository.ts';
 import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from '../session/session-errors.ts';
 import { SessionScope } from '../session/session-scope.ts';
 import type { Principal } from './authenticate.ts';
@@ -96,33 +95,24 @@ describe('OrderService construction', () => {
 
 describe('OrderService.create (transactional outbox, issue 13)', () => {
   it('places the order with its event in one call, then caches; it never touches the broker', async () => {
+    const { service, store, cache, bus } = harness();
     const effects: string[] = [];
     const placements: Placement[] = [];
-    const { service, store, cache, bus } = harness({
-      deps: (base) => ({
-        repository: {
-          insert: (order) => base.repository.insert(order),
-          place: async (placement) => {
-            effects.push('place:start');
-            placements.push(placement);
-            await new Promise((resolve) => setTimeout(resolve, 10));
-            const result = await base.repository.place(placement);
-            effects.push('place:done');
-            return result;
-          },
-          findById: (id) => base.repository.findById(id),
-          listByUser: (u, p) => base.repository.listByUser(u, p),
-        } satisfies OrderRepository,
-        cache: {
-          get: (id) => base.cache.get(id),
-          set: async (order) => {
-            effects.push('cache:start');
-            await base.cache.set(order);
-            effects.push('cache:done');
-          },
-        } satisfies OrderCache,
-      }),
-    });
+    /** Wraps `method` of `target` to record when it starts and when it has finished. */
+    function journal<T extends object, K extends keyof T & string>(target: T, method: K, name: string): void {
+      const original = (target[method] as (...args: unknown[]) => Promise<unknown>).bind(target);
+      Object.assign(target, {
+        [method]: async (...args: unknown[]) => {
+          effects.push(`${name}:start`);
+          if (name === 'place') placements.push(args[0] as Placement);
+          const result = await original(...args);
+          effects.push(`${name}:done`);
+          return result;
+        },
+      });
+    }
+    journal(store, 'place', 'place');
+    journal(cache, 'set', 'cache');
     bus.trouble.down(); // the request must not care
     const order = await service.create(ctx(ALICE), 'widget', 3);
     expect(order).toMatchObject({ userId: ALICE, item: 'widget', quantity: 3, status: 'pending', createdAt: NOW });
