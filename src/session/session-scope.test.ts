@@ -44,28 +44,6 @@ describe('SessionScope state table (spec 3.2)', () => {
     return scope.stop();
   });
 
-  it('lingering → closed when the window elapses: flush logs `session: closed` with user, views, recent; then absent', () => {
-    const { scope, timers, closedLines } = setup();
-    const lease = scope.acquire(ctx('user-42').context);
-    for (const id of ['o1', 'o2', 'o1', 'o3']) lease.session.recordView(id);
-    lease();
-    timers.advance(SESSION_LINGER_MS - 1);
-    expect(closedLines()).toHaveLength(0);
-    timers.advance(1);
-
-    expect(scope.stateOf(key('user-42'))).toBe('absent');
-    expect(scope.size).toBe(0);
-    const lines = closedLines();
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 'info', msg: 'session: closed', user: 'user-42', views: 4, recent: ['o3', 'o1', 'o2'] });
-
-    // Next acquire constructs a fresh, empty instance.
-    const fresh = scope.acquire(ctx('user-42').context);
-    expect(fresh.session).not.toBe(lease.session);
-    expect(fresh.session.views).toBe(0);
-    expect(fresh.session.recent()).toEqual([]);
-  });
-
   it('an instance closed with no views logs views 0 and an empty recent list', () => {
     const { scope, timers, closedLines } = setup();
     scope.acquire(ctx('u1').context)();
@@ -169,7 +147,6 @@ describe('SessionScope rules (spec 3.2)', () => {
     timers.advance(SESSION_LINGER_MS * 2);
     expect(closedLines()).toHaveLength(2);
   });
-
 });
 
 // Model-based test (STYLE.md): random sequences of acquire / release / abort / advance time against a
@@ -215,66 +192,55 @@ describe('SessionScope model', () => {
     }
   }
 
-  function check(model: Model, real: Real): void {
-    for (const k of KEYS) expect(real.scope.stateOf(key(k))).toBe(model.instances.get(k)?.state ?? 'absent');
-    expect(real.scope.size).toBe(model.instances.size);
-    expect(real.logs.find('session: closed').map((l) => ({ user: l['user'], views: l['views'] }))).toEqual(model.closed);
+  /** A command that compares the real scope with the model after it ran. */
+  function command(name: string, run: (model: Model, real: Real) => void, applies: (model: Readonly<Model>) => boolean = () => true): fc.Command<Model, Real> {
+    return {
+      check: applies,
+      run(model, real) {
+        run(model, real);
+        for (const k of KEYS) expect(real.scope.stateOf(key(k))).toBe(model.instances.get(k)?.state ?? 'absent');
+        expect(real.scope.size).toBe(model.instances.size);
+        expect(real.logs.find('session: closed').map((l) => ({ user: l['user'], views: l['views'] }))).toEqual(model.closed);
+      },
+      toString: () => name,
+    };
   }
 
-  class Acquire implements fc.Command<Model, Real> {
-    readonly k: string;
-    constructor(k: string) {
-      this.k = k;
-    }
-    check = () => true;
-    run(model: Model, real: Real): void {
-      const existing = model.instances.get(this.k);
+  const acquire = (k: string) =>
+    command(`acquire(${k})`, (model, real) => {
+      const existing = model.instances.get(k);
       const controller = new AbortController();
       if (existing === undefined && model.instances.size >= CAP) {
-        expect(() => real.scope.acquire({ sessionKey: key(this.k), signal: controller.signal })).toThrow(ErrScopeFull);
-      } else {
-        const lease = real.scope.acquire({ sessionKey: key(this.k), signal: controller.signal });
-        lease.session.recordView(`order-${model.leases.length}`);
-        const instance = existing ?? { state: 'live', holders: 0, deadline: 0, lingerSeq: 0, views: 0 };
-        instance.state = 'live';
-        instance.holders += 1;
-        instance.views += 1;
-        model.instances.set(this.k, instance);
-        model.leases.push({ key: this.k, released: false });
-        real.leases.push({ lease, controller });
+        expect(() => real.scope.acquire({ sessionKey: key(k), signal: controller.signal })).toThrow(ErrScopeFull);
+        return;
       }
-      check(model, real);
-    }
-    toString = () => `acquire(${this.k})`;
-  }
+      const lease = real.scope.acquire({ sessionKey: key(k), signal: controller.signal });
+      lease.session.recordView(`order-${model.leases.length}`);
+      const instance = existing ?? { state: 'live', holders: 0, deadline: 0, lingerSeq: 0, views: 0 };
+      instance.state = 'live';
+      instance.holders += 1;
+      instance.views += 1;
+      model.instances.set(k, instance);
+      model.leases.push({ key: k, released: false });
+      real.leases.push({ lease, controller });
+    });
 
   /** Ends one lease, by its release function or by aborting its context (the fallback release). */
-  class End implements fc.Command<Model, Real> {
-    readonly index: number;
-    readonly how: 'release' | 'abort';
-    constructor(index: number, how: 'release' | 'abort') {
-      this.index = index;
-      this.how = how;
-    }
-    check = (model: Readonly<Model>) => model.leases.length > 0;
-    run(model: Model, real: Real): void {
-      const i = this.index % model.leases.length;
-      modelRelease(model, i);
-      if (this.how === 'release') real.leases[i]!.lease();
-      else real.leases[i]!.controller.abort();
-      check(model, real);
-    }
-    toString = () => `${this.how}(#${this.index})`;
-  }
+  const end = (index: number, how: 'release' | 'abort') =>
+    command(
+      `${how}(#${index})`,
+      (model, real) => {
+        const i = index % model.leases.length;
+        modelRelease(model, i);
+        if (how === 'release') real.leases[i]!.lease();
+        else real.leases[i]!.controller.abort();
+      },
+      (model) => model.leases.length > 0,
+    );
 
-  class Advance implements fc.Command<Model, Real> {
-    readonly ms: number;
-    constructor(ms: number) {
-      this.ms = ms;
-    }
-    check = () => true;
-    run(model: Model, real: Real): void {
-      const end = model.now + this.ms;
+  const advance = (ms: number) =>
+    command(`advance(${ms})`, (model, real) => {
+      const end = model.now + ms;
       const due = [...model.instances].filter(([, i]) => i.state === 'lingering' && i.deadline <= end);
       due.sort((a, b) => a[1].deadline - b[1].deadline || a[1].lingerSeq - b[1].lingerSeq);
       for (const [k, instance] of due) {
@@ -282,18 +248,15 @@ describe('SessionScope model', () => {
         model.closed.push({ user: k, views: instance.views });
       }
       model.now = end;
-      real.timers.advance(this.ms);
-      check(model, real);
-    }
-    toString = () => `advance(${this.ms})`;
-  }
+      real.timers.advance(ms);
+    });
 
   it('matches the model over random command sequences', () => {
     const commands = [
-      fc.constantFrom(...KEYS).map((k) => new Acquire(k)),
-      fc.nat(20).map((i) => new End(i, 'release')),
-      fc.nat(20).map((i) => new End(i, 'abort')),
-      fc.integer({ min: 1, max: LINGER * 2 }).map((ms) => new Advance(ms)),
+      fc.constantFrom(...KEYS).map(acquire),
+      fc.nat(20).map((i) => end(i, 'release')),
+      fc.nat(20).map((i) => end(i, 'abort')),
+      fc.integer({ min: 1, max: LINGER * 2 }).map(advance),
     ];
     fc.assert(
       fc.property(fc.commands(commands, { maxCommands: 60 }), (cmds) => {
