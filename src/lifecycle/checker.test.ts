@@ -10,13 +10,6 @@ const failing = (name: string, message: string): Component => ({
 });
 
 describe('ComponentChecker (spec 2.3)', () => {
-  it('nodes is null and clean is true when no component has the capability', async () => {
-    const checker = new ComponentChecker([{ name: 'tracer' }, { name: 'sessions', stop: async () => {} }]);
-    await expect(checker.health()).resolves.toEqual({ clean: true, nodes: null });
-    await expect(checker.ready()).resolves.toEqual({ clean: true, nodes: null });
-    await expect(new ComponentChecker([]).health()).resolves.toEqual({ clean: true, nodes: null });
-  });
-
   it('lists only the components with the capability, in order, with status ok and no error field', async () => {
     const checker = new ComponentChecker([
       healthy('database'),

@@ -112,20 +112,6 @@ describe('SessionScope rules (spec 3.2)', () => {
     expect(closedLines()).toHaveLength(1);
   });
 
-  it('rule 7: linger 0 closes with its last holder, at once', () => {
-    const { scope, timers, closedLines } = setup({ lingerMs: 0 });
-    const first = scope.acquire(ctx('u1').context);
-    const second = scope.acquire(ctx('u1').context);
-    first.session.recordView('o1');
-    first();
-    expect(scope.stateOf(key('u1'))).toBe('live');
-    second();
-    expect(scope.stateOf(key('u1'))).toBe('absent');
-    expect(timers.pending.size).toBe(0);
-    expect(closedLines()).toEqual([expect.objectContaining({ user: 'u1', views: 1, recent: ['o1'] })]);
-    expect(scope.acquire(ctx('u1').context).session).not.toBe(first.session);
-  });
-
   it('stop() flushes every instance, live or lingering, once, and cancels the linger timers', async () => {
     const { scope, timers, closedLines } = setup();
     const held = scope.acquire(ctx('held').context);
