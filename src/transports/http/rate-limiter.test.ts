@@ -40,14 +40,6 @@ describe('TokenBucketLimiter', () => {
     expect(afterIdle).toStrictEqual([true, true, true, true, true, false]);
   });
 
-  it('keys are independent', () => {
-    const limiter = new TokenBucketLimiter(2, 2, manualClock().now);
-    limiter.take('a');
-    limiter.take('a');
-    expect(limiter.take('a').allowed).toBe(false);
-    expect(limiter.take('b')).toStrictEqual({ allowed: true, limit: 2, retryAfterSeconds: 0, remaining: 1, resetSeconds: 1, atMs: 1_000 });
-  });
-
   it('Retry-After is the whole seconds until the next token, at least 1', () => {
     const clock = manualClock();
     const slow = new TokenBucketLimiter(0.5, 1, clock.now); // one token every 2 s
