@@ -37,15 +37,6 @@ describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
     expect(app.components.map((c) => c.name)).toEqual(['tracer', 'database', 'cache', 'publisher', 'sessions', 'notifier', 'relay', 'api', 'admin']);
   });
 
-  it('health reports the database, the cache and the publisher; readiness only the public listener, never sessions', async () => {
-    const { app } = await build();
-    await app.components.find((c) => c.name === 'database')!.init?.();
-    const health = await app.checker.health();
-    expect(health.nodes?.map((n) => n.name)).toEqual(['database', 'cache', 'publisher']);
-    const ready = await app.checker.ready();
-    expect(ready).toEqual({ clean: false, nodes: [{ name: 'api', status: 'unavailable', error: 'api: not accepting connections yet' }] });
-  });
-
   it('a run of the whole app: ready once bound, and the shutdown flushes open sessions before `stopped` is possible', async () => {
     const built = await build();
     const { app, logs } = built;
