@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, optionalVar, parseDuration, parseListenAddress, positiveIntVar, requireVar } from './env.ts';
+import { ConfigError, parseDuration, parseListenAddress, positiveIntVar } from './env.ts';
 
 /** Runs `fn`, expects a ConfigError, and returns its message. */
 function configError(fn: () => unknown): string {
@@ -11,20 +11,6 @@ function configError(fn: () => unknown): string {
   }
   throw new Error('expected a ConfigError');
 }
-
-describe('requireVar / optionalVar', () => {
-  it('a missing or empty required variable fails naming it', () => {
-    expect(configError(() => requireVar({}, 'POSTGRES_DSN'))).toBe('config: missing required variable POSTGRES_DSN');
-    expect(configError(() => requireVar({ POSTGRES_DSN: '' }, 'POSTGRES_DSN'))).toContain('POSTGRES_DSN');
-    expect(requireVar({ POSTGRES_DSN: 'x' }, 'POSTGRES_DSN')).toBe('x');
-  });
-
-  it('an empty optional variable means its default', () => {
-    expect(optionalVar({}, 'X', 'd')).toBe('d');
-    expect(optionalVar({ X: '' }, 'X', 'd')).toBe('d');
-    expect(optionalVar({ X: 'v' }, 'X', 'd')).toBe('v');
-  });
-});
 
 describe('parseDuration (JWT_EXPIRY format)', () => {
   it.each([

@@ -21,19 +21,6 @@ describe('createLogger (spec 4.5)', () => {
     expect(Object.keys(line).sort()).toStrictEqual(['level', 'msg', 'order_id', 'time']);
   });
 
-  it('filters below the chosen level', () => {
-    const capture = new LogCapture();
-    const logger = createLogger('warn', capture);
-    logger.debug('d');
-    logger.info('i');
-    logger.warn('w');
-    logger.error('e');
-    expect(capture.lines.map((l) => [l.level, l.msg])).toStrictEqual([
-      ['warn', 'w'],
-      ['error', 'e'],
-    ]);
-  });
-
   it('[LOG-explicit-fields] redacts secret-named top-level fields (call sites log explicit fields, never whole objects: rule LOG-explicit-fields)', () => {
     const capture = new LogCapture();
     createLogger('info', capture).info({ password: 'hunter2', token: 'eyJabc', authorization: 'Bearer eyJabc', JWT_SECRET: 's3cr3t' }, 'oops');
