@@ -37,21 +37,6 @@ describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
     expect(app.components.map((c) => c.name)).toEqual(['tracer', 'database', 'cache', 'publisher', 'sessions', 'notifier', 'relay', 'api', 'admin']);
   });
 
-  it('a run of the whole app: ready once bound, and the shutdown flushes open sessions before `stopped` is possible', async () => {
-    const built = await build();
-    const { app, logs } = built;
-    const { controller, running } = await run(built);
-    expect(await app.checker.ready()).toEqual({ clean: true, nodes: [{ name: 'api', status: 'ok' }] });
-
-    const lease = app.core.sessions.acquire({ sessionKey: PRINCIPAL.sessionKey, signal: controller.signal });
-    lease.session.recordView('order-1');
-    controller.abort();
-    await running;
-    expect(logs.find('session: closed')).toEqual([expect.objectContaining({ user: 'user-1', views: 1, recent: ['order-1'] })]);
-    expect(app.api.server().listening).toBe(false);
-    expect(app.admin.server().listening).toBe(false);
-  });
-
   it('stop order (issue 13): what the API created just before the stop is published by the relay flush and announced by the notifier drain', async () => {
     // The relay's loop sleeps through the test, so only its stop-time flush can publish.
     const built = await build({ pollMs: 60_000 });
