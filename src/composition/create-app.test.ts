@@ -18,6 +18,16 @@ async function build(relayOptions?: OutboxRelayOptions) {
   return { app, logs, logger, backends };
 }
 
+const PRINCIPAL = { userId: 'user-1', claims: { sub: 'user-1', name: 'u', iat: 0, exp: 0 }, sessionKey: sessionKeyFromVerifiedSubject('user-1') };
+
+/** Runs every component of the app and resolves once it is ready; abort `controller` to stop it. */
+async function run({ app, logger }: Awaited<ReturnType<typeof build>>): Promise<{ controller: AbortController; running: Promise<void> }> {
+  const controller = new AbortController();
+  const running = runComponents(app.components, controller.signal, logger);
+  for (let i = 0; i < 200 && !(await app.checker.ready()).clean; i += 1) await new Promise((r) => setTimeout(r, 5));
+  return { controller, running };
+}
+
 describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
   it('orders components by dependency: tracer first, backends, sessions, notifier, relay, then the listeners', async () => {
     const { app } = await build();
@@ -27,41 +37,14 @@ describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
     expect(app.components.map((c) => c.name)).toEqual(['tracer', 'database', 'cache', 'publisher', 'sessions', 'notifier', 'relay', 'api', 'admin']);
   });
 
-  it('health reports the database, the cache and the publisher; readiness only the public listener, never sessions', async () => {
-    const { app } = await build();
-    await app.components.find((c) => c.name === 'database')!.init?.();
-    const health = await app.checker.health();
-    expect(health.nodes?.map((n) => n.name)).toEqual(['database', 'cache', 'publisher']);
-    const ready = await app.checker.ready();
-    expect(ready).toEqual({ clean: false, nodes: [{ name: 'api', status: 'unavailable', error: 'api: not accepting connections yet' }] });
-  });
-
-  it('a run of the whole app: ready once bound, and the shutdown flushes open sessions before `stopped` is possible', async () => {
-    const { app, logs, logger } = await build();
-    const controller = new AbortController();
-    const running = runComponents(app.components, controller.signal, logger);
-    for (let i = 0; i < 200 && !(await app.checker.ready()).clean; i += 1) await new Promise((r) => setTimeout(r, 5));
-    expect(await app.checker.ready()).toEqual({ clean: true, nodes: [{ name: 'api', status: 'ok' }] });
-
-    const lease = app.core.sessions.acquire({ sessionKey: sessionKeyFromVerifiedSubject('user-1'), signal: controller.signal });
-    lease.session.recordView('order-1');
-    controller.abort();
-    await running;
-    expect(logs.find('session: closed')).toEqual([expect.objectContaining({ user: 'user-1', views: 1, recent: ['order-1'] })]);
-    expect(app.api.server().listening).toBe(false);
-    expect(app.admin.server().listening).toBe(false);
-  });
-
   it('stop order (issue 13): what the API created just before the stop is published by the relay flush and announced by the notifier drain', async () => {
     // The relay's loop sleeps through the test, so only its stop-time flush can publish.
-    const { app, logs, logger, backends } = await build({ pollMs: 60_000 });
-    const controller = new AbortController();
-    const running = runComponents(app.components, controller.signal, logger);
-    for (let i = 0; i < 200 && !(await app.checker.ready()).clean; i += 1) await new Promise((r) => setTimeout(r, 5));
+    const built = await build({ pollMs: 60_000 });
+    const { app, logs, backends } = built;
+    const { controller, running } = await run(built);
     await new Promise((r) => setTimeout(r, 20)); // the relay's first (empty) round is behind us
-    const principal = { userId: 'user-1', claims: { sub: 'user-1', name: 'u', iat: 0, exp: 0 }, sessionKey: sessionKeyFromVerifiedSubject('user-1') };
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await app.core.orders.create({ principal, signal: controller.signal }, `last-${i}`, 1)).id);
+    for (let i = 0; i < 5; i++) ids.push((await app.core.orders.create({ principal: PRINCIPAL, signal: controller.signal }, `last-${i}`, 1)).id);
     expect(logs.find('order placed')).toHaveLength(0);
     controller.abort();
     await running;
@@ -70,13 +53,11 @@ describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
   });
 
   it("the publisher's health node reports the outbox backlog past the relay's threshold", async () => {
-    const { app, logger, backends } = await build({ unhealthyPending: 2, sampleMs: 5 });
-    const controller = new AbortController();
-    const running = runComponents(app.components, controller.signal, logger);
-    for (let i = 0; i < 200 && !(await app.checker.ready()).clean; i += 1) await new Promise((r) => setTimeout(r, 5));
+    const built = await build({ unhealthyPending: 2, sampleMs: 5 });
+    const { app, backends } = built;
+    const { controller, running } = await run(built);
     backends.bus.trouble.failNext(10_000); // the broker refuses every publish but still answers health
-    const principal = { userId: 'user-1', claims: { sub: 'user-1', name: 'u', iat: 0, exp: 0 }, sessionKey: sessionKeyFromVerifiedSubject('user-1') };
-    for (let i = 0; i < 2; i++) await app.core.orders.create({ principal, signal: controller.signal }, `stuck-${i}`, 1);
+    for (let i = 0; i < 2; i++) await app.core.orders.create({ principal: PRINCIPAL, signal: controller.signal }, `stuck-${i}`, 1);
     let publisher;
     for (let i = 0; i < 400; i += 1) {
       publisher = (await app.checker.health()).nodes?.find((n) => n.name === 'publisher');

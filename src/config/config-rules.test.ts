@@ -27,18 +27,22 @@ async function failure(fn: () => unknown): Promise<Error> {
 
 describe('configuration rules (spec 8.1)', () => {
   it('[CONFIG-defaults, LIMIT-listen-defaults, LIMIT-rate, LIMIT-token-lifetime, LIMIT-session-recent, CONFIG-session-vars, CONFIG-own-vars] defaults and variables', () => {
-    // The service's own section needs no backend variable: each adapter reads its own.
+    // The service's own section needs no backend variable: each adapter reads its own; empty values mean the default.
     const config = loadServiceConfig({ JWT_SECRET: SECRET }, { embedded: false });
-    expect({ ...config, tokens: { expiryMs: config.tokens.expiryMs } }).toMatchObject({
+    expect(config).toEqual({
+      logLevel: 'info',
       httpAddr: { host: undefined, port: 8080 },
       // Our deviation from spec 8.1's `:8081` (LIMIT-listen-defaults): the admin listener stays private unless configured.
       adminAddr: { host: '127.0.0.1', port: 8081 },
-      tokens: { expiryMs: 3_600_000 },
-      logLevel: 'info',
+      tokens: { secret: SECRET, expiryMs: 3_600_000, generated: false },
       otlpEndpoint: '',
       rateLimitRps: 50,
+      rateLimitStore: 'memory',
+      trustProxy: [],
       sessionRecent: 10,
     });
+    const empty = { HTTP_ADDR: '', ADMIN_ADDR: '', JWT_EXPIRY: '', LOG_LEVEL: '', OTLP_ENDPOINT: '', RATE_LIMIT_RPS: '', RATE_LIMIT_STORE: '', TRUST_PROXY: '', SESSION_RECENT: '' };
+    expect(loadServiceConfig({ JWT_SECRET: SECRET, ...empty }, { embedded: false })).toEqual(config);
     const set = loadServiceConfig({ JWT_SECRET: SECRET, SESSION_RECENT: '4', RATE_LIMIT_RPS: '7', JWT_EXPIRY: '30m', HTTP_ADDR: ':9000', ADMIN_ADDR: '127.0.0.1:9001' }, { embedded: false });
     expect([set.sessionRecent, set.rateLimitRps, set.tokens.expiryMs, set.httpAddr.port, set.adminAddr.port]).toEqual([4, 7, 1_800_000, 9000, 9001]);
   });

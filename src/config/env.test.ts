@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressVar, ConfigError, durationVar, optionalVar, parseDuration, parseListenAddress, positiveIntVar, requireVar } from './env.ts';
+import { ConfigError, parseDuration, parseListenAddress, positiveIntVar } from './env.ts';
 
 /** Runs `fn`, expects a ConfigError, and returns its message. */
 function configError(fn: () => unknown): string {
@@ -11,20 +11,6 @@ function configError(fn: () => unknown): string {
   }
   throw new Error('expected a ConfigError');
 }
-
-describe('requireVar / optionalVar', () => {
-  it('a missing or empty required variable fails naming it', () => {
-    expect(configError(() => requireVar({}, 'POSTGRES_DSN'))).toBe('config: missing required variable POSTGRES_DSN');
-    expect(configError(() => requireVar({ POSTGRES_DSN: '' }, 'POSTGRES_DSN'))).toContain('POSTGRES_DSN');
-    expect(requireVar({ POSTGRES_DSN: 'x' }, 'POSTGRES_DSN')).toBe('x');
-  });
-
-  it('an empty optional variable means its default', () => {
-    expect(optionalVar({}, 'X', 'd')).toBe('d');
-    expect(optionalVar({ X: '' }, 'X', 'd')).toBe('d');
-    expect(optionalVar({ X: 'v' }, 'X', 'd')).toBe('v');
-  });
-});
 
 describe('parseDuration (JWT_EXPIRY format)', () => {
   it.each([
@@ -42,20 +28,6 @@ describe('parseDuration (JWT_EXPIRY format)', () => {
 
   it.each(['', '30', 'h', 'abc', '-5m', '0m', '0s', '1d', '1 h', '1h 30m', ' 2h', '2h ', '2H', '1y', '+1h', '1e3s', '.5h'])('rejects %j', (text) => {
     expect(parseDuration(text)).toBeUndefined();
-  });
-});
-
-describe('durationVar', () => {
-  it('defaults when unset or empty and parses when set', () => {
-    expect(durationVar({}, 'JWT_EXPIRY', '1h')).toBe(3_600_000);
-    expect(durationVar({ JWT_EXPIRY: '' }, 'JWT_EXPIRY', '1h')).toBe(3_600_000);
-    expect(durationVar({ JWT_EXPIRY: '30m' }, 'JWT_EXPIRY', '1h')).toBe(1_800_000);
-  });
-
-  it('a bad value fails naming the variable, not echoing the value', () => {
-    const message = configError(() => durationVar({ JWT_EXPIRY: 'tomorrow-ish' }, 'JWT_EXPIRY', '1h'));
-    expect(message).toContain('JWT_EXPIRY');
-    expect(message).not.toContain('tomorrow-ish');
   });
 });
 
@@ -95,10 +67,4 @@ describe('parseListenAddress (HTTP_ADDR, ADMIN_ADDR)', () => {
       expect(configError(() => parseListenAddress('ADMIN_ADDR', text))).toBe('config: ADMIN_ADDR must be host:port or :port');
     },
   );
-
-  it('addressVar defaults when unset or empty', () => {
-    expect(addressVar({}, 'HTTP_ADDR', ':8080')).toEqual({ host: undefined, port: 8080 });
-    expect(addressVar({ HTTP_ADDR: '' }, 'HTTP_ADDR', ':8080')).toEqual({ host: undefined, port: 8080 });
-    expect(addressVar({ HTTP_ADDR: '[::1]:9000' }, 'HTTP_ADDR', ':8080')).toEqual({ host: '::1', port: 9000 });
-  });
 });

@@ -6,11 +6,13 @@ import { HttpMetrics } from '../observability/metrics.ts';
 import { createAdminHandler } from '../transports/http/admin-handler.ts';
 import { ComponentChecker, type Checker } from './checker.ts';
 
-async function get(checker: Checker, path: string): Promise<{ status: number; type: string; text: string }> {
-  const server = createServer(createAdminHandler(checker, new HttpMetrics())).listen(0, '127.0.0.1');
+const CLEAN: Checker = { health: async () => ({ clean: true, nodes: null }), ready: async () => ({ clean: true, nodes: null }) };
+
+async function get(checker: Checker, path: string, method = 'GET', metrics = new HttpMetrics()): Promise<{ status: number; type: string; text: string }> {
+  const server = createServer(createAdminHandler(checker, metrics)).listen(0, '127.0.0.1');
   await once(server, 'listening');
   try {
-    const reply = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`);
+    const reply = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`, { method });
     return { status: reply.status, type: reply.headers.get('content-type') ?? '', text: await reply.text() };
   } finally {
     server.close();
@@ -31,5 +33,27 @@ describe('admin routes over any checker (spec 2.3, 4.2)', () => {
       expect(reply.type).toMatch(/^application\/json/);
       expect(JSON.parse(reply.text)).toEqual(report);
     }
+  });
+
+  it('/metrics is the scrape of the given registry, query strings ignored', async () => {
+    const metrics = new HttpMetrics();
+    metrics.observe('GET', 'GET /orders', 200, 0.01);
+    expect(await get(CLEAN, '/metrics?x=1', 'GET', metrics)).toStrictEqual({ status: 200, type: metrics.contentType, text: await metrics.scrape() });
+  });
+
+  it('unknown paths and other methods are 404', async () => {
+    for (const [method, path] of [['GET', '/'], ['GET', '/orders'], ['POST', '/healthz'], ['GET', '/healthz/'], ['POST', '/livez']]) {
+      expect([method, path, (await get(CLEAN, path!, method)).status]).toStrictEqual([method, path, 404]);
+    }
+  });
+
+  it('a checker that throws gives 500, not a hung request', async () => {
+    const broken: Checker = {
+      health: async () => {
+        throw new Error('checker bug');
+      },
+      ready: async () => ({ clean: true, nodes: null }),
+    };
+    expect(await get(broken, '/healthz')).toMatchObject({ status: 500, text: '{"error":"internal server error"}' });
   });
 });

@@ -13,11 +13,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** An HTTP server whose handler waits `delayMs` before answering, to have a request in flight. */
-function slowServer(delayMs: number): Server {
-  const server = createServer((_req, res) => {
-    setTimeout(() => res.end('done'), delayMs);
-  });
+/** An HTTP server answering `done`, closed after the test. */
+function doneServer(): Server {
+  const server = createServer((_req, res) => res.end('done'));
   trackConnections(server);
   cleanups.push(async () => {
     server.closeAllConnections();
@@ -26,8 +24,8 @@ function slowServer(delayMs: number): Server {
   return server;
 }
 
-function listenerOn(server: Server, port = 0): Listener {
-  return new Listener({ name: 'api', server, address: { host: '127.0.0.1', port }, shutdown: () => closeHttpServer(server, 2_000) });
+function listenerOn(server: Server, port = 0, name = 'api'): Listener {
+  return new Listener({ name, server, address: { host: '127.0.0.1', port }, shutdown: () => closeHttpServer(server, 2_000) });
 }
 
 async function waitBound(listener: Listener): Promise<number> {
@@ -42,9 +40,9 @@ async function waitBound(listener: Listener): Promise<number> {
   throw new Error('listener never became ready');
 }
 
-function get(port: number, agentless = true): Promise<{ status: number; body: string }> {
+function get(port: number): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/', agent: agentless ? false : undefined }, (res: IncomingMessage) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', agent: false }, (res: IncomingMessage) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
@@ -56,67 +54,15 @@ function get(port: number, agentless = true): Promise<{ status: number; body: st
 }
 
 describe('Listener readiness (spec 3.3)', () => {
-  it('not ready before run binds: ready() rejects with `api: not accepting connections yet`', async () => {
-    const listener = listenerOn(slowServer(0));
+  it('not ready before run binds; ready once bound; on cancel run returns and it keeps accepting until stop', async () => {
+    const server = doneServer();
+    const listener = listenerOn(server);
     await expect(listener.ready()).rejects.toThrow(new Error('api: not accepting connections yet'));
     expect(() => listener.port()).toThrow('api: not accepting connections yet');
-  });
-
-  it('not ready → ready when run binds the port; it accepts connections', async () => {
-    const server = slowServer(0);
-    const listener = listenerOn(server);
     const controller = new AbortController();
     const running = listener.run(controller.signal);
     const port = await waitBound(listener);
-    await expect(listener.ready()).resolves.toBeUndefined();
     expect(port).toBeGreaterThan(0);
-    await expect(get(port)).resolves.toEqual({ status: 200, body: 'done' });
-    controller.abort();
-    await running;
-    await listener.stop();
-  });
-
-  it('a failed bind (port in use) makes run reject with `api: listen: …` and it stays not ready', async () => {
-    const occupier = createTcpServer();
-    occupier.listen(0, '127.0.0.1');
-    await once(occupier, 'listening');
-    cleanups.push(() => new Promise((resolve) => occupier.close(() => resolve())));
-    const busyPort = (occupier.address() as AddressInfo).port;
-
-    const listener = listenerOn(slowServer(0), busyPort);
-    const failure = await listener.run(new AbortController().signal).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    expect(failure).toBeInstanceOf(Error);
-    expect((failure as Error).message).toMatch(/^api: listen: /);
-    expect((failure as Error).message).toContain('EADDRINUSE');
-    await expect(listener.ready()).rejects.toThrow('api: not accepting connections yet');
-    // Stop after a failed bind is harmless.
-    await expect(listener.stop()).resolves.toBeUndefined();
-  });
-
-  it('the error prefix is the component name (`admin: listen: …` for the admin listener)', async () => {
-    const occupier = createTcpServer();
-    occupier.listen(0, '127.0.0.1');
-    await once(occupier, 'listening');
-    cleanups.push(() => new Promise((resolve) => occupier.close(() => resolve())));
-    const server = slowServer(0);
-    const admin = new Listener({
-      name: 'admin',
-      server,
-      address: { host: '127.0.0.1', port: (occupier.address() as AddressInfo).port },
-      shutdown: () => closeHttpServer(server),
-    });
-    await expect(admin.run(new AbortController().signal)).rejects.toThrow(/^admin: listen: /);
-  });
-
-  it('context cancelled: run returns without stop and the listener keeps accepting until stop', async () => {
-    const server = slowServer(0);
-    const listener = listenerOn(server);
-    const controller = new AbortController();
-    const running = listener.run(controller.signal);
-    const port = await waitBound(listener);
     controller.abort();
     await expect(running).resolves.toBeUndefined();
     // Ready until Stop: still bound and answering.
@@ -128,8 +74,28 @@ describe('Listener readiness (spec 3.3)', () => {
     await expect(listener.ready()).rejects.toThrow('api: not accepting connections yet');
   });
 
+  it.each(['api', 'admin'])('a failed bind (port in use) makes run reject with `%s: listen: …` (the component name) and it stays not ready', async (name) => {
+    const occupier = createTcpServer();
+    occupier.listen(0, '127.0.0.1');
+    await once(occupier, 'listening');
+    cleanups.push(() => new Promise((resolve) => occupier.close(() => resolve())));
+    const busyPort = (occupier.address() as AddressInfo).port;
+
+    const listener = listenerOn(doneServer(), busyPort, name);
+    const failure = await listener.run(new AbortController().signal).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toMatch(new RegExp(`^${name}: listen: `));
+    expect((failure as Error).message).toContain('EADDRINUSE');
+    await expect(listener.ready()).rejects.toThrow(`${name}: not accepting connections yet`);
+    // Stop after a failed bind is harmless.
+    await expect(listener.stop()).resolves.toBeUndefined();
+  });
+
   it('run with an already cancelled signal still binds and returns at once', async () => {
-    const server = slowServer(0);
+    const server = doneServer();
     const listener = listenerOn(server);
     await expect(listener.run(AbortSignal.abort())).resolves.toBeUndefined();
     await expect(listener.ready()).resolves.toBeUndefined();
@@ -137,26 +103,8 @@ describe('Listener readiness (spec 3.3)', () => {
     expect(server.listening).toBe(false);
   });
 
-  it('stop shuts down gracefully: an in-flight request completes, new connections are refused', async () => {
-    const server = slowServer(300);
-    const listener = listenerOn(server);
-    const controller = new AbortController();
-    const running = listener.run(controller.signal);
-    const port = await waitBound(listener);
-    const inFlight = get(port);
-    await sleep(50); // the request has reached the handler
-    controller.abort();
-    await running;
-    const stopped = listener.stop();
-    await sleep(20);
-    await expect(get(port)).rejects.toThrow(/ECONNREFUSED/);
-    await expect(inFlight).resolves.toEqual({ status: 200, body: 'done' });
-    await stopped;
-    expect(server.listening).toBe(false);
-  });
-
   it('stop hands the graceful close to the transport shutdown (HTTP/2 sessions, keep-alive), once, and only when bound', async () => {
-    const server = slowServer(0);
+    const server = doneServer();
     let shutdowns = 0;
     const listener = new Listener({
       name: 'api',
@@ -174,17 +122,5 @@ describe('Listener readiness (spec 3.3)', () => {
     expect(shutdowns).toBe(1);
     await listener.stop();
     expect(shutdowns).toBe(1);
-  });
-
-  it('stop closes idle keep-alive connections instead of waiting for them to time out', async () => {
-    const server = slowServer(0);
-    const listener = listenerOn(server);
-    const controller = new AbortController();
-    const running = listener.run(controller.signal);
-    const port = await waitBound(listener);
-    await get(port, false); // the global agent keeps the socket alive
-    controller.abort();
-    await running;
-    await listener.stop();
   });
 });

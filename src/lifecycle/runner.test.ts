@@ -49,67 +49,31 @@ async function until(journal: string[], entry: string): Promise<void> {
 }
 
 describe('runComponents (spec 3.4)', () => {
-  it('inits in dependency order, runs every component on one signal, then stops in reverse after the abort', async () => {
-    const { logger, journal, controller } = setup();
-    const components = ['a', 'b', 'c'].map((n) => fake(n, journal));
-    const done = runComponents(components, controller.signal, logger);
-    await until(journal, 'run c');
-    expect(journal.slice(0, 3)).toEqual(['init a', 'init b', 'init c']);
-    // All three run at once: none has returned while the signal is live.
-    expect(journal.filter((e) => e.startsWith('run '))).toHaveLength(3);
-    expect(journal.some((e) => e.startsWith('ran ') || e.startsWith('stop '))).toBe(false);
-    const [a, b, c] = components;
-    expect(a!.signal).toBe(b!.signal);
-    expect(b!.signal).toBe(c!.signal);
-    expect(a!.signal!.aborted).toBe(false);
-
-    controller.abort();
-    await done;
-    expect(a!.signal!.aborted).toBe(true);
-    expect(journal.slice(-3)).toEqual(['stop c', 'stop b', 'stop a']);
-  });
-
-  it('an init failure stops the already initialised components in reverse and rethrows; later ones never init or run', async () => {
+  // Init order, every Run returning on cancel before Stop runs in reverse, over the real components, is the
+  // lifecycle-order-and-shutdown process case (once per transport); these are the failure paths and edges.
+  it.each([
+    ['the third', 2, ['init a', 'init b', 'init c', 'stop b', 'stop a']],
+    ['the first', 0, ['init a']],
+  ])('an init failure of %s component stops the already initialised ones in reverse and rethrows; later ones never init or run', async (_label, failing, expected) => {
     const { logger, journal, controller } = setup();
     const boom = new Error('cache: connect refused');
-    const components = [fake('a', journal), fake('b', journal), fake('c', journal, { initFails: boom }), fake('d', journal)];
+    const components = ['a', 'b', 'c', 'd'].map((name, i) => fake(name, journal, i === failing ? { initFails: boom } : {}));
     await expect(runComponents(components, controller.signal, logger)).rejects.toBe(boom);
-    expect(journal).toEqual(['init a', 'init b', 'init c', 'stop b', 'stop a']);
+    expect(journal).toEqual(expected);
   });
 
-  it('an init failure of the first component stops nothing', async () => {
-    const { logger, journal, controller } = setup();
-    const boom = new Error('db: unreachable');
-    await expect(runComponents([fake('a', journal, { initFails: boom }), fake('b', journal)], controller.signal, logger)).rejects.toBe(boom);
-    expect(journal).toEqual(['init a']);
-  });
-
-  it('stops only after ALL runs have returned, however slowly, and then in reverse order', async () => {
+  it('stops only after ALL runs have returned, however slowly, then in reverse; a component without run holds nothing up, one without stop is skipped', async () => {
     const { logger, journal, controller } = setup();
     const slow = async (signal: AbortSignal): Promise<void> => {
       await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       await sleep(80); // drains in-flight work after the cancel
     };
-    const components = [fake('a', journal, { run: slow }), fake('b', journal), fake('c', journal, { run: null })];
-    const done = runComponents(components, controller.signal, logger);
+    const bare: Component = { name: 'bare' };
+    const done = runComponents([fake('a', journal, { run: slow }), bare, fake('b', journal), fake('c', journal, { run: null })], controller.signal, logger);
     await until(journal, 'run b');
     controller.abort();
     await done;
-    const firstStop = journal.findIndex((e) => e.startsWith('stop '));
-    expect(journal.indexOf('ran a')).toBeGreaterThan(-1);
-    expect(journal.indexOf('ran a')).toBeLessThan(firstStop);
-    expect(journal.indexOf('ran b')).toBeLessThan(firstStop);
-    expect(journal.slice(firstStop)).toEqual(['stop c', 'stop b', 'stop a']);
-  });
-
-  it('a component without run does not hold up shutdown, and one without stop is skipped', async () => {
-    const { logger, journal, controller } = setup();
-    const bare: Component = { name: 'bare' };
-    const done = runComponents([fake('a', journal), bare, fake('c', journal, { run: null })], controller.signal, logger);
-    await until(journal, 'run a');
-    controller.abort();
-    await done;
-    expect(journal).toEqual(['init a', 'init c', 'run a', 'ran a', 'stop c', 'stop a']);
+    expect(journal).toEqual(['init a', 'init b', 'init c', 'run a', 'run b', 'ran b', 'ran a', 'stop c', 'stop b', 'stop a']);
   });
 
   it('a run failure aborts the others, stops everything in reverse after all runs return, logs it and rethrows it', async () => {

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { isSpanContextValid, TraceFlags } from '@opentelemetry/api';
 import { BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { register } from 'prom-client';
@@ -52,9 +54,27 @@ describe('observability rules (spec 4.5)', () => {
     await flushing.stop();
     expect(exported).toHaveLength(1);
     expect(shutDown).toBe(true);
-    // An endpoint nobody listens on neither connects nor fails at construction.
+    // An endpoint nobody listens on does not fail construction; one that listens sees no connection
+    // until spans are exported.
     const unreachable = new Tracing({ serviceName: 'probe', otlpEndpoint: '127.0.0.1:1' });
     expect(isSpanContextValid(unreachable.tracer.startSpan('x').spanContext())).toBe(true);
     await unreachable.stop();
+    const connections: Socket[] = [];
+    const collector = createServer((socket) => {
+      connections.push(socket);
+      socket.on('data', () => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n'));
+    });
+    await once(collector.listen(0, '127.0.0.1'), 'listening');
+    try {
+      const exporting = new Tracing({ serviceName: 'probe', otlpEndpoint: `127.0.0.1:${(collector.address() as AddressInfo).port}` });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(connections).toHaveLength(0);
+      exporting.tracer.startSpan('exported').end();
+      await exporting.stop();
+      expect(connections.length).toBeGreaterThanOrEqual(1);
+    } finally {
+      for (const socket of connections) socket.destroy();
+      collector.close();
+    }
   });
 });

@@ -1,12 +1,9 @@
-import { once } from 'node:events';
-import { createServer, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { isSpanContextValid, TraceFlags } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { createLogger } from './logger.ts';
 import { EXPORT_FAILURE_LOG_INTERVAL_MS, ReportingExporter, Tracing } from './tracer.ts';
@@ -18,24 +15,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 }
 
 describe('Tracing (spec 4.5)', () => {
-  it('with an empty endpoint, spans are still created, sampled, with valid ids, and carry service.name', async () => {
-    const exporter = new InMemorySpanExporter();
-    const tracing = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '', processors: [new SimpleSpanProcessor(exporter)] });
-    const span = tracing.tracer.startSpan('work');
-    const context = span.spanContext();
-    expect(isSpanContextValid(context)).toBe(true);
-    expect(context.traceFlags & TraceFlags.SAMPLED).toBe(TraceFlags.SAMPLED);
-    expect(span.isRecording()).toBe(true);
-    span.end();
-    const [finished] = exporter.getFinishedSpans();
-    expect(finished?.name).toBe('work');
-    expect(finished?.spanContext().traceId).toMatch(/^[0-9a-f]{32}$/);
-    expect(finished?.spanContext().spanId).toMatch(/^[0-9a-f]{16}$/);
-    expect(finished?.spanContext().traceId).not.toBe('0'.repeat(32));
-    expect(finished?.resource.attributes['service.name']).toBe('orders-unit');
-    await tracing.stop();
-  });
-
   it('[TRACE-no-exporter-work, TRACE-no-endpoint] without any processor, spans are still sampled with valid ids and nothing is recorded', async () => {
     const tracing = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '' });
     expect(tracing.tracer).toBeInstanceOf(UnexportedTracer);
@@ -59,39 +38,6 @@ describe('Tracing (spec 4.5)', () => {
     await Promise.all([first.stop(), second.stop()]);
   });
 
-  it('an unreachable endpoint neither throws at construction nor holds stop() past its bound', async () => {
-    const tracing = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '127.0.0.1:1' });
-    const span = tracing.tracer.startSpan('work');
-    expect(isSpanContextValid(span.spanContext())).toBe(true);
-    span.end();
-    const started = performance.now();
-    await expect(withTimeout(tracing.stop(), 15_000, 'stop')).resolves.toBeUndefined();
-    // The exporter retries for ~7 s unbounded; shutdown gives it at most 3 s.
-    expect(performance.now() - started).toBeLessThan(4_000);
-  });
-
-  it('construction does not connect; spans reach the endpoint only when exported', async () => {
-    const connections: Socket[] = [];
-    const collector = createServer((socket) => {
-      connections.push(socket);
-      socket.on('data', () => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n'));
-    });
-    collector.listen(0, '127.0.0.1');
-    await once(collector, 'listening');
-    try {
-      const { port } = collector.address() as AddressInfo;
-      const tracing = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: `127.0.0.1:${port}` });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(connections).toHaveLength(0);
-      tracing.tracer.startSpan('exported').end();
-      await withTimeout(tracing.stop(), 15_000, 'stop');
-      expect(connections.length).toBeGreaterThanOrEqual(1);
-    } finally {
-      for (const socket of connections) socket.destroy();
-      collector.close();
-    }
-  });
-
   it.each([
     ['no processor (UnexportedTracer)', []],
     ['an in-memory processor (SDK)', [new SimpleSpanProcessor(new InMemorySpanExporter())]],
@@ -108,14 +54,6 @@ describe('Tracing (spec 4.5)', () => {
     expect(fresh.traceId).not.toBe('0af7651916cd43dd8448eb211c80319c');
     expect(fresh.traceFlags & TraceFlags.SAMPLED).toBe(TraceFlags.SAMPLED);
     expect(trace.getSpanContext(ROOT_CONTEXT)).toBeUndefined();
-    await tracing.stop();
-  });
-
-  it('records SERVER as the span kind (SDK path)', async () => {
-    const exporter = new InMemorySpanExporter();
-    const tracing = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '', processors: [new SimpleSpanProcessor(exporter)] });
-    startServerSpan(tracing.tracer, 'GET /orders', { 'http.request.method': 'GET' }, {}).end();
-    expect(exporter.getFinishedSpans()[0]?.kind).toBe(SpanKind.SERVER);
     await tracing.stop();
   });
 

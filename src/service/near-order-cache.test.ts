@@ -28,16 +28,6 @@ function clockAt(ms: { now: number }) {
 }
 
 describe('NearOrderCache (rule SVC-near-cache)', () => {
-  it('a write fills the shared cache, then reads are served near without reaching it', async () => {
-    const { cache, memory } = shared();
-    const near = new NearOrderCache(cache);
-    await near.set(order(1));
-    expect(await memory.get(order(1).id)).toEqual(order(1));
-    expect(await near.get(order(1).id)).toEqual(order(1));
-    expect(await near.get(order(1).id)).toEqual(order(1));
-    expect(cache.reads).toBe(0);
-  });
-
   it('a near miss reads the shared cache and remembers a hit; a miss there stays a miss', async () => {
     const { cache, memory } = shared();
     await memory.set(order(2));

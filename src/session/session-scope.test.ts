@@ -5,8 +5,8 @@ import { LogCapture } from '../../test/support/log-capture.ts';
 import { sessionKeyFromVerifiedSubject, type SessionKey } from '../domain/session-key.ts';
 import { createLogger } from '../observability/logger.ts';
 import { Session } from './session.ts';
-import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from './session-errors.ts';
-import { SESSION_CAP, SESSION_LINGER_MS, SessionScope, type SessionScopeOptions } from './session-scope.ts';
+import { ErrScopeFull } from './session-errors.ts';
+import { SESSION_LINGER_MS, SessionScope, type SessionScopeOptions } from './session-scope.ts';
 
 const key = (subject: string): SessionKey => sessionKeyFromVerifiedSubject(subject);
 
@@ -25,91 +25,16 @@ function ctx(subject: string) {
 }
 
 describe('SessionScope state table (spec 3.2)', () => {
-  it('absent → live on the first acquire: an instance is constructed', () => {
+  it('absent → live on the first acquire; the same key shares one instance, another key gets its own', () => {
     const { scope } = setup();
     expect(scope.stateOf(key('u1'))).toBe('absent');
-    const lease = scope.acquire(ctx('u1').context);
-    expect(scope.stateOf(key('u1'))).toBe('live');
-    expect(lease.session).toBeInstanceOf(Session);
-    expect(lease.session.views).toBe(0);
-    expect(scope.size).toBe(1);
-  });
-
-  it('the same key shares one instance; another key gets its own', () => {
-    const { scope } = setup();
     const a = scope.acquire(ctx('u1').context);
-    const b = scope.acquire(ctx('u1').context);
-    const c = scope.acquire(ctx('u2').context);
-    expect(b.session).toBe(a.session);
-    expect(c.session).not.toBe(a.session);
-    expect(scope.size).toBe(2);
-  });
-
-  it('absent + cap reached → ErrScopeFull and the key stays absent', () => {
-    const { scope } = setup({ cap: 3 });
-    for (const subject of ['u1', 'u2', 'u3']) scope.acquire(ctx(subject).context);
-    expect(() => scope.acquire(ctx('u4').context)).toThrow(ErrScopeFull);
-    expect(scope.stateOf(key('u4'))).toBe('absent');
-    expect(scope.size).toBe(3);
-    // A key already live still gets its instance at the cap: only new instances are refused.
-    expect(() => scope.acquire(ctx('u1').context)).not.toThrow();
-  });
-
-  it('lingering instances count towards the cap until they close', () => {
-    const { scope, timers } = setup({ cap: 2 });
-    scope.acquire(ctx('u1').context)();
-    scope.acquire(ctx('u2').context)();
-    expect(scope.stateOf(key('u1'))).toBe('lingering');
-    expect(() => scope.acquire(ctx('u3').context)).toThrow(ErrScopeFull);
-    timers.advance(SESSION_LINGER_MS);
-    expect(scope.size).toBe(0);
-    expect(() => scope.acquire(ctx('u3').context)).not.toThrow();
-  });
-
-  it(`the real cap: ${SESSION_CAP} keys fit, the next one is refused, quickly`, () => {
-    const { scope } = setup();
-    const signal = new AbortController().signal;
-    for (let i = 0; i < SESSION_CAP; i += 1) {
-      // Released at once, so each instance lingers (still counted) and no listener piles up on the signal.
-      scope.acquire({ sessionKey: key(`user-${i}`), signal })();
-    }
-    expect(scope.size).toBe(SESSION_CAP);
-    expect(() => scope.acquire({ sessionKey: key('one-too-many'), signal })).toThrow(ErrScopeFull);
-    expect(() => scope.acquire({ sessionKey: key('one-too-many'), signal })).toThrow('session: scope full (50000 live instances)');
-    expect(SESSION_CAP).toBe(50_000);
-  });
-
-  it('any state + no key → ErrNoScopeKey, nothing changes', () => {
-    const { scope } = setup();
-    const signal = new AbortController().signal;
-    expect(() => scope.acquire({ signal })).toThrow(ErrNoScopeKey);
-    expect(() => scope.acquire({ sessionKey: undefined, signal })).toThrow(ErrNoScopeKey);
-    expect(scope.size).toBe(0);
-    const lease = scope.acquire(ctx('u1').context);
-    expect(() => scope.acquire({ signal })).toThrow(ErrNoScopeKey);
     expect(scope.stateOf(key('u1'))).toBe('live');
-    lease();
-    expect(() => scope.acquire({ signal })).toThrow(ErrNoScopeKey);
-    expect(scope.stateOf(key('u1'))).toBe('lingering');
-    expect(scope.size).toBe(1);
-  });
-
-  it('rule 2: a context without a done signal is refused (ErrNoDoneSignal) and nothing is constructed', () => {
-    const { scope } = setup();
-    expect(() => scope.acquire({ sessionKey: key('u1') })).toThrow(ErrNoDoneSignal);
-    expect(() => scope.acquire({ sessionKey: key('u1'), signal: undefined })).toThrow(ErrNoDoneSignal);
-    expect(scope.stateOf(key('u1'))).toBe('absent');
-    expect(scope.size).toBe(0);
-  });
-
-  it('live → lingering on release by the last holder, with a timer of exactly SESSION_LINGER_MS (5 min)', () => {
-    const { scope, timers } = setup();
-    const lease = scope.acquire(ctx('u1').context);
-    expect(timers.pending.size).toBe(0);
-    lease();
-    expect(scope.stateOf(key('u1'))).toBe('lingering');
-    expect(SESSION_LINGER_MS).toBe(300_000);
-    expect([...timers.pending.values()].map((t) => t.ms)).toEqual([SESSION_LINGER_MS]);
+    expect(a.session).toBeInstanceOf(Session);
+    expect(a.session.views).toBe(0);
+    expect(scope.acquire(ctx('u1').context).session).toBe(a.session);
+    expect(scope.acquire(ctx('u2').context).session).not.toBe(a.session);
+    expect(scope.size).toBe(2);
   });
 
   it('the default scope (no timer port) lingers on real timers and does not keep the process alive', () => {
@@ -117,65 +42,6 @@ describe('SessionScope state table (spec 3.2)', () => {
     scope.acquire(ctx('u1').context)();
     expect(scope.stateOf(key('u1'))).toBe('lingering');
     return scope.stop();
-  });
-
-  it('two holders: the first release keeps it live; the second makes it linger', () => {
-    const { scope, timers } = setup();
-    const first = scope.acquire(ctx('u1').context);
-    const second = scope.acquire(ctx('u1').context);
-    first();
-    expect(scope.stateOf(key('u1'))).toBe('live');
-    expect(timers.pending.size).toBe(0);
-    second();
-    expect(scope.stateOf(key('u1'))).toBe('lingering');
-  });
-
-  it('lingering → live on acquire inside the window: same instance, recent preserved, the timer is cancelled', () => {
-    const { scope, timers, closedLines } = setup();
-    const first = scope.acquire(ctx('u1').context);
-    first.session.recordView('order-1');
-    first();
-    timers.advance(SESSION_LINGER_MS - 1);
-    expect(scope.stateOf(key('u1'))).toBe('lingering');
-
-    const again = scope.acquire(ctx('u1').context);
-    expect(scope.stateOf(key('u1'))).toBe('live');
-    expect(again.session).toBe(first.session);
-    expect(again.session.recent()).toEqual(['order-1']);
-    expect(timers.pending.size).toBe(0);
-    // The old window's end passes without closing the re-acquired instance.
-    timers.advance(SESSION_LINGER_MS * 2);
-    expect(scope.stateOf(key('u1'))).toBe('live');
-    expect(closedLines()).toHaveLength(0);
-
-    // Released again, a fresh full window starts.
-    again();
-    timers.advance(SESSION_LINGER_MS - 1);
-    expect(scope.stateOf(key('u1'))).toBe('lingering');
-    timers.advance(1);
-    expect(scope.stateOf(key('u1'))).toBe('absent');
-  });
-
-  it('lingering → closed when the window elapses: flush logs `session: closed` with user, views, recent; then absent', () => {
-    const { scope, timers, closedLines } = setup();
-    const lease = scope.acquire(ctx('user-42').context);
-    for (const id of ['o1', 'o2', 'o1', 'o3']) lease.session.recordView(id);
-    lease();
-    timers.advance(SESSION_LINGER_MS - 1);
-    expect(closedLines()).toHaveLength(0);
-    timers.advance(1);
-
-    expect(scope.stateOf(key('user-42'))).toBe('absent');
-    expect(scope.size).toBe(0);
-    const lines = closedLines();
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 'info', msg: 'session: closed', user: 'user-42', views: 4, recent: ['o3', 'o1', 'o2'] });
-
-    // Next acquire constructs a fresh, empty instance.
-    const fresh = scope.acquire(ctx('user-42').context);
-    expect(fresh.session).not.toBe(lease.session);
-    expect(fresh.session.views).toBe(0);
-    expect(fresh.session.recent()).toEqual([]);
   });
 
   it('an instance closed with no views logs views 0 and an empty recent list', () => {
@@ -187,36 +53,6 @@ describe('SessionScope state table (spec 3.2)', () => {
 });
 
 describe('SessionScope rules (spec 3.2)', () => {
-  it('release is idempotent: calling it twice does not release another holder', () => {
-    const { scope } = setup();
-    const first = scope.acquire(ctx('u1').context);
-    scope.acquire(ctx('u1').context);
-    first();
-    first();
-    first[Symbol.dispose]();
-    expect(scope.stateOf(key('u1'))).toBe('live');
-  });
-
-  it('release after the fallback already released is a no-op (no double release)', () => {
-    const { scope } = setup();
-    const one = ctx('u1');
-    const first = scope.acquire(one.context);
-    scope.acquire(ctx('u1').context);
-    one.controller.abort();
-    first();
-    expect(scope.stateOf(key('u1'))).toBe('live');
-  });
-
-  it('rule 1: `using` releases at the end of the block', () => {
-    const { scope } = setup();
-    {
-      using lease = scope.acquire(ctx('u1').context);
-      lease.session.recordView('o1');
-      expect(scope.stateOf(key('u1'))).toBe('live');
-    }
-    expect(scope.stateOf(key('u1'))).toBe('lingering');
-  });
-
   it('rule 1: `using` releases when the block throws', () => {
     const { scope } = setup();
     expect(() => {
@@ -224,17 +60,6 @@ describe('SessionScope rules (spec 3.2)', () => {
       throw new Error('handler failed');
     }).toThrow('handler failed');
     expect(scope.stateOf(key('u1'))).toBe('lingering');
-  });
-
-  it('rule 2: a forgotten release is performed when the context ends', () => {
-    const { scope, timers } = setup();
-    const { controller, context } = ctx('u1');
-    scope.acquire(context); // never released by the caller
-    expect(scope.stateOf(key('u1'))).toBe('live');
-    controller.abort();
-    expect(scope.stateOf(key('u1'))).toBe('lingering');
-    timers.advance(SESSION_LINGER_MS);
-    expect(scope.stateOf(key('u1'))).toBe('absent');
   });
 
   it('rule 2: a context that already ended is accepted and released right after', async () => {
@@ -271,20 +96,6 @@ describe('SessionScope rules (spec 3.2)', () => {
     expect(removed).toBe(5);
   });
 
-  it('rule 3: cancelling releases only that holder; the instance lingers and is not closed', () => {
-    const { scope, closedLines } = setup();
-    const one = ctx('u1');
-    const lease = scope.acquire(one.context);
-    lease.session.recordView('o1');
-    const other = scope.acquire(ctx('u1').context);
-    one.controller.abort();
-    expect(scope.stateOf(key('u1'))).toBe('live');
-    other();
-    expect(scope.stateOf(key('u1'))).toBe('lingering');
-    expect(closedLines()).toHaveLength(0);
-    expect(scope.acquire(ctx('u1').context).session).toBe(lease.session);
-  });
-
   it('rule 4: views recorded after the close was scheduled are in the flushed line, and the line is a consistent snapshot', () => {
     const { scope, timers, closedLines } = setup({ recentCapacity: 3 });
     const lease = scope.acquire(ctx('u1').context);
@@ -298,37 +109,6 @@ describe('SessionScope rules (spec 3.2)', () => {
     lease.session.recordView('o4');
     const [line] = closedLines();
     expect(line).toMatchObject({ user: 'u1', views: 2, recent: ['o2', 'o1'] });
-    expect(closedLines()).toHaveLength(1);
-  });
-
-  it('rule 4: flush runs on the scope timer, not on a request: no request is needed to close', () => {
-    const { scope, timers, closedLines } = setup();
-    scope.acquire(ctx('u1').context)();
-    expect(closedLines()).toHaveLength(0);
-    timers.advance(SESSION_LINGER_MS);
-    expect(closedLines()).toHaveLength(1);
-  });
-
-  it('rule 7: linger 0 closes with its last holder, at once', () => {
-    const { scope, timers, closedLines } = setup({ lingerMs: 0 });
-    const first = scope.acquire(ctx('u1').context);
-    const second = scope.acquire(ctx('u1').context);
-    first.session.recordView('o1');
-    first();
-    expect(scope.stateOf(key('u1'))).toBe('live');
-    second();
-    expect(scope.stateOf(key('u1'))).toBe('absent');
-    expect(timers.pending.size).toBe(0);
-    expect(closedLines()).toEqual([expect.objectContaining({ user: 'u1', views: 1, recent: ['o1'] })]);
-    expect(scope.acquire(ctx('u1').context).session).not.toBe(first.session);
-  });
-
-  it('rule 7: linger 0 with the fallback release closes when the context ends', () => {
-    const { scope, closedLines } = setup({ lingerMs: 0 });
-    const { controller, context } = ctx('u1');
-    scope.acquire(context);
-    controller.abort();
-    expect(scope.stateOf(key('u1'))).toBe('absent');
     expect(closedLines()).toHaveLength(1);
   });
 
@@ -352,23 +132,6 @@ describe('SessionScope rules (spec 3.2)', () => {
     held();
     timers.advance(SESSION_LINGER_MS * 2);
     expect(closedLines()).toHaveLength(2);
-  });
-
-  it('rule 5: the scope reports neither health nor readiness', () => {
-    const { scope } = setup();
-    expect(scope).not.toHaveProperty('health');
-    expect(scope).not.toHaveProperty('ready');
-  });
-
-  it('the recent list through the scope is bounded by recentCapacity (SESSION_RECENT), most recent first, no duplicates', () => {
-    const { scope } = setup({ recentCapacity: 3 });
-    for (const id of ['a', 'b', 'c', 'b', 'd', 'e']) {
-      using lease = scope.acquire(ctx('u1').context);
-      lease.session.recordView(id);
-    }
-    using lease = scope.acquire(ctx('u1').context);
-    expect(lease.session.recent()).toEqual(['e', 'd', 'b']);
-    expect(lease.session.views).toBe(6);
   });
 });
 
@@ -415,77 +178,55 @@ describe('SessionScope model', () => {
     }
   }
 
-  function check(model: Model, real: Real): void {
-    for (const k of KEYS) expect(real.scope.stateOf(key(k))).toBe(model.instances.get(k)?.state ?? 'absent');
-    expect(real.scope.size).toBe(model.instances.size);
-    expect(real.logs.find('session: closed').map((l) => ({ user: l['user'], views: l['views'] }))).toEqual(model.closed);
+  /** A command that compares the real scope with the model after it ran. */
+  function command(name: string, run: (model: Model, real: Real) => void, applies: (model: Readonly<Model>) => boolean = () => true): fc.Command<Model, Real> {
+    return {
+      check: applies,
+      run(model, real) {
+        run(model, real);
+        for (const k of KEYS) expect(real.scope.stateOf(key(k))).toBe(model.instances.get(k)?.state ?? 'absent');
+        expect(real.scope.size).toBe(model.instances.size);
+        expect(real.logs.find('session: closed').map((l) => ({ user: l['user'], views: l['views'] }))).toEqual(model.closed);
+      },
+      toString: () => name,
+    };
   }
 
-  class Acquire implements fc.Command<Model, Real> {
-    readonly k: string;
-    constructor(k: string) {
-      this.k = k;
-    }
-    check = () => true;
-    run(model: Model, real: Real): void {
-      const existing = model.instances.get(this.k);
+  const acquire = (k: string) =>
+    command(`acquire(${k})`, (model, real) => {
+      const existing = model.instances.get(k);
       const controller = new AbortController();
       if (existing === undefined && model.instances.size >= CAP) {
-        expect(() => real.scope.acquire({ sessionKey: key(this.k), signal: controller.signal })).toThrow(ErrScopeFull);
-      } else {
-        const lease = real.scope.acquire({ sessionKey: key(this.k), signal: controller.signal });
-        lease.session.recordView(`order-${model.leases.length}`);
-        const instance = existing ?? { state: 'live', holders: 0, deadline: 0, lingerSeq: 0, views: 0 };
-        instance.state = 'live';
-        instance.holders += 1;
-        instance.views += 1;
-        model.instances.set(this.k, instance);
-        model.leases.push({ key: this.k, released: false });
-        real.leases.push({ lease, controller });
+        expect(() => real.scope.acquire({ sessionKey: key(k), signal: controller.signal })).toThrow(ErrScopeFull);
+        return;
       }
-      check(model, real);
-    }
-    toString = () => `acquire(${this.k})`;
-  }
+      const lease = real.scope.acquire({ sessionKey: key(k), signal: controller.signal });
+      lease.session.recordView(`order-${model.leases.length}`);
+      const instance = existing ?? { state: 'live', holders: 0, deadline: 0, lingerSeq: 0, views: 0 };
+      instance.state = 'live';
+      instance.holders += 1;
+      instance.views += 1;
+      model.instances.set(k, instance);
+      model.leases.push({ key: k, released: false });
+      real.leases.push({ lease, controller });
+    });
 
-  class Release implements fc.Command<Model, Real> {
-    readonly index: number;
-    constructor(index: number) {
-      this.index = index;
-    }
-    check = (model: Readonly<Model>) => model.leases.length > 0;
-    run(model: Model, real: Real): void {
-      const i = this.index % model.leases.length;
-      modelRelease(model, i);
-      real.leases[i]!.lease();
-      check(model, real);
-    }
-    toString = () => `release(#${this.index})`;
-  }
+  /** Ends one lease, by its release function or by aborting its context (the fallback release). */
+  const end = (index: number, how: 'release' | 'abort') =>
+    command(
+      `${how}(#${index})`,
+      (model, real) => {
+        const i = index % model.leases.length;
+        modelRelease(model, i);
+        if (how === 'release') real.leases[i]!.lease();
+        else real.leases[i]!.controller.abort();
+      },
+      (model) => model.leases.length > 0,
+    );
 
-  class Abort implements fc.Command<Model, Real> {
-    readonly index: number;
-    constructor(index: number) {
-      this.index = index;
-    }
-    check = (model: Readonly<Model>) => model.leases.length > 0;
-    run(model: Model, real: Real): void {
-      const i = this.index % model.leases.length;
-      modelRelease(model, i);
-      real.leases[i]!.controller.abort();
-      check(model, real);
-    }
-    toString = () => `abort(#${this.index})`;
-  }
-
-  class Advance implements fc.Command<Model, Real> {
-    readonly ms: number;
-    constructor(ms: number) {
-      this.ms = ms;
-    }
-    check = () => true;
-    run(model: Model, real: Real): void {
-      const end = model.now + this.ms;
+  const advance = (ms: number) =>
+    command(`advance(${ms})`, (model, real) => {
+      const end = model.now + ms;
       const due = [...model.instances].filter(([, i]) => i.state === 'lingering' && i.deadline <= end);
       due.sort((a, b) => a[1].deadline - b[1].deadline || a[1].lingerSeq - b[1].lingerSeq);
       for (const [k, instance] of due) {
@@ -493,18 +234,15 @@ describe('SessionScope model', () => {
         model.closed.push({ user: k, views: instance.views });
       }
       model.now = end;
-      real.timers.advance(this.ms);
-      check(model, real);
-    }
-    toString = () => `advance(${this.ms})`;
-  }
+      real.timers.advance(ms);
+    });
 
   it('matches the model over random command sequences', () => {
     const commands = [
-      fc.constantFrom(...KEYS).map((k) => new Acquire(k)),
-      fc.nat(20).map((i) => new Release(i)),
-      fc.nat(20).map((i) => new Abort(i)),
-      fc.integer({ min: 1, max: LINGER * 2 }).map((ms) => new Advance(ms)),
+      fc.constantFrom(...KEYS).map(acquire),
+      fc.nat(20).map((i) => end(i, 'release')),
+      fc.nat(20).map((i) => end(i, 'abort')),
+      fc.integer({ min: 1, max: LINGER * 2 }).map(advance),
     ];
     fc.assert(
       fc.property(fc.commands(commands, { maxCommands: 60 }), (cmds) => {

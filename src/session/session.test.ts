@@ -2,48 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { Session } from './session.ts';
 
 describe('Session (spec 2.2)', () => {
-  it('starts empty', () => {
-    const session = new Session(10);
-    expect(session.views).toBe(0);
-    expect(session.recent()).toEqual([]);
-    expect(session.snapshot()).toEqual({ views: 0, recent: [] });
-  });
-
-  it('keeps the recent list most recent first', () => {
-    const session = new Session(10);
-    for (const id of ['a', 'b', 'c']) session.recordView(id);
-    expect(session.recent()).toEqual(['c', 'b', 'a']);
-  });
-
-  it('bounds the recent list to its capacity, dropping the oldest', () => {
-    const session = new Session(3);
-    for (const id of ['a', 'b', 'c', 'd', 'e']) session.recordView(id);
-    expect(session.recent()).toEqual(['e', 'd', 'c']);
-    expect(session.views).toBe(5);
-  });
-
-  it('a re-view moves the id to the front without a duplicate, and still counts as a view', () => {
-    const session = new Session(3);
-    for (const id of ['a', 'b', 'c', 'a']) session.recordView(id);
-    expect(session.recent()).toEqual(['a', 'c', 'b']);
-    expect(session.views).toBe(4);
-    // A re-view of an id that is already first changes nothing but the count.
-    session.recordView('a');
-    expect(session.recent()).toEqual(['a', 'c', 'b']);
-    expect(session.views).toBe(5);
-  });
-
-  it('a re-viewed id keeps the others inside the bound (no eviction of a still-listed id)', () => {
-    const session = new Session(3);
-    for (const id of ['a', 'b', 'c', 'b']) session.recordView(id);
-    expect(session.recent()).toEqual(['b', 'c', 'a']);
-  });
-
-  it('capacity 1 holds only the latest view', () => {
-    const session = new Session(1);
-    session.recordView('a');
-    session.recordView('b');
-    expect(session.recent()).toEqual(['b']);
+  it.each<[string, number, string[], string[]]>([
+    ['starts empty', 10, [], []],
+    ['keeps the recent list most recent first', 10, ['a', 'b', 'c'], ['c', 'b', 'a']],
+    ['bounds the recent list to its capacity, dropping the oldest', 3, ['a', 'b', 'c', 'd', 'e'], ['e', 'd', 'c']],
+    ['a re-view moves the id to the front without a duplicate', 3, ['a', 'b', 'c', 'a'], ['a', 'c', 'b']],
+    ['a re-view of the id already first changes nothing but the count', 3, ['a', 'b', 'c', 'a', 'a'], ['a', 'c', 'b']],
+    ['a re-viewed id keeps the others inside the bound (no eviction of a still-listed id)', 3, ['a', 'b', 'c', 'b'], ['b', 'c', 'a']],
+    ['capacity 1 holds only the latest view', 1, ['a', 'b'], ['b']],
+    ['keeps ids exactly as given, the empty string included', 3, ['', 'a,b', ' x '], [' x ', 'a,b', '']],
+  ])('%s; every view counts', (_label, capacity, views, recent) => {
+    const session = new Session(capacity);
+    for (const id of views) session.recordView(id);
+    expect(session.recent()).toEqual(recent);
+    expect(session.snapshot()).toEqual({ views: views.length, recent });
   });
 
   it('recent() returns a copy the caller cannot use to change the session', () => {
@@ -69,12 +41,6 @@ describe('Session (spec 2.2)', () => {
 
   it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('rejects capacity %s', (capacity) => {
     expect(() => new Session(capacity)).toThrow(RangeError);
-  });
-
-  it('keeps ids exactly as given, the empty string included', () => {
-    const session = new Session(3);
-    for (const id of ['', 'a,b', ' x ']) session.recordView(id);
-    expect(session.recent()).toEqual([' x ', 'a,b', '']);
   });
 
   it('refuses an id containing NUL, the separator of its compact form', () => {

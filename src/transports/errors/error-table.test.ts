@@ -64,23 +64,18 @@ describe('the error table (spec 7)', () => {
 });
 
 describe('toHttpError: the table as both HTTP transports answer', () => {
-  it('an expected error carries status and message; only answers that leave the body unread close the connection', () => {
-    expect(toHttpError(new ErrNotFound())).toStrictEqual({ status: 404, message: 'not found', expected: true });
-    expect(toHttpError(new ErrBodyTooLarge())).toStrictEqual({ status: 413, message: 'request body too large', expected: true, closeConnection: true });
-    expect(toHttpError(new ErrUnsupportedMediaType())).toStrictEqual({ status: 415, message: 'Content-Type must be application/json', expected: true, closeConnection: true });
+  it.each([
+    ['an expected error carries status and message', new ErrNotFound(), { status: 404, message: 'not found', expected: true }],
+    // Only answers that leave the body unread close the connection.
+    ['a too large body closes the connection', new ErrBodyTooLarge(), { status: 413, message: 'request body too large', expected: true, closeConnection: true }],
+    ['an unsupported media type closes the connection', new ErrUnsupportedMediaType(), { status: 415, message: 'Content-Type must be application/json', expected: true, closeConnection: true }],
+    ['a backend outage is expected but logged for the operator', new ErrUnavailable(OUTAGE), { status: 500, message: 'internal server error', expected: true, logAs: 'api: backend unavailable' }],
+    ['anything else is the masked 500, left to the recovery step', new TypeError('x'), INTERNAL_ERROR],
+  ])('%s', (_label, error, answer) => {
+    expect(toHttpError(error)).toStrictEqual(answer);
   });
 
-  it('a backend outage is expected but logged for the operator', () => {
-    expect(toHttpError(new ErrUnavailable(OUTAGE))).toStrictEqual({
-      status: 500,
-      message: 'internal server error',
-      expected: true,
-      logAs: 'api: backend unavailable',
-    });
-  });
-
-  it('anything else is the masked 500, left to the recovery step', () => {
-    expect(toHttpError(new TypeError('x'))).toStrictEqual({ status: 500, message: 'internal server error', expected: false });
+  it('the masked 500', () => {
     expect(INTERNAL_ERROR).toStrictEqual({ status: 500, message: 'internal server error', expected: false });
   });
 });

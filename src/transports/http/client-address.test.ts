@@ -6,54 +6,35 @@ function trusting(...cidrs: string[]): ClientAddressResolver {
   return new ClientAddressResolver(cidrs.map((text) => parseCidr(text) ?? expect.unreachable(text)));
 }
 
+const HOPS = Array.from({ length: 5_000 }, () => '10.0.0.1').join(', ');
+
 describe('ClientAddressResolver (rule LIMIT-rate-keying)', () => {
-  it('without TRUST_PROXY the key is the TCP peer and X-Forwarded-For is ignored', () => {
-    const none = new ClientAddressResolver([]);
-    expect(none.resolve('10.0.0.5', '203.0.113.9')).toBe('10.0.0.5');
-    expect(none.resolve('::ffff:10.0.0.5', undefined)).toBe('10.0.0.5');
-    expect(none.resolve(undefined, '203.0.113.9')).toBe('unknown');
-  });
-
-  it('an untrusted peer is the client, whatever it forwards', () => {
-    expect(trusting('10.0.0.0/8').resolve('198.51.100.7', '203.0.113.9')).toBe('198.51.100.7');
-  });
-
-  it('behind a trusted proxy the client is the address that proxy appended', () => {
-    expect(trusting('10.0.0.0/8').resolve('10.1.2.3', '203.0.113.9')).toBe('203.0.113.9');
-    expect(trusting('10.0.0.0/8').resolve('::ffff:10.1.2.3', '203.0.113.9')).toBe('203.0.113.9');
-  });
-
-  it('rightmost untrusted hop: entries the client wrote itself (left of it) are never believed', () => {
-    const resolver = trusting('10.0.0.0/8');
-    // The client sent "X-Forwarded-For: 1.1.1.1"; the proxy appended the real address.
-    expect(resolver.resolve('10.1.2.3', '1.1.1.1, 203.0.113.9')).toBe('203.0.113.9');
-    // Two trusted proxies in a row: the walk passes both.
-    expect(resolver.resolve('10.1.2.3', '1.1.1.1, 203.0.113.9, 10.9.9.9')).toBe('203.0.113.9');
-    // Repeated fields arrive as one list (node:http joins them) or an array: same answer.
-    expect(resolver.resolve('10.1.2.3', ['1.1.1.1', '203.0.113.9, 10.9.9.9'])).toBe('203.0.113.9');
-  });
-
-  it('every hop trusted: the leftmost address is the client', () => {
-    expect(trusting('10.0.0.0/8').resolve('10.1.2.3', '10.0.0.1, 10.0.0.2')).toBe('10.0.0.1');
-  });
-
-  it('a trusted peer with no or a malformed entry keys on the last address the walk reached', () => {
-    const resolver = trusting('10.0.0.0/8');
-    expect(resolver.resolve('10.1.2.3', undefined)).toBe('10.1.2.3');
-    expect(resolver.resolve('10.1.2.3', '')).toBe('10.1.2.3');
-    expect(resolver.resolve('10.1.2.3', '203.0.113.9, not-an-ip')).toBe('10.1.2.3');
-    expect(resolver.resolve('10.1.2.3', 'unknown, 203.0.113.9')).toBe('203.0.113.9');
-  });
-
-  it('IPv6 networks and addresses, normalised to lower case', () => {
-    const resolver = trusting('fd00::/8', '::1');
-    expect(resolver.resolve('::1', '2001:DB8::7')).toBe('2001:db8::7');
-    expect(resolver.resolve('fd12::9', '2001:db8::7, fd00::1')).toBe('2001:db8::7');
-    expect(resolver.resolve('2001:db8::1', '198.51.100.1')).toBe('2001:db8::1');
-  });
-
-  it('the walk is bounded: a header of thousands of trusted hops costs at most 32 steps', () => {
-    const hops = Array.from({ length: 5_000 }, () => '10.0.0.1').join(', ');
-    expect(trusting('10.0.0.0/8').resolve('10.1.2.3', `203.0.113.9, ${hops}`)).toBe('10.0.0.1');
+  it.each<[string, string[], string | undefined, string | string[] | undefined, string]>([
+    // Without TRUST_PROXY the key is the TCP peer and X-Forwarded-For is ignored.
+    ['no TRUST_PROXY: the peer, the header ignored', [], '10.0.0.5', '203.0.113.9', '10.0.0.5'],
+    ['no TRUST_PROXY: a v4-mapped peer as v4', [], '::ffff:10.0.0.5', undefined, '10.0.0.5'],
+    ['no TRUST_PROXY: no peer', [], undefined, '203.0.113.9', 'unknown'],
+    ['an untrusted peer is the client, whatever it forwards', ['10.0.0.0/8'], '198.51.100.7', '203.0.113.9', '198.51.100.7'],
+    ['behind a trusted proxy, the address that proxy appended', ['10.0.0.0/8'], '10.1.2.3', '203.0.113.9', '203.0.113.9'],
+    ['behind a trusted v4-mapped proxy, the same', ['10.0.0.0/8'], '::ffff:10.1.2.3', '203.0.113.9', '203.0.113.9'],
+    // Rightmost untrusted hop: entries the client wrote itself (left of it) are never believed.
+    ['an entry the client wrote is not believed', ['10.0.0.0/8'], '10.1.2.3', '1.1.1.1, 203.0.113.9', '203.0.113.9'],
+    ['the walk passes two trusted proxies in a row', ['10.0.0.0/8'], '10.1.2.3', '1.1.1.1, 203.0.113.9, 10.9.9.9', '203.0.113.9'],
+    // node:http joins repeated fields into one list, or they arrive as an array: same answer.
+    ['repeated fields as an array', ['10.0.0.0/8'], '10.1.2.3', ['1.1.1.1', '203.0.113.9, 10.9.9.9'], '203.0.113.9'],
+    ['every hop trusted: the leftmost address', ['10.0.0.0/8'], '10.1.2.3', '10.0.0.1, 10.0.0.2', '10.0.0.1'],
+    // A trusted peer with no or a malformed entry keys on the last address the walk reached.
+    ['a trusted peer without the header', ['10.0.0.0/8'], '10.1.2.3', undefined, '10.1.2.3'],
+    ['a trusted peer with an empty header', ['10.0.0.0/8'], '10.1.2.3', '', '10.1.2.3'],
+    ['a malformed rightmost entry', ['10.0.0.0/8'], '10.1.2.3', '203.0.113.9, not-an-ip', '10.1.2.3'],
+    ['a malformed entry left of the client', ['10.0.0.0/8'], '10.1.2.3', 'unknown, 203.0.113.9', '203.0.113.9'],
+    // IPv6 networks and addresses, normalised to lower case.
+    ['a v6 loopback proxy', ['fd00::/8', '::1'], '::1', '2001:DB8::7', '2001:db8::7'],
+    ['a v6 network of proxies', ['fd00::/8', '::1'], 'fd12::9', '2001:db8::7, fd00::1', '2001:db8::7'],
+    ['an untrusted v6 peer', ['fd00::/8', '::1'], '2001:db8::1', '198.51.100.1', '2001:db8::1'],
+    // The walk is bounded: a header of thousands of trusted hops costs at most 32 steps.
+    ['5,000 trusted hops', ['10.0.0.0/8'], '10.1.2.3', `203.0.113.9, ${HOPS}`, '10.0.0.1'],
+  ])('%s', (_label, cidrs, peer, forwardedFor, client) => {
+    expect(trusting(...cidrs).resolve(peer, forwardedFor)).toBe(client);
   });
 });

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Order } from '../../domain/order.ts';
-import { decodeCreateOrderRequest, decodeLoginRequest, toOrderDto } from './dto.ts';
+import { decodeCreateOrderRequest, decodeLoginRequest } from './dto.ts';
 import { ErrMalformedBody } from '../errors/request-errors.ts';
 
 function malformed(decode: (raw: string) => unknown, raw: string): unknown {
@@ -12,14 +11,10 @@ function malformed(decode: (raw: string) => unknown, raw: string): unknown {
   return undefined;
 }
 
+// Undecodable bodies (not JSON, empty, truncated, null, array, string) and the wrong field types the
+// spec names are the login-body-* / create-body-* / create-quantity-* conformance cases; these add the rest.
 describe('decodeLoginRequest', () => {
   it.each([
-    ['not JSON', 'username=alice&password=x'],
-    ['empty body', ''],
-    ['truncated JSON', '{"username": "alice"'],
-    ['an array', '["alice", "x"]'],
-    ['null', 'null'],
-    ['a string', '"alice"'],
     ['a number', '42'],
     ['username as a number', '{"username": 1, "password": "x"}'],
     ['password as a boolean', '{"username": "alice", "password": true}'],
@@ -43,12 +38,6 @@ describe('decodeLoginRequest', () => {
 
 describe('decodeCreateOrderRequest', () => {
   it.each([
-    ['not JSON', 'item=widget'],
-    ['an array', '[]'],
-    ['null', 'null'],
-    ['item as a number', '{"item": 5, "quantity": 1}'],
-    ['quantity as a string', '{"item": "widget", "quantity": "3"}'],
-    ['quantity as a fraction', '{"item": "widget", "quantity": 1.5}'],
     ['quantity as a boolean', '{"item": "widget", "quantity": true}'],
     ['quantity as an object', '{"item": "widget", "quantity": {}}'],
   ])('%s → ErrMalformedBody', (_name, raw) => {
@@ -59,35 +48,5 @@ describe('decodeCreateOrderRequest', () => {
     expect(decodeCreateOrderRequest('{}')).toStrictEqual({ item: '', quantity: 0 });
     expect(decodeCreateOrderRequest('{"item": "widget"}')).toStrictEqual({ item: 'widget', quantity: 0 });
     expect(decodeCreateOrderRequest('{"quantity": 2}')).toStrictEqual({ item: '', quantity: 2 });
-  });
-
-  it('passes non-positive and huge integers through to the domain', () => {
-    expect(decodeCreateOrderRequest('{"item": "w", "quantity": -1}')).toStrictEqual({ item: 'w', quantity: -1 });
-    expect(decodeCreateOrderRequest('{"item": "w", "quantity": 0}')).toStrictEqual({ item: 'w', quantity: 0 });
-    expect(decodeCreateOrderRequest('{"item": "w", "quantity": 3000000000}')).toStrictEqual({ item: 'w', quantity: 3_000_000_000 });
-  });
-});
-
-describe('toOrderDto (spec 2.1)', () => {
-  it('has exactly id, item, quantity, status, created_at (RFC 3339), and no internal field', () => {
-    const order = {
-      id: '0e4a8c2b-5d61-4f3a-8b7e-9c1d2e3f4a5b',
-      userId: '6f1c2a4e-0b7d-4c1e-9a35-2f8e1d0c9b77',
-      item: 'widget',
-      quantity: 3,
-      status: 'pending',
-      createdAt: new Date('2025-01-02T03:04:05.678Z'),
-      internalNote: 'never on the wire',
-    } as Order;
-    const dto = toOrderDto(order);
-    expect(dto).toStrictEqual({
-      id: '0e4a8c2b-5d61-4f3a-8b7e-9c1d2e3f4a5b',
-      item: 'widget',
-      quantity: 3,
-      status: 'pending',
-      created_at: '2025-01-02T03:04:05.678Z',
-    });
-    expect(Object.keys(dto)).toStrictEqual(['id', 'item', 'quantity', 'status', 'created_at']);
-    expect(JSON.stringify(dto)).not.toContain('6f1c2a4e');
   });
 });

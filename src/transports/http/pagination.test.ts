@@ -1,19 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { pageFromQuery } from './pagination.ts';
 
-/** Spec 4.1 rule 6 (limit: default 20, <= 0 or > 100 gives 20; offset: default 0, negative gives 0). */
+/**
+ * Spec 4.1 rule 6 (limit: default 20, <= 0 or > 100 gives 20; offset: default 0, negative gives 0). Absent,
+ * empty, unparsable, 0, 101, 100 and 1 limits and absent, empty, unparsable and -1 offsets are the list-limit-* and
+ * list-offset-* conformance cases; these are the other spellings.
+ */
 const LIMITS: [string | null | undefined, number][] = [
-  [undefined, 20],
   [null, 20],
-  ['', 20],
-  ['abc', 20],
-  ['0', 20],
   ['-5', 20],
-  ['101', 20],
   ['1000000', 20],
-  ['100', 100],
   ['99', 99],
-  ['1', 1],
   ['1.5', 20],
   ['1e2', 20],
   ['0x10', 20],
@@ -25,11 +22,7 @@ const LIMITS: [string | null | undefined, number][] = [
 ];
 
 const OFFSETS: [string | null | undefined, number][] = [
-  [undefined, 0],
   [null, 0],
-  ['', 0],
-  ['-1', 0],
-  ['x', 0],
   ['30', 30],
   ['0', 0],
   ['2.5', 0],

@@ -1,6 +1,4 @@
-import { once } from 'node:events';
-import { createServer, request, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ErrBodyTooLarge, ErrClientClosed, ErrUnsupportedMediaType } from '../errors/request-errors.ts';
@@ -28,10 +26,6 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe('readBody', () => {
-  it('the limit is 1 MiB', () => {
-    expect(MAX_BODY_BYTES).toBe(1_048_576);
-  });
-
   it('reads a body in chunks as UTF-8, even a character split across chunks', async () => {
     const euro = Buffer.from('€'); // three bytes
     const { req } = fakeRequest([Buffer.from('{"item":"'), euro.subarray(0, 1), euro.subarray(1), Buffer.from('"}')]);
@@ -49,8 +43,11 @@ describe('readBody', () => {
     expect((error as Error).message).toBe('request body too large');
   });
 
-  it('stops reading as soon as the limit is passed', async () => {
-    const { req, pulled } = fakeRequest([Buffer.alloc(8), Buffer.alloc(8), Buffer.alloc(8), Buffer.alloc(8)]);
+  it.each([
+    ['no Content-Length', {}],
+    ['a lying small Content-Length', { 'content-length': '1' }],
+  ])('with %s, stops reading as soon as the limit is passed', async (_label, headers) => {
+    const { req, pulled } = fakeRequest([Buffer.alloc(8), Buffer.alloc(8), Buffer.alloc(8), Buffer.alloc(8)], headers);
     expect(await failure(readBody(req, 10))).toBeInstanceOf(ErrBodyTooLarge);
     expect(pulled()).toBe(2);
   });
@@ -62,11 +59,6 @@ describe('readBody', () => {
     const declaredHuge = fakeRequest([Buffer.alloc(4)], { 'content-length': String(2 * MAX_BODY_BYTES) });
     expect(await failure(readBody(declaredHuge.req))).toBeInstanceOf(ErrBodyTooLarge);
     expect(declaredHuge.pulled()).toBe(0);
-  });
-
-  it('a lying small Content-Length does not lift the limit', async () => {
-    const { req } = fakeRequest([Buffer.alloc(8), Buffer.alloc(8)], { 'content-length': '1' });
-    expect(await failure(readBody(req, 10))).toBeInstanceOf(ErrBodyTooLarge);
   });
 
   it('a body stream that fails mid-way (the client hung up) is ErrClientClosed, not a server fault', async () => {
@@ -82,39 +74,6 @@ describe('readBody', () => {
     expect((error as Error).cause).toBe(cause);
   });
 
-  it('over a real socket: a chunked 2 MiB body without Content-Length is refused', async () => {
-    const outcomes: unknown[] = [];
-    const server = createServer((req, res) => {
-      readBody(req).then(
-        (body) => outcomes.push(body.length),
-        (error: unknown) => outcomes.push(error),
-      ).finally(() => res.writeHead(204, { connection: 'close' }).end());
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    try {
-      const { port } = server.address() as AddressInfo;
-      const client = request({ host: '127.0.0.1', port, method: 'POST', path: '/' });
-      client.on('error', () => undefined); // the server may stop reading mid-upload
-      const answered = new Promise<void>((resolve) => {
-        client.on('response', (res) => {
-          res.resume();
-          resolve();
-        });
-        client.on('close', () => resolve());
-      });
-      const chunk = Buffer.alloc(64 * 1024, 'x');
-      for (let i = 0; i < 32; i++) client.write(chunk);
-      client.end();
-      await answered;
-      for (let i = 0; i < 100 && outcomes.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(outcomes).toHaveLength(1);
-      expect(outcomes[0]).toBeInstanceOf(ErrBodyTooLarge);
-    } finally {
-      server.closeAllConnections();
-      server.close();
-    }
-  });
 });
 
 describe('checkJsonContentType (rule HTTP-json-content-type)', () => {

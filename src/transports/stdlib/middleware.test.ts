@@ -61,17 +61,13 @@ async function recorded(r: Rig): Promise<{ log: unknown; metric: string | undefi
 }
 
 describe('stdlib observers: the recorded status', () => {
-  it('defaults to 200 when the handler never wrote a header (spec 4.5)', async () => {
-    const r = await rig(async () => undefined);
-    const response = await fetch(r.url);
-    expect(response.status).toBe(200);
-    expect(await recorded(r)).toStrictEqual({ log: 200, metric: '200', span: 200 });
-  });
-
-  it('is the status the handler wrote', async () => {
-    const r = await rig(async ({ res }) => void res.writeHead(418).end());
-    expect((await fetch(r.url)).status).toBe(418);
-    expect(await recorded(r)).toStrictEqual({ log: 418, metric: '418', span: 418 });
+  it.each<[string, Handler, number]>([
+    ['defaults to 200 when the handler never wrote a header (spec 4.5)', async () => undefined, 200],
+    ['is the status the handler wrote', async ({ res }) => void res.writeHead(418).end(), 418],
+  ])('%s', async (_label, handler, status) => {
+    const r = await rig(handler);
+    expect((await fetch(r.url)).status).toBe(status);
+    expect(await recorded(r)).toStrictEqual({ log: status, metric: String(status), span: status });
   });
 
   it('is 500 when the handler threw before answering, as recovery then answers', async () => {
