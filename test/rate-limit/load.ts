@@ -1,5 +1,5 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { pacedLoad } from '../support/paced-load.ts';
 import { RATE_LIMIT_CHANNEL, type RateLimitEvent } from '../../src/transports/http/http-rate-limiter.ts';
 
 /** Every decision any limiter in this process takes while `work` runs (the limiter's own record). */
@@ -15,21 +15,10 @@ export async function recordDecisions(work: () => Promise<void>): Promise<RateLi
   return events;
 }
 
-/**
- * `count` requests to `paths` on the given base URLs in turn, started at `perSecond` (paced by timers;
- * a busy machine sends them later, never fewer). Returns the statuses in send order.
- */
+/** `count` requests to `path` on the given base URLs in turn, paced at `perSecond`; the statuses in send order. */
 export async function offerLoad(baseUrls: readonly string[], perSecond: number, count: number, path = '/me/recent'): Promise<number[]> {
-  const gap = 1000 / perSecond;
-  const startedAt = performance.now();
-  const replies: Promise<number>[] = [];
-  for (let i = 0; i < count; i++) {
-    const due = startedAt + i * gap - performance.now();
-    if (due > 0) await sleep(due);
-    const url = `${baseUrls[i % baseUrls.length] as string}${path}`;
-    replies.push(fetch(url).then(async (response) => (await response.arrayBuffer(), response.status)));
-  }
-  return Promise.all(replies);
+  const samples = await pacedLoad(count, perSecond, (i) => fetch(`${baseUrls[i % baseUrls.length] as string}${path}`).then(async (response) => (await response.arrayBuffer(), response.status)));
+  return samples.map((sample) => sample.result);
 }
 
 export interface WindowCount {
