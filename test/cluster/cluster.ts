@@ -1,13 +1,11 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { ORDER_STREAM_DEFAULTS } from '../../src/adapters/nats/order-stream.ts';
-import { DEFAULT_KEY_PREFIX } from '../../src/adapters/redis/redis-config.ts';
 import { until } from '../support/eventually.ts';
 import { freePort } from '../support/ports.ts';
-import { insertUser, placedCounts } from '../support/replica-kit.ts';
+import { dropSchemaRun, insertUser, placedCounts } from '../support/replica-kit.ts';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
 import { transportNamed } from '../support/transports.ts';
 import { startHaproxy, type Haproxy } from './haproxy.ts';
@@ -112,17 +110,9 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env): Promis
         replica.process.kill();
         await replica.process.exited;
       }
-      const ids = await pool.query<{ id: string }>('SELECT id FROM orders').then((r) => r.rows.map((row) => row.id), () => []);
-      if (ids.length > 0) {
-        const redis = new Redis(`redis://${redisAddr}`, { lazyConnect: true, maxRetriesPerRequest: 1 });
-        await redis.connect().then(() => redis.del(...ids.map((id) => `${DEFAULT_KEY_PREFIX}${id}`)), () => undefined);
-        redis.disconnect();
-      }
-      nats ??= await connect({ servers: natsUrl.split(',') }).catch(() => undefined);
-      if (nats !== undefined) await (await jetstreamManager(nats)).streams.delete(stream).catch(() => undefined);
       await nats?.close().catch(() => undefined);
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
       await pool.end().catch(() => undefined);
+      await dropSchemaRun({ dsn, redisAddr, natsUrl }, schema).catch(() => undefined);
     },
   };
 
