@@ -36,6 +36,8 @@ export interface Fleet {
   stop(replica: Replica): Promise<number | null>;
   /** A user in the private database, logged in through replica 0; returns its bearer token. */
   login(): Promise<string>;
+  /** What no log line may contain: JWT_SECRET and the private Postgres password. */
+  readonly secrets: Readonly<Record<string, string>>;
   /** The JetStream stream's stored message count. */
   streamMessages(): Promise<number>;
   query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
@@ -89,6 +91,7 @@ export async function startFleet(size: number): Promise<Fleet> {
       replica.process = undefined;
       return code;
     },
+    secrets: { JWT_SECRET: jwtSecret, 'DSN password': postgres.password },
     async login() {
       const { username, password } = await insertUser(pool, 'fleet');
       const response = await fetch(`${replicas[0]!.baseUrl}/auth/login`, {
@@ -184,15 +187,15 @@ export function doubled(fleet: Fleet): Array<[string, number]> {
   return [...fleet.placedCounts()].filter(([, count]) => count > 1);
 }
 
-/** Polls a replica's /healthz until its publisher node fails; resolves with the error text. */
-export async function untilPublisherFails(replica: Replica, boundMs: number): Promise<string | undefined> {
+/** Polls a replica's /healthz until `node` (publisher, cache, database) fails; resolves with its error text. */
+export async function untilNodeFails(replica: Replica, node: string, boundMs: number): Promise<string | undefined> {
   const deadline = performance.now() + boundMs;
   while (performance.now() < deadline) {
     const report = await fetch(`${replica.adminUrl}/healthz`, { signal: AbortSignal.timeout(3_000) })
       .then((r) => r.json() as Promise<{ nodes?: Array<{ name: string; status: string; error?: string }> }>)
       .catch(() => undefined);
-    const publisher = report?.nodes?.find((node) => node.name === 'publisher');
-    if (publisher !== undefined && publisher.status !== 'ok') return publisher.error ?? '';
+    const failing = report?.nodes?.find((n) => n.name === node && n.status !== 'ok');
+    if (failing !== undefined) return failing.error ?? '';
     await sleep(100);
   }
   return undefined;

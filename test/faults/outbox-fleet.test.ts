@@ -3,7 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findBinary } from './local-servers.ts';
 import { canRunPostgres } from './postgres-server.ts';
-import { awaitAnnounced, createLoad, doubled, startFleet, untilPublisherFails, type Fleet } from './fleet.ts';
+import { awaitAnnounced, createLoad, doubled, startFleet, untilNodeFails, type Fleet } from './fleet.ts';
+import { expectNoSecrets } from './service-client.ts';
 
 /**
  * Issue 13, must-show: two replicas of the real executable on private Postgres, Redis and NATS
@@ -51,7 +52,7 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
       await sleep(2_000);
       await fleet.nats.kill();
       const killedAt = performance.now();
-      healthError = await untilPublisherFails(fleet.replicas[0]!, 10_000);
+      healthError = await untilNodeFails(fleet.replicas[0]!, 'publisher', 10_000);
       console.log(`nats kill: publisher health during the outage: ${healthError ?? 'never failed within 10 s'}`);
       await sleep(Math.max(0, 5_000 - (performance.now() - killedAt)));
       await fleet.nats.start();
@@ -77,7 +78,7 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
       await sleep(2_000);
       fleet.nats.pause();
       const stalledAt = performance.now();
-      const error = await untilPublisherFails(fleet.replicas[1]!, 20_000);
+      const error = await untilNodeFails(fleet.replicas[1]!, 'publisher', 20_000);
       detectedMs = error === undefined ? undefined : performance.now() - stalledAt;
       console.log(`nats stall: publisher health failed ${detectedMs?.toFixed(0) ?? 'never'} ms after SIGSTOP: ${error}`);
       await sleep(Math.max(0, 30_000 - (performance.now() - stalledAt)));
@@ -142,6 +143,31 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     expect(doubled(fleet)).toEqual([]);
   }, 180_000);
 
+  it('Redis killed during 50 creates/s: creates keep answering 201 and reads come from Postgres, /healthz names only the cache; a restart makes it clean again', async () => {
+    const killed = (async () => {
+      await sleep(1_000);
+      await fleet.redis.kill();
+      await sleep(2_000);
+    })();
+    const result = await createLoad(fleet, token, RATE, killed);
+    expect(result.other, 'creates must not fail while the cache is away').toEqual([]);
+    // Never cached (the write failed once Redis was gone): only Postgres can answer for the last ones.
+    for (const id of result.created.slice(-20)) {
+      const read = await fetch(`${fleet.replicas[1]!.baseUrl}/orders/${id}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(read.status, id).toBe(200);
+    }
+    expect(await untilNodeFails(fleet.replicas[0]!, 'cache', 10_000)).toMatch(/^cache: /);
+    const report = (await (await fetch(`${fleet.replicas[0]!.adminUrl}/healthz`)).json()) as { nodes: Array<{ name: string; status: string }> };
+    expect(report.nodes.filter((n) => n.status !== 'ok').map((n) => n.name)).toEqual(['cache']);
+    expect(fleet.lines().some((l) => l.includes('"order service: cache write failed"'))).toBe(true);
+    await fleet.redis.start();
+    for (const replica of fleet.replicas) {
+      for (let i = 0; i < 200 && (await fetch(`${replica.adminUrl}/healthz`)).status !== 200; i++) await sleep(50);
+      expect((await fetch(`${replica.adminUrl}/healthz`)).status).toBe(200);
+    }
+    expect(fleet.lines().some((l) => l.includes('"cache: connection restored"'))).toBe(true);
+  }, 60_000);
+
   it('a create retried with the same Idempotency-Key after a lost answer yields one order', async () => {
     const key = `"${randomUUID()}"`;
     const item = `idempotent-${randomUUID()}`;
@@ -169,4 +195,8 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     expect(lost.status).toBe(201);
     await expectEachAnnouncedOnce([order.id], 'idempotent retry');
   }, 60_000);
+
+  it('leaks no secret in any log line', () => {
+    expectNoSecrets(fleet.lines(), { ...fleet.secrets, token });
+  });
 });

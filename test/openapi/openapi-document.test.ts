@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -86,6 +88,12 @@ const expectedStatuses = (method: string, base: number[]): number[] =>
   );
 
 describe('openapi/openapi.yaml embedding (spec 9 rule 3)', () => {
+  // npm run check:generated also regenerates src/gen and compares; this is the quick signal in npm test.
+  it('the embedded OPENAPI_YAML is byte-identical to openapi/openapi.yaml', () => {
+    const source = readFileSync(join(import.meta.dirname, '..', '..', 'openapi', 'openapi.yaml'), 'utf8');
+    expect(OPENAPI_YAML === source, 'embedded contract is stale: run `npm run openapi:embed`').toBe(true);
+  });
+
   it('the rendering round-trips awkward text byte for byte', async () => {
     const text = 'a: "quoted" \\ back\n\n  tab\there\r\nunicode: é ✓\n';
     const module = renderOpenapiModule(text);
