@@ -5,6 +5,7 @@ import { findBinary } from './local-servers.ts';
 import { canRunPostgres } from './postgres-server.ts';
 import { awaitAnnounced, createLoad, doubled, startFleet, untilNodeFails, type Fleet } from './fleet.ts';
 import { expectNoSecrets } from './service-client.ts';
+import { until } from '../support/eventually.ts';
 
 /**
  * Issue 13, must-show: two replicas of the real executable on private Postgres, Redis and NATS
@@ -143,7 +144,7 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     expect(doubled(fleet)).toEqual([]);
   }, 180_000);
 
-  it('Redis killed during 50 creates/s: creates keep answering 201 and reads come from Postgres, /healthz names only the cache; a restart makes it clean again', async () => {
+  it('Redis killed during 50 creates/s: creates keep answering 201 and reads come from Postgres, /healthz names only the cache, the rate limit falls back to each process; a restart makes it all clean again', async () => {
     const killed = (async () => {
       await sleep(1_000);
       await fleet.redis.kill();
@@ -160,12 +161,19 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     const report = (await (await fetch(`${fleet.replicas[0]!.adminUrl}/healthz`)).json()) as { nodes: Array<{ name: string; status: string }> };
     expect(report.nodes.filter((n) => n.status !== 'ok').map((n) => n.name)).toEqual(['cache']);
     expect(fleet.lines().some((l) => l.includes('"order service: cache write failed"'))).toBe(true);
+    // Rule LIMIT-rate-store: each replica limits on its own bucket, warned once (its semantics: conformance rate-limit-shared-store-…).
+    const warned = (msg: string): number => fleet.lines().filter((l) => l.includes(`"${msg}"`)).length;
+    expect(warned('rate limit: shared store unavailable, limiting per process')).toBe(fleet.replicas.length);
     await fleet.redis.start();
     for (const replica of fleet.replicas) {
       for (let i = 0; i < 200 && (await fetch(`${replica.adminUrl}/healthz`)).status !== 200; i++) await sleep(50);
       expect((await fetch(`${replica.adminUrl}/healthz`)).status).toBe(200);
     }
     expect(fleet.lines().some((l) => l.includes('"cache: connection restored"'))).toBe(true);
+    await until(async () => {
+      await Promise.all(fleet.replicas.map((r) => fetch(`${r.baseUrl}/orders?limit=1`, { headers: { authorization: `Bearer ${token}` } }).then((res) => res.arrayBuffer())));
+      return warned('rate limit: shared store answers again') === fleet.replicas.length;
+    }, 'every replica deciding through Redis again');
   }, 60_000);
 
   it('a create retried with the same Idempotency-Key after a lost answer yields one order', async () => {
