@@ -5,7 +5,7 @@ import type { Driver, DriverName, Reply } from '../../conformance/drivers/driver
 import { createDriver, DRIVER_NAMES } from '../../conformance/drivers/drivers.ts';
 import { until } from '../support/eventually.ts';
 import { CLUSTER_RPS, loopbackClient, startCluster, type Cluster, type ClusterReplica } from './cluster.ts';
-import { budgetRate, offered, pacedLoad } from './paced-load.ts';
+import { budgetRate, offered, pacedLoad } from '../support/paced-load.ts';
 
 /**
  * Issue 14: three orders-grpc replicas on the real backends behind haproxy (npm run test:cluster; rules
@@ -186,8 +186,10 @@ describe('three orders-grpc replicas behind haproxy (HTTP/1.1, h2c and gRPC bala
           (error: unknown) => ({ kind, reply: undefined, error: String(error) }),
         );
       },
-      (i) => {
-        if (i === 30) victim.process.kill();
+      {
+        onSent: (i) => {
+          if (i === 30) victim.process.kill();
+        },
       },
     );
     await victim.process.exited;

@@ -1,13 +1,11 @@
-import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { ORDER_STREAM_DEFAULTS } from '../../src/adapters/nats/order-stream.ts';
-import { DEFAULT_KEY_PREFIX } from '../../src/adapters/redis/redis-config.ts';
-import { hashPassword } from '../../src/service/password-hasher.ts';
 import { until } from '../support/eventually.ts';
 import { freePort } from '../support/ports.ts';
+import { dropSchemaRun, insertUser, placedCounts } from '../support/replica-kit.ts';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
 import { transportNamed } from '../support/transports.ts';
 import { startHaproxy, type Haproxy } from './haproxy.ts';
@@ -99,24 +97,8 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env): Promis
       if (haproxy === undefined) throw new Error('haproxy is not running');
       return haproxy;
     },
-    async addUser() {
-      const username = `cluster-${randomUUID()}`;
-      const password = `pw-${randomBytes(9).toString('hex')}`;
-      await pool.query('INSERT INTO users (id, username, password_hash) VALUES ($1, $2, $3)', [
-        randomUUID(),
-        username,
-        await hashPassword(password, { N: 1024, r: 8, p: 1 }),
-      ]);
-      return { username, password };
-    },
-    placedCounts() {
-      const counts = new Map<string, number>();
-      for (const line of replicas.flatMap((r) => r.process.lines)) {
-        const id = line['order_id'];
-        if (line['msg'] === 'order placed' && typeof id === 'string') counts.set(id, (counts.get(id) ?? 0) + 1);
-      }
-      return counts;
-    },
+    addUser: () => insertUser(pool, 'cluster'),
+    placedCounts: () => placedCounts(replicas.flatMap((r) => r.process.lines)),
     async notifierIdle() {
       nats ??= await connect({ servers: natsUrl.split(',') });
       const info = await (await jetstreamManager(nats)).consumers.info(stream, ORDER_STREAM_DEFAULTS.durable);
@@ -128,17 +110,9 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env): Promis
         replica.process.kill();
         await replica.process.exited;
       }
-      const ids = await pool.query<{ id: string }>('SELECT id FROM orders').then((r) => r.rows.map((row) => row.id), () => []);
-      if (ids.length > 0) {
-        const redis = new Redis(`redis://${redisAddr}`, { lazyConnect: true, maxRetriesPerRequest: 1 });
-        await redis.connect().then(() => redis.del(...ids.map((id) => `${DEFAULT_KEY_PREFIX}${id}`)), () => undefined);
-        redis.disconnect();
-      }
-      nats ??= await connect({ servers: natsUrl.split(',') }).catch(() => undefined);
-      if (nats !== undefined) await (await jetstreamManager(nats)).streams.delete(stream).catch(() => undefined);
       await nats?.close().catch(() => undefined);
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
       await pool.end().catch(() => undefined);
+      await dropSchemaRun({ dsn, redisAddr, natsUrl }, schema).catch(() => undefined);
     },
   };
 

@@ -1,6 +1,4 @@
-import { spawn } from 'node:child_process';
 import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runAdminCli, USAGE } from '../../src/adapters/postgres/admin-cli.ts';
 import { PostgresCredentialStore } from '../../src/adapters/postgres/postgres-credential-store.ts';
@@ -8,9 +6,8 @@ import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.
 import type { Env } from '../../src/config/env.ts';
 import { verifyPassword } from '../../src/service/password-hasher.ts';
 import { captureLogger, dropSchemas, postgresConfig, testSchemaName } from './postgres-harness.ts';
-import { loadMigrations } from '../../src/adapters/postgres/migrations.ts';
-
-const BIN = fileURLToPath(new URL('../../bin/orders-admin.ts', import.meta.url));
+import { spawnBin } from '../support/spawn-bin.ts';
+import { VERSIONS } from './postgres-database.contract.ts';
 
 async function cli(argv: string[], env: Env, stdin = ''): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
@@ -24,17 +21,10 @@ async function cli(argv: string[], env: Env, stdin = ''): Promise<{ code: number
   return { code, stdout, stderr };
 }
 
-function spawnBin(argv: string[], env: Env, stdin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...argv], { env: { PATH: process.env.PATH, ...env }, stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
+/** `node bin/orders-admin.ts` itself, the password piped in. */
+async function runBin(argv: string[], env: Record<string, string>, stdin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const bin = spawnBin('bin/orders-admin.ts', argv, env, stdin);
+  return { code: (await bin.exited).code, stdout: bin.stdout(), stderr: bin.stderr() };
 }
 
 describe('orders-admin arguments (no database needed)', () => {
@@ -75,7 +65,7 @@ describe('orders-admin arguments (no database needed)', () => {
   });
 
   it('the bin wrapper passes argv through and sets the exit code', async () => {
-    const result = await spawnBin(['bogus'], {}, '');
+    const result = await runBin(['bogus'], {}, '');
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('orders-admin: unknown arguments: bogus');
   });
@@ -95,8 +85,7 @@ describe.skipIf(!DSN)('orders-admin against the real server', () => {
   });
 
   it('migrate applies every migration once, then reports nothing pending', async () => {
-    const versions = (await loadMigrations()).map((m) => m.version);
-    const stdout = versions.map((v) => `applied migration ${v}\n`).join('');
+    const stdout = VERSIONS.map((v) => `applied migration ${v}\n`).join('');
     expect(await cli(['migrate'], env)).toEqual({ code: 0, stdout, stderr: '' });
     expect(await cli(['migrate'], env)).toEqual({ code: 0, stdout: 'no pending migrations\n', stderr: '' });
   });
@@ -127,7 +116,7 @@ describe.skipIf(!DSN)('orders-admin against the real server', () => {
   });
 
   it('works end to end through the bin with the password piped in', async () => {
-    const result = await spawnBin(['users', 'add', 'bob'], env, 'piped-pw\n');
+    const result = await runBin(['users', 'add', 'bob'], { POSTGRES_DSN: DSN as string, POSTGRES_SCHEMA: schema }, 'piped-pw\n');
     expect(result).toEqual({ code: 0, stdout: expect.stringMatching(/^user bob added with id /), stderr: '' });
     expect(await verifyPassword('piped-pw', (await store.findByUsername('bob'))!.passwordHash)).toBe(true);
   });

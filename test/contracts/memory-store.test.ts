@@ -52,10 +52,6 @@ describe('MemoryStore trouble simulation', () => {
     await store.insert(o);
     expect(await store.findById(o.id)).toBeDefined();
   });
-
-  it('is named database for the health report', () => {
-    expect(new MemoryStore().name).toBe('database');
-  });
 });
 
 describe('MemoryStore listByUser', () => {

@@ -1,21 +1,10 @@
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresCredentialStore } from '../../src/adapters/postgres/postgres-credential-store.ts';
 import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
-import { loadMigrations } from '../../src/adapters/postgres/migrations.ts';
-import { PostgresOrderRepository } from '../../src/adapters/postgres/postgres-order-repository.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
-import type { Order } from '../../src/domain/order.ts';
-import { credentialStoreContract } from './credential-store.contract.ts';
-import { listPlanContract } from './list-plan.contract.ts';
-import { orderRepositoryContract } from './order-repository.contract.ts';
-import { outboxContract } from './outbox.contract.ts';
-import { captureLogger, outboxOn, postgresConfig } from './postgres-harness.ts';
-
-/** Every migration file, in order (001_init, 003_outbox_idempotency, …). */
-const VERSIONS = (await loadMigrations()).map((m) => m.version);
+import { postgresDatabaseContract, VERSIONS } from './postgres-database.contract.ts';
+import { captureLogger, postgresConfig } from './postgres-harness.ts';
 
 /**
  * The unmodified pg Pool talks to PGlite through pglite-socket. One PGlite per file: each costs
@@ -48,36 +37,12 @@ afterAll(async () => {
   await pglite?.close();
 });
 
-orderRepositoryContract('pglite', () => new PostgresOrderRepository(db));
-listPlanContract('pglite', () => db);
-outboxContract('pglite', () => outboxOn(db));
-credentialStoreContract('pglite', () => new PostgresCredentialStore(db));
+postgresDatabaseContract('pglite', () => db);
 
 describe('PostgresDatabase on PGlite', () => {
-  it('created the tables in the configured schema and recorded the migration', async () => {
-    const { rows } = await db.query<{ table_name: string }>(
-      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'orders_pglite' ORDER BY table_name",
-    );
-    expect(rows.map((r) => r.table_name)).toEqual(['idempotency_keys', 'order_outbox', 'orders', 'schema_migrations', 'users']);
-    expect((await db.query('SELECT version FROM schema_migrations ORDER BY version')).rows).toEqual(VERSIONS.map((version) => ({ version })));
-  });
-
   it('re-running migrations is a no-op, also when concurrent (advisory lock is re-entrant here)', async () => {
     expect(await Promise.all([db.migrate(), db.migrate()])).toEqual([[], []]);
     expect((await db.query('SELECT count(*)::int AS n FROM schema_migrations')).rows).toEqual([{ n: VERSIONS.length }]);
-  });
-
-  it('CHECK constraints reject what the domain should have refused, as an internal error', async () => {
-    const repo = new PostgresOrderRepository(db);
-    const base: Order = { id: randomUUID(), userId: randomUUID(), item: 'x', quantity: 1, status: 'pending', createdAt: new Date() };
-    await expect(repo.insert({ ...base, quantity: 0 })).rejects.toThrow(/orders_quantity_check.*SQLSTATE 23514/);
-    await expect(repo.insert({ ...base, quantity: 0 })).rejects.toBeInstanceOf(ErrUnavailable);
-    await expect(repo.insert({ ...base, status: 'shipped' as 'pending' })).rejects.toThrow(/orders_status_check/);
-    expect(await repo.findById(base.id)).toBeUndefined();
-  });
-
-  it('health resolves while the server is up', async () => {
-    await expect(db.health()).resolves.toBeUndefined();
   });
 
   // Last: takes the server away.

@@ -3,7 +3,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { openapiOperations } from '../openapi/openapi-operations.ts';
 import { SWAGGER_ASSETS } from '../../src/transports/http/swagger-assets.ts';
 import { SWAGGER_CDN_ORIGIN } from '../../src/transports/http/swagger-page.ts';
-import { startEmbedded, type EmbeddedService } from './embedded-service.ts';
+import { spawnBin } from '../support/spawn-bin.ts';
 import { chromiumInstalled, CHROMIUM_PATH, launchChromium, offlineContext } from './headless-chromium.ts';
 
 /**
@@ -18,6 +18,18 @@ const EXECUTABLES = ['orders-grpc', 'orders-stdlib', 'orders-koa'] as const;
 /** A generous ceiling, not a target: a 1.7 MB bundle parsed by Chromium on a CI machine shared with other suites. */
 const BROWSER_TEST_TIMEOUT_MS = 120_000;
 const ASSET_PATHS = SWAGGER_ASSETS.map((asset) => `/swagger/assets/${asset.name}`);
+
+/** One executable as a user runs it (`node bin/<name>.ts --embedded`, demo users seeded) on port 0. */
+interface EmbeddedService {
+  readonly baseUrl: string;
+  stop(): Promise<unknown>;
+}
+
+async function startEmbedded(name: string): Promise<EmbeddedService> {
+  const bin = spawnBin(`bin/${name}.ts`, ['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'info' });
+  const listening = await bin.waitForLine((line) => line['msg'] === 'api: listening', 'api: listening');
+  return { baseUrl: `http://${String(listening['addr'])}`, stop: () => bin.stop() };
+}
 
 interface PageWatch {
   readonly page: Page;

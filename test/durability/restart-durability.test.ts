@@ -1,9 +1,7 @@
-import { jetstreamManager } from '@nats-io/jetstream';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_DEFAULTS } from '../../src/adapters/postgres/postgres-config.ts';
 import { PostgresCredentialStore } from '../../src/adapters/postgres/postgres-credential-store.ts';
@@ -16,6 +14,7 @@ import { freePort } from '../support/ports.ts';
 import { expectNoSecrets, ServiceClient, type Reply } from '../faults/service-client.ts';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
 import { until } from '../support/eventually.ts';
+import { dropSchemaRun } from '../support/replica-kit.ts';
 
 /**
  * The must-show of the real-backends issue, against the shared servers: what a create stores outlives
@@ -105,17 +104,8 @@ describe.skipIf(!configured)('durability across a restart of orders-stdlib (shar
       lines.push(...run.rawLines());
       run.kill();
     }
-    if (nats !== undefined) await (await jetstreamManager(nats)).streams.delete(`ORDERS_${schema}`).catch(() => undefined);
     await nats?.close();
-    const redis = new Redis(`redis://${env['REDIS_ADDR']}`, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    await redis.connect();
-    const ids = created.map((reply) => (reply.json as OrderJson).id);
-    if (ids.length > 0) await redis.del(...ids.map((id) => `${DEFAULT_KEY_PREFIX}${id}`));
-    redis.disconnect();
-    const admin = new pg.Client({ connectionString: dsn });
-    await admin.connect();
-    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await admin.end();
+    await dropSchemaRun({ dsn, redisAddr: env['REDIS_ADDR']!, natsUrl: env['NATS_URL']! }, schema);
   });
 
   it(`run 1: ${ORDERS} creates, ${ORDERS} order-placed events with matching fields`, async () => {

@@ -1,11 +1,12 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
-import { hashPassword } from '../../src/service/password-hasher.ts';
 import { startNatsServer, startRedisServer, type LocalServer } from './local-servers.ts';
 import { freePort } from '../support/ports.ts';
+import { pacedLoad } from '../support/paced-load.ts';
+import { insertUser, placedCounts } from '../support/replica-kit.ts';
 import { startPostgresServer, type PostgresServer } from './postgres-server.ts';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
 
@@ -35,6 +36,8 @@ export interface Fleet {
   stop(replica: Replica): Promise<number | null>;
   /** A user in the private database, logged in through replica 0; returns its bearer token. */
   login(): Promise<string>;
+  /** What no log line may contain: JWT_SECRET and the private Postgres password. */
+  readonly secrets: Readonly<Record<string, string>>;
   /** The JetStream stream's stored message count. */
   streamMessages(): Promise<number>;
   query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
@@ -59,6 +62,8 @@ export async function startFleet(size: number): Promise<Fleet> {
     JWT_SECRET: jwtSecret,
     HTTP_ADDR: replica.baseUrl.slice('http://'.length),
     ADMIN_ADDR: replica.adminUrl.slice('http://'.length),
+    // The shared budget in the private Redis, high enough never to refuse: its outage path is shown here.
+    RATE_LIMIT_STORE: 'redis',
     RATE_LIMIT_RPS: '100000',
     LOG_LEVEL: 'info',
   });
@@ -67,21 +72,14 @@ export async function startFleet(size: number): Promise<Fleet> {
   let nc: NatsConnection | undefined;
   let jsm: JetStreamManager | undefined;
 
+  const processes = (): SpawnedBin[] => [...retired, ...replicas.flatMap((r) => (r.process ? [r.process] : []))];
   const fleet: Fleet = {
     postgres,
     redis,
     nats,
     replicas,
-    lines: () => [...retired, ...replicas.flatMap((r) => (r.process ? [r.process] : []))].flatMap((p) => p.rawLines()),
-    placedCounts() {
-      const counts = new Map<string, number>();
-      for (const line of fleet.lines()) {
-        if (!line.includes('"order placed"')) continue;
-        const parsed = JSON.parse(line) as { msg?: string; order_id?: string };
-        if (parsed.msg === 'order placed' && parsed.order_id !== undefined) counts.set(parsed.order_id, (counts.get(parsed.order_id) ?? 0) + 1);
-      }
-      return counts;
-    },
+    lines: () => processes().flatMap((p) => p.rawLines()),
+    placedCounts: () => placedCounts(processes().flatMap((p) => p.lines)),
     async start(replica) {
       if (replica.process !== undefined) throw new Error(`replica ${replica.index} is running`);
       replica.process = spawnBin('bin/orders-stdlib.ts', [], env(replica));
@@ -95,14 +93,9 @@ export async function startFleet(size: number): Promise<Fleet> {
       replica.process = undefined;
       return code;
     },
+    secrets: { JWT_SECRET: jwtSecret, 'DSN password': postgres.password },
     async login() {
-      const username = `fleet-${randomUUID()}`;
-      const password = `${username}-password`;
-      await pool.query('INSERT INTO users (id, username, password_hash) VALUES ($1, $2, $3)', [
-        randomUUID(),
-        username,
-        await hashPassword(password, { N: 1024, r: 8, p: 1 }),
-      ]);
+      const { username, password } = await insertUser(pool, 'fleet');
       const response = await fetch(`${replicas[0]!.baseUrl}/auth/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -151,41 +144,32 @@ export interface LoadResult {
 
 /**
  * `ratePerSecond` creates, spread round-robin over the replicas that are running, each fired on its
- * own schedule (an open loop: a slow answer does not slow the load), until `until` resolves.
+ * own schedule (an open loop: a slow answer does not slow the load), until `until` resolves (or ten
+ * minutes' worth were sent).
  */
 export async function createLoad(fleet: Fleet, token: string, ratePerSecond: number, until: Promise<unknown>): Promise<LoadResult> {
   const created: string[] = [];
   const other: string[] = [];
-  const inFlight = new Set<Promise<void>>();
   let done = false;
   void until.finally(() => (done = true));
-  let n = 0;
-  const interval = 1_000 / ratePerSecond;
-  const started = performance.now();
-  while (!done) {
+  const create = async (i: number): Promise<void> => {
     const live = fleet.replicas.filter((r) => r.process !== undefined);
-    const replica = live[n % Math.max(1, live.length)];
-    const i = n++;
-    if (replica !== undefined) {
-      const request = fetch(`${replica.baseUrl}/orders`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify({ item: `load-${i}`, quantity: 1 }),
-        signal: AbortSignal.timeout(20_000),
+    const replica = live[i % Math.max(1, live.length)];
+    if (replica === undefined) return;
+    await fetch(`${replica.baseUrl}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ item: `load-${i}`, quantity: 1 }),
+      signal: AbortSignal.timeout(20_000),
+    })
+      .then(async (response) => {
+        const text = await response.text();
+        if (response.status === 201) created.push((JSON.parse(text) as { id: string }).id);
+        else other.push(String(response.status));
       })
-        .then(async (response) => {
-          const text = await response.text();
-          if (response.status === 201) created.push((JSON.parse(text) as { id: string }).id);
-          else other.push(String(response.status));
-        })
-        .catch((error: unknown) => void other.push(error instanceof Error ? error.name : String(error)))
-        .finally(() => inFlight.delete(request));
-      inFlight.add(request);
-    }
-    const next = started + n * interval;
-    await sleep(Math.max(0, next - performance.now()));
-  }
-  await Promise.all(inFlight);
+      .catch((error: unknown) => void other.push(error instanceof Error ? error.name : String(error)));
+  };
+  await pacedLoad(600 * ratePerSecond, ratePerSecond, create, { stop: () => done });
   return { created, other };
 }
 
@@ -205,15 +189,15 @@ export function doubled(fleet: Fleet): Array<[string, number]> {
   return [...fleet.placedCounts()].filter(([, count]) => count > 1);
 }
 
-/** Polls a replica's /healthz until its publisher node fails; resolves with the error text. */
-export async function untilPublisherFails(replica: Replica, boundMs: number): Promise<string | undefined> {
+/** Polls a replica's /healthz until `node` (publisher, cache, database) fails; resolves with its error text. */
+export async function untilNodeFails(replica: Replica, node: string, boundMs: number): Promise<string | undefined> {
   const deadline = performance.now() + boundMs;
   while (performance.now() < deadline) {
     const report = await fetch(`${replica.adminUrl}/healthz`, { signal: AbortSignal.timeout(3_000) })
       .then((r) => r.json() as Promise<{ nodes?: Array<{ name: string; status: string; error?: string }> }>)
       .catch(() => undefined);
-    const publisher = report?.nodes?.find((node) => node.name === 'publisher');
-    if (publisher !== undefined && publisher.status !== 'ok') return publisher.error ?? '';
+    const failing = report?.nodes?.find((n) => n.name === node && n.status !== 'ok');
+    if (failing !== undefined) return failing.error ?? '';
     await sleep(100);
   }
   return undefined;

@@ -11,18 +11,29 @@ import { delimiter, join } from 'node:path';
 export interface LocalServer {
   readonly name: string;
   readonly port: number;
-  /** Starts the process (again) on the same port; resolves once the port accepts connections. */
+  /** Starts the process (again) on the same port; resolves once it serves (see ServerSpec.ready). */
   start(): Promise<void>;
-  /** SIGKILL to the whole process group, like a crash; resolves once the process has exited. */
-  kill(): Promise<void>;
+  /** `signal` (SIGKILL: a crash) to the server; resolves once the process has exited. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
   /** SIGSTOP: the process keeps its sockets but answers nothing (a stalled server). */
   pause(): void;
   /** SIGCONT after pause. */
   resume(): void;
-  /** Teardown: kill if running. Safe to call twice. */
+  /** Teardown: kill if running, then the spec's onStop. Safe to call twice. */
   stop(): Promise<void>;
-  /** The last lines the server wrote, for a failing test's message. */
-  output(): string;
+}
+
+/** How to run one kind of server. */
+export interface ServerSpec {
+  readonly name: string;
+  /** The command and its arguments for a port. */
+  readonly command: (port: number) => readonly [string, string[]];
+  readonly port?: number;
+  /** Resolves once the server serves; `exited` rejects if the process dies first. Default: the port accepts connections. */
+  readonly ready?: (port: number, exited: Promise<never>) => Promise<void>;
+  /** Delivers a signal to the running server. Default: its whole process group. */
+  readonly signal?: (child: ChildProcess, signal: NodeJS.Signals) => void;
+  readonly onStop?: () => void;
 }
 
 const SEARCH_DIRS = ['/usr/bin', '/usr/sbin', '/usr/local/bin', '/usr/local/sbin'];
@@ -62,25 +73,25 @@ function signalGroup(child: ChildProcess | undefined, signal: NodeJS.Signals): v
   process.kill(-child.pid, signal);
 }
 
-async function startLocalServer(
-  name: string,
-  binary: string,
-  args: (port: number) => string[],
-  port?: number,
-  onStop?: () => void,
-): Promise<LocalServer> {
-  const chosenPort = port ?? (await freePort());
+export async function startLocalServer(spec: ServerSpec): Promise<LocalServer> {
+  const { name } = spec;
+  const chosenPort = spec.port ?? (await freePort());
+  const signal = spec.signal ?? ((child: ChildProcess, sig: NodeJS.Signals) => signalGroup(child, sig));
   let child: ChildProcess | undefined;
   let log = '';
 
-  const kill = async (): Promise<void> => {
+  const kill = async (sig: NodeJS.Signals = 'SIGKILL'): Promise<void> => {
     const current = child;
     child = undefined;
     if (current === undefined) return;
     const exited = current.exitCode !== null || current.signalCode !== null
       ? Promise.resolve()
       : new Promise<void>((resolve) => current.once('exit', () => resolve()));
-    killGroup(current);
+    try {
+      signal(current, sig);
+    } catch {
+      killGroup(current);
+    }
     await exited;
     running.delete(current);
   };
@@ -90,8 +101,9 @@ async function startLocalServer(
     port: chosenPort,
     async start() {
       if (child !== undefined) throw new Error(`${name} is already running`);
+      const [command, args] = spec.command(chosenPort);
       // detached: its own process group, so kill() takes any helper processes with it.
-      const spawned = spawn(binary, args(chosenPort), { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const spawned = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
       child = spawned;
       running.add(spawned);
       const append = (chunk: Buffer): void => {
@@ -100,29 +112,31 @@ async function startLocalServer(
       spawned.stdout?.on('data', append);
       spawned.stderr?.on('data', append);
       const early = new Promise<never>((_, reject) => {
-        spawned.once('exit', (code, signal) => reject(new Error(`${name} exited early (${code ?? signal}): ${log}`)));
+        spawned.once('exit', (code, sig) => reject(new Error(`${name} exited early (${code ?? sig}): ${log}`)));
         spawned.once('error', reject);
       });
       early.catch(() => undefined);
-      await Promise.race([waitForPort(chosenPort), early]);
+      await (spec.ready ?? ((port, exited) => Promise.race([waitForPort(port), exited])))(chosenPort, early);
     },
     kill,
     pause: () => signalGroup(child, 'SIGSTOP'),
     resume: () => signalGroup(child, 'SIGCONT'),
     stop: async () => {
       await kill();
-      onStop?.();
+      spec.onStop?.();
     },
-    output: () => log,
   };
-  await server.start();
+  await server.start().catch(async (error: unknown) => {
+    await kill();
+    throw error;
+  });
   return server;
 }
 
 export async function startRedisServer(port?: number): Promise<LocalServer> {
   const binary = findBinary('redis-server');
   if (binary === undefined) throw new Error('redis-server not found');
-  return startLocalServer('redis-server', binary, (p) => ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], port);
+  return startLocalServer({ name: 'redis-server', command: (p) => [binary, ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']], port });
 }
 
 /**
@@ -133,11 +147,10 @@ export async function startNatsServer(port?: number): Promise<LocalServer> {
   const binary = findBinary('nats-server');
   if (binary === undefined) throw new Error('nats-server not found');
   const storeDir = mkdtempSync(join(tmpdir(), 'orders-nats-'));
-  return startLocalServer(
-    'nats-server',
-    binary,
-    (p) => ['-a', '127.0.0.1', '-p', String(p), '-js', '-sd', storeDir],
+  return startLocalServer({
+    name: 'nats-server',
+    command: (p) => [binary, ['-a', '127.0.0.1', '-p', String(p), '-js', '-sd', storeDir]],
     port,
-    () => rmSync(storeDir, { recursive: true, force: true }),
-  );
+    onStop: () => rmSync(storeDir, { recursive: true, force: true }),
+  });
 }

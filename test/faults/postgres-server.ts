@@ -1,4 +1,4 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, chownSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from '../support/ports.ts';
+import { startLocalServer, type LocalServer } from './local-servers.ts';
 
 /**
  * A private PostgreSQL cluster (initdb into a temp dir, `postgres` on a spare loopback port), so fault
@@ -28,8 +29,6 @@ export interface PostgresServer {
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
   /** Teardown: immediate stop if running, then the data directory is removed. Safe to call twice. */
   destroy(): Promise<void>;
-  /** The last lines the server wrote, for a failing test's message. */
-  output(): string;
 }
 
 const VERSIONS_DIR = '/usr/lib/postgresql';
@@ -88,18 +87,6 @@ export function canRunPostgres(): boolean {
 function asPostgres(binary: string, args: string[]): [string, string[]] {
   return runningAsRoot() ? ['/usr/sbin/runuser', ['-u', RUN_AS, '--', binary, ...args]] : [binary, args];
 }
-
-const live = new Set<number>();
-process.once('exit', () => {
-  // Last resort if a run dies before its teardown: never leave a postmaster behind.
-  for (const pid of live) {
-    try {
-      process.kill(pid, 'SIGQUIT');
-    } catch {
-      // already gone
-    }
-  }
-});
 
 const ROOT_PREFIX = 'orders-pg-';
 const OWNER_FILE = 'owner.pid';
@@ -193,13 +180,8 @@ export async function startPostgresServer(): Promise<PostgresServer> {
 
   const port = await freePort();
   const dsn = `postgres://${user}:${password}@127.0.0.1:${port}/postgres`;
-  let child: ChildProcess | undefined;
-  let postmasterPid: number | undefined;
-  let log = '';
 
-  const readPostmasterPid = (): number | undefined => readPid(join(dataDir, 'postmaster.pid'));
-
-  const waitUntilQueryable = async (exited: Promise<never>): Promise<void> => {
+  const waitUntilQueryable = async (_port: number, exited: Promise<never>): Promise<void> => {
     const deadline = Date.now() + 15_000;
     for (;;) {
       const client = new pg.Client({ connectionString: dsn, connectionTimeoutMillis: 1_000 });
@@ -213,85 +195,46 @@ export async function startPostgresServer(): Promise<PostgresServer> {
       ]);
       await client.end().catch(() => undefined);
       if (ok) return;
-      if (Date.now() > deadline) throw new Error(`postgres on ${port} not queryable within 15 s: ${log}`);
+      if (Date.now() > deadline) throw new Error(`postgres on ${port} not queryable within 15 s`);
       await sleep(25);
     }
   };
 
-  const stop = async (mode: 'fast' | 'immediate' = 'fast'): Promise<void> => {
-    const current = child;
-    if (current === undefined) return;
-    child = undefined;
-    const exited = current.exitCode !== null || current.signalCode !== null
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => current.once('exit', () => resolve()));
-    const pid = postmasterPid ?? readPostmasterPid();
-    try {
-      if (pid !== undefined) process.kill(pid, mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
-      else current.kill('SIGINT');
-    } catch {
-      // already gone
-    }
-    await exited;
-    if (pid !== undefined) {
-      // runuser exits with the postmaster; wait until the pid is really gone before a restart reuses the port.
-      for (let i = 0; i < 500; i++) {
-        try {
-          process.kill(pid, 0);
-        } catch {
-          break;
-        }
-        await sleep(10);
-      }
-      live.delete(pid);
-    }
-    postmasterPid = undefined;
-  };
-
-  const server: PostgresServer = {
+  let server: LocalServer;
+  try {
+    server = await startLocalServer({
+      name: 'postgres',
+      command: (p) =>
+        asPostgres(join(bin, 'postgres'), [
+          '-D', dataDir, '-p', String(p),
+          '-c', 'listen_addresses=127.0.0.1',
+          '-c', 'unix_socket_directories=',
+          // Nothing here is meant to survive a power cut; the shared server is the one durability is shown on.
+          '-c', 'fsync=off',
+          '-c', 'full_page_writes=off',
+          '-c', 'max_connections=40',
+        ]),
+      port,
+      ready: waitUntilQueryable,
+      // To the postmaster only: runuser, signalled too, would answer with SIGTERM and, 2 s later, SIGKILL.
+      // runuser exits once the postmaster has, so the port is free when kill() resolves.
+      signal: (child, signal) => process.kill(readPid(join(dataDir, 'postmaster.pid')) ?? child.pid!, signal),
+      onStop: () => rmSync(root, { recursive: true, force: true }),
+    });
+  } catch (error) {
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
+  return {
     port,
     user,
     password,
     dsn,
-    async start() {
-      if (child !== undefined) throw new Error('postgres is already running');
-      const [cmd, args] = asPostgres(join(bin, 'postgres'), [
-        '-D', dataDir, '-p', String(port),
-        '-c', 'listen_addresses=127.0.0.1',
-        '-c', 'unix_socket_directories=',
-        // Nothing here is meant to survive a power cut; the shared server is the one durability is shown on.
-        '-c', 'fsync=off',
-        '-c', 'full_page_writes=off',
-        '-c', 'max_connections=40',
-      ]);
-      const spawned = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      child = spawned;
-      const append = (chunk: Buffer): void => {
-        log = (log + chunk.toString()).slice(-6_000);
-      };
-      spawned.stdout?.on('data', append);
-      spawned.stderr?.on('data', append);
-      const exited = new Promise<never>((_, reject) => {
-        spawned.once('exit', (code, signal) => reject(new Error(`postgres exited early (${code ?? signal}): ${log}`)));
-        spawned.once('error', reject);
-      });
-      exited.catch(() => undefined);
-      await waitUntilQueryable(exited);
-      postmasterPid = readPostmasterPid();
-      if (postmasterPid !== undefined) live.add(postmasterPid);
-    },
-    stop,
+    start: () => server.start(),
+    stop: (mode = 'fast') => server.kill(mode === 'fast' ? 'SIGINT' : 'SIGQUIT'),
     async destroy() {
-      await stop('immediate');
-      rmSync(root, { recursive: true, force: true });
+      await server.kill('SIGQUIT');
+      await server.stop();
     },
-    output: () => log,
   };
-  try {
-    await server.start();
-  } catch (error) {
-    await server.destroy();
-    throw error;
-  }
-  return server;
 }

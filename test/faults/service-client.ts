@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { stdlibTransport } from '../../src/transports/stdlib/stdlib-transport.ts';
 import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import type { HealthReport } from '../../src/lifecycle/checker.ts';
 
 /** Small HTTP client for whole-service fault tests: every response body is kept for the secret scan. */
@@ -116,26 +116,6 @@ export function expectNoSecrets(texts: readonly string[], secrets: Readonly<Reco
   }
 }
 
-/**
- * Runs `request` from `workers` concurrent loops until `until` resolves, then once more per worker:
- * every status is returned, so a test can see what in-flight traffic got while a backend went away.
- */
-export async function trafficDuring(workers: number, request: (i: number) => Promise<number>, until: Promise<unknown>): Promise<number[]> {
-  let done = false;
-  const statuses: number[] = [];
-  const finished = until.finally(() => (done = true));
-  let n = 0;
-  const loops = Array.from({ length: workers }, async () => {
-    for (;;) {
-      const last = done;
-      statuses.push(await request(n++));
-      if (last) return;
-    }
-  });
-  await Promise.all([finished, ...loops]);
-  return statuses;
-}
-
 /** The whole service in-process on real backends (one of them a private server), with one logged-in user. */
 export async function startWithUser(label: string, env: Readonly<Record<string, string>>): Promise<{ app: InProcessApp; client: ServiceClient; username: string; password: string; token: string }> {
   const app = await startInProcess({ transport: stdlibTransport, backend: 'real', env });
@@ -143,30 +123,4 @@ export async function startWithUser(label: string, env: Readonly<Record<string, 
   const username = `${label}-${randomUUID()}`;
   const password = await app.addUser(username);
   return { app, client, username, password, token: await client.login(username, password) };
-}
-
-/** What a fault suite works on: its private backend server and the service running on it. */
-export interface FaultFixture<S> {
-  server: S;
-  app: InProcessApp;
-  client: ServiceClient;
-  password: string;
-  token: string;
-}
-
-/**
- * Registers the suite's beforeAll/afterAll: a private backend server, the whole service on it (the
- * other backends shared) and one logged-in user; torn down service first, then the server.
- */
-export function faultFixture<S extends { stop(): Promise<void> }>(label: string, startServer: () => Promise<S>, envOf: (server: S) => Record<string, string>): FaultFixture<S> {
-  const f = {} as FaultFixture<S>;
-  beforeAll(async () => {
-    f.server = await startServer();
-    Object.assign(f, await startWithUser(label, envOf(f.server)));
-  }, 30_000);
-  afterAll(async () => {
-    await f.app?.stop();
-    await f.server?.stop();
-  });
-  return f;
 }

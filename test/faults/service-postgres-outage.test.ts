@@ -87,6 +87,20 @@ describe.skipIf(!shared || !canRunPostgres())('whole service through a Postgres 
     return outcomes.find((o) => o.what === 'POST /orders')?.reply;
   }
 
+  /** Stops the server (`mode`) while a GET of an uncached order, a list and a create wait on a lock; returns the create's reply. */
+  async function stopWhileBlocked(mode: 'fast' | 'immediate', item: string): Promise<Reply | undefined> {
+    const blocked = await uncachedOrder(item);
+    const admin = await lockOrders();
+    try {
+      const inFlight = await blockedRequests(admin, blocked);
+      const stopped = performance.now();
+      await server.stop(mode);
+      return expectEndedCleanly(`${mode} stop`, await Promise.all(inFlight), performance.now() - stopped);
+    } finally {
+      await admin.end().catch(() => undefined);
+    }
+  }
+
   beforeAll(async () => {
     server = await startPostgresServer();
     ({ app, client, username, password, token } = await startWithUser('pg-fault', { POSTGRES_DSN: server.dsn }));
@@ -109,18 +123,7 @@ describe.skipIf(!shared || !canRunPostgres())('whole service through a Postgres 
     const another = await uncachedOrder('uncached-never-read');
 
     // In flight: blocked inside Postgres when the server shuts down (fast: sessions terminated, 57P01).
-    const blocked = await uncachedOrder('blocked-read');
-    let blockedCreate: Reply | undefined;
-    const admin = await lockOrders();
-    try {
-      const inFlight = await blockedRequests(admin, blocked);
-      const stopped = performance.now();
-      await server.stop('fast');
-      const stopMs = performance.now() - stopped;
-      blockedCreate = expectEndedCleanly('fast stop', await Promise.all(inFlight), stopMs);
-    } finally {
-      await admin.end().catch(() => undefined);
-    }
+    const blockedCreate = await stopWhileBlocked('fast', 'blocked-read');
 
     // During the outage: everything that needs the database is a 500, and fast.
     for (const [what, request] of [
@@ -169,16 +172,7 @@ describe.skipIf(!shared || !canRunPostgres())('whole service through a Postgres 
   });
 
   it('Postgres crashed (immediate stop): in-flight requests get 500 too, crash recovery, then healthy again', async () => {
-    const blocked = await uncachedOrder('blocked-read-2');
-    const admin = await lockOrders();
-    try {
-      const inFlight = await blockedRequests(admin, blocked);
-      const stopped = performance.now();
-      await server.stop('immediate');
-      expectEndedCleanly('immediate stop', await Promise.all(inFlight), performance.now() - stopped);
-    } finally {
-      await admin.end().catch(() => undefined);
-    }
+    await stopWhileBlocked('immediate', 'blocked-read-2');
     expectOnlyFailing((await client.untilNodeFails('database', 3_000)), 'database');
 
     const restarting = performance.now();

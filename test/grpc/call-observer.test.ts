@@ -6,7 +6,6 @@ import { GetOrderRequestSchema } from '../../src/gen/ordersv1/orders_pb.js';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
 import { until } from '../support/eventually.ts';
 import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
-import { OrdersTestClient } from './grpc-test-client.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
 
 /**
@@ -18,10 +17,7 @@ describe('the gRPC layer observes every call, however it ends', () => {
   let token: string;
   beforeAll(async () => {
     app = await startInProcess({ transport: grpcTransport });
-    await app.addUser('observer');
-    const client = new OrdersTestClient(`127.0.0.1:${app.port}`);
-    token = await client.login('observer', 'observer-password');
-    client.close();
+    token = await app.login('observer');
   });
   afterAll(() => app.stop());
 

@@ -4,12 +4,10 @@ import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import type { HealthReport } from '../../src/lifecycle/checker.ts';
-import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
 import { createHealthMethods } from '../../src/transports/grpc/health-service.ts';
 import { createOnePortServer, type OnePortServer } from '../../src/transports/grpc/one-port-server.ts';
 import { createUnaryServer } from '../../src/transports/grpc/unary-server/unary-server.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
-import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
 
 const HEALTH_PROTO = join(import.meta.dirname, '..', '..', 'proto', 'grpc', 'health', 'v1', 'health.proto');
 type Reply = { status: string };
@@ -24,48 +22,11 @@ function healthClient(address: string): HealthClient {
   return new loaded.grpc.health.v1.Health(address, grpc.credentials.createInsecure());
 }
 
-/** grpc.health.v1 on the public port, through @grpc/grpc-js with the .proto loaded at run time (rule GRPC-health). */
-describe('gRPC health checking on the one port (issue 18 item 5)', () => {
-  let app: InProcessApp;
-  let client: HealthClient;
-  const check = (service: string): Promise<string> =>
-    new Promise((resolve) => client.Check({ service }, new grpc.Metadata(), (error, reply) => resolve(error === null ? reply!.status : `${grpc.status[error.code]} ${error.details}`)));
-
-  beforeAll(async () => {
-    app = await startInProcess({ transport: grpcTransport });
-    client = healthClient(`127.0.0.1:${app.port}`);
-  });
-  afterAll(async () => {
-    client?.close();
-    await app?.stop();
-  });
-
-  it('Check without any token: SERVING for the server ("") and for ordersv1.Orders; NOT_FOUND for another name', async () => {
-    expect(await check('')).toBe('SERVING');
-    expect(await check('ordersv1.Orders')).toBe('SERVING');
-    expect(await check('ordersv2.Orders')).toBe('NOT_FOUND not found');
-  });
-
-  it('answers from the same report as /readyz (the listener is bound: clean, SERVING)', async () => {
-    expect((await fetch(`${app.adminUrl}/readyz`)).status).toBe(200);
-    expect(await check('')).toBe('SERVING');
-  });
-
-  it('Watch sends the current status at once, and SERVICE_UNKNOWN for an unknown name; cancelling ends it', async () => {
-    for (const [service, expected] of [['', 'SERVING'], ['nope.Nope', 'SERVICE_UNKNOWN']] as const) {
-      const call = client.Watch({ service });
-      const first = await new Promise<string>((resolve, reject) => {
-        call.once('data', (reply: Reply) => resolve(reply.status));
-        call.once('error', reject);
-      });
-      expect(first, service).toBe(expected);
-      const ended = new Promise<string>((resolve) => call.once('error', (e: grpc.ServiceError) => resolve(grpc.status[e.code])));
-      call.cancel();
-      expect(await ended).toBe('CANCELLED');
-    }
-  });
-});
-
+/**
+ * grpc.health.v1 through @grpc/grpc-js with the .proto loaded at run time (rule GRPC-health): Watch, and
+ * Check following a switchable report. Check on the real public port, its NOT_FOUND for another name and
+ * its agreement with /readyz are conformance/cases/one-port-attacks.ts (grpc-health-check-…).
+ */
 describe('health follows the readiness report (a switchable report behind the same server)', () => {
   let front: OnePortServer;
   let clean = false;
@@ -100,21 +61,26 @@ describe('health follows the readiness report (a switchable report behind the sa
     expect(seen).toEqual(['NOT_SERVING', 'SERVING']);
     expect(await check()).toBe('SERVING');
   });
-});
 
-
-describe('a server stream past its grpc-timeout', () => {
-  it('Watch with grpc-timeout 200m sends its first message, then ends with DEADLINE_EXCEEDED in the trailers', async () => {
-    const grpcHandler = createUnaryServer({ methods: createHealthMethods(async () => ({ clean: true, nodes: null }), 20), authenticate: () => undefined, toStatus: () => ({ code: 13, message: 'internal server error' }) });
-    const front = createOnePortServer({ grpc: grpcHandler, rest: (_req, res) => res.end() });
-    await new Promise<void>((resolve) => front.server.listen(0, '127.0.0.1', resolve));
-    try {
-      const origin = `http://127.0.0.1:${(front.server.address() as AddressInfo).port}`;
-      const reply = await rawGrpc(origin, '/grpc.health.v1.Health/Watch', grpcFrame(new Uint8Array()), { 'grpc-timeout': '200m' });
-      expect([reply.grpcStatus, reply.grpcMessage]).toEqual(['4', 'deadline exceeded']);
-      expect([...reply.body]).toEqual([0, 0, 0, 0, 2, 0x08, 0x01]); // one message: SERVING
-    } finally {
-      await front.shutdown();
+  it('Watch sends the current status at once, and SERVICE_UNKNOWN for an unknown name; cancelling ends it', async () => {
+    for (const [service, expected] of [['', 'SERVING'], ['nope.Nope', 'SERVICE_UNKNOWN']] as const) {
+      const call = client.Watch({ service });
+      const first = await new Promise<string>((resolve, reject) => {
+        call.once('data', (reply: Reply) => resolve(reply.status));
+        call.once('error', reject);
+      });
+      expect(first, service).toBe(expected);
+      const ended = new Promise<string>((resolve) => call.once('error', (e: grpc.ServiceError) => resolve(grpc.status[e.code])));
+      call.cancel();
+      expect(await ended).toBe('CANCELLED');
     }
+  });
+
+  it('a server stream past its grpc-timeout: Watch with 200m sends its first message, then ends DEADLINE_EXCEEDED in the trailers', async () => {
+    clean = true;
+    const origin = `http://127.0.0.1:${(front.server.address() as AddressInfo).port}`;
+    const reply = await rawGrpc(origin, '/grpc.health.v1.Health/Watch', grpcFrame(new Uint8Array()), { 'grpc-timeout': '200m' });
+    expect([reply.grpcStatus, reply.grpcMessage]).toEqual(['4', 'deadline exceeded']);
+    expect([...reply.body]).toEqual([0, 0, 0, 0, 2, 0x08, 0x01]); // one message: SERVING
   });
 });

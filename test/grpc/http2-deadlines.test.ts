@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { HTTP2_STREAM_REQUEST_TIMEOUT_MS } from '../../src/transports/grpc/http2-limits.ts';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
 import { startInProcess } from '../support/in-process-app.ts';
-import { OrdersTestClient } from './grpc-test-client.ts';
+import { grpcDriver } from '../../conformance/drivers/grpc.ts';
 
 /**
  * Issue 18's trickle attack against orders-grpc with its real deadline: 100 streams on one h2c
@@ -13,10 +13,9 @@ import { OrdersTestClient } from './grpc-test-client.ts';
 describe('HTTP/2 stream request deadline, waited out (rule H2-stream-deadline)', () => {
   it(`100 trickling streams are all reset at the ${HTTP2_STREAM_REQUEST_TIMEOUT_MS / 1000} s deadline`, { timeout: HTTP2_STREAM_REQUEST_TIMEOUT_MS + 30_000 }, async () => {
     const app = await startInProcess({ transport: grpcTransport });
-    const client = new OrdersTestClient(`127.0.0.1:${app.port}`);
+    const client = grpcDriver({ baseUrl: app.baseUrl, adminUrl: undefined, hooks: undefined });
     try {
-      await app.addUser('alice');
-      const token = await client.login('alice', 'alice-password');
+      const token = await app.login('alice');
       const session = connect(app.baseUrl);
       session.on('error', () => undefined);
       const opened = Date.now();
@@ -43,10 +42,10 @@ describe('HTTP/2 stream request deadline, waited out (rule H2-stream-deadline)',
       session.destroy();
       expect(new Set(outcomes.map((o) => o.code))).toEqual(new Set([h2.NGHTTP2_CANCEL]));
       expect(Math.min(...outcomes.map((o) => o.afterMs))).toBeGreaterThanOrEqual(HTTP2_STREAM_REQUEST_TIMEOUT_MS - 50);
-      expect((await client.call('Recent', {}, { token })).ok).toBe(true);
+      expect((await client.recent(`Bearer ${token}`)).codeName).toBe('OK');
       expect((await fetch(`${app.baseUrl}/me/recent`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     } finally {
-      client.close();
+      await client.close();
       await app.stop();
     }
   });

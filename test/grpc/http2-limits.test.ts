@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetOrderRequestSchema, GetOrderRequestSchema as Empty, OrderSchema } from '../../src/gen/ordersv1/orders_pb.js';
-import { HTTP2_MAX_CONCURRENT_STREAMS, HTTP2_MAX_HEADER_LIST_BYTES, HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
+import { HTTP2_MAX_HEADER_LIST_BYTES, HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
 import { createOnePortServer, type OnePortServer } from '../../src/transports/grpc/one-port-server.ts';
 import { createUnaryServer, type UnaryMethod } from '../../src/transports/grpc/unary-server/unary-server.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
@@ -11,7 +11,8 @@ import { grpcFrame, rawGrpc } from './raw-grpc.ts';
 /**
  * The one-port server's HTTP/2 limits and cancellation, on a server whose one gRPC method parks until
  * its done signal aborts: every started call and every abort is counted, so the tests see work start
- * and stop instead of timing it.
+ * and stop instead of timing it. SETTINGS_MAX_CONCURRENT_STREAMS and trickling streams reset at the
+ * deadline are conformance/cases/one-port-attacks.ts (finite-concurrent-streams-…, http2-stream-and-idle-…).
  */
 describe('HTTP/2 limits and cancellation on the one-port server (issue 18 items 3-4)', () => {
   let front: OnePortServer;
@@ -50,7 +51,6 @@ describe('HTTP/2 limits and cancellation on the one-port server (issue 18 items 
         restRequests += 1;
         res.end('rest');
       },
-      http2Guard: { streamRequestMs: 300, idleMs: 60_000 },
     });
     await new Promise<void>((resolve) => front.server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(front.server.address() as AddressInfo).port}`;
@@ -71,18 +71,6 @@ describe('HTTP/2 limits and cancellation on the one-port server (issue 18 items 
     stream.on('error', () => undefined);
     return stream;
   };
-
-  it('advertises a finite SETTINGS_MAX_CONCURRENT_STREAMS and header-list size', async () => {
-    const s = await session();
-    try {
-      expect(s.remoteSettings.maxConcurrentStreams).toBe(HTTP2_MAX_CONCURRENT_STREAMS);
-      expect(s.remoteSettings.maxHeaderListSize).toBe(HTTP2_MAX_HEADER_LIST_BYTES);
-      expect(HTTP2_MAX_CONCURRENT_STREAMS).toBeGreaterThanOrEqual(100);
-      expect(HTTP2_MAX_CONCURRENT_STREAMS).toBeLessThanOrEqual(256);
-    } finally {
-      s.destroy();
-    }
-  });
 
   it('a header list above the limit is refused, and the server still answers', async () => {
     const s = await session();
@@ -162,23 +150,6 @@ describe('HTTP/2 limits and cancellation on the one-port server (issue 18 items 
         await new Promise((resolve) => stream.once('close', resolve));
       }
       expect(s.destroyed || s.closed).toBe(false);
-    } finally {
-      s.destroy();
-    }
-  });
-
-  it('streams that trickle their body are reset at the stream request deadline, every one of them', async () => {
-    const s = await session();
-    try {
-      const codes = await Promise.all(
-        Array.from({ length: 20 }, () => {
-          const stream = open(s, '/t.T/Echo');
-          stream.write(message.subarray(0, 2));
-          return new Promise<number>((resolve) => stream.once('close', () => resolve(stream.rstCode ?? -1)));
-        }),
-      );
-      expect(codes).toEqual(Array.from({ length: 20 }, () => h2.NGHTTP2_CANCEL));
-      expect(s.destroyed).toBe(false);
     } finally {
       s.destroy();
     }

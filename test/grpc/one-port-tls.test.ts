@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { connect as h2connect } from 'node:http2';
 import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import type { TLSSocket } from 'node:tls';
@@ -11,10 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadServiceConfig } from '../../src/config/service-config.ts';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
 import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
-import { OrdersTestClient } from './grpc-test-client.ts';
-import { grpcFrame } from './raw-grpc.ts';
+import { ORDERS_PROTO } from '../../conformance/drivers/grpc.ts';
 
-/** Spec 4.4 rule 2 behind TLS (rule ONEPORT-tls): a certificate made for this test, ALPN h2 and http/1.1 on one port. */
+/**
+ * Spec 4.4 rule 2 behind TLS (rule ONEPORT-tls): a certificate made for this test, ALPN h2 and http/1.1 on
+ * one port. REST and gRPC on one h2 connection is conformance/cases/one-port-attacks.ts (tls-alpn-…).
+ */
 describe('orders-grpc behind TLS: both protocols, chosen per connection by ALPN (issue 18 item 6)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'orders-tls-'));
   const certFile = join(dir, 'cert.pem');
@@ -52,40 +53,16 @@ describe('orders-grpc behind TLS: both protocols, chosen per connection by ALPN 
     expect(reply.body).toMatch(/^openapi: /m);
   });
 
-  it('h2 over TLS carries REST and gRPC on the same connection, dispatched per request', async () => {
-    const session = h2connect(`https://127.0.0.1:${port}`, { ca });
-    try {
-      await new Promise((resolve, reject) => (session.once('connect', resolve), session.once('error', reject)));
-      expect(session.alpnProtocol).toBe('h2');
-      const exchange = (headers: Record<string, string>, body?: Buffer): Promise<{ headers: Record<string, unknown>; trailers: Record<string, unknown>; body: Buffer }> =>
-        new Promise((resolve, reject) => {
-          const stream = session.request(headers);
-          let h: Record<string, unknown> = {};
-          let t: Record<string, unknown> = {};
-          const chunks: Buffer[] = [];
-          stream.once('response', (x) => (h = x));
-          stream.once('trailers', (x) => (t = x));
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.once('error', reject);
-          stream.once('end', () => resolve({ headers: h, trailers: t, body: Buffer.concat(chunks) }));
-          stream.end(body);
-        });
-      const rest = await exchange({ ':method': 'GET', ':path': '/openapi.yaml' });
-      expect(rest.headers[':status']).toBe(200);
-      expect(rest.body.toString()).toMatch(/^openapi: /m);
-      const rpc = await exchange({ ':method': 'POST', ':path': '/grpc.health.v1.Health/Check', 'content-type': 'application/grpc', te: 'trailers' }, grpcFrame(new Uint8Array()));
-      expect(rpc.trailers['grpc-status']).toBe('0');
-      expect([...rpc.body.subarray(5)]).toEqual([0x08, 0x01]); // SERVING
-    } finally {
-      session.close();
-    }
-  });
-
   it('@grpc/grpc-js with TLS credentials: Login and a protected call', async () => {
-    const client = new OrdersTestClient(`127.0.0.1:${port}`, grpc.credentials.createSsl(ca));
+    const Orders = grpc.makeGenericClientConstructor(ORDERS_PROTO['ordersv1.Orders'] as grpc.ServiceDefinition, 'Orders');
+    const client = new Orders(`127.0.0.1:${port}`, grpc.credentials.createSsl(ca)) as unknown as grpc.Client & Record<'Login' | 'Recent', (request: object, metadata: grpc.Metadata, callback: (error: grpc.ServiceError | null, reply?: unknown) => void) => void>;
+    const call = (method: 'Login' | 'Recent', request: object, metadata = new grpc.Metadata()): Promise<unknown> =>
+      new Promise((resolve, reject) => client[method](request, metadata, (error, reply) => (error === null ? resolve(reply) : reject(error))));
     try {
-      const token = await client.login('alice', 'alice-password');
-      expect(await client.ok('Recent', {}, { token })).toEqual({ recent: [] });
+      const { token } = (await call('Login', { username: 'alice', password: 'alice-password' })) as { token: string };
+      const metadata = new grpc.Metadata();
+      metadata.set('authorization', `Bearer ${token}`);
+      expect(await call('Recent', {}, metadata)).toEqual({ recent: [] });
     } finally {
       client.close();
     }

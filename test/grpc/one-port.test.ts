@@ -4,14 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
 import { isGrpcRequest } from '../../src/transports/grpc/one-port-server.ts';
 import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
-import { h2cRequest } from './h2c-request.ts';
+import { grpcFrame, rawGrpc } from './raw-grpc.ts';
 
-/** A gRPC length-prefixed message frame (uncompressed) around raw protobuf bytes. */
-function grpcFrame(message: Buffer): Buffer {
-  const header = Buffer.alloc(5);
-  header.writeUInt32BE(message.length, 1);
-  return Buffer.concat([header, message]);
-}
 /** LoginRequest{username:"alice", password:"alice-password"} encoded by hand (fields 1 and 2, wire type 2). */
 const LOGIN_ALICE = Buffer.concat([Buffer.from([0x0a, 5]), Buffer.from('alice'), Buffer.from([0x12, 14]), Buffer.from('alice-password')]);
 
@@ -51,24 +45,16 @@ describe('one port: edge cases of spec 4.4 rule 1', () => {
   const restLines = (): number => app.logs.find('request').length;
 
   it('HTTP/2 with Application/gRPC (other case) is not gRPC by the literal rule: REST answers', async () => {
-    const res = await h2cRequest(app.baseUrl, { ':method': 'POST', ':path': '/ordersv1.Orders/Login', 'content-type': 'Application/gRPC' }, grpcFrame(LOGIN_ALICE));
-    expect(res.status).toBe(404);
+    const res = await rawGrpc(app.baseUrl, '/ordersv1.Orders/Login', grpcFrame(LOGIN_ALICE), { 'content-type': 'Application/gRPC', te: undefined });
+    expect(res.httpStatus).toBe(404);
     expect(JSON.parse(res.body.toString())).toEqual({ error: 'not found' });
-  });
-
-  it('a raw gRPC call over h2c works without any gRPC library on the client side', async () => {
-    const res = await h2cRequest(app.baseUrl, { ':method': 'POST', ':path': '/ordersv1.Orders/Login', 'content-type': 'application/grpc', te: 'trailers' }, grpcFrame(LOGIN_ALICE));
-    expect(res.status).toBe(200);
-    expect(res.headers['content-type']).toBe('application/grpc+proto');
-    expect(res.trailers['grpc-status']).toBe('0');
-    expect(res.body.length).toBeGreaterThan(5);
   });
 
   it('HTTP/2 + application/grpc goes to gRPC whatever the path: /openapi.yaml → UNIMPLEMENTED, not the document', async () => {
     const before = restLines();
-    const res = await h2cRequest(app.baseUrl, { ':method': 'POST', ':path': '/openapi.yaml', 'content-type': 'application/grpc' }, grpcFrame(Buffer.alloc(0)));
-    expect(res.status).toBe(200);
-    expect(res.trailers['grpc-status'] ?? res.headers['grpc-status']).toBe('12'); // trailers-only: the status is in the one HEADERS frame
+    const res = await rawGrpc(app.baseUrl, '/openapi.yaml', grpcFrame(Buffer.alloc(0)), { te: undefined });
+    expect(res.httpStatus).toBe(200);
+    expect(res.grpcStatus).toBe('12'); // trailers-only: the status is in the one HEADERS frame
     expect(res.body.toString()).not.toContain('openapi');
     expect(restLines()).toBe(before);
   });
@@ -76,8 +62,8 @@ describe('one port: edge cases of spec 4.4 rule 1', () => {
   it('HTTP/2 + application/grpc-web goes to the gRPC side, which serves gRPC only: 415, REST never sees it', async () => {
     const before = restLines();
     for (const contentType of ['application/grpc-web+proto', 'application/grpc-web-text', 'application/grpcfoo']) {
-      const res = await h2cRequest(app.baseUrl, { ':method': 'POST', ':path': '/ordersv1.Orders/Login', 'content-type': contentType }, grpcFrame(LOGIN_ALICE));
-      expect(res.status, contentType).toBe(415);
+      const res = await rawGrpc(app.baseUrl, '/ordersv1.Orders/Login', grpcFrame(LOGIN_ALICE), { 'content-type': contentType, te: undefined });
+      expect(res.httpStatus, contentType).toBe(415);
       expect(res.headers['x-ratelimit-limit'], contentType).toBeUndefined();
       expect(res.headers['ratelimit-limit'], contentType).toBeUndefined();
     }

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { parseScrape } from '../../conformance/cases/observability.ts';
-import { OrdersTestClient } from '../grpc/grpc-test-client.ts';
+import { grpcDriver } from '../../conformance/drivers/grpc.ts';
 import { realBackendsConfigured, startInProcess } from '../support/in-process-app.ts';
 import { transportNamed } from '../support/transports.ts';
 
@@ -17,15 +17,13 @@ describe.skipIf(!hasPromtool)('promtool check metrics on a live scrape', () => {
   it('is clean after REST and gRPC traffic, and every family moved with that traffic', async () => {
     const real = realBackendsConfigured();
     const app = await startInProcess({ transport: transportNamed('grpc').factory, backend: real ? 'real' : 'fake' });
-    const client = new OrdersTestClient(`127.0.0.1:${app.port}`);
+    const client = grpcDriver({ baseUrl: app.baseUrl, adminUrl: undefined, hooks: undefined });
     try {
-      const password = await app.addUser('promtool');
-      const login = await fetch(`${app.baseUrl}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'promtool', password }) });
-      const { token } = (await login.json()) as { token: string };
-      expect((await fetch(`${app.baseUrl}/orders`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
-      await client.ok('ListOrders', {}, { token });
-      await client.ok('Recent', {}, { token });
-      expect((await client.call('GetOrder', { id: crypto.randomUUID() }, { token })).ok).toBe(false);
+      const auth = `Bearer ${await app.login('promtool')}`;
+      expect((await fetch(`${app.baseUrl}/orders`, { headers: { authorization: auth } })).status).toBe(200);
+      expect((await client.listOrders(auth, {})).codeName).toBe('OK');
+      expect((await client.recent(auth)).codeName).toBe('OK');
+      expect((await client.getOrder(auth, crypto.randomUUID())).codeName).toBe('NOT_FOUND');
 
       const scrape = await (await fetch(`${app.adminUrl}/metrics`)).text();
       const check = spawnSync(PROMTOOL, ['check', 'metrics'], { input: scrape, encoding: 'utf8' });
@@ -50,7 +48,7 @@ describe.skipIf(!hasPromtool)('promtool check metrics on a live scrape', () => {
       // Bounded cardinality: no raw id or path became a label value.
       expect(scrape).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
     } finally {
-      client.client.close();
+      await client.close();
       await app.stop();
     }
   });

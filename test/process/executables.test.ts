@@ -1,5 +1,6 @@
 // What conformance's per-transport process cases do not already check of runMain: SIGINT and the
 // shutdown flush of a session, the embedded banner, a port in use at LOG_LEVEL=error, bad arguments.
+// (A short JWT_SECRET: src/config/service-config.test.ts, and conformance's executable-missing-variable-….)
 import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -61,14 +62,6 @@ describe('runMain through bin/orders-stdlib.ts (spec 3.4, 4.5, 8.1)', { timeout:
     } finally {
       blocker.close();
     }
-  });
-
-  it('JWT_SECRET shorter than 32 bytes: exit 1 naming JWT_SECRET, never printing it', async () => {
-    const bin = start(['--embedded'], { JWT_SECRET: 'short-secret-xyz', HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0' });
-    expect((await bin.exited).code).toBe(1);
-    expect(String(bin.lines.find((l) => l['level'] === 'error')?.['err'])).toContain('JWT_SECRET');
-    expect(bin.lines.some((l) => l['msg'] === 'api: listening')).toBe(false);
-    expect(bin.stdout() + bin.stderr()).not.toContain('short-secret-xyz');
   });
 
   it('an unknown argument: exit 2 with the usage on stderr and nothing on stdout', async () => {

@@ -1,18 +1,17 @@
 import { connect } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ORDERS_PROTO } from '../../conformance/drivers/grpc.ts';
+import type { Driver } from '../../conformance/drivers/driver.ts';
+import { grpcDriver } from '../../conformance/drivers/grpc.ts';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
 
 // Order and outcome only, never milliseconds (a busy CI stretches every duration): what matters is
 // that every in-flight call ends with a gRPC status and the process exits 0.
-type OrdersClient = grpc.Client & Record<string, (req: object, cb: (e: grpc.ServiceError | null, v?: { token: string }) => void) => void>;
-const { ordersv1 } = grpc.loadPackageDefinition(ORDERS_PROTO) as unknown as { ordersv1: { Orders: new (addr: string, creds: grpc.ChannelCredentials) => OrdersClient } };
 const LOGIN = { username: 'alice', password: 'alice-password' };
-
-function login(client: OrdersClient): Promise<{ code: number; details: string }> {
-  return new Promise((resolve) => client['Login']!(LOGIN, (error) => resolve(error === null ? { code: 0, details: '' } : { code: error.code, details: error.details })));
-}
+const login = async (client: Driver): Promise<{ code: number; details: string }> => {
+  const reply = await client.login(LOGIN);
+  return { code: reply.code ?? -1, details: reply.message ?? '' };
+};
 
 function connectOutcome(port: number): Promise<string> {
   return new Promise((resolve) => {
@@ -35,7 +34,7 @@ afterEach(() => running?.kill());
 describe('orders-grpc graceful shutdown (spec 3.4, 4.4)', { timeout: 120_000 }, () => {
   it('SIGTERM: every in-flight gRPC and REST call ends with a status, new connections are refused, exit 0', async () => {
     const { bin, port } = await start();
-    const client = new ordersv1.Orders(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+    const client = grpcDriver({ baseUrl: `http://127.0.0.1:${port}`, adminUrl: undefined, hooks: undefined });
     try {
       expect(await login(client)).toEqual({ code: 0, details: '' }); // the channel is live before the burst
       // A few slow calls (scrypt): enough to be in flight at SIGTERM, few enough to finish inside the grace on a busy
@@ -62,13 +61,13 @@ describe('orders-grpc graceful shutdown (spec 3.4, 4.4)', { timeout: 120_000 }, 
       expect(msgs.indexOf('shutting down')).toBeLessThan(msgs.indexOf('stopped'));
       expect(msgs).not.toContain('lifecycle: stop failed');
     } finally {
-      client.close();
+      await client.close();
     }
   });
 
   it('SIGTERM with idle HTTP/1.1 keep-alive, idle HTTP/2 and a silent connection: exit 0 with `stopped`', async () => {
     const { bin, port } = await start();
-    const client = new ordersv1.Orders(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+    const client = grpcDriver({ baseUrl: `http://127.0.0.1:${port}`, adminUrl: undefined, hooks: undefined });
     try {
       expect((await login(client)).code).toBe(0);
       expect((await fetch(`http://127.0.0.1:${port}/openapi.yaml`)).status).toBe(200);
@@ -79,7 +78,7 @@ describe('orders-grpc graceful shutdown (spec 3.4, 4.4)', { timeout: 120_000 }, 
       expect(bin.lines.at(-1)?.['msg']).toBe('stopped');
       silent.destroy();
     } finally {
-      client.close();
+      await client.close();
     }
   });
 });

@@ -1,21 +1,15 @@
 // The embedded simulator driven from outside (issue 17): a spawned `orders-grpc --embedded` whose
-// faults and clock are moved through `orders-admin simulate` (the CLI, in this process) and the
-// admin listener's /simulator routes; and no such routes without --embedded.
+// faults and clock are moved through `orders-admin simulate` (the CLI, in this process), and the
+// validation of the admin listener's /simulator routes. failNext, latency, the log lines, linger and
+// token expiry on the simulated clock, and no /simulator without --embedded or on the public listener
+// are conformance/cases/simulator.ts, run in-process and against a spawned --embedded executable.
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '../../src/adapters/postgres/admin-cli.ts';
 import { MAX_ADVANCE_MS, MAX_FAIL_NEXT, MAX_LATENCY_MS } from '../../src/simulator/simulator.ts';
 import { SIMULATOR_BODY_LIMIT } from '../../src/transports/http/simulator-routes.ts';
-import { startInProcess, realBackendsConfigured, type InProcessApp } from '../support/in-process-app.ts';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
 import { transportNamed } from '../support/transports.ts';
-
-const SIMULATOR_PATHS: readonly (readonly [string, string])[] = [
-  ['GET', '/simulator'],
-  ['PUT', '/simulator/components/cache'],
-  ['POST', '/simulator/clock/advance'],
-  ['POST', '/simulator/reset'],
-];
 
 async function call(url: string, method: string, body?: unknown, token?: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const headers: Record<string, string> = { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) };
@@ -46,7 +40,7 @@ describe('simulator of a spawned orders-grpc --embedded (issue 17)', { timeout: 
   });
   afterAll(() => bin?.kill());
 
-  it('cache down: /healthz 503 naming cache, a known order still 200; linger and token expiry follow `advance`', async () => {
+  it('cache down: /healthz 503 naming cache, a known order still 200; linger and token expiry follow `advance`; fail, slow, reset', async () => {
     const login = await call(`${api}/auth/login`, 'POST', { username: 'alice', password: 'alice-password' });
     const token = String(login.body['token']);
     const userId = String(JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())['sub']);
@@ -71,6 +65,8 @@ describe('simulator of a spawned orders-grpc --embedded (issue 17)', { timeout: 
     await simulate('advance', '6m');
     expect(await call(`${api}/orders/${id}`, 'GET', undefined, token)).toEqual({ status: 401, body: { error: 'invalid or expired token' } });
 
+    expect(await simulate('fail', 'database', '2')).toEqual({ name: 'database', state: 'up', latencyMs: 0, failNext: 2 });
+    expect(await simulate('slow', 'publisher', '5')).toEqual({ name: 'publisher', state: 'up', latencyMs: 5, failNext: 0 });
     const reset = await simulate('reset');
     expect(reset).toMatchObject({ clock: { offsetMs: 0 } });
     expect((reset['components'] as unknown[]).map((c) => JSON.stringify(c))).toEqual(
@@ -78,16 +74,6 @@ describe('simulator of a spawned orders-grpc --embedded (issue 17)', { timeout: 
     );
     // Lines arrive through the stdout pipe, possibly after the answer: wait for each.
     for (const msg of ['simulator: component changed', 'simulator: clock advanced', 'simulator: reset']) expect(await bin.waitForLine((l) => l['msg'] === msg, msg)).toMatchObject({ level: 'warn' });
-  });
-
-  it('failNext fails exactly that many requests with a masked 500; latency is reported and reset', async () => {
-    const token = String((await call(`${api}/auth/login`, 'POST', { username: 'bob', password: 'bob-password' })).body['token']);
-    await simulate('fail', 'database', '2');
-    const statuses = [];
-    for (let i = 0; i < 3; i++) statuses.push((await call(`${api}/orders?limit=1`, 'GET', undefined, token)).status);
-    expect(statuses).toEqual([500, 500, 200]);
-    expect(await simulate('slow', 'publisher', '5')).toEqual({ name: 'publisher', state: 'up', latencyMs: 5, failNext: 0 });
-    await simulate('reset');
   });
 
   it.each([
@@ -107,26 +93,5 @@ describe('simulator of a spawned orders-grpc --embedded (issue 17)', { timeout: 
   ] as const)('%s %s %j: %i %s, nothing changed', async (method, path, body, status, error) => {
     expect(await call(`${admin}${path}`, method, body)).toEqual({ status, body: { error } });
     expect((await call(`${admin}/simulator`, 'GET')).body).toMatchObject({ clock: { offsetMs: 0 }, components: expect.not.arrayContaining([expect.objectContaining({ state: 'down' })]) });
-  });
-
-  it('the public listener has no /simulator path', async () => {
-    for (const [method, path] of SIMULATOR_PATHS) expect([method, path, (await call(`${api}${path}`, method, method === 'GET' ? undefined : { state: 'down', ms: 1 })).status]).toEqual([method, path, 404]);
-  });
-});
-
-describe.skipIf(!realBackendsConfigured())('without --embedded (real backends): no simulator (issue 17)', { timeout: 120_000 }, () => {
-  let service: InProcessApp;
-  beforeAll(async () => {
-    // The composition every executable runs (startService) with embedded false, as runMain does without the flag.
-    service = await startInProcess({ transport: transportNamed('grpc').factory, backend: 'real' });
-  });
-  afterAll(() => service?.stop());
-
-  it('every /simulator path is 404 on the admin listener, which otherwise answers', async () => {
-    expect((await call(`${service.adminUrl}/healthz`, 'GET')).status).toBe(200);
-    for (const [method, path] of SIMULATOR_PATHS) {
-      const reply = await call(`${service.adminUrl}${path}`, method, method === 'GET' ? undefined : { state: 'down', ms: 1 });
-      expect([method, path, reply]).toEqual([method, path, { status: 404, body: { error: 'not found' } }]);
-    }
   });
 });

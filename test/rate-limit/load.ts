@@ -1,5 +1,4 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { RATE_LIMIT_CHANNEL, type RateLimitEvent } from '../../src/transports/http/http-rate-limiter.ts';
 
 /** Every decision any limiter in this process takes while `work` runs (the limiter's own record). */
@@ -13,49 +12,4 @@ export async function recordDecisions(work: () => Promise<void>): Promise<RateLi
     unsubscribe(RATE_LIMIT_CHANNEL, listen);
   }
   return events;
-}
-
-/**
- * `count` requests to `paths` on the given base URLs in turn, started at `perSecond` (paced by timers;
- * a busy machine sends them later, never fewer). Returns the statuses in send order.
- */
-export async function offerLoad(baseUrls: readonly string[], perSecond: number, count: number, path = '/me/recent'): Promise<number[]> {
-  const gap = 1000 / perSecond;
-  const startedAt = performance.now();
-  const replies: Promise<number>[] = [];
-  for (let i = 0; i < count; i++) {
-    const due = startedAt + i * gap - performance.now();
-    if (due > 0) await sleep(due);
-    const url = `${baseUrls[i % baseUrls.length] as string}${path}`;
-    replies.push(fetch(url).then(async (response) => (await response.arrayBuffer(), response.status)));
-  }
-  return Promise.all(replies);
-}
-
-export interface WindowCount {
-  /** Limiter-clock ms between the first and the last refusal. */
-  readonly windowMs: number;
-  /** Requests allowed after the first refusal, up to the last one. */
-  readonly accepted: number;
-  /** Requests decided in the same window. */
-  readonly offered: number;
-}
-
-/**
- * Counts over the window bounded by the first and the last refusal, on the limiter's own clock. A refusal
- * means the bucket held less than one token, so between two of them the bucket admitted exactly what it
- * refilled, RATE_LIMIT_RPS x window ± 1, whatever the scheduling of the requests (as long as the load
- * never paused for a whole bucket's refill time). This is the figure the test holds to ± 10%.
- */
-export function countBetweenRefusals(events: readonly RateLimitEvent[]): WindowCount | undefined {
-  const sorted = [...events].sort((a, b) => a.decision.atMs - b.decision.atMs);
-  const first = sorted.findIndex((e) => !e.decision.allowed);
-  const last = sorted.findLastIndex((e) => !e.decision.allowed);
-  if (first < 0 || last <= first) return undefined;
-  const inside = sorted.slice(first + 1, last + 1);
-  return {
-    windowMs: (sorted[last] as RateLimitEvent).decision.atMs - (sorted[first] as RateLimitEvent).decision.atMs,
-    accepted: inside.filter((e) => e.decision.allowed).length,
-    offered: inside.length,
-  };
 }

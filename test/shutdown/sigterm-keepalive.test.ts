@@ -3,18 +3,13 @@
 // listener is closed): never a reset. Every order the API answered 201 gets its `order placed` line,
 // because the notifier drains after the API has stopped (spec 3.4 rule 4, 6 rule 2).
 // Bounded in count (requests per connection) and in time (the test timeout); asserts no durations.
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { Agent, request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
-import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { until } from '../support/eventually.ts';
-import { join } from 'node:path';
+import { dropSchemaRun } from '../support/replica-kit.ts';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
-import { REPO_ROOT } from '../support/transports.ts';
 
 const CONNECTIONS = 16;
 /** Per connection, before and after the signal: bounds the run however slow the machine is. */
@@ -63,13 +58,7 @@ afterEach(() => {
 });
 
 afterAll(async () => {
-  if (!REAL) return;
-  const db = new pg.Client({ connectionString: REAL_ENV.POSTGRES_DSN });
-  await db.connect();
-  await db.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`).finally(() => db.end());
-  const nats = await connect({ servers: REAL_ENV.NATS_URL });
-  await (await jetstreamManager(nats)).streams.delete(`ORDERS_${SCHEMA}`).catch(() => undefined);
-  await nats.close();
+  if (REAL) await dropSchemaRun({ dsn: REAL_ENV.POSTGRES_DSN, redisAddr: REAL_ENV.REDIS_ADDR, natsUrl: REAL_ENV.NATS_URL }, SCHEMA);
 });
 
 describe.each(BACKENDS)('SIGTERM under keep-alive load ($name backends)', (backends) => {
@@ -159,13 +148,10 @@ describe.each(BACKENDS)('SIGTERM under keep-alive load ($name backends)', (backe
 /** A fresh user in the real database, through the admin executable (migrate first: the schema may be new). */
 async function addRealUser(): Promise<{ username: string; password: string }> {
   const user = { username: `shutdown-${randomUUID()}`, password: 'shutdown-password' };
-  const admin = (args: string[], input?: string): Promise<void> =>
-    new Promise((resolve, reject) => {
-      const child = execFile(process.execPath, [join(REPO_ROOT, 'bin/orders-admin.ts'), ...args], { env: { PATH: process.env['PATH'] ?? '', ...REAL_ENV } }, (error) =>
-        error ? reject(error) : resolve(),
-      );
-      child.stdin?.end(input ?? '');
-    });
+  const admin = async (args: string[], input = ''): Promise<void> => {
+    const run = spawnBin('bin/orders-admin.ts', args, REAL_ENV, input);
+    if ((await run.exited).code !== 0) throw new Error(`orders-admin ${args.join(' ')}: ${run.stderr()}`);
+  };
   await admin(['migrate']);
   await admin(['users', 'add', user.username], user.password);
   return user;

@@ -47,9 +47,7 @@ describe('node:http transport edge cases', () => {
 
   beforeAll(async () => {
     app = await startInProcess({ transport: stdlibTransport });
-    const password = await app.addUser('alice');
-    const login = await fetch(`${app.baseUrl}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'alice', password }) });
-    token = ((await login.json()) as { token: string }).token;
+    token = await app.login('alice');
   });
   afterAll(() => app.stop());
 

@@ -40,6 +40,8 @@ export interface InProcessApp {
   readonly jwtSecret: string;
   /** Adds a user to the credential store (fake or real) and returns its password. */
   addUser(username: string, password?: string): Promise<string>;
+  /** Adds a user (password `<username>-password`) and logs it in through POST /auth/login; returns its token. */
+  login(username: string): Promise<string>;
   /** Aborts the run signal and waits for every run and stop, as SIGTERM does. */
   stop(): Promise<void>;
 }
@@ -91,9 +93,14 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
   });
   const { app, backends } = service;
   const { api: port, admin: adminPort } = await service.ready;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const addUser = async (username: string, password = `${username}-password`): Promise<string> => {
+    await backends.credentials.add({ id: crypto.randomUUID(), username, passwordHash: await hashPassword(password, { N: 1024, r: 8, p: 1 }) });
+    return password;
+  };
   return {
     app,
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
     adminUrl: `http://127.0.0.1:${adminPort}`,
     port,
     adminPort,
@@ -102,9 +109,12 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
     fakes: service.fakes,
     backends,
     jwtSecret,
-    async addUser(username, password = `${username}-password`) {
-      await backends.credentials.add({ id: crypto.randomUUID(), username, passwordHash: await hashPassword(password, { N: 1024, r: 8, p: 1 }) });
-      return password;
+    addUser,
+    async login(username) {
+      const body = JSON.stringify({ username, password: await addUser(username) });
+      const reply = await fetch(`${baseUrl}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      if (reply.status !== 200) throw new Error(`login ${username}: ${reply.status} ${await reply.text()}`);
+      return ((await reply.json()) as { token: string }).token;
     },
     stop: () => service.stop(),
   };

@@ -31,13 +31,17 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-/** Only what the executable needs: never the test process's own environment (it may hold real DSNs). */
-export function spawnBin(bin: string, args: readonly string[], env: Readonly<Record<string, string>>): SpawnedBin {
+/**
+ * Only what the executable needs: never the test process's own environment (it may hold real DSNs).
+ * `stdin`, when given, is written to the process's standard input, which is then closed.
+ */
+export function spawnBin(bin: string, args: readonly string[], env: Readonly<Record<string, string>>, stdin?: string): SpawnedBin {
   const child = spawn(process.execPath, [bin, ...args], {
     cwd: REPO_ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  child.stdin?.end(stdin);
   let out = '';
   let err = '';
   const lines: Record<string, unknown>[] = [];

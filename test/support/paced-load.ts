@@ -11,20 +11,21 @@ export interface Sample<T> {
 /**
  * Fires `count` requests at `perSecond` on a fixed schedule (an open loop: a slow answer never slows the
  * load; a late timer sends at once to catch up), without waiting for answers in between. Bounded in
- * count, and in time: nothing more is sent once twice the planned duration (plus 5 s) has passed.
- * `onSent(i)` runs after the i-th request was handed out (to kill a replica mid-load, for example).
+ * count, and in time: nothing more is sent once twice the planned duration (plus 5 s) has passed, or
+ * once `stop()` is true. `onSent(i)` runs after the i-th request was handed out (to kill a replica
+ * mid-load, for example).
  */
 export async function pacedLoad<T>(
   count: number,
   perSecond: number,
   fire: (index: number) => Promise<T>,
-  onSent: (index: number) => void = () => undefined,
+  { onSent = () => undefined, stop = () => false }: { onSent?: (index: number) => void; stop?: () => boolean } = {},
 ): Promise<Sample<T>[]> {
   const gapMs = 1000 / perSecond;
   const startedAt = performance.now();
   const deadline = startedAt + 2 * count * gapMs + 5_000;
   const pending: Promise<Sample<T>>[] = [];
-  for (let index = 0; index < count && performance.now() < deadline; index++) {
+  for (let index = 0; index < count && performance.now() < deadline && !stop(); index++) {
     const due = startedAt + index * gapMs - performance.now();
     if (due > 0) await sleep(due);
     const sentAt = performance.now();
