@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { announce, serveParent } from './child-agent.ts';
+import { announce, serveParent } from './child.ts';
 
 const order = {
   id: randomUUID(),
@@ -32,5 +32,5 @@ serveParent({
 });
 
 server.listen(0, '127.0.0.1', () => {
-  announce({ type: 'ready', port: (server.address() as AddressInfo).port, adminPort: undefined, fixtures: undefined, seedMs: 0 });
+  announce({ ready: { port: (server.address() as AddressInfo).port, seedMs: 0 } });
 });

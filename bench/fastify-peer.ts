@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import client from 'prom-client';
-import { announce, serveParent } from './child-agent.ts';
+import { announce, serveParent } from './child.ts';
 
 interface StoredOrder {
   id: string;
@@ -97,4 +97,4 @@ serveParent({
 
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address() as AddressInfo;
-announce({ type: 'ready', port: address.port, adminPort: undefined, fixtures: { getOrderId: order.id, getToken: token, listToken: '', postToken: '', loginBody: '' }, seedMs: 0 });
+announce({ ready: { port: address.port, fixtures: { getOrderId: order.id, getToken: token, listToken: '', postToken: '', loginBody: '' }, seedMs: 0 } });

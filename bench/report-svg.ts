@@ -1,5 +1,5 @@
-import { SCENARIO_TITLES, type BenchRun, type ScenarioId } from './measurement.ts';
-import { find, FIXED_CONCURRENCY, rps } from './targets.ts';
+import { SCENARIO_TITLES, type BenchRun, type ScenarioId } from './measure.ts';
+import { find, FIXED_CONCURRENCY, rps } from './report.ts';
 
 const GROUPS: readonly ScenarioId[] = ['get', 'grpc-get', 'list', 'post', 'bare-insert', 'login'];
 const WIDTH = 960;

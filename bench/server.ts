@@ -1,5 +1,5 @@
 // A service child for the bench: startService (as the executables) with one transport and embedded or real
-// backends, seeded for the scenarios, reporting its port and fixtures over IPC (bench/ipc-protocol.ts).
+// backends, seeded for the scenarios, reporting its port and fixtures over IPC (bench/child.ts).
 // Run by bench/run.ts, never by hand: it needs an IPC channel and BENCH_SERVER_CONFIG.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Env } from '../src/config/env.ts';
@@ -9,11 +9,9 @@ import { PostgresDatabase } from '../src/adapters/postgres/postgres-database.ts'
 import { createOrder, type Order } from '../src/domain/order.ts';
 import { createLogger, type LogLevel } from '../src/observability/logger.ts';
 import { hashPassword } from '../src/service/password-hasher.ts';
-import { announce, serveParent } from './child-agent.ts';
-import type { GrpcPeer } from './grpc-peers/grpc-peer.ts';
-import { startGrpcPeers } from './grpc-peers/peers.ts';
+import { announce, serveParent, type BareInsertResult, type Fixtures, type ServerChildConfig } from './child.ts';
+import { startGrpcPeers, type GrpcPeer } from './grpc-peers/peers.ts';
 import { transportNamed } from '../test/support/transports.ts';
-import type { BareInsertResult, Fixtures, ServerChildConfig } from './ipc-protocol.ts';
 
 const SEED_CONCURRENCY = 10; // the pool size (POSTGRES_DEFAULTS.poolSize): more would only queue
 const INSERT_SQL = 'INSERT INTO orders (id, user_id, item, quantity, status, created_at) VALUES ($1, $2, $3, $4, $5, $6)';
@@ -33,7 +31,7 @@ async function main(): Promise<void> {
     REDIS_ADDR: process.env['REDIS_ADDR'],
     NATS_URL: process.env['NATS_URL'],
   };
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel as LogLevel);
   const service = await startService({
     serviceName: `orders-bench-${config.transport}`,
     transport: transportNamed(config.transport).factory,
@@ -57,7 +55,7 @@ async function main(): Promise<void> {
     setLogLevel: (level) => {
       logger.level = level as LogLevel;
     },
-    bareInsert: database === undefined ? undefined : (c, d, m) => bareInsert(database, c, d, m),
+    bareInsert: database === undefined ? undefined : (c, d) => bareInsert(database, c, d),
   });
 
   const ports = await service.ready;
@@ -65,7 +63,7 @@ async function main(): Promise<void> {
   const fixtures = await seed(app.core.tokens, backends, config.listOrders);
   if (config.transport === 'grpc') peers = await startGrpcPeers(app.core);
   const grpcPeers = peers.map(({ name, port }) => ({ name, port }));
-  announce({ type: 'ready', port: ports.api, adminPort: ports.admin, fixtures, seedMs: performance.now() - seedStarted, grpcPeers });
+  announce({ ready: { port: ports.api, fixtures, seedMs: performance.now() - seedStarted, grpcPeers } });
   await service.done;
 }
 
@@ -106,18 +104,16 @@ async function seed(tokens: TokenIssuer, backends: Backends, listOrders: number)
 
 /**
  * The floor of POST /orders: the repository's INSERT statement straight through the service's own pg
- * Pool (same size, same connections), `concurrency` callers in a loop, bounded in time and count.
+ * Pool (same size, same connections), `concurrency` callers in a loop, bounded in time.
  */
-async function bareInsert(database: PostgresDatabase, concurrency: number, durationMs: number, maxCount: number): Promise<BareInsertResult> {
+async function bareInsert(database: PostgresDatabase, concurrency: number, durationMs: number): Promise<BareInsertResult> {
   const user = randomUUID();
   const latenciesMs: number[] = [];
-  let started = 0;
   let errors = 0;
   const begin = performance.now();
   const deadline = begin + durationMs;
   const worker = async (): Promise<void> => {
-    while (performance.now() < deadline && started < maxCount) {
-      started += 1;
+    while (performance.now() < deadline) {
       const t0 = performance.now();
       try {
         await database.query(INSERT_SQL, [randomUUID(), user, 'bench item', 1, 'pending', new Date()]);
@@ -128,11 +124,11 @@ async function bareInsert(database: PostgresDatabase, concurrency: number, durat
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return { count: latenciesMs.length, errors, elapsedMs: performance.now() - begin, latenciesMs };
+  return { errors, elapsedMs: performance.now() - begin, latenciesMs };
 }
 
 main().catch((error: unknown) => {
-  announce({ type: 'failed', error: error instanceof Error ? error.message : String(error) });
+  announce({ failed: error instanceof Error ? error.message : String(error) });
   process.exitCode = 1;
   setTimeout(() => process.exit(1), 100).unref();
 });

@@ -4,7 +4,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import type { Core } from '../../src/composition/create-app.ts';
 import { authenticate } from '../../src/service/authenticate.ts';
 import { GRPC_STATUS, mapError } from '../../src/transports/errors/error-table.ts';
-import type { GrpcPeer } from './grpc-peer.ts';
+import type { GrpcPeer } from './peers.ts';
 
 const PROTO = fileURLToPath(new URL('../../proto/ordersv1/orders.proto', import.meta.url));
 
