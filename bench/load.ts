@@ -186,15 +186,22 @@ function getOrderMessage(orderId: string): Buffer {
   return Buffer.concat([prefix, message]);
 }
 
+type Callback = (error: grpc.ServiceError | null) => void;
 type OrdersClient = grpc.Client & {
-  GetOrder(request: object, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (error: grpc.ServiceError | null) => void): void;
+  GetOrder(request: object, metadata: grpc.Metadata, options: grpc.CallOptions, callback: Callback): void;
+  Login(request: object, callback: Callback): void;
 };
+
+/** A grpc-js client of ordersv1.Orders on loopback. */
+export function ordersClient(port: number): OrdersClient {
+  const definition = protoLoader.loadSync(PROTO, { keepCase: false, longs: String, defaults: true });
+  const { Orders } = (grpc.loadPackageDefinition(definition) as unknown as { ordersv1: { Orders: new (target: string, credentials: grpc.ChannelCredentials) => OrdersClient } }).ordersv1;
+  return new Orders(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+}
 
 /** Three GetOrder calls with grpc-js, the same token and id: a gRPC error would be an HTTP 200 to h2load. */
 async function probeGrpc(port: number, token: string, orderId: string): Promise<void> {
-  const definition = protoLoader.loadSync(PROTO, { keepCase: false, longs: String, defaults: true });
-  const { Orders } = (grpc.loadPackageDefinition(definition) as unknown as { ordersv1: { Orders: new (target: string, credentials: grpc.ChannelCredentials) => OrdersClient } }).ordersv1;
-  const client = new Orders(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const client = ordersClient(port);
   const metadata = new grpc.Metadata();
   metadata.set('authorization', `Bearer ${token}`);
   try {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { connect } from 'node:net';
 import pg from 'pg';
+import { backendTargets, reachable } from '../scripts/check-services.ts';
 
 export interface RealEnv {
   readonly POSTGRES_DSN: string;
@@ -26,23 +26,6 @@ export function realEnvFrom(env: NodeJS.ProcessEnv): { env: RealEnv; fromDefault
   return { env: { POSTGRES_DSN: pick('POSTGRES_DSN'), REDIS_ADDR: pick('REDIS_ADDR'), NATS_URL: pick('NATS_URL') }, fromDefaults };
 }
 
-interface Endpoint {
-  readonly name: string;
-  readonly host: string;
-  readonly port: number;
-}
-
-function endpoints(env: RealEnv): Endpoint[] {
-  const pgUrl = new URL(env.POSTGRES_DSN);
-  const natsUrl = new URL(env.NATS_URL);
-  const [redisHost, redisPort] = env.REDIS_ADDR.replace(/^\[|\](?=:)/g, '').split(/:(?=\d+$)/);
-  return [
-    { name: 'POSTGRES_DSN', host: pgUrl.hostname || '127.0.0.1', port: Number(pgUrl.port || 5432) },
-    { name: 'REDIS_ADDR', host: redisHost ?? '', port: Number(redisPort) },
-    { name: 'NATS_URL', host: natsUrl.hostname, port: Number(natsUrl.port || 4222) },
-  ];
-}
-
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
 
 /**
@@ -50,15 +33,9 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
  * loopback (load never leaves the machine) and accept a TCP connection within a second.
  */
 export async function realUnavailableReason(env: RealEnv): Promise<string | undefined> {
-  for (const endpoint of endpoints(env)) {
-    if (!LOOPBACK.test(endpoint.host)) return `${endpoint.name} is not a loopback address; the bench only loads loopback`;
-    const reachable = await new Promise<boolean>((resolve) => {
-      const socket = connect({ host: endpoint.host, port: endpoint.port, timeout: 1_000 });
-      socket.once('connect', () => (socket.destroy(), resolve(true)));
-      socket.once('timeout', () => (socket.destroy(), resolve(false)));
-      socket.once('error', () => resolve(false));
-    });
-    if (!reachable) return `${endpoint.name} (${endpoint.host}:${endpoint.port}) does not accept connections`;
+  for (const target of backendTargets({ ...env })) {
+    if (!LOOPBACK.test(target.host)) return `${target.name} is not a loopback address; the bench only loads loopback`;
+    if (!(await reachable(target.host, target.port, 1_000))) return `${target.name} (${target.shown}) does not accept connections`;
   }
   return undefined;
 }
