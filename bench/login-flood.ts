@@ -5,17 +5,15 @@
 //              on another source address logs in every 250 ms: the victim's latency p50/p99
 //   grpc-flood orders-grpc only: waves of 300 parallel gRPC Logins (not rate-limited), same victim
 // Run alone: node bench/login-flood.ts [--quick] [--only=stdlib,koa,grpc]; npm run bench runs it last.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { freePort } from '../test/support/ports.ts';
+import { spawnBin, type SpawnedBin } from '../test/support/spawn-bin.ts';
 import { ordersClient } from './load.ts';
 import { percentiles } from './percentiles.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const VICTIM = { username: 'alice', password: 'alice-password' };
 const FLOODER_ADDRESS = '127.0.0.1';
 const VICTIM_ADDRESS = '127.0.0.2';
@@ -45,20 +43,11 @@ function login(port: number, localAddress: string, body: { username: string; pas
 
 const wrong = (i: number): { username: string; password: string } => ({ username: `flood-${i}`, password: 'wrong-password' });
 
-async function startExecutable(transport: FloodTransport): Promise<{ child: ChildProcess; port: number }> {
+async function startExecutable(transport: FloodTransport): Promise<SpawnedBin & { port: number }> {
   const [port, admin] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, [`bin/orders-${transport}.ts`, '--embedded'], {
-    cwd: ROOT,
-    env: { ...process.env, HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: `127.0.0.1:${admin}`, LOG_LEVEL: 'error', RATE_LIMIT_RPS: '' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (const deadline = Date.now() + 60_000; (await login(port, FLOODER_ADDRESS, VICTIM)).status !== 200; await sleep(300)) {
-    if (Date.now() > deadline || child.exitCode !== null) {
-      child.kill('SIGKILL');
-      throw new Error(`orders-${transport} did not start`);
-    }
-  }
-  return { child, port };
+  const bin = spawnBin(`bin/orders-${transport}.ts`, ['--embedded'], { HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: `127.0.0.1:${admin}`, LOG_LEVEL: 'error' });
+  await bin.waitReady(`http://127.0.0.1:${admin}`, 60_000).catch((error: unknown) => (bin.kill(), Promise.reject(error)));
+  return { ...bin, port };
 }
 
 /**
@@ -127,14 +116,14 @@ export async function runLoginFlood(options: { quick: boolean; only?: readonly s
   const durationMs = options.quick ? 4_000 : 10_000;
   const out: string[] = [];
   for (const transport of (['stdlib', 'koa', 'grpc'] as const).filter((t) => options.only?.includes(t) ?? true)) {
-    const { child, port } = await startExecutable(transport);
+    const { port, stop } = await startExecutable(transport);
     try {
       const lines = [`login-flood ${transport}: ${await sustained(port, durationMs)}`, `  ${await underFlood(port, () => restFlood(port, durationMs))}`];
       if (transport === 'grpc') lines.push(`  ${await underFlood(port, () => grpcFlood(port, durationMs))}`);
       options.log(lines.join('\n'));
       out.push(...lines);
     } finally {
-      child.kill('SIGTERM');
+      await stop();
     }
   }
   return out;

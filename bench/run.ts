@@ -34,23 +34,24 @@ const LIST_ORDERS = 20_000;
  */
 const LOGIN_CONCURRENCY = 3;
 
-interface Settings {
-  readonly quick: boolean;
-  readonly durationMs: number;
-  readonly warmupMs: number;
-  readonly loginDurationMs: number;
-  readonly sweep: readonly number[];
-  /** GET at 32 connections again with LOG_LEVEL=error: what request logging costs. */
-  readonly logLevelVariant: boolean;
-  /** The list at offsets 0 and 10,000 over one connection. */
-  readonly listLatencyMs: number;
-  readonly startupRuns: number;
-  /** Interleaved rounds of the GET target trio (bare node:http, Fastify peer, subject); medians are reported. */
-  readonly getRounds: number;
+/** A full run, or a quick one (short runs, 32 connections only; indicative). */
+function settingsFor(quick: boolean) {
+  return {
+    quick,
+    durationMs: quick ? 1_500 : 6_000,
+    warmupMs: quick ? 400 : 1_500,
+    loginDurationMs: quick ? 4_000 : 10_000,
+    sweep: quick ? [FIXED_CONCURRENCY] : [1, 8, 32, 128],
+    /** GET at 32 connections again with LOG_LEVEL=error: what request logging costs. */
+    logLevelVariant: !quick,
+    /** The list at offsets 0 and 10,000 over one connection. */
+    listLatencyMs: quick ? 1_000 : 2_000,
+    startupRuns: quick ? 2 : 3,
+    /** Interleaved rounds of the GET target trio (bare node:http, Fastify peer, subject); medians are reported. */
+    getRounds: quick ? 2 : 3,
+  };
 }
-
-const FULL: Settings = { quick: false, durationMs: 6_000, warmupMs: 1_500, loginDurationMs: 10_000, sweep: [1, 8, 32, 128], logLevelVariant: true, listLatencyMs: 2_000, startupRuns: 3, getRounds: 3 };
-const QUICK: Settings = { quick: true, durationMs: 1_500, warmupMs: 400, loginDurationMs: 4_000, sweep: [FIXED_CONCURRENCY], logLevelVariant: false, listLatencyMs: 1_000, startupRuns: 2, getRounds: 2 };
+type Settings = ReturnType<typeof settingsFor>;
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
@@ -312,7 +313,7 @@ async function main(): Promise<void> {
       json: { type: 'string' },
     },
   });
-  const settings = values.quick ? QUICK : FULL;
+  const settings = settingsFor(values.quick);
   const only = values.only.split(',') as TransportName[];
   const backends = values.backends.split(',') as BackendName[];
   const wallStart = performance.now();

@@ -48,6 +48,16 @@ export function conformanceEnv(argv: readonly string[]): Record<string, string> 
   return env;
 }
 
+/** conformanceEnv, or the usage line and exit code 2 when the command line is wrong. */
+export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Record<string, string> {
+  try {
+    return conformanceEnv(argv);
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
+    process.exit(2);
+  }
+}
+
 /** Runs vitest on the matrix with these variables; resolves with its exit code. */
 export function runConformance(env: Record<string, string>): Promise<number> {
   if (!existsSync(VITEST)) throw new Error(`vitest not found at ${VITEST}: run npm ci`);
@@ -66,12 +76,5 @@ export function runConformance(env: Record<string, string>): Promise<number> {
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  let env: Record<string, string>;
-  try {
-    env = conformanceEnv(process.argv.slice(2));
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
-    process.exit(2);
-  }
-  process.exitCode = await runConformance(env);
+  process.exitCode = await runConformance(conformanceEnvOrExit(process.argv.slice(2)));
 }
