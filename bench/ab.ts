@@ -12,7 +12,7 @@ import { SERVER_OPTIONS, serverChildConfig, startServer, type BackendName, type 
 import { pinGenerators } from './load.ts';
 import { measure, type Measurement, type ScenarioId } from './measure.ts';
 import { median } from './percentiles.ts';
-import { detectPinning, pinProcess } from './pinning.ts';
+import { detectPinning, pinProcess } from './machine.ts';
 import { dropSchemas, realEnvFrom, realUnavailableReason } from './real-env.ts';
 
 const { values } = parseArgs({

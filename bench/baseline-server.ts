@@ -20,15 +20,12 @@ const server = createServer((_req, res) => {
   res.end(text);
 });
 
-let stopping: Promise<void> | undefined;
 serveParent({
-  stop: () => {
-    stopping ??= new Promise<void>((resolve) => {
+  stop: () =>
+    new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
-    });
-    return stopping;
-  },
+    }),
 });
 
 server.listen(0, '127.0.0.1', () => {

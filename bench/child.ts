@@ -4,7 +4,7 @@
 // bench/fastify-peer.ts.
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { pinProcess } from './pinning.ts';
+import { pinProcess } from './machine.ts';
 import { newSchemaName } from './real-env.ts';
 
 export type TransportName = 'stdlib' | 'koa' | 'grpc';
@@ -77,7 +77,7 @@ export interface BareInsertResult {
   readonly latenciesMs: number[];
 }
 
-/** What a child can do beyond sampling itself; an absent hook answers with an error. */
+/** What a child can do beyond sampling itself (stop is called once); an absent hook answers with an error. */
 export interface ChildHooks {
   stop(): Promise<void>;
   setLogLevel?(level: string): void;
@@ -95,6 +95,9 @@ export function serveParent(hooks: ChildHooks): void {
   let peakRss = process.memoryUsage.rss();
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 25);
   sampler.unref();
+  // Once, whether the parent asks or goes away.
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => (stopping ??= (clearInterval(sampler), hooks.stop()));
   const ops: Record<string, (...args: never[]) => unknown> = {
     sample: (resetPeak: boolean): ProcessSample => {
       const cpu = process.cpuUsage();
@@ -105,7 +108,7 @@ export function serveParent(hooks: ChildHooks): void {
     },
     logLevel: (level: string) => (hooks.setLogLevel ?? fail('this child has no logger'))(level),
     bareInsert: (concurrency: number, durationMs: number) => (hooks.bareInsert ?? fail('this child has no database'))(concurrency, durationMs),
-    stop: () => (clearInterval(sampler), hooks.stop()),
+    stop,
   };
   process.on('message', (raw) => {
     const { id, op, args } = raw as { id: number; op: string; args: never[] };
@@ -120,7 +123,7 @@ export function serveParent(hooks: ChildHooks): void {
       );
   });
   // The parent went away (crash, Ctrl-C): do not outlive it.
-  process.on('disconnect', () => void hooks.stop().finally(() => process.exit(0)));
+  process.on('disconnect', () => void stop().finally(() => process.exit(0)));
 }
 
 function fail(message: string): never {

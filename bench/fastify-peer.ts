@@ -83,16 +83,13 @@ const order: StoredOrder = { id: randomUUID(), user_id: userId, item: 'bench ite
 await redis.set(prefix + order.id, JSON.stringify(order), 'EX', 3_600);
 const token = app.jwt.sign({ sub: userId, name: 'bench-get' }, { expiresIn: '1h' });
 
-let stopping: Promise<void> | undefined;
 serveParent({
-  stop: () => {
-    stopping ??= app
+  stop: () =>
+    app
       .close()
       .then(() => redis.del(prefix + order.id))
       .then(() => redis.quit())
-      .then(() => undefined);
-    return stopping;
-  },
+      .then(() => undefined),
 });
 
 await app.listen({ host: '127.0.0.1', port: 0 });

@@ -15,9 +15,8 @@ import { parseArgs } from 'node:util';
 import { ServerChild, serverChildConfig, type BackendName, type TransportName } from './child.ts';
 import { pinGenerators } from './load.ts';
 import { floodMarkdown, runLoginFlood } from './login-flood.ts';
-import { loadAverage, machineInfo } from './machine.ts';
+import { detectPinning, hasTool, loadAverage, machineInfo, pinProcess, type Pinning } from './machine.ts';
 import { measure, skippedRow, type BenchRun, type Measurement, type RunPlan, type ScaleFigures, type ScenarioId, type ServerLabel } from './measure.ts';
-import { detectPinning, hasTool, pinProcess, type Pinning } from './pinning.ts';
 import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason, vacuumAnalyzeOrders, type RealEnv } from './real-env.ts';
 import { FIXED_CONCURRENCY, pairKey, PEER_SERVER, renderMarkdown } from './report.ts';
 import { renderSvg } from './report-svg.ts';
@@ -265,9 +264,9 @@ async function startupFigures(settings: Settings, bench: Bench, realReason: stri
     const runsMs: number[] = [];
     let error: string | undefined;
     for (let i = 0; i < settings.startupRuns && error === undefined; i++) {
-      const schema = mode === 'real' ? newSchemaName() : undefined;
-      if (schema !== undefined) bench.schemas.push(schema);
-      const result = await measureStartup(ROOT, mode === 'embedded', mode === 'real' ? { ...bench.real, POSTGRES_SCHEMA: schema } : {});
+      const schema = newSchemaName();
+      if (mode === 'real') bench.schemas.push(schema);
+      const result = await measureStartup(mode === 'real' ? { ...bench.real, POSTGRES_SCHEMA: schema } : undefined);
       if (result.readyMs === undefined) error = result.error;
       else runsMs.push(result.readyMs);
     }

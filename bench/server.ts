@@ -4,13 +4,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Env } from '../src/config/env.ts';
 import type { Backends } from '../src/composition/backends.ts';
+import type { Core } from '../src/composition/create-app.ts';
 import { startService } from '../src/composition/start-service.ts';
 import { PostgresDatabase } from '../src/adapters/postgres/postgres-database.ts';
 import { createOrder, type Order } from '../src/domain/order.ts';
 import { createLogger, type LogLevel } from '../src/observability/logger.ts';
 import { hashPassword } from '../src/service/password-hasher.ts';
 import { announce, serveParent, type BareInsertResult, type Fixtures, type ServerChildConfig } from './child.ts';
-import { startGrpcPeers, type GrpcPeer } from './grpc-peers/peers.ts';
+import type { GrpcPeer } from './grpc-peers/grpcjs-peer.ts';
 import { transportNamed } from '../test/support/transports.ts';
 
 const SEED_CONCURRENCY = 10; // the pool size (POSTGRES_DEFAULTS.poolSize): more would only queue
@@ -41,17 +42,13 @@ async function main(): Promise<void> {
     isolation: { schema: config.schema, uniqueSuffix: config.uniqueSuffix, dropSchemaOnStop: true },
   });
   const { app, backends } = service;
-  let stopping: Promise<void> | undefined;
   let peers: GrpcPeer[] = [];
-  const stop = (): Promise<void> => {
-    stopping ??= Promise.all(peers.map((peer) => peer.stop()))
-      .then(() => service.stop())
-      .then(() => logger.flush());
-    return stopping;
-  };
   const database = backends.components.find((c): c is PostgresDatabase => c instanceof PostgresDatabase);
   serveParent({
-    stop,
+    stop: () =>
+      Promise.all(peers.map((peer) => peer.stop()))
+        .then(() => service.stop())
+        .then(() => logger.flush()),
     setLogLevel: (level) => {
       logger.level = level as LogLevel;
     },
@@ -61,18 +58,18 @@ async function main(): Promise<void> {
   const ports = await service.ready;
   const seedStarted = performance.now();
   const fixtures = await seed(app.core.tokens, backends, config.listOrders);
-  if (config.transport === 'grpc') peers = await startGrpcPeers(app.core);
+  if (config.transport === 'grpc') {
+    // Issue 18's yardsticks (plain grpc-js, Connect as-was and tuned), loaded in the gRPC child only.
+    const [{ startGrpcJsPeer }, { startConnectPeer }] = await Promise.all([import('./grpc-peers/grpcjs-peer.ts'), import('./grpc-peers/connect-peer.ts')]);
+    peers = [await startGrpcJsPeer(app.core), await startConnectPeer(app.core, false), await startConnectPeer(app.core, true)];
+  }
   const grpcPeers = peers.map(({ name, port }) => ({ name, port }));
   announce({ ready: { port: ports.api, fixtures, seedMs: performance.now() - seedStarted, grpcPeers } });
   await service.done;
 }
 
-interface TokenIssuer {
-  issue(userId: string, username: string): Promise<string>;
-}
-
 /** Through the ports directly (not HTTP): seeding is set-up, not a measured run. */
-async function seed(tokens: TokenIssuer, backends: Backends, listOrders: number): Promise<Fixtures> {
+async function seed(tokens: Core['tokens'], backends: Backends, listOrders: number): Promise<Fixtures> {
   const getUser = randomUUID();
   const cached = createOrder({ userId: getUser, item: 'bench item', quantity: 1 }, randomUUID(), new Date());
   await backends.repository.insert(cached);
