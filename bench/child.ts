@@ -154,13 +154,11 @@ export class ServerChild {
   readonly ready: Ready;
   readonly #child: ChildProcess;
   readonly #pending = new Map<number, (message: { value?: unknown; error?: string }) => void>();
-  readonly #stderr: { text: string };
   #nextId = 1;
 
-  private constructor(child: ChildProcess, ready: Ready, stderr: { text: string }) {
+  private constructor(child: ChildProcess, ready: Ready) {
     this.#child = child;
     this.ready = ready;
-    this.#stderr = stderr;
   }
 
   static async start(options: StartOptions): Promise<ServerChild> {
@@ -177,7 +175,7 @@ export class ServerChild {
       });
       child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`server child exited with ${code} before it was ready; stderr: ${stderr.text.trim()}`))));
     });
-    const handle = new ServerChild(child, ready, stderr);
+    const handle = new ServerChild(child, ready);
     child.on('message', (message: Message) => {
       if (!('id' in message)) return;
       handle.#pending.get(message.id)?.(message);
@@ -222,9 +220,5 @@ export class ServerChild {
     const timer = setTimeout(() => this.#child.kill('SIGKILL'), 5_000);
     await exited;
     clearTimeout(timer);
-  }
-
-  stderrTail(): string {
-    return this.#stderr.text.trim();
   }
 }

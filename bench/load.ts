@@ -1,11 +1,12 @@
 // The load generators: wrk for HTTP/1.1, h2load for h2c and gRPC (issue 16: efficient generators on
 // their own core), and the grpc-js calls that check a gRPC run will succeed before h2load, which sees
 // HTTP statuses only, is trusted with it.
-import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { percentiles } from './percentiles.ts';
@@ -56,18 +57,9 @@ const quote = (arg: string): string => `'${arg.replaceAll("'", `'\\''`)}'`;
  */
 async function runTool(args: readonly string[], seconds: number): Promise<{ stdout: string; failure: string; cpuSeconds: number }> {
   const command = `${generatorCpu === undefined ? '' : `taskset -c ${generatorCpu} `}${args.map(quote).join(' ')}; times`;
-  const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve, reject) => {
-    const child = spawn('bash', ['-c', command], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), (seconds + 30) * 1000);
-    child.once('error', (error) => (clearTimeout(timer), reject(error)));
-    child.once('exit', (exit) => (clearTimeout(timer), resolve({ stdout: out, stderr: err, code: exit })));
-  });
+  const { stdout, stderr } = await promisify(execFile)('bash', ['-c', command], { timeout: (seconds + 30) * 1000, killSignal: 'SIGKILL', maxBuffer: 64 * 2 ** 20 });
   const times = [...(stdout.trim().split('\n').at(-1) ?? '').matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
-  const failure = `${args[0]} gave no summary (exit ${code}): ${stderr.trim().slice(-300) || stdout.trim().slice(-300)}`;
+  const failure = `${args[0]} gave no summary: ${stderr.trim().slice(-300) || stdout.trim().slice(-300)}`;
   return { stdout, failure, cpuSeconds: times.length === 2 ? (times[0] as number) + (times[1] as number) : Number.NaN };
 }
 

@@ -144,12 +144,9 @@ export async function measure(child: ServerChild, label: ServerLabel, plan: RunP
       loadAverage: loadAverage(),
     };
   } catch (error) {
-    return skippedRow(row, error instanceof Error ? error.message : String(error));
+    const skipped = error instanceof Error ? error.message : String(error);
+    return { ...row, result: undefined, skipped, cpuSecondsPer1k: Number.NaN, peakRssBytes: Number.NaN, loadAverage: loadAverage() };
   }
-}
-
-export function skippedRow(row: ServerLabel & Pick<Measurement, 'scenario' | 'concurrency'>, reason: string): Measurement {
-  return { ...row, result: undefined, skipped: reason, cpuSecondsPer1k: Number.NaN, peakRssBytes: Number.NaN, loadAverage: loadAverage() };
 }
 
 /** The bare INSERT loop runs inside the child, on the service's own pool; its numbers come back over IPC. */

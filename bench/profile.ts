@@ -57,19 +57,20 @@ interface CpuProfile {
   readonly timeDeltas: number[];
 }
 
+/** The file of a frame: from the package in node_modules, or from src/, fakes/, bench/ or bin/ of this repository. */
+function shortUrl(url: string): string {
+  return url.includes('node_modules/') ? (url.split('node_modules/').at(-1) ?? url) : (/\/((?:src|fakes|bench|bin)\/.*)$/.exec(url)?.[1] ?? url);
+}
+
 /** A package, node internals, an area of this repository (src/transports, …) or a V8 pseudo-frame. */
 function packageOf({ url, functionName }: CallFrame): string {
   if (url === '') return functionName.startsWith('(') ? functionName : '(native)';
-  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0] ?? ''}`;
-  const [scope = '', name = ''] = url.split('node_modules/').at(-1)?.split('/') ?? [];
-  if (url.includes('node_modules/')) return scope.startsWith('@') ? `${scope}/${name}` : scope;
-  return /\/((?:src|fakes|bench|bin)\/[^/]+)/.exec(url)?.[1] ?? url;
+  if (url.startsWith('node:')) return url.split('/')[0] ?? url;
+  const parts = shortUrl(url).split('/');
+  return parts.slice(0, url.includes('node_modules/') && !parts[0]?.startsWith('@') ? 1 : 2).join('/');
 }
 
-function frameName(frame: CallFrame): string {
-  const where = frame.url.includes('node_modules/') ? frame.url.split('node_modules/').at(-1) : /\/((?:src|fakes|bench|bin)\/.*)$/.exec(frame.url)?.[1];
-  return `${frame.functionName || '(anonymous)'}${frame.url === '' ? '' : ` ${where ?? frame.url}:${frame.lineNumber + 1}`}`;
-}
+const frameName = (frame: CallFrame): string => `${frame.functionName || '(anonymous)'}${frame.url === '' ? '' : ` ${shortUrl(frame.url)}:${frame.lineNumber + 1}`}`;
 
 const file = (await readdir(profileDir)).find((name) => name.endsWith('.cpuprofile'));
 if (file === undefined) throw new Error(`no .cpuprofile written in ${profileDir}`);

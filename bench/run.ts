@@ -16,7 +16,7 @@ import { ServerChild, serverChildConfig, type BackendName, type TransportName } 
 import { pinGenerators } from './load.ts';
 import { floodMarkdown, runLoginFlood } from './login-flood.ts';
 import { detectPinning, hasTool, loadAverage, machineInfo, pinProcess, type Pinning } from './machine.ts';
-import { measure, skippedRow, type BenchRun, type Measurement, type RunPlan, type ScaleFigures, type ScenarioId, type ServerLabel } from './measure.ts';
+import { measure, type BenchRun, type Measurement, type RunPlan, type ScaleFigures, type ScenarioId, type ServerLabel } from './measure.ts';
 import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason, vacuumAnalyzeOrders, type RealEnv } from './real-env.ts';
 import { FIXED_CONCURRENCY, pairKey, PEER_SERVER, renderMarkdown } from './report.ts';
 import { renderSvg } from './report-svg.ts';
@@ -112,16 +112,12 @@ class Bench {
     return m;
   }
 
-  async startChild(script: string, env: NodeJS.ProcessEnv = {}): Promise<ServerChild> {
-    const child = await ServerChild.start({ script: join(ROOT, script), env: { ...process.env, ...this.real, ...env }, cwd: ROOT, pinCpu: this.pinning?.serverCpu });
-    this.#children.add(child);
-    return child;
-  }
-
   /** A child that does not start is a skipped server, not a failed run. */
-  async tryStart(server: string, script: string, env: NodeJS.ProcessEnv = {}): Promise<ServerChild | undefined> {
+  async start(server: string, script: string, env: NodeJS.ProcessEnv = {}): Promise<ServerChild | undefined> {
     try {
-      return await this.startChild(script, env);
+      const child = await ServerChild.start({ script: join(ROOT, script), env: { ...process.env, ...this.real, ...env }, cwd: ROOT, pinCpu: this.pinning?.serverCpu });
+      this.#children.add(child);
+      return child;
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.skippedServers.push({ server, reason });
@@ -136,8 +132,8 @@ class Bench {
   }
 
   async startControls(withPeer: boolean): Promise<void> {
-    this.#baseline = await this.startChild('bench/baseline-server.ts');
-    if (withPeer) this.#peer = await this.tryStart(PEER_SERVER, 'bench/fastify-peer.ts');
+    this.#baseline = await this.start('baseline', 'bench/baseline-server.ts');
+    if (withPeer) this.#peer = await this.start(PEER_SERVER, 'bench/fastify-peer.ts');
   }
 
   async baseline(concurrency: number, plan = this.plan('get', concurrency), label = BASELINE): Promise<Measurement | undefined> {
@@ -172,12 +168,13 @@ class Bench {
     const config = serverChildConfig(transport, backend, 'info', LIST_ORDERS);
     if (config.schema !== undefined) this.schemas.push(config.schema);
     log(`${server}: starting (seeding ${LIST_ORDERS} orders through the repository port)`);
-    const child = await this.tryStart(server, 'bench/server.ts', { BENCH_SERVER_CONFIG: JSON.stringify(config) });
+    const child = await this.start(server, 'bench/server.ts', { BENCH_SERVER_CONFIG: JSON.stringify(config) });
     if (child === undefined) return;
     log(`${server}: ready on port ${child.ready.port}, seeded in ${fmt(child.ready.seedMs)} ms`);
     // The steady state autovacuum keeps the append-only table in (migration 002), reached at once.
     if (config.schema !== undefined) await vacuumAnalyzeOrders(this.real.POSTGRES_DSN, config.schema);
     const label: ServerLabel = { server, logLevel: 'info' };
+    // A child that dies mid-run leaves skipped rows (measure), each with the tail of its stderr.
     try {
       // The primary GET row (tables of shares), then the interleaved rounds the targets are judged on.
       await this.run(child, label, this.plan('get'));
@@ -191,12 +188,12 @@ class Bench {
         for (const peer of child.ready.grpcPeers ?? []) await this.run(child, { ...label, server: `${server} peer:${peer.name}` }, this.plan('grpc-get'), peer.port);
       }
       for (const c of this.settings.sweep.filter((c) => c !== FIXED_CONCURRENCY)) await this.run(child, label, this.plan('get', c));
-      if (this.settings.logLevelVariant) {
-        await child.setLogLevel('error');
+      // A child that no longer answers skips the variant (its runs would be skipped rows anyway).
+      if (this.settings.logLevelVariant && (await child.setLogLevel('error').then(() => true, () => false))) {
         await this.pairedBaseline(pairKey(server, 'get', 'error'));
         await this.run(child, { ...label, logLevel: 'error' }, this.plan('get'));
         await this.pairedBaseline(pairKey(server, 'get', 'error'));
-        await child.setLogLevel('info');
+        await child.setLogLevel('info').catch(() => undefined);
       }
       await this.run(child, label, this.plan('list'));
       if (transport === 'stdlib') {
@@ -210,9 +207,6 @@ class Bench {
       await this.run(child, label, this.plan('post'));
       if (backend === 'real') await this.run(child, { ...bare, pairedFor: pairKey(server, 'post') }, this.pairedPlan('bare-insert'));
       await this.run(child, label, this.plan('login'));
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      this.measurements.push(skippedRow({ ...label, scenario: 'get', concurrency: FIXED_CONCURRENCY }, `server failed mid-run: ${reason} ${child.stderrTail()}`));
     } finally {
       this.#children.delete(child);
       await child.stop();
