@@ -12,6 +12,7 @@ import { SERVER_OPTIONS, serverChildConfig, startServer, type BackendName, type 
 import { pinGenerators } from './load.ts';
 import { measure, type Measurement, type ScenarioId } from './measure.ts';
 import { median } from './percentiles.ts';
+import { rawRow, table } from './report.ts';
 import { detectPinning, pinProcess } from './machine.ts';
 import { dropSchemas, realEnvFrom, realUnavailableReason } from './real-env.ts';
 
@@ -55,8 +56,7 @@ try {
         // The first round of each side warms it up (numbers dropped, as in npm run bench).
         const m = await measure(side.child, { server: side.name, logLevel: values['log-level'] }, plan(scenario, round === 0 ? 1_500 : 0));
         side.runs.set(scenario, [...(side.runs.get(scenario) ?? []), m]);
-        const r = m.result;
-        process.stderr.write(`  ${side.name} ${scenario}: ${r === undefined ? m.skipped : `${r.requestsPerSecond.toFixed(0)} req/s, p99 ${r.p99Ms.toFixed(2)} ms, ${m.cpuSecondsPer1k.toFixed(3)} CPU-s/1k`}\n`);
+        process.stderr.write(`  ${rawRow(m).join(' | ')}\n`);
       }
     }
   }
@@ -64,13 +64,11 @@ try {
   await Promise.all(sides.map((side) => side.child.stop()));
   await dropSchemas(real.POSTGRES_DSN, schemas);
 }
-const lines = ['| scenario | A req/s (median) | B req/s (median) | B/A | A p99 ms | B p99 ms | A CPU-s/1k | B CPU-s/1k |', '| --- | --- | --- | --- | --- | --- | --- | --- |'];
-for (const scenario of scenarios) {
+const rows = scenarios.map((scenario) => {
   const [a, b] = sides.map((side) => (side.runs.get(scenario) ?? []).filter((m) => m.result !== undefined)) as [Measurement[], Measurement[]];
-  const of = (runs: Measurement[], figure: (m: Measurement) => number, digits: number): string => median(runs.map(figure)).toFixed(digits);
-  const rps = (m: Measurement): number => m.result?.requestsPerSecond ?? Number.NaN;
-  const p99 = (m: Measurement): number => m.result?.p99Ms ?? Number.NaN;
-  const cpu = (m: Measurement): number => m.cpuSecondsPer1k;
-  lines.push(`| ${scenario} | ${of(a, rps, 0)} | ${of(b, rps, 0)} | **${(median(b.map(rps)) / median(a.map(rps))).toFixed(2)}** | ${of(a, p99, 2)} | ${of(b, p99, 2)} | ${of(a, cpu, 3)} | ${of(b, cpu, 3)} |`);
-}
-process.stdout.write(`${lines.join('\n')}\n`);
+  const rps = (runs: Measurement[]): number => median(runs.map((m) => m.result?.requestsPerSecond ?? Number.NaN));
+  const p99 = (runs: Measurement[]): string => median(runs.map((m) => m.result?.p99Ms ?? Number.NaN)).toFixed(2);
+  const cpu = (runs: Measurement[]): string => median(runs.map((m) => m.cpuSecondsPer1k)).toFixed(3);
+  return [scenario, rps(a).toFixed(0), rps(b).toFixed(0), `**${(rps(b) / rps(a)).toFixed(2)}**`, p99(a), p99(b), cpu(a), cpu(b)];
+});
+process.stdout.write(`${table(['scenario', 'A req/s (median)', 'B req/s (median)', 'B/A', 'A p99 ms', 'B p99 ms', 'A CPU-s/1k', 'B CPU-s/1k'], rows).join('\n')}\n`);

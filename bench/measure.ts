@@ -1,6 +1,7 @@
 import type { Fixtures, ServerChild } from './child.ts';
 import { fromLatencies, probe, runGrpcLoad, runH2load, runHttpLoad, type HttpScenario, type LoadBounds, type LoadResult } from './load.ts';
 import { loadAverage, type MachineInfo } from './machine.ts';
+import type { SessionHeap } from './session-heap.ts';
 
 export type ScenarioId = 'get' | 'get-h2c' | 'list' | 'post' | 'login' | 'grpc-get' | 'bare-insert' | 'list-offset-0' | 'list-offset-10000';
 
@@ -44,24 +45,16 @@ export interface Measurement extends ServerLabel {
 }
 
 export interface ScaleFigures {
-  readonly sessions:
-    | {
-        readonly cap: number;
-        readonly recent: number;
-        readonly lingering: { readonly bytesPerSession: number; readonly totalBytes: number; readonly capRefused: boolean };
-        readonly held: { readonly bytesPerSession: number; readonly totalBytes: number; readonly capRefused: boolean };
-      }
-    | { readonly error: string };
+  readonly sessions: SessionHeap | { readonly error: string };
   readonly startup: { readonly mode: 'embedded' | 'real'; readonly runsMs: number[]; readonly error: string | undefined }[];
 }
 
 export interface BenchRun {
-  readonly quick: boolean;
   readonly startedAt: string;
   readonly wallSeconds: number;
   readonly machine: MachineInfo;
   readonly loadAverageStart: number;
-  readonly settings: { readonly durationMs: number; readonly warmupMs: number; readonly loginDurationMs: number; readonly sweep: readonly number[] };
+  readonly settings: { readonly quick: boolean; readonly durationMs: number; readonly warmupMs: number; readonly loginDurationMs: number; readonly sweep: readonly number[] };
   readonly measurements: Measurement[];
   /** Baseline GET at 32 connections measured again at the very end: drift = noise over the run. */
   readonly baselineEnd: Measurement | undefined;
@@ -74,26 +67,17 @@ export interface BenchRun {
 }
 
 /** The HTTP request of a scenario against a child's fixtures (the baseline answers any path). */
-export function scenarioRequest(port: number, fixtures: Fixtures | undefined, scenario: ScenarioId): HttpScenario {
+export function scenarioRequest(port: number, f: Fixtures | undefined, scenario: ScenarioId): HttpScenario {
   const base = `http://127.0.0.1:${port}`;
   const bearer = (token: string | undefined): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
   const json = { 'content-type': 'application/json' };
-  switch (scenario) {
-    case 'get':
-    case 'get-h2c':
-      return { method: 'GET', url: `${base}/orders/${fixtures?.getOrderId ?? 'x'}`, headers: bearer(fixtures?.getToken) };
-    case 'list':
-      return { method: 'GET', url: `${base}/orders?limit=20`, headers: bearer(fixtures?.listToken) };
-    case 'list-offset-0':
-    case 'list-offset-10000':
-      return { method: 'GET', url: `${base}/orders?limit=20&offset=${scenario.slice('list-offset-'.length)}`, headers: bearer(fixtures?.listToken) };
-    case 'post':
-      return { method: 'POST', url: `${base}/orders`, headers: { ...bearer(fixtures?.postToken), ...json }, body: '{"item":"bench item","quantity":1}' };
-    case 'login':
-      return { method: 'POST', url: `${base}/auth/login`, headers: json, body: fixtures?.loginBody ?? '' };
-    default:
-      throw new Error(`${scenario} is not an HTTP scenario`);
-  }
+  const get = (path: string, token: string | undefined): HttpScenario => ({ method: 'GET', url: `${base}${path}`, headers: bearer(token) });
+  if (scenario === 'get' || scenario === 'get-h2c') return get(`/orders/${f?.getOrderId ?? 'x'}`, f?.getToken);
+  if (scenario === 'list') return get('/orders?limit=20', f?.listToken);
+  if (scenario.startsWith('list-offset-')) return get(`/orders?limit=20&offset=${scenario.slice('list-offset-'.length)}`, f?.listToken);
+  if (scenario === 'post') return { method: 'POST', url: `${base}/orders`, headers: { ...bearer(f?.postToken), ...json }, body: '{"item":"bench item","quantity":1}' };
+  if (scenario === 'login') return { method: 'POST', url: `${base}/auth/login`, headers: json, body: f?.loginBody ?? '' };
+  throw new Error(`${scenario} is not an HTTP scenario`);
 }
 
 export interface RunPlan {

@@ -44,6 +44,16 @@ export function newSchemaName(): string {
   return `bench_${randomBytes(5).toString('hex')}`;
 }
 
+async function withClient(dsn: string, work: (client: pg.Client) => Promise<unknown>): Promise<void> {
+  const client = new pg.Client({ connectionString: dsn });
+  await client.connect();
+  try {
+    await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
 /**
  * VACUUM (ANALYZE) of a freshly seeded bench schema's orders table: statistics and visibility map as
  * autovacuum leaves them a minute later (migrations/002_orders_append_only.sql), so the list is
@@ -51,26 +61,11 @@ export function newSchemaName(): string {
  */
 export async function vacuumAnalyzeOrders(dsn: string, schema: string): Promise<void> {
   if (!/^bench_[a-z0-9_]+$/.test(schema)) throw new Error(`not a bench schema: ${schema}`);
-  const client = new pg.Client({ connectionString: dsn });
-  await client.connect();
-  try {
-    await client.query(`VACUUM (ANALYZE) "${schema}".orders`);
-  } finally {
-    await client.end();
-  }
+  await withClient(dsn, (client) => client.query(`VACUUM (ANALYZE) "${schema}".orders`));
 }
 
 /** Safety net after the children dropped their own schemas: a crashed child leaves nothing behind. */
 export async function dropSchemas(dsn: string, schemas: readonly string[]): Promise<void> {
-  if (schemas.length === 0) return;
-  const client = new pg.Client({ connectionString: dsn });
-  await client.connect();
-  try {
-    for (const schema of schemas) {
-      if (!/^bench_[a-z0-9_]+$/.test(schema)) continue;
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    }
-  } finally {
-    await client.end();
-  }
+  const bench = schemas.filter((schema) => /^bench_[a-z0-9_]+$/.test(schema));
+  if (bench.length > 0) await withClient(dsn, async (client) => Promise.all(bench.map((schema) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))));
 }

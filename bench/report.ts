@@ -150,7 +150,7 @@ function share(value: number, base: number): string {
   return Number.isFinite(r) ? `${(r * 100).toFixed(r < 0.01 ? 2 : 0)}%` : '–';
 }
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const line = (cells: readonly string[]): string => `| ${cells.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)];
 }
@@ -207,7 +207,7 @@ function grpcPeerSection(run: BenchRun): string[] {
   ];
 }
 
-function rawRow(m: Measurement): string[] {
+export function rawRow(m: Measurement): string[] {
   const r = m.result;
   return [
     m.pairedFor === undefined ? m.server : `${m.server} (control for ${m.pairedFor})`,
@@ -279,7 +279,7 @@ export function renderMarkdown(run: BenchRun): string {
   const out = [
     '# Benchmark report',
     '',
-    `${run.quick ? 'Quick run (`--quick`: short runs, 32 connections only; indicative, not for decisions)' : 'Full run'}, ` +
+    `${run.settings.quick ? 'Quick run (`--quick`: short runs, 32 connections only; indicative, not for decisions)' : 'Full run'}, ` +
       `${run.startedAt}, ${n(run.wallSeconds)} s wall. Machine: ${m.nproc} × ${m.cpuModel} (nproc ${m.nproc}), ${m.memoryGiB} GiB, ` +
       `${m.platform}, Node ${m.node}. Load average at start ${n(run.loadAverageStart, 2)} (this machine is shared; see the last column of the raw table).`,
     '',

@@ -18,8 +18,9 @@ import { floodMarkdown, runLoginFlood } from './login-flood.ts';
 import { detectPinning, hasTool, loadAverage, machineInfo, pinProcess, type Pinning } from './machine.ts';
 import { measure, type BenchRun, type Measurement, type RunPlan, type ScaleFigures, type ScenarioId, type ServerLabel } from './measure.ts';
 import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason, vacuumAnalyzeOrders, type RealEnv } from './real-env.ts';
-import { FIXED_CONCURRENCY, pairKey, PEER_SERVER, renderMarkdown } from './report.ts';
+import { FIXED_CONCURRENCY, pairKey, PEER_SERVER, rawRow, renderMarkdown } from './report.ts';
 import { renderSvg } from './report-svg.ts';
+import type { SessionHeap } from './session-heap.ts';
 import { measureStartup } from './startup-time.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -60,14 +61,9 @@ function fmt(n: number, digits = 0): string {
   return Number.isFinite(n) ? n.toFixed(digits) : '-';
 }
 
+/** One line per run on stderr: the cells of the report's raw table. */
 function progress(m: Measurement): void {
-  const where = `${m.server} ${m.scenario} c=${m.concurrency}${m.logLevel === 'info' ? '' : ` log=${m.logLevel}`}`;
-  const r = m.result;
-  if (r === undefined || m.skipped !== undefined) return log(`  ${where}: skipped (${m.skipped ?? 'no result'})`);
-  log(
-    `  ${where}: ${fmt(r.requestsPerSecond)} req/s, p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, ` +
-      `server ${fmt(m.cpuSecondsPer1k, 3)} CPU-s/1k, peak RSS ${fmt(m.peakRssBytes / 2 ** 20)} MiB${r.failed > 0 ? `, ${r.failed} failed (${r.firstFailure ?? ''})` : ''}`,
-  );
+  log(`  ${rawRow(m).join(' | ')}`);
 }
 
 const BASELINE: ServerLabel = { server: 'baseline', logLevel: 'none' };
@@ -240,12 +236,8 @@ function nodeOutput(args: readonly string[], timeoutMs: number): Promise<string>
   });
 }
 
-async function sessionHeap(): Promise<ScaleFigures['sessions']> {
-  try {
-    return JSON.parse(await nodeOutput(['--expose-gc', 'bench/session-heap.ts'], 120_000)) as ScaleFigures['sessions'];
-  } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
-  }
+function sessionHeap(): Promise<ScaleFigures['sessions']> {
+  return nodeOutput(['--expose-gc', 'bench/session-heap.ts'], 120_000).then((out) => JSON.parse(out) as SessionHeap, (error: Error) => ({ error: error.message }));
 }
 
 async function startupFigures(settings: Settings, bench: Bench, realReason: string | undefined): Promise<ScaleFigures['startup']> {
@@ -373,12 +365,11 @@ async function main(): Promise<void> {
   }
 
   const run: BenchRun = {
-    quick: settings.quick,
     startedAt,
     wallSeconds: (performance.now() - wallStart) / 1000,
     machine,
     loadAverageStart,
-    settings: { durationMs: settings.durationMs, warmupMs: settings.warmupMs, loginDurationMs: settings.loginDurationMs, sweep: settings.sweep },
+    settings,
     measurements: bench.measurements,
     baselineEnd,
     skippedServers: bench.skippedServers,

@@ -57,6 +57,9 @@ function measure(hold: boolean): { bytesPerSession: number; totalBytes: number; 
   return { bytesPerSession: (after - before) / SESSION_CAP, totalBytes: after - before, sessions, capRefused };
 }
 
+/** What this script prints (bench/run.ts reads it). */
+export type SessionHeap = { readonly cap: number; readonly recent: number; readonly lingering: ReturnType<typeof measure>; readonly held: ReturnType<typeof measure> };
+
 const lingering = measure(false);
 const held = measure(true);
 process.stdout.write(`${JSON.stringify({ cap: SESSION_CAP, recent: RECENT, lingering, held })}\n`);
