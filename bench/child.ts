@@ -19,13 +19,12 @@ export interface ServerChildConfig {
   readonly listOrders: number;
   /** Real backend only: schema bench_<random>, dropped when the child stops. */
   readonly schema?: string;
-  readonly uniqueSuffix?: string;
 }
 
 /** A child's configuration; a real backend gets its own schema `bench_<random>`. */
 export function serverChildConfig(transport: TransportName, backend: BackendName, logLevel: string, listOrders: number): ServerChildConfig {
   const schema = backend === 'real' ? newSchemaName() : undefined;
-  return { transport, backend, logLevel, listOrders, schema, uniqueSuffix: schema?.replace(/^bench_/, 'bench') };
+  return { transport, backend, logLevel, listOrders, schema };
 }
 
 /** Command-line options of the tools that start one server child (node:util parseArgs; bench/ab.ts, bench/profile.ts). */

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { freePort } from '../test/support/ports.ts';
-import { spawnBin, type SpawnedBin } from '../test/support/spawn-bin.ts';
+import { spawnBin } from '../test/support/spawn-bin.ts';
 import { ordersClient } from './load.ts';
 import { percentiles } from './percentiles.ts';
 
@@ -19,12 +19,7 @@ const FLOODER_ADDRESS = '127.0.0.1';
 const VICTIM_ADDRESS = '127.0.0.2';
 const SUSTAIN_CLIENTS = ['127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'];
 
-type FloodTransport = 'stdlib' | 'koa' | 'grpc';
-
-interface Answer {
-  readonly status: number;
-  readonly ms: number;
-}
+type Answer = { readonly status: number; readonly ms: number };
 
 function login(port: number, localAddress: string, body: { username: string; password: string }): Promise<Answer> {
   const started = performance.now();
@@ -42,13 +37,6 @@ function login(port: number, localAddress: string, body: { username: string; pas
 }
 
 const wrong = (i: number): { username: string; password: string } => ({ username: `flood-${i}`, password: 'wrong-password' });
-
-async function startExecutable(transport: FloodTransport): Promise<SpawnedBin & { port: number }> {
-  const [port, admin] = [await freePort(), await freePort()];
-  const bin = spawnBin(`bin/orders-${transport}.ts`, ['--embedded'], { HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: `127.0.0.1:${admin}`, LOG_LEVEL: 'error' });
-  await bin.waitReady(`http://127.0.0.1:${admin}`, 60_000).catch((error: unknown) => (bin.kill(), Promise.reject(error)));
-  return { ...bin, port };
-}
 
 /**
  * The victim logs in every 250 ms while `flood` runs; its latencies. The flood keeps going for
@@ -116,14 +104,16 @@ export async function runLoginFlood(options: { quick: boolean; only?: readonly s
   const durationMs = options.quick ? 4_000 : 10_000;
   const out: string[] = [];
   for (const transport of (['stdlib', 'koa', 'grpc'] as const).filter((t) => options.only?.includes(t) ?? true)) {
-    const { port, stop } = await startExecutable(transport);
+    const [port, admin] = [await freePort(), await freePort()];
+    const bin = spawnBin(`bin/orders-${transport}.ts`, ['--embedded'], { HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: `127.0.0.1:${admin}`, LOG_LEVEL: 'error' });
     try {
+      await bin.waitReady(`http://127.0.0.1:${admin}`, 60_000);
       const lines = [`login-flood ${transport}: ${await sustained(port, durationMs)}`, `  ${await underFlood(port, () => restFlood(port, durationMs))}`];
       if (transport === 'grpc') lines.push(`  ${await underFlood(port, () => grpcFlood(port, durationMs))}`);
       options.log(lines.join('\n'));
       out.push(...lines);
     } finally {
-      await stop();
+      await bin.stop();
     }
   }
   return out;

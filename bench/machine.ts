@@ -2,15 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg, totalmem } from 'node:os';
 
-export interface MachineInfo {
-  readonly nproc: number;
-  readonly cpuModel: string;
-  readonly memoryGiB: number;
-  readonly node: string;
-  readonly platform: string;
-}
+export type MachineInfo = ReturnType<typeof machineInfo>;
 
-export function machineInfo(): MachineInfo {
+export function machineInfo() {
   let cpuModel = 'unknown';
   try {
     cpuModel = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? cpuModel;

@@ -95,7 +95,15 @@ export interface RunPlan {
 export function scenarioLoad(child: ServerChild, scenario: ScenarioId, port = child.ready.port): (bounds: LoadBounds) => Promise<LoadResult> {
   const f = child.ready.fixtures;
   if (scenario === 'grpc-get') return (bounds) => runGrpcLoad(port, f?.getToken ?? '', f?.getOrderId ?? '', bounds);
-  if (scenario === 'bare-insert') return bareInsertLoad(child);
+  // The bare INSERT loop runs inside the child, on the service's own pool; its numbers come back over IPC.
+  if (scenario === 'bare-insert')
+    return async (bounds) => {
+      const cpuBefore = process.cpuUsage();
+      const raw = await child.bareInsert(bounds.concurrency, bounds.durationMs);
+      const cpu = process.cpuUsage(cpuBefore);
+      const failure = raw.errors > 0 ? `${raw.errors} INSERTs failed` : undefined;
+      return fromLatencies(raw.latenciesMs, raw.latenciesMs.length + raw.errors, raw.elapsedMs / 1000, failure, (cpu.user + cpu.system) / 1e6);
+    };
   const request = scenarioRequest(port, f, scenario);
   let probed = false;
   return async (bounds) => {
@@ -131,15 +139,4 @@ export async function measure(child: ServerChild, label: ServerLabel, plan: RunP
     const skipped = error instanceof Error ? error.message : String(error);
     return { ...row, result: undefined, skipped, cpuSecondsPer1k: Number.NaN, peakRssBytes: Number.NaN, loadAverage: loadAverage() };
   }
-}
-
-/** The bare INSERT loop runs inside the child, on the service's own pool; its numbers come back over IPC. */
-function bareInsertLoad(child: ServerChild): (bounds: LoadBounds) => Promise<LoadResult> {
-  return async (bounds) => {
-    const cpuBefore = process.cpuUsage();
-    const raw = await child.bareInsert(bounds.concurrency, bounds.durationMs);
-    const cpu = process.cpuUsage(cpuBefore);
-    const failure = raw.errors > 0 ? `${raw.errors} INSERTs failed` : undefined;
-    return fromLatencies(raw.latenciesMs, raw.latenciesMs.length + raw.errors, raw.elapsedMs / 1000, failure, (cpu.user + cpu.system) / 1e6);
-  };
 }

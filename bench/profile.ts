@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SERVER_OPTIONS, serverChildConfig, startServer, type BackendName, type TransportName } from './child.ts';
 import { scenarioLoad } from './measure.ts';
+import { table } from './report.ts';
 import { dropSchemas, realEnvFrom, realUnavailableReason, vacuumAnalyzeOrders } from './real-env.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -90,22 +91,19 @@ for (let i = 0; i < profile.samples.length; i++) {
   byFunction.set(frameName(frame), (byFunction.get(frameName(frame)) ?? 0) + weight);
   byPackage.set(packageOf(frame), (byPackage.get(packageOf(frame)) ?? 0) + weight);
 }
-const table = (title: string, map: Map<string, number>): string[] => [
-  `| ${title} | ms | share |`,
-  '| --- | --- | --- |',
-  ...[...map.entries()]
+const top = (map: Map<string, number>): string[][] =>
+  [...map.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, Number(values.top))
-    .map(([name, us]) => `| \`${name.replaceAll('|', '\\|')}\` | ${(us / 1000).toFixed(0)} | ${((us / totalUs) * 100).toFixed(1)}% |`),
-];
+    .map(([name, us]) => [`\`${name}\``, (us / 1000).toFixed(0), `${((us / totalUs) * 100).toFixed(1)}%`]);
 const markdown = [
   `### CPU profile: ${line}`,
   '',
   `${(totalUs / 1000).toFixed(0)} ms of non-idle CPU sampled in the measured window. Profile: ${join(profileDir, file)}`,
   '',
-  ...table('self time: package / area', byPackage),
+  ...table(['self time: package / area', 'ms', 'share'], top(byPackage)),
   '',
-  ...table('self time: function', byFunction),
+  ...table(['self time: function', 'ms', 'share'], top(byFunction)),
   '',
 ].join('\n');
 process.stdout.write(markdown);

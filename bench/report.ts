@@ -40,20 +40,13 @@ function meanRps(measurements: readonly (Measurement | undefined)[]): number {
 }
 
 /** Medians over a server's rounds of one comparison: CPU µs per request, req/s, p99 ms. */
-interface RoundFigures {
-  readonly cpuUs: number;
-  readonly rps: number;
-  readonly p99Ms: number;
-  readonly n: number;
-}
-
-function roundFigures(ms: readonly Measurement[]): RoundFigures {
+function roundFigures(ms: readonly Measurement[]): { cpuUs: number; rps: number; p99Ms: number; n: number } {
   const ok = ms.filter((m) => m.result !== undefined && m.skipped === undefined);
   return { cpuUs: median(ok.map((m) => m.cpuSecondsPer1k * 1000)), rps: median(ok.map(rps)), p99Ms: median(ok.map((m) => m.result?.p99Ms ?? Number.NaN)), n: ok.length };
 }
 
 /** The interleaved GET rounds of `server` (bench/run.ts interleavedGet): subject, Fastify peer, bare node:http. */
-function getTrio(run: BenchRun, server: string): { subject: RoundFigures; peer: RoundFigures | undefined; bare: RoundFigures } {
+function getTrio(run: BenchRun, server: string) {
   const of = (name: string): Measurement[] => findPaired(run, name, 'get', pairKey(server, 'get'));
   const peer = of(PEER_SERVER);
   return { subject: roundFigures(of(server)), peer: peer.length === 0 ? undefined : roundFigures(peer), bare: roundFigures(of('baseline')) };
@@ -65,22 +58,14 @@ const us = (value: number | undefined): string => fixed(value, 0, ' µs');
 const pct = (ratio: number): string => fixed(ratio * 100, 0, '%');
 const ms = (value: number | undefined): string => fixed(value, 2, ' ms');
 
-interface TargetVerdict {
-  readonly target: string;
-  readonly subject: string;
-  readonly measured: string;
-  /** undefined: could not be measured. */
-  readonly met: boolean | undefined;
-}
-
-/** A verdict on `value` (a ratio or figure): unknown when it is not a finite number. */
-function verdict(target: string, subject: string, measured: string, value: number | undefined, ok: (v: number) => boolean): TargetVerdict {
+/** A verdict on `value` (a ratio or figure): met undefined (not measured) when it is not a finite number. */
+function verdict(target: string, subject: string, measured: string, value: number | undefined, ok: (v: number) => boolean): { target: string; subject: string; measured: string; met: boolean | undefined } {
   return { target, subject, measured, met: value !== undefined && Number.isFinite(value) ? ok(value) : undefined };
 }
 
 /** The brief's targets, each judged on this run's numbers. */
-export function judgeTargets(run: BenchRun): TargetVerdict[] {
-  const out: TargetVerdict[] = [];
+export function judgeTargets(run: BenchRun): ReturnType<typeof verdict>[] {
+  const out: ReturnType<typeof verdict>[] = [];
   const servers = [...new Set(run.measurements.map((m) => m.server))];
   const realServers = servers.filter((s) => s.endsWith('/real'));
 
@@ -93,7 +78,7 @@ export function judgeTargets(run: BenchRun): TargetVerdict[] {
     const get = 'GET /orders/{id} cache hit, real Redis:';
     out.push(verdict(`${get} ≥ 50% of baseline req/s at 32 connections`, server, `${pct(share)} (${subject.rps.toFixed(0)} vs ${bare.rps.toFixed(0)} req/s, medians of ${subject.n} interleaved rounds)`, share, (r) => r >= 0.5));
     out.push(verdict(`${get} p99 < 10 ms at 32 connections`, server, `${ms(subject.p99Ms)} (median of ${subject.n} rounds)`, subject.p99Ms, (p) => p < 10));
-    const cpu = (limit: number, of: string, other: number | undefined): TargetVerdict =>
+    const cpu = (limit: number, of: string, other: number | undefined): ReturnType<typeof verdict> =>
       verdict(`GET cache hit: server CPU per request ≤ ${limit} × ${of}`, server, `${times(subject.cpuUs / (other ?? Number.NaN))} (${us(subject.cpuUs)} vs ${us(other)})`, subject.cpuUs / (other ?? Number.NaN), (r) => r <= limit);
     if (server === 'stdlib/real') out.push(cpu(PEER_CPU_LIMIT, "the Fastify peer's", peer?.cpuUs), cpu(BARE_CPU_LIMIT, "bare node:http's", bare.cpuUs));
     else out.push(cpu(TRANSPORT_CPU_LIMIT, "stdlib's", stdlib.subject.cpuUs));

@@ -5,7 +5,6 @@
 // bench/fastify-peer.ts); this process is only the orchestrator and the report writer. Ratios are taken
 // against the bare node:http baseline measured in the same run, because this machine is shared and
 // absolute numbers drift.
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { spawn, spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
@@ -57,15 +56,6 @@ function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
-function fmt(n: number, digits = 0): string {
-  return Number.isFinite(n) ? n.toFixed(digits) : '-';
-}
-
-/** One line per run on stderr: the cells of the report's raw table. */
-function progress(m: Measurement): void {
-  log(`  ${rawRow(m).join(' | ')}`);
-}
-
 const BASELINE: ServerLabel = { server: 'baseline', logLevel: 'none' };
 const PEER: ServerLabel = { server: PEER_SERVER, logLevel: 'info' };
 
@@ -104,7 +94,7 @@ class Bench {
   async run(child: ServerChild, label: ServerLabel, plan: RunPlan, port?: number): Promise<Measurement> {
     const m = await measure(child, label, plan, port);
     this.measurements.push(m);
-    progress(m);
+    log(`  ${rawRow(m).join(' | ')}`);
     return m;
   }
 
@@ -166,7 +156,7 @@ class Bench {
     log(`${server}: starting (seeding ${LIST_ORDERS} orders through the repository port)`);
     const child = await this.start(server, 'bench/server.ts', { BENCH_SERVER_CONFIG: JSON.stringify(config) });
     if (child === undefined) return;
-    log(`${server}: ready on port ${child.ready.port}, seeded in ${fmt(child.ready.seedMs)} ms`);
+    log(`${server}: ready on port ${child.ready.port}, seeded in ${child.ready.seedMs.toFixed(0)} ms`);
     // The steady state autovacuum keeps the append-only table in (migration 002), reached at once.
     if (config.schema !== undefined) await vacuumAnalyzeOrders(this.real.POSTGRES_DSN, config.schema);
     const label: ServerLabel = { server, logLevel: 'info' };
@@ -216,10 +206,7 @@ class Bench {
  */
 function requireLoadGenerators(): void {
   const missing = (): string[] => (['wrk', 'h2load'] as const).filter((tool) => !hasTool(tool));
-  if (missing().length > 0 && process.getuid?.() === 0 && existsSync('/usr/bin/apt-get')) {
-    log(`bench: ${missing().join(', ')} not found; apt-get install -y wrk nghttp2-client`);
-    spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'wrk', 'nghttp2-client'], { stdio: 'ignore', timeout: 180_000 });
-  }
+  if (missing().length > 0 && process.getuid?.() === 0) spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'wrk', 'nghttp2-client'], { stdio: 'ignore', timeout: 180_000 });
   if (missing().length > 0) throw new Error(`bench: install ${missing().join(' and ')} (Debian packages wrk, nghttp2-client)`);
 }
 
@@ -243,12 +230,8 @@ function sessionHeap(): Promise<ScaleFigures['sessions']> {
 async function startupFigures(settings: Settings, bench: Bench, realReason: string | undefined): Promise<ScaleFigures['startup']> {
   const figures: ScaleFigures['startup'] = [];
   for (const mode of ['embedded', 'real'] as const) {
-    if (mode === 'real' && realReason !== undefined) {
-      figures.push({ mode, runsMs: [], error: `real backends: ${realReason}` });
-      continue;
-    }
     const runsMs: number[] = [];
-    let error: string | undefined;
+    let error = mode === 'real' && realReason !== undefined ? `real backends: ${realReason}` : undefined;
     for (let i = 0; i < settings.startupRuns && error === undefined; i++) {
       const schema = newSchemaName();
       if (mode === 'real') bench.schemas.push(schema);
@@ -256,32 +239,23 @@ async function startupFigures(settings: Settings, bench: Bench, realReason: stri
       if (result.readyMs === undefined) error = result.error;
       else runsMs.push(result.readyMs);
     }
-    log(`  start-up ${mode}: ${runsMs.map((ms) => `${fmt(ms)} ms`).join(', ')}${error === undefined ? '' : ` (${error})`}`);
+    log(`  start-up ${mode}: ${runsMs.map((ms) => `${ms.toFixed(0)} ms`).join(', ')}${error === undefined ? '' : ` (${error})`}`);
     figures.push({ mode, runsMs, error });
   }
   return figures;
 }
 
 /**
- * bench/grpc-peers/attacks.ts in its own process (it spawns the executable itself); its lines become a
+ * bench/grpc-peers/attacks.ts in its own process (it spawns the executable itself); its output is a
  * section of the report. Timings here are what the conformance cases may not assert.
  */
 async function grpcAttacks(quick: boolean): Promise<string> {
   const resetSeconds = quick ? 5 : 20;
   log(`bench: gRPC attacks (rapid reset ${resetSeconds} s, gzip bombs, trickling streams)`);
   const args = ['bench/grpc-peers/attacks.ts', '--reset-seconds', String(resetSeconds)];
-  const out = await nodeOutput(args, 300_000).catch((error: unknown) => `attacks failed: ${String(error)}`);
-  return [
-    '',
-    '## gRPC attacks on the one-port listener (issue 18)',
-    '',
-    `\`node ${args.join(' ')}\` against \`orders-grpc --embedded\` (its own process; loopback, bounded):`,
-    '',
-    '```',
-    ...out.split('\n').filter((line) => line.trim() !== ''),
-    '```',
-    '',
-  ].join('\n');
+  const out = await nodeOutput(args, 300_000).catch((error: unknown) => `attacks failed: ${String(error)}\n`);
+  const intro = `\`node ${args.join(' ')}\` against \`orders-grpc --embedded\` (its own process; loopback, bounded):`;
+  return ['', '## gRPC attacks on the one-port listener (issue 18)', '', intro, '', '```', `${out.trimEnd()}`, '```', ''].join('\n');
 }
 
 async function main(): Promise<void> {
@@ -305,7 +279,7 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const machine = machineInfo();
   const loadAverageStart = loadAverage();
-  log(`bench: ${settings.quick ? 'quick' : 'full'} run on ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}, load average ${fmt(loadAverageStart, 2)}`);
+  log(`bench: ${settings.quick ? 'quick' : 'full'} run on ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}, load average ${loadAverageStart.toFixed(2)}`);
   requireLoadGenerators();
 
   const { env: real, fromDefaults } = realEnvFrom(process.env);
@@ -392,7 +366,7 @@ async function main(): Promise<void> {
   if (values.json !== undefined) await writeFile(values.json, `${JSON.stringify(run, null, 2)}\n`);
   // Issue 12: the login gate under a flood, each executable in its own process (bench/login-flood.ts).
   if (!values['no-login-flood']) await writeFile(join(values.out, 'login-flood.md'), floodMarkdown(await runLoginFlood({ quick: settings.quick, only, log })));
-  log(`bench: wrote ${relative(process.cwd(), join(values.out, 'bench.md'))} and bench.svg in ${fmt(run.wallSeconds)} s`);
+  log(`bench: wrote ${relative(process.cwd(), join(values.out, 'bench.md'))} and bench.svg in ${run.wallSeconds.toFixed(0)} s`);
 }
 
 if (import.meta.main) await main();

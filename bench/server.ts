@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     env,
     logger,
     embedded: !real,
-    isolation: { schema: config.schema, uniqueSuffix: config.uniqueSuffix, dropSchemaOnStop: true },
+    isolation: { schema: config.schema, uniqueSuffix: config.schema?.replace(/^bench_/, 'bench'), dropSchemaOnStop: true },
   });
   const { app, backends } = service;
   let peers: GrpcPeer[] = [];

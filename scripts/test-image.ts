@@ -9,7 +9,7 @@
  * run against the image too. Exits 1 without running anything when no Docker engine answers.
  * The base images come from docker/standin/build.sh (pulled, or stand-ins built from Debian packages).
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -65,12 +65,8 @@ async function startService(network: StartedNetwork, backends: ContainerBackends
 async function stopService(container: StartedTestContainer): Promise<number | undefined> {
   const id = container.getId();
   await container.stop({ remove: false, timeout: 20_000 });
-  let output = '';
-  const child = spawn('docker', ['inspect', '--format', '{{.State.ExitCode}}', id], { stdio: ['ignore', 'pipe', 'inherit'] });
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  await new Promise((resolve) => child.once('exit', resolve));
+  const code = Number.parseInt(execFileSync('docker', ['inspect', '--format', '{{.State.ExitCode}}', id], { encoding: 'utf8' }).trim(), 10);
   await run('docker', ['rm', '-f', id]);
-  const code = Number.parseInt(output.trim(), 10);
   return Number.isNaN(code) ? undefined : code;
 }
 
