@@ -6,8 +6,9 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { pinProcess } from './machine.ts';
 import { newSchemaName } from './real-env.ts';
+import type { TransportName } from '../test/support/transports.ts';
 
-export type TransportName = 'stdlib' | 'koa' | 'grpc';
+export type { TransportName };
 export type BackendName = 'fake' | 'real';
 
 /** How the orchestrator configures bench/server.ts (JSON in BENCH_SERVER_CONFIG). */
