@@ -321,7 +321,7 @@ async function main(): Promise<void> {
     if (!settings.quick) {
       log('baseline again (drift over the run)');
       baselineEnd = await bench.baseline(FIXED_CONCURRENCY);
-      bench.measurements.pop();
+      if (baselineEnd !== undefined) bench.measurements.pop(); // reported apart: the drift line, the last raw row
     }
     await bench.stopAll();
     // What follows spawns processes measured on their own (start-up, session heap, attacks, login flood):
