@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { announce, serveParent } from './child-agent.ts';
+import { announce, serveParent } from './child.ts';
 
 const order = {
   id: randomUUID(),
@@ -20,17 +20,14 @@ const server = createServer((_req, res) => {
   res.end(text);
 });
 
-let stopping: Promise<void> | undefined;
 serveParent({
-  stop: () => {
-    stopping ??= new Promise<void>((resolve) => {
+  stop: () =>
+    new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
-    });
-    return stopping;
-  },
+    }),
 });
 
 server.listen(0, '127.0.0.1', () => {
-  announce({ type: 'ready', port: (server.address() as AddressInfo).port, adminPort: undefined, fixtures: undefined, seedMs: 0 });
+  announce({ ready: { port: (server.address() as AddressInfo).port, seedMs: 0 } });
 });

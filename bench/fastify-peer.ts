@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import client from 'prom-client';
-import { announce, serveParent } from './child-agent.ts';
+import { announce, serveParent } from './child.ts';
 
 interface StoredOrder {
   id: string;
@@ -83,18 +83,15 @@ const order: StoredOrder = { id: randomUUID(), user_id: userId, item: 'bench ite
 await redis.set(prefix + order.id, JSON.stringify(order), 'EX', 3_600);
 const token = app.jwt.sign({ sub: userId, name: 'bench-get' }, { expiresIn: '1h' });
 
-let stopping: Promise<void> | undefined;
 serveParent({
-  stop: () => {
-    stopping ??= app
+  stop: () =>
+    app
       .close()
       .then(() => redis.del(prefix + order.id))
       .then(() => redis.quit())
-      .then(() => undefined);
-    return stopping;
-  },
+      .then(() => undefined),
 });
 
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address() as AddressInfo;
-announce({ type: 'ready', port: address.port, adminPort: undefined, fixtures: { getOrderId: order.id, getToken: token, listToken: '', postToken: '', loginBody: '' }, seedMs: 0 });
+announce({ ready: { port: address.port, fixtures: { getOrderId: order.id, getToken: token, listToken: '', postToken: '', loginBody: '' }, seedMs: 0 } });

@@ -1,15 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg, totalmem } from 'node:os';
 
-export interface MachineInfo {
-  readonly nproc: number;
-  readonly cpuModel: string;
-  readonly memoryGiB: number;
-  readonly node: string;
-  readonly platform: string;
-}
+export type MachineInfo = ReturnType<typeof machineInfo>;
 
-export function machineInfo(): MachineInfo {
+export function machineInfo() {
   let cpuModel = 'unknown';
   try {
     cpuModel = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? cpuModel;
@@ -28,4 +23,30 @@ export function machineInfo(): MachineInfo {
 /** 1-minute load average: other work on this shared machine shows up here. */
 export function loadAverage(): number {
   return loadavg()[0] ?? 0;
+}
+
+/**
+ * Issue 16's method: the server under test on one core, the load generator on another, so neither
+ * steals the other's cycles (Postgres, Redis and NATS still float over both: they are shared services).
+ * Needs taskset (util-linux) and two cores; otherwise nothing is pinned and the report says so.
+ */
+export interface Pinning {
+  readonly serverCpu: string;
+  readonly generatorCpu: string;
+}
+
+/** Installed = it could be spawned (whatever `--version` makes it exit with). */
+export function hasTool(tool: string): boolean {
+  return spawnSync(tool, ['--version'], { stdio: 'ignore' }).error === undefined;
+}
+
+export function detectPinning(): Pinning | undefined {
+  if (availableParallelism() < 2 || !hasTool('taskset')) return undefined;
+  return { serverCpu: '0', generatorCpu: '1' };
+}
+
+/** Every thread of `pid` (V8 and libuv threads included: -a) onto `cpus`; threads made later inherit it. */
+export function pinProcess(pid: number, cpus: string): void {
+  const result = spawnSync('taskset', ['-a', '-cp', cpus, String(pid)], { stdio: 'ignore' });
+  if (result.status !== 0) throw new Error(`taskset -a -cp ${cpus} ${pid} failed (${result.status})`);
 }

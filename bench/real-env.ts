@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { connect } from 'node:net';
 import pg from 'pg';
+import { backendTargets, reachable } from '../scripts/check-services.ts';
 
 export interface RealEnv {
   readonly POSTGRES_DSN: string;
@@ -26,23 +26,6 @@ export function realEnvFrom(env: NodeJS.ProcessEnv): { env: RealEnv; fromDefault
   return { env: { POSTGRES_DSN: pick('POSTGRES_DSN'), REDIS_ADDR: pick('REDIS_ADDR'), NATS_URL: pick('NATS_URL') }, fromDefaults };
 }
 
-interface Endpoint {
-  readonly name: string;
-  readonly host: string;
-  readonly port: number;
-}
-
-function endpoints(env: RealEnv): Endpoint[] {
-  const pgUrl = new URL(env.POSTGRES_DSN);
-  const natsUrl = new URL(env.NATS_URL);
-  const [redisHost, redisPort] = env.REDIS_ADDR.replace(/^\[|\](?=:)/g, '').split(/:(?=\d+$)/);
-  return [
-    { name: 'POSTGRES_DSN', host: pgUrl.hostname || '127.0.0.1', port: Number(pgUrl.port || 5432) },
-    { name: 'REDIS_ADDR', host: redisHost ?? '', port: Number(redisPort) },
-    { name: 'NATS_URL', host: natsUrl.hostname, port: Number(natsUrl.port || 4222) },
-  ];
-}
-
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
 
 /**
@@ -50,21 +33,25 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
  * loopback (load never leaves the machine) and accept a TCP connection within a second.
  */
 export async function realUnavailableReason(env: RealEnv): Promise<string | undefined> {
-  for (const endpoint of endpoints(env)) {
-    if (!LOOPBACK.test(endpoint.host)) return `${endpoint.name} is not a loopback address; the bench only loads loopback`;
-    const reachable = await new Promise<boolean>((resolve) => {
-      const socket = connect({ host: endpoint.host, port: endpoint.port, timeout: 1_000 });
-      socket.once('connect', () => (socket.destroy(), resolve(true)));
-      socket.once('timeout', () => (socket.destroy(), resolve(false)));
-      socket.once('error', () => resolve(false));
-    });
-    if (!reachable) return `${endpoint.name} (${endpoint.host}:${endpoint.port}) does not accept connections`;
+  for (const target of backendTargets({ ...env })) {
+    if (!LOOPBACK.test(target.host)) return `${target.name} is not a loopback address; the bench only loads loopback`;
+    if (!(await reachable(target.host, target.port, 1_000))) return `${target.name} (${target.shown}) does not accept connections`;
   }
   return undefined;
 }
 
 export function newSchemaName(): string {
   return `bench_${randomBytes(5).toString('hex')}`;
+}
+
+async function withClient(dsn: string, work: (client: pg.Client) => Promise<unknown>): Promise<void> {
+  const client = new pg.Client({ connectionString: dsn });
+  await client.connect();
+  try {
+    await work(client);
+  } finally {
+    await client.end();
+  }
 }
 
 /**
@@ -74,26 +61,11 @@ export function newSchemaName(): string {
  */
 export async function vacuumAnalyzeOrders(dsn: string, schema: string): Promise<void> {
   if (!/^bench_[a-z0-9_]+$/.test(schema)) throw new Error(`not a bench schema: ${schema}`);
-  const client = new pg.Client({ connectionString: dsn });
-  await client.connect();
-  try {
-    await client.query(`VACUUM (ANALYZE) "${schema}".orders`);
-  } finally {
-    await client.end();
-  }
+  await withClient(dsn, (client) => client.query(`VACUUM (ANALYZE) "${schema}".orders`));
 }
 
 /** Safety net after the children dropped their own schemas: a crashed child leaves nothing behind. */
 export async function dropSchemas(dsn: string, schemas: readonly string[]): Promise<void> {
-  if (schemas.length === 0) return;
-  const client = new pg.Client({ connectionString: dsn });
-  await client.connect();
-  try {
-    for (const schema of schemas) {
-      if (!/^bench_[a-z0-9_]+$/.test(schema)) continue;
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    }
-  } finally {
-    await client.end();
-  }
+  const bench = schemas.filter((schema) => /^bench_[a-z0-9_]+$/.test(schema));
+  if (bench.length > 0) await withClient(dsn, async (client) => Promise.all(bench.map((schema) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))));
 }

@@ -1,5 +1,5 @@
-import { SCENARIO_TITLES, type BenchRun, type ScenarioId } from './measurement.ts';
-import { find, FIXED_CONCURRENCY, rps } from './targets.ts';
+import { SCENARIO_TITLES, type BenchRun, type ScenarioId } from './measure.ts';
+import { find, FIXED_CONCURRENCY, rps } from './report.ts';
 
 const GROUPS: readonly ScenarioId[] = ['get', 'grpc-get', 'list', 'post', 'bare-insert', 'login'];
 const WIDTH = 960;
@@ -10,16 +10,17 @@ const BAR_GAP = 4;
 const GROUP_GAP = 26;
 const TOP = 56;
 
-const COLOURS: Record<string, string> = { baseline: '#6b7280', fake: '#60a5fa', real: '#1d4ed8' };
+const LEGEND = [
+  ['baseline (bare node:http)', '#6b7280'],
+  ['embedded fakes', '#60a5fa'],
+  ['real Postgres/Redis/NATS', '#1d4ed8'],
+] as const;
 
 function esc(text: string): string {
   return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
 }
 
-function colour(server: string): string {
-  if (server === 'baseline') return COLOURS['baseline'] as string;
-  return server.endsWith('/real') ? (COLOURS['real'] as string) : (COLOURS['fake'] as string);
-}
+const colour = (server: string): string => LEGEND[server === 'baseline' ? 0 : server.endsWith('/real') ? 2 : 1][1];
 
 /**
  * Hand-written horizontal bar chart: one group per scenario at 32 connections, one bar per server,
@@ -57,18 +58,13 @@ export function renderSvg(run: BenchRun): string {
     y += GROUP_GAP;
   }
   const legendY = y;
-  const legend = [
-    ['baseline (bare node:http)', COLOURS['baseline']],
-    ['embedded fakes', COLOURS['fake']],
-    ['real Postgres/Redis/NATS', COLOURS['real']],
-  ] as const;
-  legend.forEach(([text, fill], i) => {
+  LEGEND.forEach(([text, fill], i) => {
     const x = LABEL_W + i * 230;
     parts.push(`<rect x="${x}" y="${legendY - 11}" width="12" height="12" fill="${fill}"/>`);
     parts.push(`<text x="${x + 18}" y="${legendY}" class="label">${esc(text)}</text>`);
   });
   const height = legendY + 20;
-  const title = `Throughput per transport and scenario — ${run.quick ? 'quick' : 'full'} run ${run.startedAt.slice(0, 16)}Z, ${run.machine.nproc} × ${run.machine.cpuModel}, Node ${run.machine.node}`;
+  const title = `Throughput per transport and scenario — ${run.settings.quick ? 'quick' : 'full'} run ${run.startedAt.slice(0, 16)}Z, ${run.machine.nproc} × ${run.machine.cpuModel}, Node ${run.machine.node}`;
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, sans-serif">`,
     '<style>.title{font-size:15px;font-weight:600}.group{font-size:13px;font-weight:600}.label{font-size:12px}.value{font-size:11px}</style>',

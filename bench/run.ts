@@ -1,389 +1,261 @@
 #!/usr/bin/env node
 // npm run bench [-- --quick] [--only=stdlib,koa,grpc] [--backends=fake,real] [--no-scale] [--no-login-flood] [--no-attacks] [--out=DIR] [--json=FILE]
-//                 [--from-json=FILE: re-render the reports of an earlier run]
 //
-// Every server runs in its own child process (bench/server.ts, bench/baseline-server.ts); this process
-// is only the load generator and the report writer. Ratios are taken against the bare node:http
-// baseline measured in the same run, because this machine is shared and absolute numbers drift.
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+// Every server runs in its own child process (bench/server.ts, bench/baseline-server.ts,
+// bench/fastify-peer.ts); this process is only the orchestrator and the report writer. Ratios are taken
+// against the bare node:http baseline measured in the same run, because this machine is shared and
+// absolute numbers drift.
+import { mkdir, writeFile } from 'node:fs/promises';
 import { spawn, spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { grpcGeneratorName, useH2loadForGrpc } from './grpc-load.ts';
-import { httpGeneratorName, useHttpGenerator, type HttpScenario } from './http-load.ts';
-import { detectPinning, loadTools, pinProcess, type Pinning } from './pinning.ts';
-import type { BackendName, Fixtures, ServerChildConfig, TransportName } from './ipc-protocol.ts';
-import { loadAverage, machineInfo } from './machine.ts';
-import { measureBareInsert, measureGrpcGet, measureH2c, measureHttp, skippedMeasurement, type RunPlan, type ServerLabel } from './measure.ts';
-import type { BenchRun, Measurement, ScaleFigures, ScenarioId } from './measurement.ts';
-import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason, vacuumAnalyzeOrders, type RealEnv } from './real-env.ts';
-import { renderMarkdown } from './report-markdown.ts';
-import { renderSvg } from './report-svg.ts';
-import { ServerChild } from './server-child.ts';
-import { measureStartup } from './startup-time.ts';
+import { ServerChild, serverChildConfig, type BackendName, type TransportName } from './child.ts';
+import { pinGenerators } from './load.ts';
 import { floodMarkdown, runLoginFlood } from './login-flood.ts';
-import { FIXED_CONCURRENCY, pairKey } from './targets.ts';
+import { detectPinning, hasTool, loadAverage, machineInfo, pinProcess, type Pinning } from './machine.ts';
+import { measure, type BenchRun, type Measurement, type RunPlan, type ScaleFigures, type ScenarioId, type ServerLabel } from './measure.ts';
+import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason, vacuumAnalyzeOrders, type RealEnv } from './real-env.ts';
+import { FIXED_CONCURRENCY, pairKey, PEER_SERVER, rawRow, renderMarkdown } from './report.ts';
+import { renderSvg } from './report-svg.ts';
+import type { SessionHeap } from './session-heap.ts';
+import { measureStartup } from './startup-time.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TRANSPORTS: readonly TransportName[] = ['stdlib', 'koa', 'grpc'];
-const TRANSPORT_FILES: Record<TransportName, string> = {
-  stdlib: 'src/transports/stdlib/stdlib-transport.ts',
-  koa: 'src/transports/koa/koa-transport.ts',
-  grpc: 'src/transports/grpc/grpc-transport.ts',
-};
 /** Issue 16's list figure: p50 at offset 10,000 for a user holding 20,000 orders. */
 const LIST_ORDERS = 20_000;
+/**
+ * scrypt at production cost: ~20-40 logins/s on this machine. One load-generator address is one
+ * client of the login gate (rule LOGIN-gate): it may hold 1 running + 2 queued at once on 2 cores;
+ * more would measure the gate's 429s, not logins.
+ */
 const LOGIN_CONCURRENCY = 3;
 
-interface Settings {
-  readonly quick: boolean;
-  readonly durationMs: number;
-  readonly warmupMs: number;
-  readonly maxRequests: number;
-  readonly loginDurationMs: number;
-  readonly loginMaxRequests: number;
-  readonly sweep: readonly number[];
-  /** GET at 32 connections again with LOG_LEVEL=error: what request logging costs. */
-  readonly logLevelVariant: boolean;
-  readonly listLatency: { readonly durationMs: number; readonly maxRequests: number };
-  readonly startupRuns: number;
-  /** Interleaved rounds of the GET target trio (bare node:http, Fastify peer, subject); medians are reported. */
-  readonly getRounds: number;
+/** A full run, or a quick one (short runs, 32 connections only; indicative). */
+function settingsFor(quick: boolean) {
+  return {
+    quick,
+    durationMs: quick ? 1_500 : 6_000,
+    warmupMs: quick ? 400 : 1_500,
+    loginDurationMs: quick ? 4_000 : 10_000,
+    sweep: quick ? [FIXED_CONCURRENCY] : [1, 8, 32, 128],
+    /** GET at 32 connections again with LOG_LEVEL=error: what request logging costs. */
+    logLevelVariant: !quick,
+    /** The list at offsets 0 and 10,000 over one connection. */
+    listLatencyMs: quick ? 1_000 : 2_000,
+    startupRuns: quick ? 2 : 3,
+    /** Interleaved rounds of the GET target trio (bare node:http, Fastify peer, subject); medians are reported. */
+    getRounds: quick ? 2 : 3,
+  };
 }
-
-const FULL: Settings = {
-  quick: false,
-  durationMs: 6_000,
-  warmupMs: 1_500,
-  maxRequests: 1_000_000,
-  loginDurationMs: 10_000,
-  loginMaxRequests: 300,
-  sweep: [1, 8, 32, 128],
-  logLevelVariant: true,
-  listLatency: { durationMs: 2_000, maxRequests: 2_000 },
-  startupRuns: 3,
-  getRounds: 3,
-};
-
-const QUICK: Settings = {
-  quick: true,
-  durationMs: 1_500,
-  warmupMs: 400,
-  maxRequests: 300_000,
-  loginDurationMs: 4_000,
-  loginMaxRequests: 64,
-  sweep: [FIXED_CONCURRENCY],
-  logLevelVariant: false,
-  listLatency: { durationMs: 600, maxRequests: 300 },
-  startupRuns: 2,
-  getRounds: 2,
-};
+type Settings = ReturnType<typeof settingsFor>;
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
-function fmt(n: number, digits = 0): string {
-  return Number.isFinite(n) ? n.toFixed(digits) : '-';
-}
-
-function progress(m: Measurement): void {
-  const where = `${m.server} ${m.scenario} c=${m.concurrency}${m.logLevel === 'info' ? '' : ` log=${m.logLevel}`}`;
-  if (m.result === undefined || m.skipped !== undefined) {
-    log(`  ${where}: skipped (${m.skipped ?? 'no result'})`);
-    return;
-  }
-  const r = m.result;
-  log(
-    `  ${where}: ${fmt(r.requestsPerSecond)} req/s, p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, ` +
-      `server ${fmt(m.cpuSecondsPer1k, 3)} CPU-s/1k, peak RSS ${fmt(m.peakRssBytes / 2 ** 20)} MiB` +
-      `${r.failed > 0 ? `, ${r.failed} failed (${r.firstFailure ?? ''})` : ''}`,
-  );
-}
-
-function scenarioRequest(port: number, fixtures: Fixtures, scenario: ScenarioId): HttpScenario {
-  const base = `http://127.0.0.1:${port}`;
-  const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
-  const json = { 'content-type': 'application/json' };
-  switch (scenario) {
-    case 'get':
-      return { method: 'GET', url: `${base}/orders/${fixtures.getOrderId}`, headers: bearer(fixtures.getToken) };
-    case 'list':
-    case 'list-offset-0':
-      return { method: 'GET', url: `${base}/orders?limit=20${scenario === 'list' ? '' : '&offset=0'}`, headers: bearer(fixtures.listToken) };
-    case 'list-offset-10000':
-      return { method: 'GET', url: `${base}/orders?limit=20&offset=10000`, headers: bearer(fixtures.listToken) };
-    case 'post':
-      return { method: 'POST', url: `${base}/orders`, headers: { ...bearer(fixtures.postToken), ...json }, body: '{"item":"bench item","quantity":1}' };
-    case 'login':
-      return { method: 'POST', url: `${base}/auth/login`, headers: json, body: fixtures.loginBody };
-    default:
-      throw new Error(`${scenario} is not an HTTP scenario`);
-  }
-}
+const BASELINE: ServerLabel = { server: 'baseline', logLevel: 'none' };
+const PEER: ServerLabel = { server: PEER_SERVER, logLevel: 'info' };
 
 class Bench {
-  readonly settings: Settings;
   readonly measurements: Measurement[] = [];
   readonly skippedServers: { server: string; reason: string }[] = [];
   readonly schemas: string[] = [];
-  readonly real: RealEnv;
   readonly #children = new Set<ServerChild>();
   /** Alive for the whole run (idle costs nothing), so control runs can sit right next to each service's runs. */
   #baseline: ServerChild | undefined;
   /** The Fastify peer (bench/fastify-peer.ts), real Redis only; alive for the whole run like the baseline. */
   #peer: ServerChild | undefined;
-  readonly pinning: Pinning | undefined;
-  readonly h2load: boolean;
 
-  constructor(settings: Settings, real: RealEnv, pinning: Pinning | undefined, h2load: boolean) {
+  readonly settings: Settings;
+  readonly real: RealEnv;
+  readonly pinning: Pinning | undefined;
+
+  constructor(settings: Settings, real: RealEnv, pinning: Pinning | undefined) {
     this.settings = settings;
     this.real = real;
     this.pinning = pinning;
-    this.h2load = h2load;
   }
 
-  plan(scenario: ScenarioId, concurrency: number): RunPlan {
+  plan(scenario: ScenarioId, concurrency = FIXED_CONCURRENCY): RunPlan {
     const s = this.settings;
-    if (scenario === 'login') {
-      // scrypt at production cost: ~20-40 logins/s on this machine. No warm-up run (its in-flight
-      // hashes would still occupy the thread pool when the measured run starts); a longer window.
-      // One load-generator address is one client of the login gate (rule LOGIN-gate): it may hold
-      // 1 running + 2 queued at once on 2 cores; more would measure the gate's 429s, not logins.
-      return { scenario, bounds: { concurrency: Math.min(concurrency, LOGIN_CONCURRENCY), durationMs: s.loginDurationMs, maxRequests: s.loginMaxRequests }, warmupMs: 0, warmupMaxRequests: 0 };
-    }
-    return { scenario, bounds: { concurrency, durationMs: s.durationMs, maxRequests: s.maxRequests }, warmupMs: s.warmupMs, warmupMaxRequests: s.maxRequests };
+    // Login: no warm-up run (its in-flight hashes would still occupy the thread pool when the measured run starts), a longer window.
+    if (scenario === 'login') return { scenario, concurrency: Math.min(concurrency, LOGIN_CONCURRENCY), durationMs: s.loginDurationMs, warmupMs: 0 };
+    return { scenario, concurrency, durationMs: s.durationMs, warmupMs: s.warmupMs };
   }
 
   /** A control run next to another: half the window, a short warm-up (the server is already warm). */
-  pairedPlan(scenario: ScenarioId, concurrency: number): RunPlan {
-    const s = this.settings;
-    return { scenario, bounds: { concurrency, durationMs: s.durationMs / 2, maxRequests: s.maxRequests }, warmupMs: 200, warmupMaxRequests: s.maxRequests };
+  pairedPlan(scenario: ScenarioId): RunPlan {
+    return { scenario, concurrency: FIXED_CONCURRENCY, durationMs: this.settings.durationMs / 2, warmupMs: 200 };
   }
 
-  record(m: Measurement): Measurement {
+  async run(child: ServerChild, label: ServerLabel, plan: RunPlan, port?: number): Promise<Measurement> {
+    const m = await measure(child, label, plan, port);
     this.measurements.push(m);
-    progress(m);
+    log(`  ${rawRow(m).join(' | ')}`);
     return m;
   }
 
-  async startChild(script: string, extraEnv: NodeJS.ProcessEnv, execArgv: string[] = []): Promise<ServerChild> {
-    const child = await ServerChild.start({ script: join(ROOT, script), env: { ...process.env, ...this.real, ...extraEnv }, execArgv, cwd: ROOT, pinCpu: this.pinning?.serverCpu });
-    this.#children.add(child);
-    return child;
-  }
-
-  async stopChild(child: ServerChild): Promise<void> {
-    this.#children.delete(child);
-    await child.stop();
+  /** A child that does not start is a skipped server, not a failed run. */
+  async start(server: string, script: string, env: NodeJS.ProcessEnv = {}): Promise<ServerChild | undefined> {
+    try {
+      const child = await ServerChild.start({ script: join(ROOT, script), env: { ...process.env, ...this.real, ...env }, cwd: ROOT, pinCpu: this.pinning?.serverCpu });
+      this.#children.add(child);
+      return child;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.skippedServers.push({ server, reason });
+      log(`${server}: skipped: ${reason}`);
+      return undefined;
+    }
   }
 
   async stopAll(): Promise<void> {
-    await Promise.all([...this.#children].map((child) => this.stopChild(child).catch(() => undefined)));
+    await Promise.all([...this.#children].map((child) => child.stop().catch(() => undefined)));
+    this.#children.clear();
   }
 
-  readonly #baselineLabel: ServerLabel = { server: 'baseline', transport: 'node:http', backend: 'none', logLevel: 'none' };
-
-  #baselineRequest(child: ServerChild): HttpScenario {
-    return { method: 'GET', url: `http://127.0.0.1:${child.ready.port}/orders/x`, headers: {} };
+  async startControls(withPeer: boolean): Promise<void> {
+    this.#baseline = await this.start('baseline', 'bench/baseline-server.ts');
+    if (withPeer) this.#peer = await this.start(PEER_SERVER, 'bench/fastify-peer.ts');
   }
 
-  async startBaseline(): Promise<void> {
-    this.#baseline = await this.startChild('bench/baseline-server.ts', {});
+  async baseline(concurrency: number, plan = this.plan('get', concurrency), label = BASELINE): Promise<Measurement | undefined> {
+    const child = this.#baseline;
+    return child === undefined ? undefined : this.run(child, label, plan);
   }
 
-  async startPeer(): Promise<void> {
-    try {
-      this.#peer = await this.startChild('bench/fastify-peer.ts', {});
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      this.skippedServers.push({ server: PEER, reason });
-      log(`${PEER}: skipped: ${reason}`);
-    }
+  pairedBaseline(pairedFor: string): Promise<Measurement | undefined> {
+    return this.baseline(FIXED_CONCURRENCY, this.pairedPlan('get'), { ...BASELINE, pairedFor });
   }
 
   /**
    * Issue 16's GET comparison: rounds of bare node:http, the Fastify peer (real backends only) and the
    * subject, the order rotated each round so none always runs first; every run has the same window.
-   * The report takes medians per server (targets.ts getTrio).
+   * The report takes medians per server (report.ts getTrio).
    */
-  async interleavedGet(child: ServerChild, label: ServerLabel, request: HttpScenario): Promise<void> {
+  async interleavedGet(child: ServerChild, label: ServerLabel, real: boolean): Promise<void> {
     const key = pairKey(label.server, 'get');
-    const plan = this.pairedPlan('get', FIXED_CONCURRENCY);
-    const peer = label.backend === 'real' ? this.#peer : undefined;
-    const runs: (() => Promise<void>)[] = [
+    const peer = real ? this.#peer : undefined;
+    const runs: (() => Promise<unknown>)[] = [
       () => this.pairedBaseline(key),
-      ...(peer === undefined ? [] : [async () => void this.record(await measureHttp(peer, { ...PEER_LABEL, pairedFor: key }, plan, peerRequest(peer)))]),
-      async () => void this.record(await measureHttp(child, { ...label, pairedFor: key }, plan, request)),
+      ...(peer === undefined ? [] : [() => this.run(peer, { ...PEER, pairedFor: key }, this.pairedPlan('get'))]),
+      () => this.run(child, { ...label, pairedFor: key }, this.pairedPlan('get')),
     ];
     for (let round = 0; round < this.settings.getRounds; round++) {
-      for (let i = 0; i < runs.length; i++) await (runs[(i + round) % runs.length] as () => Promise<void>)();
+      for (let i = 0; i < runs.length; i++) await (runs[(i + round) % runs.length] as () => Promise<unknown>)();
     }
-  }
-
-  async baseline(concurrencies: readonly number[]): Promise<Measurement[]> {
-    const child = this.#baseline;
-    if (child === undefined) throw new Error('baseline child not started');
-    const out: Measurement[] = [];
-    for (const c of concurrencies) out.push(await measureHttp(child, this.#baselineLabel, this.plan('get', c), this.#baselineRequest(child)));
-    return out;
-  }
-
-  async pairedBaseline(pairedFor: string): Promise<void> {
-    const child = this.#baseline;
-    if (child === undefined) return;
-    this.record(await measureHttp(child, { ...this.#baselineLabel, pairedFor }, this.pairedPlan('get', FIXED_CONCURRENCY), this.#baselineRequest(child)));
   }
 
   async service(transport: TransportName, backend: BackendName): Promise<void> {
     const server = `${transport}/${backend}`;
-    const schema = backend === 'real' ? newSchemaName() : undefined;
-    if (schema !== undefined) this.schemas.push(schema);
-    const config: ServerChildConfig = {
-      transport,
-      backend,
-      logLevel: 'info',
-      listOrders: LIST_ORDERS,
-      schema,
-      uniqueSuffix: schema?.replace(/^bench_/, 'bench'),
-    };
+    const config = serverChildConfig(transport, backend, 'info', LIST_ORDERS);
+    if (config.schema !== undefined) this.schemas.push(config.schema);
     log(`${server}: starting (seeding ${LIST_ORDERS} orders through the repository port)`);
-    let child: ServerChild;
-    try {
-      child = await this.startChild('bench/server.ts', { BENCH_SERVER_CONFIG: JSON.stringify(config) });
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      this.skippedServers.push({ server, reason });
-      log(`${server}: skipped: ${reason}`);
-      return;
-    }
-    const fixtures = child.ready.fixtures as Fixtures;
-    log(`${server}: ready on port ${child.ready.port}, seeded in ${fmt(child.ready.seedMs)} ms`);
+    const child = await this.start(server, 'bench/server.ts', { BENCH_SERVER_CONFIG: JSON.stringify(config) });
+    if (child === undefined) return;
+    log(`${server}: ready on port ${child.ready.port}, seeded in ${child.ready.seedMs.toFixed(0)} ms`);
     // The steady state autovacuum keeps the append-only table in (migration 002), reached at once.
-    if (schema !== undefined) await vacuumAnalyzeOrders(this.real.POSTGRES_DSN, schema);
-    const label: ServerLabel = { server, transport, backend, logLevel: 'info' };
-    const http = (scenario: ScenarioId): HttpScenario => scenarioRequest(child.ready.port, fixtures, scenario);
+    if (config.schema !== undefined) await vacuumAnalyzeOrders(this.real.POSTGRES_DSN, config.schema);
+    const label: ServerLabel = { server, logLevel: 'info' };
+    // A child that dies mid-run leaves skipped rows (measure), each with the tail of its stderr.
     try {
       // The primary GET row (tables of shares), then the interleaved rounds the targets are judged on.
-      this.record(await measureHttp(child, label, this.plan('get', FIXED_CONCURRENCY), http('get')));
-      await this.interleavedGet(child, label, http('get'));
-      if (transport === 'grpc' && this.h2load) {
-        // The one-port server's REST side over HTTP/2 too: h2load, the generator issue 16 names for it.
-        this.record(await measureH2c(child, label, this.plan('get-h2c', FIXED_CONCURRENCY), http('get'), this.pinning?.generatorCpu));
-      }
+      await this.run(child, label, this.plan('get'));
+      await this.interleavedGet(child, label, backend === 'real');
       if (transport === 'grpc') {
-        this.record(await measureGrpcGet(child, label, this.plan('grpc-get', FIXED_CONCURRENCY), fixtures.getToken, fixtures.getOrderId));
-        this.record(await measureHttp(child, { ...label, pairedFor: pairKey(server, 'grpc-get') }, this.pairedPlan('get', FIXED_CONCURRENCY), http('get')));
+        // The one-port server's REST side over HTTP/2 too: h2load, the generator issue 16 names for it.
+        await this.run(child, label, this.plan('get-h2c'));
+        await this.run(child, label, this.plan('grpc-get'));
+        await this.run(child, { ...label, pairedFor: pairKey(server, 'grpc-get') }, this.pairedPlan('get'));
         // Issue 18: the same GetOrder on grpc-js and Connect peers in this child, right after ours.
-        for (const peer of child.ready.grpcPeers ?? []) {
-          const peerLabel = { ...label, server: `${server} peer:${peer.name}`, transport: peer.name };
-          this.record(await measureGrpcGet(child, peerLabel, this.plan('grpc-get', FIXED_CONCURRENCY), fixtures.getToken, fixtures.getOrderId, peer.port));
-        }
+        for (const peer of child.ready.grpcPeers ?? []) await this.run(child, { ...label, server: `${server} peer:${peer.name}` }, this.plan('grpc-get'), peer.port);
       }
-      for (const c of this.settings.sweep) {
-        if (c !== FIXED_CONCURRENCY) this.record(await measureHttp(child, label, this.plan('get', c), http('get')));
-      }
-      if (this.settings.logLevelVariant) {
-        await child.setLogLevel('error');
+      for (const c of this.settings.sweep.filter((c) => c !== FIXED_CONCURRENCY)) await this.run(child, label, this.plan('get', c));
+      // A child that no longer answers skips the variant (its runs would be skipped rows anyway).
+      if (this.settings.logLevelVariant && (await child.setLogLevel('error').then(() => true, () => false))) {
         await this.pairedBaseline(pairKey(server, 'get', 'error'));
-        this.record(await measureHttp(child, { ...label, logLevel: 'error' }, this.plan('get', FIXED_CONCURRENCY), http('get')));
+        await this.run(child, { ...label, logLevel: 'error' }, this.plan('get'));
         await this.pairedBaseline(pairKey(server, 'get', 'error'));
-        await child.setLogLevel('info');
+        await child.setLogLevel('info').catch(() => undefined);
       }
-      this.record(await measureHttp(child, label, this.plan('list', FIXED_CONCURRENCY), http('list')));
+      await this.run(child, label, this.plan('list'));
       if (transport === 'stdlib') {
         // Scale figure: one caller, so the number is the query's own latency, not queueing.
-        const { durationMs, maxRequests } = this.settings.listLatency;
         for (const scenario of ['list-offset-0', 'list-offset-10000'] as const) {
-          const plan: RunPlan = { scenario, bounds: { concurrency: 1, durationMs, maxRequests }, warmupMs: 200, warmupMaxRequests: 50 };
-          this.record(await measureHttp(child, label, plan, http(scenario)));
+          await this.run(child, label, { scenario, concurrency: 1, durationMs: this.settings.listLatencyMs, warmupMs: 200 });
         }
       }
       const bare = { ...label, logLevel: 'none' };
-      if (backend === 'real') this.record(await measureBareInsert(child, bare, this.plan('bare-insert', FIXED_CONCURRENCY)));
-      this.record(await measureHttp(child, label, this.plan('post', FIXED_CONCURRENCY), http('post')));
-      if (backend === 'real') {
-        this.record(await measureBareInsert(child, { ...bare, pairedFor: pairKey(server, 'post') }, this.pairedPlan('bare-insert', FIXED_CONCURRENCY)));
-      }
-      this.record(await measureHttp(child, label, this.plan('login', FIXED_CONCURRENCY), http('login')));
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      this.record(skippedMeasurement(label, this.plan('get', FIXED_CONCURRENCY), `server failed mid-run: ${reason} ${child.stderrTail()}`));
+      if (backend === 'real') await this.run(child, bare, this.plan('bare-insert'));
+      await this.run(child, label, this.plan('post'));
+      if (backend === 'real') await this.run(child, { ...bare, pairedFor: pairKey(server, 'post') }, this.pairedPlan('bare-insert'));
+      await this.run(child, label, this.plan('login'));
     } finally {
-      await this.stopChild(child);
+      this.#children.delete(child);
+      await child.stop();
     }
   }
-}
-
-const PEER = 'fastify-peer';
-const PEER_LABEL: ServerLabel = { server: PEER, transport: 'fastify', backend: 'real', logLevel: 'info' };
-
-function peerRequest(peer: ServerChild): HttpScenario {
-  const fixtures = peer.ready.fixtures as Fixtures;
-  return { method: 'GET', url: `http://127.0.0.1:${peer.ready.port}/orders/${fixtures.getOrderId}`, headers: { authorization: `Bearer ${fixtures.getToken}` } };
 }
 
 /**
  * wrk and h2load come from Debian (wrk, nghttp2-client). The bench is not part of CI: as root with
- * apt-get it installs them once; otherwise it falls back to autocannon and the report says so.
+ * apt-get it installs them once; otherwise it stops and says what to install.
  */
-function loadGenerators(): { wrk: boolean; h2load: boolean; note: string | undefined } {
-  let tools = loadTools();
-  if ((!tools.wrk || !tools.h2load) && process.getuid?.() === 0 && existsSync('/usr/bin/apt-get')) {
-    log('bench: wrk not found; apt-get install -y wrk nghttp2-client');
-    spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'wrk', 'nghttp2-client'], { stdio: 'ignore', timeout: 180_000 });
-    tools = loadTools();
-  }
-  const missing = [
-    ...(tools.wrk ? [] : ['wrk is not installed (Debian package wrk): HTTP/1.1 runs used autocannon in the orchestrator, a slower generator']),
-    ...(tools.h2load ? [] : ['h2load is not installed (Debian package nghttp2-client): the one-port server’s REST side over h2c was not measured']),
-  ];
-  return { wrk: tools.wrk, h2load: tools.h2load, note: missing.length === 0 ? undefined : missing.join('; ') };
+function requireLoadGenerators(): void {
+  const missing = (): string[] => (['wrk', 'h2load'] as const).filter((tool) => !hasTool(tool));
+  if (missing().length > 0 && process.getuid?.() === 0) spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'wrk', 'nghttp2-client'], { stdio: 'ignore', timeout: 180_000 });
+  if (missing().length > 0) throw new Error(`bench: install ${missing().join(' and ')} (Debian packages wrk, nghttp2-client)`);
 }
 
-async function sessionHeap(): Promise<ScaleFigures['sessions']> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--expose-gc', join(ROOT, 'bench/session-heap.ts')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `node ARGS` from the repository root: its stdout, or an error with the tail of its stderr. */
+function nodeOutput(args: readonly string[], timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      try {
-        if (code !== 0) throw new Error(`exit ${code}: ${err.trim().slice(-300)}`);
-        resolve(JSON.parse(out) as ScaleFigures['sessions']);
-      } catch (error) {
-        resolve({ error: error instanceof Error ? error.message : String(error) });
-      }
-    });
+    child.stderr.on('data', (chunk: Buffer) => (err = (err + chunk.toString('utf8')).slice(-300)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', (code) => (clearTimeout(timer), code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${err.trim()}`))));
   });
+}
+
+function sessionHeap(): Promise<ScaleFigures['sessions']> {
+  return nodeOutput(['--expose-gc', 'bench/session-heap.ts'], 120_000).then((out) => JSON.parse(out) as SessionHeap, (error: Error) => ({ error: error.message }));
 }
 
 async function startupFigures(settings: Settings, bench: Bench, realReason: string | undefined): Promise<ScaleFigures['startup']> {
   const figures: ScaleFigures['startup'] = [];
   for (const mode of ['embedded', 'real'] as const) {
-    if (mode === 'real' && realReason !== undefined) {
-      figures.push({ mode, runsMs: [], error: `real backends: ${realReason}` });
-      continue;
-    }
     const runsMs: number[] = [];
-    let error: string | undefined;
+    let error = mode === 'real' && realReason !== undefined ? `real backends: ${realReason}` : undefined;
     for (let i = 0; i < settings.startupRuns && error === undefined; i++) {
-      const schema = mode === 'real' ? newSchemaName() : undefined;
-      if (schema !== undefined) bench.schemas.push(schema);
-      const result = await measureStartup(ROOT, mode === 'embedded', mode === 'real' ? { ...bench.real, POSTGRES_SCHEMA: schema } : {});
+      const schema = newSchemaName();
+      if (mode === 'real') bench.schemas.push(schema);
+      const result = await measureStartup(mode === 'real' ? { ...bench.real, POSTGRES_SCHEMA: schema } : undefined);
       if (result.readyMs === undefined) error = result.error;
       else runsMs.push(result.readyMs);
     }
-    log(`  start-up ${mode}: ${runsMs.map((ms) => `${fmt(ms)} ms`).join(', ')}${error === undefined ? '' : ` (${error})`}`);
+    log(`  start-up ${mode}: ${runsMs.map((ms) => `${ms.toFixed(0)} ms`).join(', ')}${error === undefined ? '' : ` (${error})`}`);
     figures.push({ mode, runsMs, error });
   }
   return figures;
+}
+
+/**
+ * bench/grpc-peers/attacks.ts in its own process (it spawns the executable itself); its output is a
+ * section of the report. Timings here are what the conformance cases may not assert.
+ */
+async function grpcAttacks(quick: boolean): Promise<string> {
+  const resetSeconds = quick ? 5 : 20;
+  log(`bench: gRPC attacks (rapid reset ${resetSeconds} s, gzip bombs, trickling streams)`);
+  const args = ['bench/grpc-peers/attacks.ts', '--reset-seconds', String(resetSeconds)];
+  const out = await nodeOutput(args, 300_000).catch((error: unknown) => `attacks failed: ${String(error)}\n`);
+  const intro = `\`node ${args.join(' ')}\` against \`orders-grpc --embedded\` (its own process; loopback, bounded):`;
+  return ['', '## gRPC attacks on the one-port listener (issue 18)', '', intro, '', '```', `${out.trimEnd()}`, '```', ''].join('\n');
 }
 
 async function main(): Promise<void> {
@@ -391,63 +263,45 @@ async function main(): Promise<void> {
     args: process.argv.slice(2),
     options: {
       quick: { type: 'boolean', default: false },
-      only: { type: 'string' },
+      only: { type: 'string', default: TRANSPORTS.join(',') },
       backends: { type: 'string', default: 'fake,real' },
       'no-scale': { type: 'boolean', default: false },
       'no-login-flood': { type: 'boolean', default: false },
       'no-attacks': { type: 'boolean', default: false },
       out: { type: 'string', default: join(ROOT, 'reports') },
       json: { type: 'string' },
-      /** Re-render reports from a --json file of an earlier run, without measuring anything. */
-      'from-json': { type: 'string' },
     },
   });
-  if (values['from-json'] !== undefined) {
-    const run = JSON.parse(await readFile(values['from-json'], 'utf8')) as BenchRun;
-    const outDir = values.out ?? join(ROOT, 'reports');
-    await mkdir(outDir, { recursive: true });
-    await writeFile(join(outDir, 'bench.md'), renderMarkdown(run));
-    await writeFile(join(outDir, 'bench.svg'), renderSvg(run));
-    log(`bench: re-rendered ${join(outDir, 'bench.md')} and bench.svg from ${values['from-json']}`);
-    return;
-  }
-  const settings = values.quick ? QUICK : FULL;
-  const only = values.only === undefined ? TRANSPORTS : (values.only.split(',') as TransportName[]);
-  const backends = (values.backends ?? 'fake,real').split(',') as BackendName[];
+  const settings = settingsFor(values.quick);
+  const only = values.only.split(',') as TransportName[];
+  const backends = values.backends.split(',') as BackendName[];
   const wallStart = performance.now();
   const startedAt = new Date().toISOString();
   const machine = machineInfo();
   const loadAverageStart = loadAverage();
-  log(`bench: ${settings.quick ? 'quick' : 'full'} run on ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}, load average ${fmt(loadAverageStart, 2)}`);
+  log(`bench: ${settings.quick ? 'quick' : 'full'} run on ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}, load average ${loadAverageStart.toFixed(2)}`);
+  requireLoadGenerators();
 
   const { env: real, fromDefaults } = realEnvFrom(process.env);
   const realReason = backends.includes('real') ? await realUnavailableReason(real) : 'not requested (--backends)';
   if (realReason !== undefined) log(`bench: real backends skipped: ${realReason}`);
   const pinning = detectPinning();
-  // The orchestrator (the gRPC loop, autocannon when wrk is absent) sits on the generator's core too.
+  // The orchestrator sits on the generators' core too.
   if (pinning !== undefined) pinProcess(process.pid, pinning.generatorCpu);
-  const generators = loadGenerators();
-  useHttpGenerator(generators.wrk ? 'wrk' : 'autocannon', pinning?.generatorCpu);
-  if (generators.h2load) useH2loadForGrpc(pinning?.generatorCpu);
-  const method = {
-    httpGenerator: httpGeneratorName(),
-    grpcGenerator: grpcGeneratorName(),
-    pinning: pinning === undefined ? 'not pinned (needs taskset and 2 CPUs)' : `server children on CPU ${pinning.serverCpu}, load generators on CPU ${pinning.generatorCpu} (taskset)`,
-    notes: generators.note === undefined ? [] : [generators.note],
+  pinGenerators(pinning?.generatorCpu);
+  const placement = pinning === undefined ? 'not pinned (needs taskset and 2 CPUs)' : `server children on CPU ${pinning.serverCpu}, load generators on CPU ${pinning.generatorCpu} (taskset)`;
+  log(`bench: ${placement}`);
+  const bench = new Bench(settings, real, pinning);
+  const dropBenchSchemas = async (): Promise<void> => {
+    if (realReason === undefined) await dropSchemas(real.POSTGRES_DSN, bench.schemas).catch((error: unknown) => log(`bench: dropping schemas failed: ${String(error)}`));
   };
-  log(`bench: HTTP load by ${method.httpGenerator}; ${method.pinning}`);
-  const bench = new Bench(settings, real, pinning, generators.h2load);
 
   let interrupted = false;
   const onSignal = (): void => {
     if (interrupted) process.exit(130);
     interrupted = true;
-    log('bench: interrupted; stopping the server child and dropping bench schemas');
-    void (async () => {
-      await bench.stopAll();
-      if (realReason === undefined) await dropSchemas(real.POSTGRES_DSN, bench.schemas).catch(() => undefined);
-      process.exit(130);
-    })();
+    log('bench: interrupted; stopping the server children and dropping bench schemas');
+    void bench.stopAll().then(dropBenchSchemas).finally(() => process.exit(130));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -456,36 +310,23 @@ async function main(): Promise<void> {
   let scale: ScaleFigures = { sessions: { error: 'not measured (--no-scale)' }, startup: [] };
   try {
     log('baseline: bare node:http, same Order JSON, no I/O');
-    await bench.startBaseline();
-    if (realReason === undefined) await bench.startPeer();
-    for (const m of await bench.baseline(settings.sweep)) bench.record(m);
-
-    for (const transport of TRANSPORTS) {
-      if (!only.includes(transport)) continue;
-      if (!existsSync(join(ROOT, TRANSPORT_FILES[transport]))) {
-        bench.skippedServers.push({ server: transport, reason: `${TRANSPORT_FILES[transport]} is not present` });
-        log(`${transport}: skipped: ${TRANSPORT_FILES[transport]} is not present`);
-        continue;
-      }
+    await bench.startControls(realReason === undefined);
+    for (const c of settings.sweep) await bench.baseline(c);
+    for (const transport of TRANSPORTS.filter((t) => only.includes(t))) {
       for (const backend of backends) {
-        if (backend === 'real' && realReason !== undefined) {
-          bench.skippedServers.push({ server: `${transport}/real`, reason: realReason });
-          continue;
-        }
-        await bench.service(transport, backend);
+        if (backend === 'real' && realReason !== undefined) bench.skippedServers.push({ server: `${transport}/real`, reason: realReason });
+        else await bench.service(transport, backend);
       }
     }
-
     if (!settings.quick) {
       log('baseline again (drift over the run)');
-      baselineEnd = (await bench.baseline([FIXED_CONCURRENCY]))[0];
-      if (baselineEnd !== undefined) progress(baselineEnd);
+      baselineEnd = await bench.baseline(FIXED_CONCURRENCY);
+      if (baselineEnd !== undefined) bench.measurements.pop(); // reported apart: the drift line, the last raw row
     }
     await bench.stopAll();
     // What follows spawns processes measured on their own (start-up, session heap, attacks, login flood):
     // they inherit this process's CPUs, so it gives the generator's core back first.
     if (pinning !== undefined) pinProcess(process.pid, `0-${availableParallelism() - 1}`);
-
     if (!values['no-scale']) {
       log('scale figures');
       const sessions = await sessionHeap();
@@ -494,31 +335,21 @@ async function main(): Promise<void> {
     }
   } finally {
     await bench.stopAll();
-    if (realReason === undefined) {
-      await dropSchemas(real.POSTGRES_DSN, bench.schemas).catch((error: unknown) => log(`bench: dropping schemas failed: ${String(error)}`));
-    }
+    await dropBenchSchemas();
   }
 
   const run: BenchRun = {
-    quick: settings.quick,
     startedAt,
     wallSeconds: (performance.now() - wallStart) / 1000,
     machine,
     loadAverageStart,
-    settings: {
-      durationMs: settings.durationMs,
-      warmupMs: settings.warmupMs,
-      maxRequests: settings.maxRequests,
-      loginDurationMs: settings.loginDurationMs,
-      loginMaxRequests: settings.loginMaxRequests,
-      sweep: [...settings.sweep],
-    },
+    settings,
     measurements: bench.measurements,
     baselineEnd,
     skippedServers: bench.skippedServers,
     realBackends: { used: realReason === undefined, reason: realReason, fromDefaults },
     scale,
-    method,
+    pinning: placement,
     commands: [
       `# this report: npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
       'npm run bench -- --quick            # < 3 min, indicative',
@@ -527,46 +358,15 @@ async function main(): Promise<void> {
       'node bench/ab.ts --a /tmp/bench-base --b /tmp/bench-scratch   # patch before/after, interleaved',
     ],
   };
-  const outDir = values.out ?? join(ROOT, 'reports');
-  await mkdir(outDir, { recursive: true });
+  await mkdir(values.out, { recursive: true });
   // Issue 18: the attacks on the one-port listener, black-box on a spawned orders-grpc --embedded.
-  const attacks = values['no-attacks'] === true ? '' : await runGrpcAttacks(settings.quick, log);
-  await writeFile(join(outDir, 'bench.md'), renderMarkdown(run) + attacks);
-  await writeFile(join(outDir, 'bench.svg'), renderSvg(run));
+  const attacks = values['no-attacks'] ? '' : await grpcAttacks(settings.quick);
+  await writeFile(join(values.out, 'bench.md'), renderMarkdown(run) + attacks);
+  await writeFile(join(values.out, 'bench.svg'), renderSvg(run));
   if (values.json !== undefined) await writeFile(values.json, `${JSON.stringify(run, null, 2)}\n`);
   // Issue 12: the login gate under a flood, each executable in its own process (bench/login-flood.ts).
-  if (values['no-login-flood'] !== true) {
-    await writeFile(join(outDir, 'login-flood.md'), floodMarkdown(await runLoginFlood({ quick: settings.quick, only, log })));
-  }
-  log(`bench: wrote ${relative(process.cwd(), join(outDir, 'bench.md'))} and bench.svg in ${fmt(run.wallSeconds)} s`);
+  if (!values['no-login-flood']) await writeFile(join(values.out, 'login-flood.md'), floodMarkdown(await runLoginFlood({ quick: settings.quick, only, log })));
+  log(`bench: wrote ${relative(process.cwd(), join(values.out, 'bench.md'))} and bench.svg in ${run.wallSeconds.toFixed(0)} s`);
 }
 
-/**
- * bench/grpc-peers/attacks.ts in its own process (it spawns the executable itself); its lines become a
- * section of the report. Timings here are what the conformance cases may not assert.
- */
-async function runGrpcAttacks(quick: boolean, say: (line: string) => void): Promise<string> {
-  const resetSeconds = quick ? 5 : 20;
-  say(`bench: gRPC attacks (rapid reset ${resetSeconds} s, gzip bombs, trickling streams)`);
-  const lines = await new Promise<string[]>((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bench/grpc-peers/attacks.ts'), '--reset-seconds', String(resetSeconds)], {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    child.once('exit', () => resolve(out.split('\n').filter((line) => line.trim() !== '')));
-  });
-  return [
-    '',
-    '## gRPC attacks on the one-port listener (issue 18)',
-    '',
-    `\`node bench/grpc-peers/attacks.ts --reset-seconds ${resetSeconds}\` against \`orders-grpc --embedded\` (its own process; loopback, bounded):`,
-    '',
-    '```',
-    ...lines,
-    '```',
-    '',
-  ].join('\n');
-}
-
-await main();
+if (import.meta.main) await main();

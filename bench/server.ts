@@ -1,19 +1,18 @@
 // A service child for the bench: startService (as the executables) with one transport and embedded or real
-// backends, seeded for the scenarios, reporting its port and fixtures over IPC (bench/ipc-protocol.ts).
+// backends, seeded for the scenarios, reporting its port and fixtures over IPC (bench/child.ts).
 // Run by bench/run.ts, never by hand: it needs an IPC channel and BENCH_SERVER_CONFIG.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Env } from '../src/config/env.ts';
 import type { Backends } from '../src/composition/backends.ts';
+import type { Core } from '../src/composition/create-app.ts';
 import { startService } from '../src/composition/start-service.ts';
 import { PostgresDatabase } from '../src/adapters/postgres/postgres-database.ts';
 import { createOrder, type Order } from '../src/domain/order.ts';
 import { createLogger, type LogLevel } from '../src/observability/logger.ts';
 import { hashPassword } from '../src/service/password-hasher.ts';
-import { announce, serveParent } from './child-agent.ts';
-import type { GrpcPeer } from './grpc-peers/grpc-peer.ts';
-import { startGrpcPeers } from './grpc-peers/peers.ts';
+import { announce, serveParent, type BareInsertResult, type Fixtures, type ServerChildConfig } from './child.ts';
+import type { GrpcPeer } from './grpc-peers/grpcjs-peer.ts';
 import { transportNamed } from '../test/support/transports.ts';
-import type { BareInsertResult, Fixtures, ServerChildConfig } from './ipc-protocol.ts';
 
 const SEED_CONCURRENCY = 10; // the pool size (POSTGRES_DEFAULTS.poolSize): more would only queue
 const INSERT_SQL = 'INSERT INTO orders (id, user_id, item, quantity, status, created_at) VALUES ($1, $2, $3, $4, $5, $6)';
@@ -33,48 +32,44 @@ async function main(): Promise<void> {
     REDIS_ADDR: process.env['REDIS_ADDR'],
     NATS_URL: process.env['NATS_URL'],
   };
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel as LogLevel);
   const service = await startService({
     serviceName: `orders-bench-${config.transport}`,
     transport: transportNamed(config.transport).factory,
     env,
     logger,
     embedded: !real,
-    isolation: { schema: config.schema, uniqueSuffix: config.uniqueSuffix, dropSchemaOnStop: true },
+    isolation: { schema: config.schema, uniqueSuffix: config.schema?.replace(/^bench_/, 'bench'), dropSchemaOnStop: true },
   });
   const { app, backends } = service;
-  let stopping: Promise<void> | undefined;
   let peers: GrpcPeer[] = [];
-  const stop = (): Promise<void> => {
-    stopping ??= Promise.all(peers.map((peer) => peer.stop()))
-      .then(() => service.stop())
-      .then(() => logger.flush());
-    return stopping;
-  };
   const database = backends.components.find((c): c is PostgresDatabase => c instanceof PostgresDatabase);
   serveParent({
-    stop,
+    stop: () =>
+      Promise.all(peers.map((peer) => peer.stop()))
+        .then(() => service.stop())
+        .then(() => logger.flush()),
     setLogLevel: (level) => {
       logger.level = level as LogLevel;
     },
-    bareInsert: database === undefined ? undefined : (c, d, m) => bareInsert(database, c, d, m),
+    bareInsert: database === undefined ? undefined : (c, d) => bareInsert(database, c, d),
   });
 
   const ports = await service.ready;
   const seedStarted = performance.now();
   const fixtures = await seed(app.core.tokens, backends, config.listOrders);
-  if (config.transport === 'grpc') peers = await startGrpcPeers(app.core);
+  if (config.transport === 'grpc') {
+    // Issue 18's yardsticks (plain grpc-js, Connect as-was and tuned), loaded in the gRPC child only.
+    const [{ startGrpcJsPeer }, { startConnectPeer }] = await Promise.all([import('./grpc-peers/grpcjs-peer.ts'), import('./grpc-peers/connect-peer.ts')]);
+    peers = [await startGrpcJsPeer(app.core), await startConnectPeer(app.core, false), await startConnectPeer(app.core, true)];
+  }
   const grpcPeers = peers.map(({ name, port }) => ({ name, port }));
-  announce({ type: 'ready', port: ports.api, adminPort: ports.admin, fixtures, seedMs: performance.now() - seedStarted, grpcPeers });
+  announce({ ready: { port: ports.api, fixtures, seedMs: performance.now() - seedStarted, grpcPeers } });
   await service.done;
 }
 
-interface TokenIssuer {
-  issue(userId: string, username: string): Promise<string>;
-}
-
 /** Through the ports directly (not HTTP): seeding is set-up, not a measured run. */
-async function seed(tokens: TokenIssuer, backends: Backends, listOrders: number): Promise<Fixtures> {
+async function seed(tokens: Core['tokens'], backends: Backends, listOrders: number): Promise<Fixtures> {
   const getUser = randomUUID();
   const cached = createOrder({ userId: getUser, item: 'bench item', quantity: 1 }, randomUUID(), new Date());
   await backends.repository.insert(cached);
@@ -106,18 +101,16 @@ async function seed(tokens: TokenIssuer, backends: Backends, listOrders: number)
 
 /**
  * The floor of POST /orders: the repository's INSERT statement straight through the service's own pg
- * Pool (same size, same connections), `concurrency` callers in a loop, bounded in time and count.
+ * Pool (same size, same connections), `concurrency` callers in a loop, bounded in time.
  */
-async function bareInsert(database: PostgresDatabase, concurrency: number, durationMs: number, maxCount: number): Promise<BareInsertResult> {
+async function bareInsert(database: PostgresDatabase, concurrency: number, durationMs: number): Promise<BareInsertResult> {
   const user = randomUUID();
   const latenciesMs: number[] = [];
-  let started = 0;
   let errors = 0;
   const begin = performance.now();
   const deadline = begin + durationMs;
   const worker = async (): Promise<void> => {
-    while (performance.now() < deadline && started < maxCount) {
-      started += 1;
+    while (performance.now() < deadline) {
       const t0 = performance.now();
       try {
         await database.query(INSERT_SQL, [randomUUID(), user, 'bench item', 1, 'pending', new Date()]);
@@ -128,11 +121,11 @@ async function bareInsert(database: PostgresDatabase, concurrency: number, durat
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return { count: latenciesMs.length, errors, elapsedMs: performance.now() - begin, latenciesMs };
+  return { errors, elapsedMs: performance.now() - begin, latenciesMs };
 }
 
 main().catch((error: unknown) => {
-  announce({ type: 'failed', error: error instanceof Error ? error.message : String(error) });
+  announce({ failed: error instanceof Error ? error.message : String(error) });
   process.exitCode = 1;
   setTimeout(() => process.exit(1), 100).unref();
 });

@@ -9,19 +9,13 @@ import { buildReport, renderHtml, renderMarkdown } from '../conformance/report/r
 import { RESULTS_PATH, UNIT_RESULTS_PATH, withUnitResults, type ResultsFile } from '../conformance/runner/results.ts';
 import { findUnitCases, rulesOfTitle } from '../conformance/unit-rules.ts';
 import { loadRules } from '../spec/catalogue.ts';
-import { conformanceEnv, runConformance, USAGE } from './conformance.ts';
+import { conformanceEnvOrExit, runConformance, USAGE } from './conformance.ts';
 
 const MARKDOWN_PATH = fileURLToPath(new URL('../reports/conformance.md', import.meta.url));
 const HTML_PATH = fileURLToPath(new URL('../reports/conformance.html', import.meta.url));
 
 const argv = process.argv.slice(2);
-let env: Record<string, string>;
-try {
-  env = conformanceEnv(argv);
-} catch (error) {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE} [--no-run]\n`);
-  process.exit(2);
-}
+const env = conformanceEnvOrExit(argv, `${USAGE} [--no-run]`);
 // The report shows every column by default, the spawned --embedded executables too (issue 17).
 if (env['CONFORMANCE_BACKEND'] === undefined && env['CONFORMANCE_URL'] === undefined) env['CONFORMANCE_BACKEND'] = 'fake,real,spawned';
 const suiteExit = argv.includes('--no-run') ? 0 : await runConformance(env);

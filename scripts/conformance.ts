@@ -32,20 +32,25 @@ export function conformanceEnv(argv: readonly string[]): Record<string, string> 
     },
     strict: true,
   });
+  // Each option as its variable; a repeated one joined with commas.
+  const names = { transport: 'TRANSPORT', backend: 'BACKEND', driver: 'DRIVER', url: 'URL', 'admin-url': 'ADMIN_URL', user: 'USERS', 'rest-variant': 'REST_VARIANT' } as const;
   const env: Record<string, string> = {};
-  const join = (list: string[] | undefined): string | undefined => (list === undefined ? undefined : list.join(','));
-  const set = (name: string, value: string | undefined): void => {
-    if (value !== undefined && value !== '') env[name] = value;
-  };
-  set('CONFORMANCE_TRANSPORT', join(values.transport));
-  set('CONFORMANCE_BACKEND', join(values.backend));
-  set('CONFORMANCE_DRIVER', join(values.driver));
-  set('CONFORMANCE_URL', values.url);
-  set('CONFORMANCE_ADMIN_URL', values['admin-url']);
-  set('CONFORMANCE_USERS', join(values.user));
-  set('CONFORMANCE_REST_VARIANT', values['rest-variant']);
+  for (const [option, name] of Object.entries(names)) {
+    const value = [values[option as keyof typeof names] ?? []].flat().join(',');
+    if (value !== '') env[`CONFORMANCE_${name}`] = value;
+  }
   if (values['admin-url'] !== undefined && values.url === undefined) throw new Error('--admin-url needs --url');
   return env;
+}
+
+/** conformanceEnv, or the usage line and exit code 2 when the command line is wrong. */
+export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Record<string, string> {
+  try {
+    return conformanceEnv(argv);
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
+    process.exit(2);
+  }
 }
 
 /** Runs vitest on the matrix with these variables; resolves with its exit code. */
@@ -66,12 +71,5 @@ export function runConformance(env: Record<string, string>): Promise<number> {
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  let env: Record<string, string>;
-  try {
-    env = conformanceEnv(process.argv.slice(2));
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
-    process.exit(2);
-  }
-  process.exitCode = await runConformance(env);
+  process.exitCode = await runConformance(conformanceEnvOrExit(process.argv.slice(2)));
 }

@@ -9,7 +9,7 @@
  * run against the image too. Exits 1 without running anything when no Docker engine answers.
  * The base images come from docker/standin/build.sh (pulled, or stand-ins built from Debian packages).
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -65,12 +65,8 @@ async function startService(network: StartedNetwork, backends: ContainerBackends
 async function stopService(container: StartedTestContainer): Promise<number | undefined> {
   const id = container.getId();
   await container.stop({ remove: false, timeout: 20_000 });
-  let output = '';
-  const child = spawn('docker', ['inspect', '--format', '{{.State.ExitCode}}', id], { stdio: ['ignore', 'pipe', 'inherit'] });
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  await new Promise((resolve) => child.once('exit', resolve));
+  const code = Number.parseInt(execFileSync('docker', ['inspect', '--format', '{{.State.ExitCode}}', id], { encoding: 'utf8' }).trim(), 10);
   await run('docker', ['rm', '-f', id]);
-  const code = Number.parseInt(output.trim(), 10);
   return Number.isNaN(code) ? undefined : code;
 }
 
@@ -99,22 +95,31 @@ function blackBoxEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** orders-grpc --embedded from the image, on no backends: the black-box suite drives its simulator. */
-async function embeddedRun(network: StartedNetwork, jwtSecret: string, failures: string[]): Promise<void> {
-  const { bin, drivers, restVariant } = EXECUTABLES.grpc;
-  console.log(`test:image: ${bin} --embedded from ${IMAGE}`);
-  const service = await startService(network, undefined, bin, jwtSecret);
+/**
+ * One executable from the image (backends undefined: --embedded, on no backends, where the black-box
+ * suite drives its simulator) under the conformance suite, then SIGTERM, which must exit 0.
+ */
+async function conformanceRun(network: StartedNetwork, backends: ContainerBackends | undefined, name: Executable, jwtSecret: string, users: readonly { name: string; password: string }[]): Promise<string[]> {
+  const { bin, drivers, restVariant } = EXECUTABLES[name];
+  const label = backends === undefined ? `${bin} --embedded` : bin;
+  console.log(`test:image: ${label} from ${IMAGE}`);
+  const service = await startService(network, backends, bin, jwtSecret);
+  const adminUrl = `http://${service.getHost()}:${service.getMappedPort(8081)}`;
+  const failures: string[] = [];
   let code: number;
   try {
+    if (backends !== undefined) failures.push(...(await simulatorAbsent(adminUrl)).map((line) => `${bin}: ${line}`));
     code = await run(process.execPath, [
-      'scripts/conformance.ts', '--url', `http://${service.getHost()}:${service.getMappedPort(8080)}`, '--admin-url', `http://${service.getHost()}:${service.getMappedPort(8081)}`,
+      'scripts/conformance.ts', '--url', `http://${service.getHost()}:${service.getMappedPort(8080)}`, '--admin-url', adminUrl,
+      ...users.flatMap((user) => ['--user', `${user.name}:${user.password}`]),
       '--driver', drivers, '--rest-variant', restVariant,
     ], { env: blackBoxEnv() });
   } finally {
     const exit = await stopService(service);
-    if (exit !== 0) failures.push(`${bin} --embedded: exit code ${String(exit)} after SIGTERM`);
+    if (exit !== 0) failures.push(`${label}: exit code ${String(exit)} after SIGTERM`);
   }
-  if (code !== 0) failures.push(`${bin} --embedded: conformance failed (exit ${code})`);
+  if (code !== 0) failures.push(`${label}: conformance failed (exit ${code})`);
+  return failures;
 }
 
 const { values } = parseArgs({ options: { transport: { type: 'string' } }, strict: true });
@@ -134,30 +139,9 @@ try {
   for (const user of users) await must(`orders-admin users add ${user.name}`, admin(network, backends, ['users', 'add', user.name], user.password));
   const jwtSecret = randomBytes(32).toString('hex');
 
-  for (const name of selected) {
-    const { bin, drivers, restVariant } = EXECUTABLES[name];
-    console.log(`test:image: ${bin} from ${IMAGE}`);
-    const service = await startService(network, backends, bin, jwtSecret);
-    const base = `http://${service.getHost()}:${service.getMappedPort(8080)}`;
-    const adminUrl = `http://${service.getHost()}:${service.getMappedPort(8081)}`;
-    let code: number;
-    try {
-      failures.push(...(await simulatorAbsent(adminUrl)).map((line) => `${bin}: ${line}`));
-      code = await run(process.execPath, [
-        'scripts/conformance.ts', '--url', base, '--admin-url', adminUrl,
-        ...users.flatMap((user) => ['--user', `${user.name}:${user.password}`]),
-        '--driver', drivers, '--rest-variant', restVariant,
-      ], { env: blackBoxEnv() });
-    } finally {
-      const exit = await stopService(service);
-      if (exit !== 0) failures.push(`${bin}: exit code ${String(exit)} after SIGTERM`);
-    }
-    if (code !== 0) failures.push(`${bin}: conformance failed (exit ${code})`);
-  }
-
+  for (const name of selected) failures.push(...(await conformanceRun(network, backends, name, jwtSecret, users)));
   // orders-grpc --embedded from the image: the suite finds the simulator on its admin listener and uses it.
-  if (selected.includes('grpc')) await embeddedRun(network, jwtSecret, failures);
-
+  if (selected.includes('grpc')) failures.push(...(await conformanceRun(network, undefined, 'grpc', jwtSecret, [])));
 } catch (error) {
   failures.push(error instanceof Error ? error.message : String(error));
 } finally {

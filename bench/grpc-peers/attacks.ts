@@ -3,7 +3,6 @@
 // the tests may not assert: recovery after a 20 s rapid reset from 2 connections, RSS under four
 // concurrent gzip bombs, when 100 trickling streams are cut. Loopback only, bounded. Usage:
 //   node bench/grpc-peers/attacks.ts [--reset-seconds 20]
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { connect, constants as h2, type ClientHttp2Session } from 'node:http2';
@@ -12,19 +11,13 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { encodeRequest } from '../../conformance/drivers/grpc.ts';
 import { grpcFrame, rawGrpc } from '../../test/grpc/raw-grpc.ts';
+import { spawnBin } from '../../test/support/spawn-bin.ts';
 
 const { values } = parseArgs({ options: { 'reset-seconds': { type: 'string', default: '20' } } });
 const BIN = fileURLToPath(new URL('../../bin/orders-grpc.ts', import.meta.url));
-const child = spawn(process.execPath, [BIN, '--embedded'], { env: { PATH: process.env['PATH'] ?? '', HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
-// Its stdout (JSON log lines) is read until it says where it listens, then drained.
-const port = await new Promise<number>((resolve) => {
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-    const m = /"addr":"[^"]*:(\d+)"[^\n]*"api: listening"|"api: listening"[^\n]*"addr":"[^"]*:(\d+)"/.exec(out);
-    if (m !== null) resolve(Number(m[1] ?? m[2]));
-  });
-});
+const bin = spawnBin(BIN, ['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'info' });
+const child = bin.child;
+const port = Number(String((await bin.waitForLine((line) => line['msg'] === 'api: listening', 'api: listening'))['addr']).split(':').at(-1));
 const origin = `http://127.0.0.1:${port}`;
 const rssMiB = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) / 1024;
 const login = await (await fetch(`${origin}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'alice', password: 'alice-password' }) })).json() as { token: string };

@@ -7,7 +7,7 @@ import { authenticate, type Principal } from '../../src/service/authenticate.ts'
 import { GRPC_STATUS, mapError } from '../../src/transports/errors/error-table.ts';
 import { toOrderMessage } from '../../src/transports/grpc/orders-service.ts';
 import { Orders } from '../../src/gen/ordersv1/orders_pb.js';
-import type { GrpcPeer } from './grpc-peer.ts';
+import type { GrpcPeer } from './grpcjs-peer.ts';
 
 const principalKey = createContextKey<Principal | undefined>(undefined);
 

@@ -4,7 +4,13 @@ import * as protoLoader from '@grpc/proto-loader';
 import type { Core } from '../../src/composition/create-app.ts';
 import { authenticate } from '../../src/service/authenticate.ts';
 import { GRPC_STATUS, mapError } from '../../src/transports/errors/error-table.ts';
-import type { GrpcPeer } from './grpc-peer.ts';
+
+/** A gRPC server that serves GetOrder next to the service's own, in the same child, for comparison. */
+export interface GrpcPeer {
+  readonly name: string;
+  readonly port: number;
+  readonly stop: () => Promise<void>;
+}
 
 const PROTO = fileURLToPath(new URL('../../proto/ordersv1/orders.proto', import.meta.url));
 
