@@ -195,7 +195,6 @@ export interface ProcessContext {
  */
 export interface ProcessCase extends CaseBase {
   readonly kind: 'process';
-  readonly per: 'transport';
   run(p: ProcessContext): Promise<void>;
 }
 

@@ -1,8 +1,8 @@
 import { SignJWT } from 'jose';
-import type { Case, FlowContext, RequestCase } from '../case-model.ts';
+import type { Case, FlowContext } from '../case-model.ts';
 import type { Reply } from '../drivers/driver.ts';
 import { decodeClaims } from '../runner/tokens.ts';
-import { MSG, unauthenticated } from './messages.ts';
+import { MSG, restCase, unauthenticated } from './messages.ts';
 import { parseScrape } from './observability.ts';
 import { rawHttp1 } from './raw-http1.ts';
 
@@ -294,49 +294,32 @@ const headCases: Case[] = [
 
 // ------------------------------------------------------------------------------ JSON request bodies
 
-const NOT_JSON: readonly [string, string, string][] = [
-  ['text-plain', 'text/plain;charset=UTF-8', '{"username":"{user}","password":"{password}"}'],
-  ['form', 'application/x-www-form-urlencoded', '{"username":"{user}","password":"{password}"}'],
+const NOT_JSON: readonly [string, string, string | undefined][] = [
+  ['text-plain', 'text/plain;charset=UTF-8', undefined],
+  ['form', 'application/x-www-form-urlencoded', undefined],
   ['xml', 'application/xml', '<login><username>{user}</username></login>'],
-  ['json-in-latin1', 'application/json; charset=iso-8859-1', '{"username":"{user}","password":"{password}"}'],
+  ['json-in-latin1', 'application/json; charset=iso-8859-1', undefined],
 ];
 
+const LOGIN_BODY = '{"username":"{user}","password":"{password}"}';
+const login = (headers: Record<string, string>, body = LOGIN_BODY) => ({ method: 'POST', path: '/auth/login', headers, body });
+
 const contentTypeCases: Case[] = [
-  ...NOT_JSON.map(
-    ([tag, type, body]): RequestCase => ({
-      kind: 'request',
-      name: `login-body-${tag}-is-415`,
-      rules: ['HTTP-json-content-type'],
-      op: 'raw',
-      input: { method: 'POST', path: '/auth/login', headers: { 'content-type': type }, body },
-      expect: errorAnswer(415, TEXT.unsupportedMediaType),
-    }),
+  ...NOT_JSON.map(([tag, type, body]) => restCase(`login-body-${tag}-is-415`, ['HTTP-json-content-type'], login({ 'content-type': type }, body), errorAnswer(415, TEXT.unsupportedMediaType).http)),
+  restCase(
+    'create-body-text-plain-is-415',
+    ['HTTP-json-content-type'],
+    { method: 'POST', path: '/orders', headers: { 'content-type': 'text/plain' }, body: '{"item":"widget","quantity":1}' },
+    errorAnswer(415, TEXT.unsupportedMediaType).http,
+    'Bearer {token}',
   ),
-  {
-    kind: 'request',
-    name: 'create-body-text-plain-is-415',
-    rules: ['HTTP-json-content-type'],
-    op: 'raw',
-    auth: 'Bearer {token}',
-    input: { method: 'POST', path: '/orders', headers: { 'content-type': 'text/plain' }, body: '{"item":"widget","quantity":1}' },
-    expect: errorAnswer(415, TEXT.unsupportedMediaType),
-  },
   ...(
     [
-      ['no-content-type', undefined],
-      ['json-utf8', 'application/json; charset=utf-8'],
-      ['json-suffix', 'application/vnd.orders+json'],
+      ['no-content-type', {}],
+      ['json-utf8', { 'content-type': 'application/json; charset=utf-8' }],
+      ['json-suffix', { 'content-type': 'application/vnd.orders+json' }],
     ] as const
-  ).map(
-    ([tag, type]): RequestCase => ({
-      kind: 'request',
-      name: `login-body-${tag}-is-accepted`,
-      rules: ['HTTP-json-content-type', 'LOGIN-200'],
-      op: 'raw',
-      input: { method: 'POST', path: '/auth/login', headers: type === undefined ? {} : { 'content-type': type }, body: '{"username":"{user}","password":"{password}"}' },
-      expect: { http: { status: 200, body: { shape: 'LoginResponse' } } },
-    }),
-  ),
+  ).map(([tag, headers]) => restCase(`login-body-${tag}-is-accepted`, ['HTTP-json-content-type', 'LOGIN-200'], login(headers), { status: 200, body: { shape: 'LoginResponse' } })),
 ];
 
 export const ABUSE_CASES: Case[] = [...loginGateCases, ...timeoutCases, ...parserCases, ...headerCases, ...tokenCases, ...headCases, ...contentTypeCases];

@@ -1,7 +1,6 @@
 import type { Case, FlowContext } from '../case-model.ts';
 import type { Reply } from '../drivers/driver.ts';
 import { shapeProblems } from '../runner/expect.ts';
-import { MSG } from './messages.ts';
 
 /** The admin listener (spec 2.3, 3.3, 4.2) and what the public listener must not serve (4.1 rule 2). */
 
@@ -146,16 +145,6 @@ const cases: Case[] = [
       }
     },
   },
-  ...(['/livez', '/healthz', '/readyz', '/metrics'] as const).map(
-    (path): Case => ({
-      kind: 'request',
-      name: `public-listener-has-no-${path.slice(1)}`,
-      rules: ['ADMIN-404-on-public', 'SVC-two-listeners', 'ADMIN-cluster-only'],
-      op: 'raw',
-      input: { method: 'GET', path },
-      expect: { http: { status: 404, error: MSG.notFound } },
-    }),
-  ),
   {
     kind: 'flow',
     name: 'admin-listener-is-separate',

@@ -187,31 +187,6 @@ const tokenCases: Case[] = [
       t.check(await t.driver.recent(`Bearer ${second}`), { http: { status: 200, body: { recent: [order] } }, grpc: { code: 'OK', body: { recent: [order] } } }, 'recent with the second token');
     },
   },
-  {
-    kind: 'request',
-    name: 'no-refresh-or-revocation-endpoint',
-    rules: ['AUTH-11-no-refresh', 'SVC-out-of-scope'],
-    op: 'raw',
-    auth: 'Bearer {token}',
-    input: { method: 'POST', path: '/auth/refresh', headers: { 'content-type': 'application/json' }, body: '{}' },
-    expect: { http: { status: 404, error: MSG.notFound } },
-  },
-  {
-    kind: 'request',
-    name: 'no-sign-up-endpoint',
-    rules: ['SVC-out-of-scope', 'AUTH-11-no-refresh'],
-    op: 'raw',
-    input: { method: 'POST', path: '/auth/register', headers: { 'content-type': 'application/json' }, body: '{"username":"x","password":"y"}' },
-    expect: { http: { status: 404, error: MSG.notFound } },
-  },
-  {
-    kind: 'request',
-    name: 'no-users-endpoint',
-    rules: ['SVC-out-of-scope'],
-    op: 'raw',
-    input: { method: 'POST', path: '/users', headers: { 'content-type': 'application/json' }, body: '{"username":"x","password":"y"}' },
-    expect: { http: { status: 404, error: MSG.notFound } },
-  },
 ];
 
 export const AUTH_CASES: Case[] = [...loginCases, ...headerCases, ...tokenCases];

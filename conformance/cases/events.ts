@@ -157,24 +157,6 @@ const cases: Case[] = [
       await t.waitFor(() => placedLine(t, id), 'the held-back event once the broker works', 15_000);
     },
   },
-  {
-    kind: 'request',
-    name: 'no-webhook-or-event-stream-routes',
-    rules: ['EVT-5-no-other'],
-    op: 'raw',
-    auth: 'Bearer {token}',
-    input: { method: 'GET', path: '/events', headers: { accept: 'text/event-stream' } },
-    expect: { http: { status: 404 } },
-  },
-  {
-    kind: 'request',
-    name: 'no-webhook-registration-route',
-    rules: ['EVT-5-no-other'],
-    op: 'raw',
-    auth: 'Bearer {token}',
-    input: { method: 'POST', path: '/webhooks', headers: { 'content-type': 'application/json' }, body: '{"url":"http://127.0.0.1:1/"}' },
-    expect: { http: { status: 404 } },
-  },
 ];
 
 export const EVENT_CASES: Case[] = cases;

@@ -1,4 +1,5 @@
-import type { Expectation } from '../case-model.ts';
+import type { Expectation, HttpExpect, RequestCase } from '../case-model.ts';
+import type { RawRequest } from '../drivers/driver.ts';
 
 /** Spec 7 texts, written out here rather than imported, so the suite does not check the code against itself. */
 export const MSG = {
@@ -32,3 +33,8 @@ export function invalidArgument(message: string): Expectation {
 
 /** 400 malformed body: REST only, protobuf has no undecodable JSON. */
 export const MALFORMED: Expectation = { http: { status: 400, error: MSG.malformedBody } };
+
+/** A REST-only raw request case: one exchange and its expected answer. `auth` sends that header (placeholders resolved). */
+export function restCase(name: string, rules: readonly string[], input: RawRequest, http: HttpExpect, auth?: string): RequestCase {
+  return { kind: 'request', name, rules, op: 'raw', ...(auth === undefined ? {} : { auth }), input, expect: { http } };
+}

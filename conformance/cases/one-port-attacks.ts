@@ -219,7 +219,6 @@ const cases: Case[] = [
   },
   {
     kind: 'process',
-    per: 'transport',
     name: 'tls-alpn-serves-rest-and-grpc-on-one-connection',
     rules: ['ONEPORT-tls', 'ONEPORT-dispatch'],
     transports: GRPC_ONLY,
@@ -259,7 +258,6 @@ const cases: Case[] = [
   },
   {
     kind: 'process',
-    per: 'transport',
     name: 'http2-stream-and-idle-deadlines-are-enforced',
     rules: ['H2-stream-deadline', 'H2-idle'],
     transports: GRPC_ONLY,

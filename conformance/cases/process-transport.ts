@@ -45,7 +45,6 @@ async function buildApp(transport: Transport) {
 const cases: Case[] = [
   {
     kind: 'process',
-    per: 'transport',
     name: 'executable-serves-then-stops-on-sigterm',
     rules: ['SVC-executables', 'LIFE-4-shutdown', 'LOG-json'],
     async run(p) {
@@ -69,58 +68,36 @@ const cases: Case[] = [
       }
     },
   },
+  // Start-up fails before any listener: without JWT_SECRET, and with every backend unreachable.
+  ...(
+    [
+      ['executable-missing-variable-fails-before-listening', ['LIFE-3-missing-env', 'CONFIG-required', 'CONFIG-no-secret-echo'], {}, 'without JWT_SECRET', 'JWT_SECRET'],
+      ['executable-unreachable-backends-abort-start-up', ['LIFE-2-init-connect', 'CONFIG-no-secret-echo'], { JWT_SECRET: SECRET }, 'with unreachable backends', undefined],
+    ] as const
+  ).map(
+    ([name, rules, extra, when, named]): Case => ({
+      kind: 'process',
+      name,
+      rules,
+      async run(p) {
+        const transport = p.transport;
+        const env = { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', POSTGRES_DSN: 'postgres://postgres:pw-hunter2@127.0.0.1:1/test', REDIS_ADDR: '127.0.0.1:1', NATS_URL: 'nats://127.0.0.1:1', ...extra };
+        const bin = spawnBin(transport.bin, [], env);
+        try {
+          const exit = await exitWithin(bin, HANG_GUARD_MS, `${transport.bin} ${when}`);
+          p.assert(exit.code !== 0, `${transport.bin} exited 0 ${when}`);
+          const failure = bin.lines.find((l) => typeof l['msg'] === 'string' && (l['msg'] as string).startsWith('start-up failed'));
+          p.assert(failure !== undefined && (named === undefined || String(failure['err']).includes(named)), `no start-up failure${named === undefined ? '' : ` naming ${named}`}: ${bin.stdout().slice(-400)}`);
+          p.assert(!bin.lines.some((l) => l['msg'] === 'api: listening'), 'a listener was served although start-up failed');
+          p.assert(!(bin.stdout() + bin.stderr()).includes('hunter2'), 'a secret (the DSN password) reached the output');
+        } finally {
+          bin.kill();
+        }
+      },
+    }),
+  ),
   {
     kind: 'process',
-    per: 'transport',
-    name: 'executable-missing-variable-fails-before-listening',
-    rules: ['LIFE-3-missing-env', 'CONFIG-required', 'CONFIG-no-secret-echo'],
-    async run(p) {
-      const transport = p.transport;
-      const env = { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', POSTGRES_DSN: 'postgres://postgres:pw-hunter2@127.0.0.1:1/test', REDIS_ADDR: '127.0.0.1:1', NATS_URL: 'nats://127.0.0.1:1' };
-      const bin = spawnBin(transport.bin, [], env);
-      try {
-        const exit = await exitWithin(bin, HANG_GUARD_MS, `${transport.bin} without JWT_SECRET`);
-        p.assert(exit.code !== 0, `${transport.bin} exited 0 without JWT_SECRET`);
-        const failure = bin.lines.find((l) => typeof l['msg'] === 'string' && (l['msg'] as string).startsWith('start-up failed'));
-        p.assert(failure !== undefined && String(failure['err']).includes('JWT_SECRET'), `no start-up failure naming JWT_SECRET: ${bin.stdout().slice(-400)}`);
-        p.assert(!bin.lines.some((l) => l['msg'] === 'api: listening'), 'a listener was served before the configuration failed');
-        p.assert(!(bin.stdout() + bin.stderr()).includes('hunter2'), 'a secret reached the output');
-      } finally {
-        bin.kill();
-      }
-    },
-  },
-  {
-    kind: 'process',
-    per: 'transport',
-    name: 'executable-unreachable-backends-abort-start-up',
-    rules: ['LIFE-2-init-connect', 'CONFIG-no-secret-echo'],
-    async run(p) {
-      const transport = p.transport;
-      const env = {
-        HTTP_ADDR: '127.0.0.1:0',
-        ADMIN_ADDR: '127.0.0.1:0',
-        JWT_SECRET: SECRET,
-        POSTGRES_DSN: 'postgres://postgres:pw-hunter2@127.0.0.1:1/test',
-        REDIS_ADDR: '127.0.0.1:1',
-        NATS_URL: 'nats://127.0.0.1:1',
-      };
-      const bin = spawnBin(transport.bin, [], env);
-      try {
-        const exit = await exitWithin(bin, HANG_GUARD_MS, `${transport.bin} with unreachable backends`);
-        p.assert(exit.code !== 0, `${transport.bin} exited 0 with unreachable backends`);
-        p.assert(bin.lines.some((l) => l['msg'] === 'start-up failed'), `no 'start-up failed' line: ${bin.stdout().slice(-400)}`);
-        p.assert(!bin.lines.some((l) => l['msg'] === 'api: listening'), 'the API listened although start-up failed');
-        
-        p.assert(!(bin.stdout() + bin.stderr()).includes('hunter2'), 'the DSN password reached the output');
-      } finally {
-        bin.kill();
-      }
-    },
-  },
-  {
-    kind: 'process',
-    per: 'transport',
     name: 'executable-log-level',
     rules: ['LOG-level', 'LOG-json'],
     async run(p) {
@@ -149,7 +126,6 @@ const cases: Case[] = [
   },
   {
     kind: 'process',
-    per: 'transport',
     name: 'lifecycle-order-and-shutdown',
     rules: ['LIFE-1-order', 'LIFE-4-shutdown', 'READY-cancel', 'EVT-4-notifier-stop'],
     async run(p) {
@@ -199,7 +175,6 @@ const cases: Case[] = [
   },
   {
     kind: 'process',
-    per: 'transport',
     name: 'not-ready-before-bind',
     rules: ['READY-not-yet'],
     async run(p) {
@@ -211,7 +186,6 @@ const cases: Case[] = [
   },
   {
     kind: 'process',
-    per: 'transport',
     name: 'bind-failure-is-an-api-listen-error',
     rules: ['READY-bind-fails'],
     async run(p) {
@@ -237,7 +211,6 @@ const cases: Case[] = [
   },
   {
     kind: 'process',
-    per: 'transport',
     name: 'public-listener-has-finite-timeouts',
     rules: ['LIMIT-timeouts'],
     async run(p) {
@@ -285,7 +258,6 @@ const cases: Case[] = [
   },
   {
     kind: 'process',
-    per: 'transport',
     name: 'spans-exported-over-otlp-http-in-batches',
     rules: ['TRACE-otlp-export', 'LIFE-5-tracer-flush'],
     async run(p) {
@@ -315,7 +287,6 @@ const cases: Case[] = [
   },
   {
     kind: 'process',
-    per: 'transport',
     name: 'unreachable-otlp-endpoint-does-not-fail-start-up',
     rules: ['TRACE-no-connect'],
     async run(p) {
@@ -330,7 +301,6 @@ const cases: Case[] = [
   },
   {
     kind: 'process',
-    per: 'transport',
     name: 'replicas-hold-separate-sessions',
     rules: ['SESSION-per-process'],
     async run(p) {
