@@ -2,7 +2,7 @@ import { parse } from 'yaml';
 import { OPENAPI_YAML } from '../../src/gen/openapi-document.ts';
 import { openapiOperations } from '../../test/openapi/openapi-operations.ts';
 import type { Case } from '../case-model.ts';
-import { MSG } from './messages.ts';
+import { MSG, restCase } from './messages.ts';
 
 /** The served contract (spec 4.1 table and rule 10, 9 rules 2-4); the docs page is in docs-page.ts. */
 
@@ -21,14 +21,7 @@ function templateMatches(template: string, path: string): boolean {
 }
 
 const cases: Case[] = [
-  {
-    kind: 'request',
-    name: 'openapi-document-served',
-    rules: ['OPENAPI-served', 'VER-3-openapi-embedded', 'AUTH-9-public', 'SVC-two-listeners'],
-    op: 'raw',
-    input: { method: 'GET', path: '/openapi.yaml' },
-    expect: { http: { status: 200, textIncludes: ['openapi: 3.'] } },
-  },
+  restCase('openapi-document-served', ['OPENAPI-served', 'VER-3-openapi-embedded', 'AUTH-9-public', 'SVC-two-listeners'], { method: 'GET', path: '/openapi.yaml' }, { status: 200, textIncludes: ['openapi: 3.'] }),
   {
     kind: 'flow',
     name: 'openapi-document-is-the-embedded-one',
@@ -101,15 +94,7 @@ const cases: Case[] = [
       t.assert(undeclared.size === 0, `statuses not declared in the OpenAPI document: ${[...undeclared].join('; ')}`);
     },
   },
-  {
-    kind: 'request',
-    name: 'rest-paths-carry-no-version',
-    rules: ['VER-2-rest-unversioned'],
-    op: 'raw',
-    auth: 'Bearer {token}',
-    input: { method: 'GET', path: '/v1/orders' },
-    expect: { http: { status: 404, error: MSG.notFound } },
-  },
+  restCase('rest-paths-carry-no-version', ['VER-2-rest-unversioned'], { method: 'GET', path: '/v1/orders' }, { status: 404, error: MSG.notFound }, 'Bearer {token}'),
   {
     kind: 'flow',
     name: 'no-version-header',

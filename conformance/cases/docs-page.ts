@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Case, FlowContext } from '../case-model.ts';
-import { MSG } from './messages.ts';
+import { MSG, restCase } from './messages.ts';
 
 /**
  * The docs page at /swagger/ (spec 4.1 table) and its offline fallback: the page, its
@@ -49,14 +49,7 @@ function same(actual: readonly string[] | undefined, expected: readonly string[]
 }
 
 const cases: Case[] = [
-  {
-    kind: 'request',
-    name: 'swagger-page',
-    rules: ['SWAGGER-page', 'AUTH-9-public', 'SVC-two-listeners'],
-    op: 'raw',
-    input: { method: 'GET', path: PAGE },
-    expect: { http: { status: 200, contentType: 'text/html', textIncludes: ['<script src="https://', 'openapi.yaml'] } },
-  },
+  restCase('swagger-page', ['SWAGGER-page', 'AUTH-9-public', 'SVC-two-listeners'], { method: 'GET', path: PAGE }, { status: 200, contentType: 'text/html', textIncludes: ['<script src="https://', 'openapi.yaml'] }),
   {
     kind: 'flow',
     name: 'swagger-page-csp-allows-the-cdn-and-self',

@@ -1,9 +1,9 @@
 import type { Case, FlowContext } from '../case-model.ts';
+import { CREATED } from './messages.ts';
 import type { LogLine } from '../../test/support/log-capture.ts';
 
 /** Spec 6: one order-placed event per create, the notifier's log line, the service's silence. */
 
-const created = { http: { status: 201 }, grpc: { code: 'OK' } } as const;
 
 function placedLine(t: FlowContext, orderId: string): LogLine | undefined {
   return t.logs().find((l) => l.msg === 'order placed' && l['order_id'] === orderId);
@@ -38,7 +38,7 @@ const cases: Case[] = [
       const bus = t.target.hooks!.fakes!.bus;
       const before = bus.published.length;
       const reply = await t.driver.createOrder(me.auth, { item: 'evented', quantity: 9 });
-      t.check(reply, created, 'create');
+      t.check(reply, CREATED, 'create');
       const order = reply.body as { id: string; created_at: string };
       // The relay publishes from the outbox after the create (issue 13), so wait for it, then a little more.
       await t.waitFor(() => bus.published.slice(before).some((e) => e.order_id === order.id), 'the relay to publish the event');
@@ -98,7 +98,7 @@ const cases: Case[] = [
       const from = t.logs().length;
       await t.target.simulator!.set('cache', { failNext: 1 });
       const reply = await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 });
-      t.check(reply, created, 'create with the cache write failing still succeeds');
+      t.check(reply, CREATED, 'create with the cache write failing still succeeds');
       await t.waitFor(() => serviceLines(t, from).length > 0, 'the order service to log the cache write failure');
       await t.sleep(30);
       const lines = serviceLines(t, from);
@@ -117,7 +117,7 @@ const cases: Case[] = [
       const bus = t.target.hooks!.fakes!.bus;
       await t.target.simulator!.set('publisher', { failNext: 1 });
       const reply = await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 });
-      t.check(reply, created, 'create with the first publish failing still succeeds');
+      t.check(reply, CREATED, 'create with the first publish failing still succeeds');
       const id = (reply.body as { id: string }).id;
       const failure = await t.waitFor(
         () => t.logs().slice(from).find((l) => l.msg === 'outbox relay: publish failed'),

@@ -1,11 +1,11 @@
 import type { Case, FlowContext } from '../case-model.ts';
+import { CREATED } from './messages.ts';
 
 /**
  * Idempotent create (issue 13; draft-ietf-httpapi-idempotency-key-header): the Idempotency-Key
  * header on REST, `idempotency-key` metadata on gRPC, the same rules on both.
  */
 
-const created = { http: { status: 201 }, grpc: { code: 'OK' } } as const;
 const reused = {
   http: { status: 422, error: 'Idempotency-Key already used for a different request' },
   grpc: { code: 'FAILED_PRECONDITION', message: 'Idempotency-Key already used for a different request' },
@@ -35,9 +35,9 @@ const cases: Case[] = [
       const key = uniqueKey();
       const item = `once ${crypto.randomUUID()}`;
       const first = await t.driver.createOrder(me.auth, { item, quantity: 2 }, { idempotencyKey: key });
-      t.check(first, created, 'first create');
+      t.check(first, CREATED, 'first create');
       const again = await t.driver.createOrder(me.auth, { item, quantity: 2 }, { idempotencyKey: key });
-      t.check(again, created, 'retry with the same key and body');
+      t.check(again, CREATED, 'retry with the same key and body');
       t.assert(JSON.stringify(again.body) === JSON.stringify(first.body), `the retry answered ${JSON.stringify(again.body)}, not the original ${JSON.stringify(first.body)}`);
       const ids = await idsWithItems(t, me.auth, [item]);
       t.assert(ids.length === 1, `${ids.length} orders exist after a create and its retry, expected 1`);
@@ -51,7 +51,7 @@ const cases: Case[] = [
       const me = await t.user();
       const key = uniqueKey();
       const [item, other] = [`first ${crypto.randomUUID()}`, `other ${crypto.randomUUID()}`];
-      t.check(await t.driver.createOrder(me.auth, { item, quantity: 1 }, { idempotencyKey: key }), created, 'first create');
+      t.check(await t.driver.createOrder(me.auth, { item, quantity: 1 }, { idempotencyKey: key }), CREATED, 'first create');
       t.check(await t.driver.createOrder(me.auth, { item, quantity: 2 }, { idempotencyKey: key }), reused, 'same key, other quantity');
       t.check(await t.driver.createOrder(me.auth, { item: other, quantity: 1 }, { idempotencyKey: key }), reused, 'same key, other item');
       const ids = await idsWithItems(t, me.auth, [item, other]);
@@ -68,8 +68,8 @@ const cases: Case[] = [
       const key = uniqueKey();
       const mine = await t.driver.createOrder(alice.auth, { item: 'shared key', quantity: 1 }, { idempotencyKey: key });
       const theirs = await t.driver.createOrder(bob.auth, { item: 'shared key', quantity: 1 }, { idempotencyKey: key });
-      t.check(mine, created, 'alice');
-      t.check(theirs, created, 'bob with the same key');
+      t.check(mine, CREATED, 'alice');
+      t.check(theirs, CREATED, 'bob with the same key');
       t.assert((mine.body as { id: string }).id !== (theirs.body as { id: string }).id, 'two users with one key got the same order');
     },
   },
@@ -81,8 +81,8 @@ const cases: Case[] = [
       const me = await t.user();
       const a = await t.driver.createOrder(me.auth, { item: 'same', quantity: 1 });
       const b = await t.driver.createOrder(me.auth, { item: 'same', quantity: 1 });
-      t.check(a, created, 'first');
-      t.check(b, created, 'second');
+      t.check(a, CREATED, 'first');
+      t.check(b, CREATED, 'second');
       t.assert((a.body as { id: string }).id !== (b.body as { id: string }).id, 'two keyless creates returned one order');
     },
   },
@@ -96,8 +96,8 @@ const cases: Case[] = [
         const reply = await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 }, { idempotencyKey: key });
         t.check(reply, { http: { status: 400, error: invalidKey }, grpc: { code: 'INVALID_ARGUMENT', message: invalidKey } }, `key ${JSON.stringify(key.slice(0, 20))}`);
       }
-      t.check(await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 }, { idempotencyKey: 'bare-token-1' }), created, 'a bare token is accepted');
-      t.check(await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 }, { idempotencyKey: `"${'k'.repeat(255)}"` }), created, 'a 255-character key');
+      t.check(await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 }, { idempotencyKey: 'bare-token-1' }), CREATED, 'a bare token is accepted');
+      t.check(await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 }, { idempotencyKey: `"${'k'.repeat(255)}"` }), CREATED, 'a 255-character key');
     },
   },
   {
@@ -110,7 +110,7 @@ const cases: Case[] = [
       const bus = t.target.hooks!.fakes!.bus;
       const key = uniqueKey();
       const first = await t.driver.createOrder(me.auth, { item: 'evented once', quantity: 1 }, { idempotencyKey: key });
-      t.check(first, created, 'first create');
+      t.check(first, CREATED, 'first create');
       const id = (first.body as { id: string }).id;
       await t.driver.createOrder(me.auth, { item: 'evented once', quantity: 1 }, { idempotencyKey: key });
       await t.waitFor(() => bus.published.some((e) => e.order_id === id), 'the event');

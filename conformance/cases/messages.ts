@@ -38,3 +38,12 @@ export const MALFORMED: Expectation = { http: { status: 400, error: MSG.malforme
 export function restCase(name: string, rules: readonly string[], input: RawRequest, http: HttpExpect, auth?: string): RequestCase {
   return { kind: 'request', name, rules, op: 'raw', ...(auth === undefined ? {} : { auth }), input, expect: { http } };
 }
+
+/** Success on both APIs, nothing more checked. */
+export const OK: Expectation = { http: { status: 200 }, grpc: { code: 'OK' } };
+export const CREATED: Expectation = { http: { status: 201 }, grpc: { code: 'OK' } };
+
+/** A RecentResponse holding exactly these ids, in this order, on both APIs. */
+export function recentIs(ids: readonly string[]): Expectation {
+  return { http: { status: 200, body: { shape: 'RecentResponse', recent: ids } }, grpc: { code: 'OK', body: { shape: 'RecentResponse', recent: ids } } };
+}

@@ -1,14 +1,9 @@
-import type { Case, Expectation, FlowContext } from '../case-model.ts';
+import type { Case, FlowContext } from '../case-model.ts';
 import type { LogLine } from '../../test/support/log-capture.ts';
-import { MSG } from './messages.ts';
+import { MSG, OK, recentIs } from './messages.ts';
 
 /** The session of spec 2.2 / 3.2 through the API: views, recent, bound, linger, cap. */
 
-const recent = (ids: readonly string[]): Expectation => ({
-  http: { status: 200, body: { shape: 'RecentResponse', recent: ids } },
-  grpc: { code: 'OK', body: { shape: 'RecentResponse', recent: ids } },
-});
-const ok: Expectation = { http: { status: 200 }, grpc: { code: 'OK' } };
 
 const views = (ref: string, n: number): [string, string][] => Array.from({ length: n }, (_, i) => ['me', `${ref}-${i + 1}`]);
 const newestViewed = (ref: string, from: number, to: number): string[] => {
@@ -28,7 +23,7 @@ const requestCases: Case[] = [
     rules: ['RECENT-200', 'SHAPE-recent-response', 'SVC-operations'],
     needs: ['users'],
     op: 'recent',
-    expect: recent([]),
+    expect: recentIs([]),
   },
   {
     kind: 'request',
@@ -37,7 +32,7 @@ const requestCases: Case[] = [
     needs: ['users'],
     setup: { orders: [{ ref: 'a' }], views: [['me', 'a']] },
     op: 'recent',
-    expect: recent(['{order:a}']),
+    expect: recentIs(['{order:a}']),
   },
   {
     kind: 'request',
@@ -46,7 +41,7 @@ const requestCases: Case[] = [
     needs: ['users'],
     setup: { orders: [{ ref: 'a' }, { ref: 'b' }, { ref: 'c' }], views: [['me', 'a'], ['me', 'b'], ['me', 'c'], ['me', 'a']] },
     op: 'recent',
-    expect: recent(['{order:a}', '{order:c}', '{order:b}']),
+    expect: recentIs(['{order:a}', '{order:c}', '{order:b}']),
   },
   {
     kind: 'request',
@@ -55,7 +50,7 @@ const requestCases: Case[] = [
     needs: ['users'],
     setup: { orders: [{ ref: 'o', count: 12 }], views: views('o', 12) },
     op: 'recent',
-    expect: recent(newestViewed('o', 12, 3)),
+    expect: recentIs(newestViewed('o', 12, 3)),
   },
   {
     kind: 'request',
@@ -64,7 +59,7 @@ const requestCases: Case[] = [
     target: { env: { SESSION_RECENT: '3' } },
     setup: { orders: [{ ref: 'o', count: 5 }], views: views('o', 5) },
     op: 'recent',
-    expect: recent(newestViewed('o', 5, 3)),
+    expect: recentIs(newestViewed('o', 5, 3)),
   },
   {
     kind: 'request',
@@ -73,7 +68,7 @@ const requestCases: Case[] = [
     needs: ['users'],
     setup: { users: ['me', 'other'], orders: [{ ref: 'theirs', owner: 'other' }], views: [['other', 'theirs']] },
     op: 'recent',
-    expect: recent([]),
+    expect: recentIs([]),
   },
 ];
 
@@ -89,7 +84,7 @@ const flows: Case[] = [
       const theirs = await t.order(owner);
       t.check(await t.driver.getOrder(me.auth, theirs), { http: { status: 403, error: MSG.forbidden }, grpc: { code: 'PERMISSION_DENIED' } }, 'foreign fetch');
       t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { http: { status: 404 }, grpc: { code: 'NOT_FOUND' } }, 'unknown fetch');
-      t.check(await t.driver.recent(me.auth), recent([]), 'recent after failed fetches');
+      t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after failed fetches');
     },
   },
   {
@@ -101,16 +96,16 @@ const flows: Case[] = [
     async run(t) {
       const me = await t.user();
       const a = await t.order(me);
-      t.check(await t.driver.getOrder(me.auth, a), ok, 'view');
+      t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
       await t.sleep(100);
       // Inside the linger window: the same instance, list preserved (and the linger restarts).
-      t.check(await t.driver.recent(me.auth), recent([a]), 'recent inside the linger window');
+      t.check(await t.driver.recent(me.auth), recentIs([a]), 'recent inside the linger window');
       t.assert(closedLine(t, me.userId) === undefined, 'session closed inside its linger window');
       const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` log line after the linger elapsed');
       t.assert(line['views'] === 1, `session: closed has views=${String(line['views'])}, expected 1`);
       t.assert(JSON.stringify(line['recent']) === JSON.stringify([a]), `session: closed has recent=${JSON.stringify(line['recent'])}, expected [${a}]`);
       t.assert(line.level === 'info', `session: closed is logged at ${line.level}`);
-      t.check(await t.driver.recent(me.auth), recent([]), 'recent after the session closed (fresh, empty)');
+      t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after the session closed (fresh, empty)');
     },
   },
   {
@@ -122,10 +117,10 @@ const flows: Case[] = [
     async run(t) {
       const me = await t.user();
       const a = await t.order(me);
-      t.check(await t.driver.getOrder(me.auth, a), ok, 'view');
+      t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
       const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` right after the only holder released (the default linger is minutes)');
       t.assert(line['views'] === 1, `views=${String(line['views'])}, expected 1`);
-      t.check(await t.driver.recent(me.auth), recent([]), 'recent: the view died with its session');
+      t.check(await t.driver.recent(me.auth), recentIs([]), 'recent: the view died with its session');
     },
   },
   {
@@ -137,11 +132,11 @@ const flows: Case[] = [
       const first = await t.user();
       const second = await t.user();
       const own = await t.order(second);
-      t.check(await t.driver.recent(first.auth), recent([]), 'first user takes the only session (it lingers)');
+      t.check(await t.driver.recent(first.auth), recentIs([]), 'first user takes the only session (it lingers)');
       t.check(await t.driver.recent(second.auth), { http: { status: 503, error: MSG.sessionUnavailable }, grpc: { code: 'UNAVAILABLE', message: MSG.sessionUnavailable } }, 'second user at the cap');
       // GetOrder records its view best effort: a full scope does not fail the fetch.
-      t.check(await t.driver.getOrder(second.auth, own), ok, 'second user can still fetch');
-      t.check(await t.driver.recent(first.auth), recent([]), 'first user keeps its session');
+      t.check(await t.driver.getOrder(second.auth, own), OK, 'second user can still fetch');
+      t.check(await t.driver.recent(first.auth), recentIs([]), 'first user keeps its session');
     },
   },
 ];

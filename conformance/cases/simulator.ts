@@ -1,5 +1,5 @@
-import type { Case, Expectation, FlowContext } from '../case-model.ts';
-import { MSG } from './messages.ts';
+import type { Case, FlowContext } from '../case-model.ts';
+import { MSG, OK, recentIs } from './messages.ts';
 
 /**
  * The embedded simulator (issue 17) through its control API on the admin listener: the same cases run
@@ -8,11 +8,6 @@ import { MSG } from './messages.ts';
  */
 
 const MINUTE = 60_000;
-const ok: Expectation = { http: { status: 200 }, grpc: { code: 'OK' } };
-const recent = (ids: readonly string[]): Expectation => ({
-  http: { status: 200, body: { shape: 'RecentResponse', recent: ids } },
-  grpc: { code: 'OK', body: { shape: 'RecentResponse', recent: ids } },
-});
 
 async function withReset(t: FlowContext, body: () => Promise<void>): Promise<void> {
   try {
@@ -65,7 +60,7 @@ export const SIMULATOR_CASES: Case[] = [
         const failed = { http: { status: 500, error: MSG.internal }, grpc: { code: 'INTERNAL', message: MSG.internal } } as const;
         t.check(await t.driver.listOrders(me.auth, {}), failed, 'first injected failure');
         t.check(await t.driver.listOrders(me.auth, {}), failed, 'second injected failure');
-        t.check(await t.driver.listOrders(me.auth, {}), ok, 'after failNext 2');
+        t.check(await t.driver.listOrders(me.auth, {}), OK, 'after failNext 2');
         await simulator.set('cache', { latencyMs: 1 });
         const seen = (await simulator.state()).components.map((c) => `${c.name}:${c.state}:${c.latencyMs}:${c.failNext}`).join(' ');
         t.assert(seen === 'database:up:0:0 cache:up:1:0 publisher:up:0:0', `simulator state ${seen}`);
@@ -96,11 +91,11 @@ export const SIMULATOR_CASES: Case[] = [
         await simulator.advance(5 * MINUTE);
         const me = await t.user();
         const a = await t.order(me);
-        t.check(await t.driver.getOrder(me.auth, a), ok, 'view');
+        t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
         const from = t.logs().length;
         const closed = () => t.logs().slice(from).find((l) => l.msg === 'session: closed' && l['user'] === me.userId);
         await simulator.advance(4 * MINUTE);
-        t.check(await t.driver.recent(me.auth), recent([a]), 'recent 4 minutes later (inside the linger window)');
+        t.check(await t.driver.recent(me.auth), recentIs([a]), 'recent 4 minutes later (inside the linger window)');
         await simulator.advance(5 * MINUTE - 1_000);
         t.assert(closed() === undefined, 'the session closed before 5 minutes passed since the last request');
         await simulator.advance(2_000);
@@ -118,10 +113,10 @@ export const SIMULATOR_CASES: Case[] = [
       const simulator = t.target.simulator!;
       await withReset(t, async () => {
         const me = await t.user();
-        t.check(await t.driver.listOrders(me.auth, {}), ok, 'fresh token');
+        t.check(await t.driver.listOrders(me.auth, {}), OK, 'fresh token');
         // JWT_EXPIRY defaults to 1h.
         await simulator.advance(60 * MINUTE - 5_000);
-        t.check(await t.driver.listOrders(me.auth, {}), ok, 'token 5 s before its expiry');
+        t.check(await t.driver.listOrders(me.auth, {}), OK, 'token 5 s before its expiry');
         await simulator.advance(6_000);
         t.check(
           await t.driver.listOrders(me.auth, {}),

@@ -154,19 +154,13 @@ export async function runRequestCase(c: RequestCase, env: RunEnv): Promise<void>
     const owner = scope.actor(order.owner);
     const count = order.count ?? 1;
     const name = (i: number): string | undefined => (order.ref === undefined ? undefined : order.count === undefined ? order.ref : `${order.ref}-${i}`);
-    if (count <= BULK_ABOVE) {
-      for (let i = 1; i <= count; i++) {
-        const id = await scope.createOrder(owner, order.item ?? `item-${i}`, order.quantity ?? 1, true);
-        if (name(i) !== undefined) scope.orders.set(name(i)!, id);
-      }
-    } else {
-      // Bulk setup (page-size clamps) only counts, so creation order does not matter.
-      const indices = Array.from({ length: count }, (_, i) => i + 1);
-      for (let start = 0; start < count; start += BULK_BATCH) {
-        const batch = indices.slice(start, start + BULK_BATCH);
-        const ids = await Promise.all(batch.map((i) => scope.createOrder(owner, order.item ?? `item-${i}`, order.quantity ?? 1, false)));
-        batch.forEach((i, k) => (name(i) === undefined ? undefined : scope.orders.set(name(i)!, ids[k]!)));
-      }
+    // Bulk setup (page-size clamps) only counts, so creation order does not matter: batches run concurrently.
+    const spaced = count <= BULK_ABOVE;
+    const step = spaced ? 1 : BULK_BATCH;
+    for (let start = 1; start <= count; start += step) {
+      const batch = Array.from({ length: Math.min(step, count - start + 1) }, (_, k) => start + k);
+      const ids = await Promise.all(batch.map((i) => scope.createOrder(owner, order.item ?? `item-${i}`, order.quantity ?? 1, spaced)));
+      batch.forEach((i, k) => (name(i) === undefined ? undefined : scope.orders.set(name(i)!, ids[k]!)));
     }
   }
   for (const [label, ref] of c.setup?.views ?? []) {
