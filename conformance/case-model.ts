@@ -210,3 +210,12 @@ export function caseApis(c: Case): readonly Api[] {
   if (c.expect.grpc !== undefined) apis.push('grpc');
   return apis;
 }
+
+/** A flow case, declared as a test is: name, rules, the options of CaseBase (and `api`), the body. */
+export function flow(name: string, rules: readonly string[], options: Omit<FlowCase, 'kind' | 'name' | 'rules' | 'run'>, run: FlowCase['run']): FlowCase {
+  return { kind: 'flow', name, rules, ...options, run };
+}
+
+export function processCase(name: string, rules: readonly string[], options: Omit<ProcessCase, 'kind' | 'name' | 'rules' | 'run'>, run: ProcessCase['run']): ProcessCase {
+  return { kind: 'process', name, rules, ...options, run };
+}

@@ -1,4 +1,4 @@
-import type { Case, RequestCase } from '../case-model.ts';
+import { flow, type Case, type RequestCase } from '../case-model.ts';
 import { MALFORMED, MSG, OK, restCase } from './messages.ts';
 
 /** Spec 7 on the wire: undecodable bodies, unknown routes, oversized bodies, unexpected failures. */
@@ -80,96 +80,67 @@ function injectBug(target: Record<string, unknown>, method: string): void {
 }
 
 const failures: Case[] = [
-  {
-    kind: 'flow',
-    name: 'unexpected-failure-is-masked-500',
-    rules: ['ERR-internal', 'ERR-500-panic', 'GRPC-message-text'],
-    needs: ['faults'],
-    async run(t) {
-      const me = await t.user();
-      await t.target.simulator!.set('database', { failNext: 1 });
-      const reply = await t.driver.listOrders(me.auth, {});
-      t.check(reply, { http: { status: 500, error: MSG.internal }, grpc: { code: 'INTERNAL', message: MSG.internal } }, 'list with the store failing');
-      t.assert(!/database|simulated/.test(reply.text ?? reply.message ?? ''), 'the 500 reveals the cause');
-      t.check(await t.driver.listOrders(me.auth, {}), OK, 'the next request succeeds');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'handler-panic-is-recovered-and-logged',
-    rules: ['CHAIN-R1-panic', 'ERR-500-panic'],
-    api: 'rest',
-    needs: ['inProcess', 'logs'],
-    async run(t) {
-      const me = await t.user();
-      injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'findById');
-      const id = crypto.randomUUID();
-      t.check(await t.driver.getOrder(me.auth, id), { http: { status: 500, error: MSG.internal } }, 'get with the store failing');
-      const path = `/orders/${id}`;
-      const line = await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered' && l['path'] === path), '`api: panic recovered` with the request path');
-      t.assert(typeof line['panic'] === 'string' && line['panic'] !== '', 'panic field is missing');
-      t.assert(line.level === 'error', `panic logged at ${line.level}, expected error`);
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'panic-in-tracing-layer-is-recovered',
-    rules: ['CHAIN-R1-outermost', 'CHAIN-R1-panic'],
-    api: 'rest',
-    needs: ['inProcess', 'logs'],
-    target: { isolated: true },
-    async run(t) {
-      const tracer = t.target.hooks!.app.core.observability.tracer;
-      const original = tracer.startSpan.bind(tracer);
-      let thrown = false;
-      tracer.startSpan = (...args: Parameters<typeof tracer.startSpan>) => {
-        if (!thrown) {
-          thrown = true;
-          throw new Error('tracing layer exploded');
-        }
-        return original(...args);
-      };
-      try {
-        t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 500, error: MSG.internal } }, 'request whose tracing layer throws');
-        t.assert(thrown, 'the REST side never started a span (tracing layer missing)');
-        await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered'), '`api: panic recovered` for the tracing-layer panic');
-        t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 200 } }, 'the next request is served');
-      } finally {
-        tracer.startSpan = original;
+  flow('unexpected-failure-is-masked-500', ['ERR-internal', 'ERR-500-panic', 'GRPC-message-text'], { needs: ['faults'] }, async (t) => {
+    const me = await t.user();
+    await t.target.simulator!.set('database', { failNext: 1 });
+    const reply = await t.driver.listOrders(me.auth, {});
+    t.check(reply, { http: { status: 500, error: MSG.internal }, grpc: { code: 'INTERNAL', message: MSG.internal } }, 'list with the store failing');
+    t.assert(!/database|simulated/.test(reply.text ?? reply.message ?? ''), 'the 500 reveals the cause');
+    t.check(await t.driver.listOrders(me.auth, {}), OK, 'the next request succeeds');
+  }),
+  flow('handler-panic-is-recovered-and-logged', ['CHAIN-R1-panic', 'ERR-500-panic'], { api: 'rest', needs: ['inProcess', 'logs'] }, async (t) => {
+    const me = await t.user();
+    injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'findById');
+    const id = crypto.randomUUID();
+    t.check(await t.driver.getOrder(me.auth, id), { http: { status: 500, error: MSG.internal } }, 'get with the store failing');
+    const path = `/orders/${id}`;
+    const line = await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered' && l['path'] === path), '`api: panic recovered` with the request path');
+    t.assert(typeof line['panic'] === 'string' && line['panic'] !== '', 'panic field is missing');
+    t.assert(line.level === 'error', `panic logged at ${line.level}, expected error`);
+  }),
+  flow('panic-in-tracing-layer-is-recovered', ['CHAIN-R1-outermost', 'CHAIN-R1-panic'], { api: 'rest', needs: ['inProcess', 'logs'], target: { isolated: true } }, async (t) => {
+    const tracer = t.target.hooks!.app.core.observability.tracer;
+    const original = tracer.startSpan.bind(tracer);
+    let thrown = false;
+    tracer.startSpan = (...args: Parameters<typeof tracer.startSpan>) => {
+      if (!thrown) {
+        thrown = true;
+        throw new Error('tracing layer exploded');
       }
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'framework-logger-and-recovery-unused',
-    rules: ['CHAIN-R4-framework-logger', 'LOG-json'],
-    api: 'rest',
-    needs: ['inProcess', 'logs'],
-    target: { isolated: true },
-    async run(t) {
-      const me = await t.user();
-      const written: string[] = [];
-      const originalError = console.error;
-      const originalWarn = console.warn;
-      const originalStderr = process.stderr.write.bind(process.stderr);
-      console.error = (...args: unknown[]) => void written.push(args.map(String).join(' '));
-      console.warn = (...args: unknown[]) => void written.push(args.map(String).join(' '));
-      process.stderr.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
-      try {
-        injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'listByUser');
-        t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 500, error: MSG.internal } }, 'a bug in a handler');
-        t.target.hooks!.fakes?.store.trouble.failNext(1, 'framework probe');
-        await t.driver.listOrders(me.auth, {});
-        await t.sleep(20);
-      } finally {
-        console.error = originalError;
-        console.warn = originalWarn;
-        process.stderr.write = originalStderr;
-      }
-      t.assert(written.length === 0, `the framework wrote outside the structured logger: ${written.join(' | ').slice(0, 300)}`);
-      t.assert(!(t.target.logs!.raw.join('\n').includes('    at ')), 'a stack trace reached the logs (development mode?)');
-    },
-  },
+      return original(...args);
+    };
+    try {
+      t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 500, error: MSG.internal } }, 'request whose tracing layer throws');
+      t.assert(thrown, 'the REST side never started a span (tracing layer missing)');
+      await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered'), '`api: panic recovered` for the tracing-layer panic');
+      t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 200 } }, 'the next request is served');
+    } finally {
+      tracer.startSpan = original;
+    }
+  }),
+  flow('framework-logger-and-recovery-unused', ['CHAIN-R4-framework-logger', 'LOG-json'], { api: 'rest', needs: ['inProcess', 'logs'], target: { isolated: true } }, async (t) => {
+    const me = await t.user();
+    const written: string[] = [];
+    const originalError = console.error;
+    const originalWarn = console.warn;
+    const originalStderr = process.stderr.write.bind(process.stderr);
+    console.error = (...args: unknown[]) => void written.push(args.map(String).join(' '));
+    console.warn = (...args: unknown[]) => void written.push(args.map(String).join(' '));
+    process.stderr.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'listByUser');
+      t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 500, error: MSG.internal } }, 'a bug in a handler');
+      t.target.hooks!.fakes?.store.trouble.failNext(1, 'framework probe');
+      await t.driver.listOrders(me.auth, {});
+      await t.sleep(20);
+    } finally {
+      console.error = originalError;
+      console.warn = originalWarn;
+      process.stderr.write = originalStderr;
+    }
+    t.assert(written.length === 0, `the framework wrote outside the structured logger: ${written.join(' | ').slice(0, 300)}`);
+    t.assert(!(t.target.logs!.raw.join('\n').includes('    at ')), 'a stack trace reached the logs (development mode?)');
+  }),
 ];
 
 export const ERROR_CASES: Case[] = [...malformed, ...wrongTypes, ...limits, ...routing, ...failures];

@@ -1,4 +1,4 @@
-import type { Case, FlowContext } from '../case-model.ts';
+import { flow, type Case, type FlowContext } from '../case-model.ts';
 import type { LogLine } from '../../test/support/log-capture.ts';
 import { MSG, OK, recentIs } from './messages.ts';
 
@@ -73,72 +73,47 @@ const requestCases: Case[] = [
 ];
 
 const flows: Case[] = [
-  {
-    kind: 'flow',
-    name: 'forbidden-fetch-records-no-view',
-    rules: ['SESSION-view-on-get', 'ERR-403-not-404'],
-    needs: ['users'],
-    async run(t) {
-      const me = await t.user();
-      const owner = await t.user();
-      const theirs = await t.order(owner);
-      t.check(await t.driver.getOrder(me.auth, theirs), { http: { status: 403, error: MSG.forbidden }, grpc: { code: 'PERMISSION_DENIED' } }, 'foreign fetch');
-      t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { http: { status: 404 }, grpc: { code: 'NOT_FOUND' } }, 'unknown fetch');
-      t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after failed fetches');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'session-lingers-then-closes',
-    rules: ['SESSION-linger-reacquire', 'SESSION-linger-close', 'SESSION-content', 'SESSION-create'],
-    needs: ['logs'],
-    target: { sessionLingerMs: 2000 }, // long enough that a busy machine still reaches the in-window check in time
-    async run(t) {
-      const me = await t.user();
-      const a = await t.order(me);
-      t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
-      await t.sleep(100);
-      // Inside the linger window: the same instance, list preserved (and the linger restarts).
-      t.check(await t.driver.recent(me.auth), recentIs([a]), 'recent inside the linger window');
-      t.assert(closedLine(t, me.userId) === undefined, 'session closed inside its linger window');
-      const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` log line after the linger elapsed');
-      t.assert(line['views'] === 1, `session: closed has views=${String(line['views'])}, expected 1`);
-      t.assert(JSON.stringify(line['recent']) === JSON.stringify([a]), `session: closed has recent=${JSON.stringify(line['recent'])}, expected [${a}]`);
-      t.assert(line.level === 'info', `session: closed is logged at ${line.level}`);
-      t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after the session closed (fresh, empty)');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'session-dies-with-last-holder-at-linger-zero',
-    rules: ['SESSION-R7-linger-zero', 'SESSION-linger-close'],
-    needs: ['logs'],
-    target: { sessionLingerMs: 0 },
-    async run(t) {
-      const me = await t.user();
-      const a = await t.order(me);
-      t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
-      const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` right after the only holder released (the default linger is minutes)');
-      t.assert(line['views'] === 1, `views=${String(line['views'])}, expected 1`);
-      t.check(await t.driver.recent(me.auth), recentIs([]), 'recent: the view died with its session');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'session-cap-reached',
-    rules: ['RECENT-503', 'ERR-503-session', 'SESSION-cap-full', 'LIMIT-session-cap', 'GRPC-message-text'],
-    target: { sessionCap: 1 },
-    async run(t) {
-      const first = await t.user();
-      const second = await t.user();
-      const own = await t.order(second);
-      t.check(await t.driver.recent(first.auth), recentIs([]), 'first user takes the only session (it lingers)');
-      t.check(await t.driver.recent(second.auth), { http: { status: 503, error: MSG.sessionUnavailable }, grpc: { code: 'UNAVAILABLE', message: MSG.sessionUnavailable } }, 'second user at the cap');
-      // GetOrder records its view best effort: a full scope does not fail the fetch.
-      t.check(await t.driver.getOrder(second.auth, own), OK, 'second user can still fetch');
-      t.check(await t.driver.recent(first.auth), recentIs([]), 'first user keeps its session');
-    },
-  },
+  flow('forbidden-fetch-records-no-view', ['SESSION-view-on-get', 'ERR-403-not-404'], { needs: ['users'] }, async (t) => {
+    const me = await t.user();
+    const owner = await t.user();
+    const theirs = await t.order(owner);
+    t.check(await t.driver.getOrder(me.auth, theirs), { http: { status: 403, error: MSG.forbidden }, grpc: { code: 'PERMISSION_DENIED' } }, 'foreign fetch');
+    t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { http: { status: 404 }, grpc: { code: 'NOT_FOUND' } }, 'unknown fetch');
+    t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after failed fetches');
+  }),
+  // long enough that a busy machine still reaches the in-window check in time
+  flow('session-lingers-then-closes', ['SESSION-linger-reacquire', 'SESSION-linger-close', 'SESSION-content', 'SESSION-create'], { needs: ['logs'], target: { sessionLingerMs: 2000 } }, async (t) => {
+    const me = await t.user();
+    const a = await t.order(me);
+    t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
+    await t.sleep(100);
+    // Inside the linger window: the same instance, list preserved (and the linger restarts).
+    t.check(await t.driver.recent(me.auth), recentIs([a]), 'recent inside the linger window');
+    t.assert(closedLine(t, me.userId) === undefined, 'session closed inside its linger window');
+    const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` log line after the linger elapsed');
+    t.assert(line['views'] === 1, `session: closed has views=${String(line['views'])}, expected 1`);
+    t.assert(JSON.stringify(line['recent']) === JSON.stringify([a]), `session: closed has recent=${JSON.stringify(line['recent'])}, expected [${a}]`);
+    t.assert(line.level === 'info', `session: closed is logged at ${line.level}`);
+    t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after the session closed (fresh, empty)');
+  }),
+  flow('session-dies-with-last-holder-at-linger-zero', ['SESSION-R7-linger-zero', 'SESSION-linger-close'], { needs: ['logs'], target: { sessionLingerMs: 0 } }, async (t) => {
+    const me = await t.user();
+    const a = await t.order(me);
+    t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
+    const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` right after the only holder released (the default linger is minutes)');
+    t.assert(line['views'] === 1, `views=${String(line['views'])}, expected 1`);
+    t.check(await t.driver.recent(me.auth), recentIs([]), 'recent: the view died with its session');
+  }),
+  flow('session-cap-reached', ['RECENT-503', 'ERR-503-session', 'SESSION-cap-full', 'LIMIT-session-cap', 'GRPC-message-text'], { target: { sessionCap: 1 } }, async (t) => {
+    const first = await t.user();
+    const second = await t.user();
+    const own = await t.order(second);
+    t.check(await t.driver.recent(first.auth), recentIs([]), 'first user takes the only session (it lingers)');
+    t.check(await t.driver.recent(second.auth), { http: { status: 503, error: MSG.sessionUnavailable }, grpc: { code: 'UNAVAILABLE', message: MSG.sessionUnavailable } }, 'second user at the cap');
+    // GetOrder records its view best effort: a full scope does not fail the fetch.
+    t.check(await t.driver.getOrder(second.auth, own), OK, 'second user can still fetch');
+    t.check(await t.driver.recent(first.auth), recentIs([]), 'first user keeps its session');
+  }),
 ];
 
 export const SESSION_CASES: Case[] = [...requestCases, ...flows];
