@@ -219,3 +219,9 @@ export function flow(name: string, rules: readonly string[], options: Omit<FlowC
 export function processCase(name: string, rules: readonly string[], options: Omit<ProcessCase, 'kind' | 'name' | 'rules' | 'run'>, run: ProcessCase['run']): ProcessCase {
   return { kind: 'process', name, rules, ...options, run };
 }
+
+type Without<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+export function request(name: string, rules: readonly string[], operation: Without<RequestCase, 'kind' | 'name' | 'rules' | 'expect'>, expect: Expectation): RequestCase {
+  return { kind: 'request', name, rules, ...operation, expect } as RequestCase;
+}

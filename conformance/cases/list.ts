@@ -1,4 +1,4 @@
-import type { Case, RequestCase } from '../case-model.ts';
+import { request, type Case, type RequestCase } from '../case-model.ts';
 import type { ListQuery } from '../drivers/driver.ts';
 
 /** GET /orders and ListOrders: shape, ownership, ordering and the clamps of spec 4.1 rule 6 / 8. */
@@ -18,15 +18,7 @@ const list = (orders: readonly string[] | undefined, length?: number): RequestCa
 const restList = (length: number): RequestCase['expect'] => ({ http: { status: 200, body: { shape: 'ListOrdersResponse', ordersLength: length } } });
 
 const basics: Case[] = [
-  {
-    kind: 'request',
-    name: 'list-no-orders-is-empty-array',
-    rules: ['LIST-200', 'SHAPE-list-response', 'SVC-operations'],
-    needs: ['users'],
-    op: 'listOrders',
-    input: {},
-    expect: list([]),
-  },
+  request('list-no-orders-is-empty-array', ['LIST-200', 'SHAPE-list-response', 'SVC-operations'], { needs: ['users'], op: 'listOrders', input: {} }, list([])),
   {
     kind: 'request',
     name: 'list-only-own-orders',
@@ -37,16 +29,7 @@ const basics: Case[] = [
     input: {},
     expect: list(['{order:mine}']),
   },
-  {
-    kind: 'request',
-    name: 'list-newest-first',
-    rules: ['LIST-order', 'LIST-200'],
-    needs: ['users'],
-    setup: { orders: [{ ref: 'o', count: 4 }] },
-    op: 'listOrders',
-    input: {},
-    expect: list(refs('o', 4, 1)),
-  },
+  request('list-newest-first', ['LIST-order', 'LIST-200'], { needs: ['users'], setup: { orders: [{ ref: 'o', count: 4 }] }, op: 'listOrders', input: {} }, list(refs('o', 4, 1))),
 ];
 
 interface Clamp {

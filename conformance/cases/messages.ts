@@ -1,4 +1,4 @@
-import type { Expectation, HttpExpect, RequestCase } from '../case-model.ts';
+import { request, type Expectation, type HttpExpect, type RequestCase } from '../case-model.ts';
 import type { RawRequest } from '../drivers/driver.ts';
 
 /** Spec 7 texts, written out here rather than imported, so the suite does not check the code against itself. */
@@ -36,7 +36,7 @@ export const MALFORMED: Expectation = { http: { status: 400, error: MSG.malforme
 
 /** A REST-only raw request case: one exchange and its expected answer. `auth` sends that header (placeholders resolved). */
 export function restCase(name: string, rules: readonly string[], input: RawRequest, http: HttpExpect, auth?: string): RequestCase {
-  return { kind: 'request', name, rules, op: 'raw', ...(auth === undefined ? {} : { auth }), input, expect: { http } };
+  return request(name, rules, { op: 'raw', ...(auth === undefined ? {} : { auth }), input }, { http });
 }
 
 /** Success on both APIs, nothing more checked. */

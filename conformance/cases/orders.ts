@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { flow, type Case, type RequestCase } from '../case-model.ts';
+import { flow, request, type Case, type RequestCase } from '../case-model.ts';
 import { invalidArgument, MALFORMED, MSG, OK } from './messages.ts';
 
 /** Create and fetch (spec 2.1, 3.1, 4.1 table, 7): shapes, validation, ownership, ids. */
@@ -69,14 +69,8 @@ const createCases: Case[] = [
       ['create-item-number', { item: 42, quantity: 1 }],
     ] as const
   ).map(
-    ([name, input]): RequestCase => ({
-      kind: 'request',
-      name,
-      rules: ['CREATE-400', 'SHAPE-create-request', 'ERR-malformed-body'],
-      op: 'createOrder',
-      input,
-      expect: MALFORMED,
-    }),
+    ([name, input]): RequestCase =>
+      request(name, ['CREATE-400', 'SHAPE-create-request', 'ERR-malformed-body'], { op: 'createOrder', input }, MALFORMED),
   ),
 ];
 
@@ -118,24 +112,11 @@ const getCases: Case[] = [
       ['get-id-uuid-with-suffix', '0f8fad5b-d9cb-469f-a165-70867728950e0'],
     ] as const
   ).map(
-    ([name, id]): RequestCase => ({
-      kind: 'request',
-      name,
-      rules: ['GET-400-id', 'ERR-invalid-order-id', 'GRPC-message-text'],
-      op: 'getOrder',
-      input: { id },
-      expect: invalidArgument(MSG.invalidOrderId),
-    }),
+    ([name, id]): RequestCase =>
+      request(name, ['GET-400-id', 'ERR-invalid-order-id', 'GRPC-message-text'], { op: 'getOrder', input: { id } }, invalidArgument(MSG.invalidOrderId)),
   ),
-  {
-    kind: 'request',
-    name: 'get-id-empty',
-    rules: ['GET-400-id', 'ERR-invalid-order-id'],
-    op: 'getOrder',
-    input: { id: '' },
-    // REST: GET /orders/ is not a route; gRPC: an empty id is not a UUID.
-    expect: { grpc: { code: 'INVALID_ARGUMENT', message: MSG.invalidOrderId } },
-  },
+  // REST: GET /orders/ is not a route; gRPC: an empty id is not a UUID.
+  request('get-id-empty', ['GET-400-id', 'ERR-invalid-order-id'], { op: 'getOrder', input: { id: '' } }, { grpc: { code: 'INVALID_ARGUMENT', message: MSG.invalidOrderId } }),
   flow('create-then-get-round-trip', ['CREATE-201', 'GET-200', 'SHAPE-order', 'SVC-operations'], {}, async (t) => {
     const me = await t.user();
     const reply = await t.driver.createOrder(me.auth, { item: 'round trip', quantity: 7 });

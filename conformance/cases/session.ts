@@ -1,4 +1,4 @@
-import { flow, type Case, type FlowContext } from '../case-model.ts';
+import { flow, request, type Case, type FlowContext } from '../case-model.ts';
 import type { LogLine } from '../../test/support/log-capture.ts';
 import { MSG, OK, recentIs } from './messages.ts';
 
@@ -17,14 +17,7 @@ function closedLine(t: FlowContext, userId: string): LogLine | undefined {
 }
 
 const requestCases: Case[] = [
-  {
-    kind: 'request',
-    name: 'recent-without-views-is-empty',
-    rules: ['RECENT-200', 'SHAPE-recent-response', 'SVC-operations'],
-    needs: ['users'],
-    op: 'recent',
-    expect: recentIs([]),
-  },
+  request('recent-without-views-is-empty', ['RECENT-200', 'SHAPE-recent-response', 'SVC-operations'], { needs: ['users'], op: 'recent' }, recentIs([])),
   {
     kind: 'request',
     name: 'recent-after-a-view',
