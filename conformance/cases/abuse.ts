@@ -1,7 +1,6 @@
-import { SignJWT } from 'jose';
 import { flow, type Case, type FlowContext } from '../case-model.ts';
 import type { Reply } from '../drivers/driver.ts';
-import { decodeClaims } from '../runner/tokens.ts';
+import { decodeClaims, mintToken } from '../runner/tokens.ts';
 import { MSG, OK, restCase, unauthenticated } from './messages.ts';
 import { parseScrape } from './observability.ts';
 import { rawHttp1 } from './raw-http1.ts';
@@ -184,22 +183,13 @@ const tokenCases: Case[] = [
   flow('token-not-issued-as-this-service-issues', ['AUTH-token-issued-shape', 'AUTH-5-invalid', 'LIMIT-token-lifetime'], { api: 'any', needs: ['secret'] }, async (t) => {
     const me = await t.user();
     const claims = decodeClaims(me.token);
-    const secret = new TextEncoder().encode(t.target.jwtSecret!);
-    const sign = (iat: number, exp: number) =>
-      new SignJWT({ name: claims['name'] })
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-        .setSubject(String(claims['sub']))
-        .setIssuer('orders')
-        .setIssuedAt(iat)
-        .setExpirationTime(exp)
-        .sign(secret);
-    const now = Math.floor(Date.now() / 1000);
+    const sign = (iatOffset: number, expOffset: number) => mintToken({ secret: t.target.jwtSecret!, sub: String(claims['sub']), name: String(claims['name']), iatOffset, expOffset });
     const lifetime = Number(claims['exp']) - Number(claims['iat']);
-    const future = await sign(now + 600, now + 600 + lifetime);
+    const future = await sign(600, 600 + lifetime);
     t.check(await t.driver.listOrders(`Bearer ${future}`, {}), unauthenticated(MSG.invalidToken), 'iat 10 minutes in the future');
-    const tooLong = await sign(now, now + lifetime + 60);
+    const tooLong = await sign(0, lifetime + 60);
     t.check(await t.driver.listOrders(`Bearer ${tooLong}`, {}), unauthenticated(MSG.invalidToken), 'lifetime longer than JWT_EXPIRY');
-    const likeOurs = await sign(now, now + lifetime);
+    const likeOurs = await sign(0, lifetime);
     t.check(await t.driver.listOrders(`Bearer ${likeOurs}`, {}), OK, 'a token shaped as ours are');
   }),
 ];

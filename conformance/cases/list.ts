@@ -1,13 +1,9 @@
 import { request, type Case, type RequestCase } from '../case-model.ts';
 import type { ListQuery } from '../drivers/driver.ts';
+import { refs } from './messages.ts';
 
 /** GET /orders and ListOrders: shape, ownership, ordering and the clamps of spec 4.1 rule 6 / 8. */
 
-const refs = (ref: string, from: number, to: number): string[] => {
-  const out: string[] = [];
-  for (let i = from; from <= to ? i <= to : i >= to; i += from <= to ? 1 : -1) out.push(`{order:${ref}-${i}}`);
-  return out;
-};
 
 const list = (orders: readonly string[] | undefined, length?: number): RequestCase['expect'] => ({
   http: { status: 200, body: { shape: 'ListOrdersResponse', ...(orders ? { orders } : {}), ...(length === undefined ? {} : { ordersLength: length }) } },

@@ -47,3 +47,8 @@ export const CREATED: Expectation = { http: { status: 201 }, grpc: { code: 'OK' 
 export function recentIs(ids: readonly string[]): Expectation {
   return { http: { status: 200, body: { shape: 'RecentResponse', recent: ids } }, grpc: { code: 'OK', body: { shape: 'RecentResponse', recent: ids } } };
 }
+
+/** `{order:ref-i}` placeholders for i from `from` down to `to` (setup orders created with a count). */
+export function refs(ref: string, from: number, to: number): string[] {
+  return Array.from({ length: from - to + 1 }, (_, k) => `{order:${ref}-${from - k}}`);
+}

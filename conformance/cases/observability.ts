@@ -23,11 +23,12 @@ export function parseScrape(text: string): Sample[] {
   return samples;
 }
 
-function counter(samples: readonly Sample[], labels: Record<string, string>): number {
-  return samples
-    .filter((s) => s.name === 'orders_http_requests_total' && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-    .reduce((sum, s) => sum + s.value, 0);
+/** The sum of the samples of one metric whose labels include these. */
+export function sampleSum(samples: readonly Sample[], name: string, labels: Readonly<Record<string, string>> = {}): number {
+  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
 }
+
+const counter = (samples: readonly Sample[], labels: Readonly<Record<string, string>>): number => sampleSum(samples, 'orders_http_requests_total', labels);
 
 function spansWithPath(t: FlowContext, path: string): ReadableSpan[] {
   return t.target.hooks!.spans.getFinishedSpans().filter((s) => s.attributes['url.path'] === path);
@@ -148,14 +149,12 @@ const cases: Case[] = [
     const me = await t.user();
     const id = await t.order(me);
     const labels = { grpc_type: 'unary', grpc_service: 'ordersv1.Orders', grpc_method: 'GetOrder' };
-    const grpcCount = (samples: Sample[], name: string, extra: Record<string, string> = {}): number =>
-      samples.filter((s) => s.name === name && Object.entries({ ...labels, ...extra }).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
     const before = parseScrape(await t.scrape());
     const spansBefore = t.target.hooks!.spans.getFinishedSpans().length;
     t.check(await t.driver.getOrder(me.auth, id), { grpc: { code: 'OK' } }, 'GetOrder');
     t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { grpc: { code: 'NOT_FOUND' } }, 'GetOrder unknown');
     const after = parseScrape(await t.scrape());
-    const grew = (name: string, extra?: Record<string, string>): number => grpcCount(after, name, extra) - grpcCount(before, name, extra);
+    const grew = (name: string, extra?: Record<string, string>): number => sampleSum(after, name, { ...labels, ...extra }) - sampleSum(before, name, { ...labels, ...extra });
     t.assert(grew('grpc_server_started_total') === 2, `grpc_server_started_total{GetOrder} grew by ${grew('grpc_server_started_total')}, expected 2`);
     t.assert(grew('grpc_server_handled_total', { grpc_code: 'OK' }) === 1, 'grpc_server_handled_total{grpc_code="OK"} did not grow by 1');
     t.assert(grew('grpc_server_handled_total', { grpc_code: 'NotFound' }) === 1, 'grpc_server_handled_total{grpc_code="NotFound"} did not grow by 1');

@@ -1,16 +1,12 @@
 import { flow, type Case } from '../case-model.ts';
 import { encodeRequest } from '../drivers/grpc.ts';
-import { parseScrape } from './observability.ts';
+import { parseScrape, sampleSum } from './observability.ts';
 
 /** Spec 4.4 and 9 rule 1: the one-port executable's dispatch, auth interceptor and gRPC surface. */
 
 const GRPC_ONLY = ['grpc'];
 
-function total(text: string): number {
-  return parseScrape(text)
-    .filter((s) => s.name === 'orders_http_requests_total')
-    .reduce((sum, s) => sum + s.value, 0);
-}
+const total = (text: string): number => sampleSum(parseScrape(text), 'orders_http_requests_total');
 
 const cases: Case[] = [
   flow('http1-with-grpc-content-type-goes-to-rest', ['ONEPORT-dispatch'], { transports: GRPC_ONLY, api: 'rest' }, async (t) => {

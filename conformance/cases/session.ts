@@ -1,16 +1,10 @@
 import { flow, request, type Case, type FlowContext } from '../case-model.ts';
 import type { LogLine } from '../../test/support/log-capture.ts';
-import { MSG, OK, recentIs } from './messages.ts';
+import { MSG, OK, recentIs, refs } from './messages.ts';
 
 /** The session of spec 2.2 / 3.2 through the API: views, recent, bound, linger, cap. */
 
-
 const views = (ref: string, n: number): [string, string][] => Array.from({ length: n }, (_, i) => ['me', `${ref}-${i + 1}`]);
-const newestViewed = (ref: string, from: number, to: number): string[] => {
-  const out: string[] = [];
-  for (let i = from; i >= to; i--) out.push(`{order:${ref}-${i}}`);
-  return out;
-};
 
 function closedLine(t: FlowContext, userId: string): LogLine | undefined {
   return t.logs().find((line) => line.msg === 'session: closed' && line['user'] === userId);
@@ -43,7 +37,7 @@ const requestCases: Case[] = [
     needs: ['users'],
     setup: { orders: [{ ref: 'o', count: 12 }], views: views('o', 12) },
     op: 'recent',
-    expect: recentIs(newestViewed('o', 12, 3)),
+    expect: recentIs(refs('o', 12, 3)),
   },
   {
     kind: 'request',
@@ -52,7 +46,7 @@ const requestCases: Case[] = [
     target: { env: { SESSION_RECENT: '3' } },
     setup: { orders: [{ ref: 'o', count: 5 }], views: views('o', 5) },
     op: 'recent',
-    expect: recentIs(newestViewed('o', 5, 3)),
+    expect: recentIs(refs('o', 5, 3)),
   },
   {
     kind: 'request',
