@@ -173,12 +173,13 @@ export async function runRequestCase(c: RequestCase, env: RunEnv): Promise<void>
   checkReply(reply, c.expect, env.transport.restVariant, scope.resolve, c.op);
 }
 
+function assert(condition: unknown, message: string): void {
+  if (!condition) throw new CaseFailure(message);
+}
+
 function flowContext(env: RunEnv): FlowContext {
   const scope = new Scope(env);
   let userIndex = 0;
-  const assert = (condition: unknown, message: string): void => {
-    if (!condition) throw new CaseFailure(message);
-  };
   return {
     driver: env.driver,
     api: env.driver.api,
@@ -224,10 +225,5 @@ export async function runFlowCase(c: FlowCase, env: RunEnv): Promise<void> {
 }
 
 export async function runProcessCase(c: ProcessCase, transport: Transport): Promise<void> {
-  await c.run({
-    transport,
-    assert(condition, message) {
-      if (!condition) throw new CaseFailure(message);
-    },
-  });
+  await c.run({ transport, assert });
 }
