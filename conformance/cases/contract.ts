@@ -20,7 +20,7 @@ function templateMatches(template: string, path: string): boolean {
   return pattern.test(path);
 }
 
-const cases: Case[] = [
+export const CONTRACT_CASES: Case[] = [
   restCase('openapi-document-served', ['OPENAPI-served', 'VER-3-openapi-embedded', 'AUTH-9-public', 'SVC-two-listeners'], { method: 'GET', path: '/openapi.yaml' }, { status: 200, textIncludes: ['openapi: 3.'] }),
   flow('openapi-document-is-the-embedded-one', ['VER-3-openapi-embedded', 'OPENAPI-served'], { api: 'rest' }, async (t) => {
     const reply = await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' });
@@ -85,5 +85,3 @@ const cases: Case[] = [
     t.assert(/^1\./.test(doc.info?.version ?? ''), `OpenAPI info.version is ${doc.info?.version}, expected 1.x`);
   }),
 ];
-
-export const CONTRACT_CASES: Case[] = cases;

@@ -48,7 +48,7 @@ function same(actual: readonly string[] | undefined, expected: readonly string[]
   return JSON.stringify([...(actual ?? [])].sort()) === JSON.stringify([...expected].sort());
 }
 
-const cases: Case[] = [
+export const DOCS_PAGE_CASES: Case[] = [
   restCase('swagger-page', ['SWAGGER-page', 'AUTH-9-public', 'SVC-two-listeners'], { method: 'GET', path: PAGE }, { status: 200, contentType: 'text/html', textIncludes: ['<script src="https://', 'openapi.yaml'] }),
   flow('swagger-page-csp-allows-the-cdn-and-self', ['SWAGGER-csp'], { api: 'rest' }, async (t) => {
     const page = await fetchPage(t);
@@ -114,5 +114,3 @@ const cases: Case[] = [
     t.check(posted, { http: { status: 405, error: MSG.methodNotAllowed, headers: { allow: 'GET, HEAD' } } }, `POST ${ASSETS}swagger-ui.css`);
   }),
 ];
-
-export const DOCS_PAGE_CASES: Case[] = cases;

@@ -13,7 +13,7 @@ function serviceLines(t: FlowContext, from: number): LogLine[] {
   return t.logs().slice(from).filter((l) => l.msg.startsWith('order service'));
 }
 
-const cases: Case[] = [
+export const EVENT_CASES: Case[] = [
   flow('notifier-logs-order-placed', ['EVT-2-notifier', 'SVC-publish', 'EVT-1-publish'], { needs: ['logs'] }, async (t) => {
     const me = await t.user();
     const id = await t.order(me, 'notified item', 4);
@@ -115,5 +115,3 @@ const cases: Case[] = [
     await t.waitFor(() => placedLine(t, id), 'the held-back event once the broker works', 15_000);
   }),
 ];
-
-export const EVENT_CASES: Case[] = cases;

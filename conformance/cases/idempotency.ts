@@ -25,7 +25,7 @@ async function idsWithItems(t: FlowContext, auth: string, items: readonly string
   return ((reply.body as { orders: Array<{ id: string; item: string }> }).orders ?? []).filter((o) => items.includes(o.item)).map((o) => o.id);
 }
 
-const cases: Case[] = [
+export const IDEMPOTENCY_CASES: Case[] = [
   flow('retry-with-same-key-returns-the-original-order', ['IDEM-replay'], {}, async (t) => {
     const me = await t.user();
     const key = uniqueKey();
@@ -89,5 +89,3 @@ const cases: Case[] = [
     t.assert(events.length === 1, `${events.length} events for one create and its retry, expected 1`);
   }),
 ];
-
-export const IDEMPOTENCY_CASES: Case[] = cases;

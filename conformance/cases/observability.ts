@@ -34,7 +34,7 @@ function spansWithPath(t: FlowContext, path: string): ReadableSpan[] {
   return t.target.hooks!.spans.getFinishedSpans().filter((s) => s.attributes['url.path'] === path);
 }
 
-const cases: Case[] = [
+export const OBSERVABILITY_CASES: Case[] = [
   flow('one-request-log-line-per-request', ['CHAIN-R2-request-log', 'LOG-json', 'TRACE-log-ids'], { api: 'rest', needs: ['logs'] }, async (t) => {
     const path = `/orders/${crypto.randomUUID()}`;
     const me = await t.user();
@@ -168,5 +168,3 @@ const cases: Case[] = [
     t.assert(JSON.stringify(spans.map((s) => s.attributes['rpc.grpc.status_code'])) === '[0,5]', `rpc.grpc.status_code of the two calls: ${JSON.stringify(spans.map((s) => s.attributes['rpc.grpc.status_code']))}`);
   }),
 ];
-
-export const OBSERVABILITY_CASES: Case[] = cases;

@@ -42,7 +42,7 @@ function h2session(origin: string): Promise<ClientHttp2Session> {
   return new Promise((resolve) => session.once('remoteSettings', () => resolve(session)));
 }
 
-const cases: Case[] = [
+export const ONE_PORT_ATTACK_CASES: Case[] = [
   flow('rapid-reset-from-two-connections-is-cut-and-the-port-still-answers', ['H2-rapid-reset', 'GRPC-cancel', 'H2-limits'], { transports: GRPC_ONLY, api: 'grpc', needs: ['inProcess'], target: { isolated: true } }, async (t) => {
     const me = await t.user();
     const id = await t.order(me);
@@ -260,5 +260,3 @@ const cases: Case[] = [
     }
   }),
 ];
-
-export const ONE_PORT_ATTACK_CASES: Case[] = cases;

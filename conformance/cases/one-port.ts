@@ -8,7 +8,7 @@ const GRPC_ONLY = ['grpc'];
 
 const total = (text: string): number => sampleSum(parseScrape(text), 'orders_http_requests_total');
 
-const cases: Case[] = [
+export const ONE_PORT_CASES: Case[] = [
   flow('http1-with-grpc-content-type-goes-to-rest', ['ONEPORT-dispatch'], { transports: GRPC_ONLY, api: 'rest' }, async (t) => {
     const http1 = t.via('rest-http1');
     const me = await t.user();
@@ -113,5 +113,3 @@ const cases: Case[] = [
     }
   }),
 ];
-
-export const ONE_PORT_CASES: Case[] = cases;

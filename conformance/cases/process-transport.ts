@@ -42,7 +42,7 @@ async function buildApp(transport: Transport) {
   return { app, logs, logger };
 }
 
-const cases: Case[] = [
+export const PROCESS_TRANSPORT_CASES: Case[] = [
   processCase('executable-serves-then-stops-on-sigterm', ['SVC-executables', 'LIFE-4-shutdown', 'LOG-json'], {}, async (p) => {
     const transport = p.transport;
     const bin = spawnBin(transport.bin, ['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'info' });
@@ -276,5 +276,3 @@ const cases: Case[] = [
     }
   }),
 ];
-
-export const PROCESS_TRANSPORT_CASES: Case[] = cases;
