@@ -1,5 +1,5 @@
 import { jwtVerify } from 'jose';
-import { flow, type Case, type Expectation, type Operation, type RequestCase } from '../case-model.ts';
+import { flow, request, type Case, type Expectation, type Operation, type RequestCase } from '../case-model.ts';
 import { decodeClaims, decodeHeader } from '../runner/tokens.ts';
 import { MSG, OK, unauthenticated } from './messages.ts';
 
@@ -24,14 +24,7 @@ const loginCases: Case[] = [
     input: { username: '{user}', password: 'not-the-password' },
     expect: unauthenticated(MSG.invalidCredentials),
   },
-  {
-    kind: 'request',
-    name: 'login-unknown-user',
-    rules: ['LOGIN-401', 'ERR-invalid-credentials', 'AUTH-10-credentials'],
-    op: 'login',
-    input: { username: 'nobody-{uuid}', password: 'whatever' },
-    expect: unauthenticated(MSG.invalidCredentials),
-  },
+  request('login-unknown-user', ['LOGIN-401', 'ERR-invalid-credentials', 'AUTH-10-credentials'], { op: 'login', input: { username: 'nobody-{uuid}', password: 'whatever' } }, unauthenticated(MSG.invalidCredentials)),
   {
     kind: 'request',
     name: 'login-password-of-another-user',

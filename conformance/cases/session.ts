@@ -30,15 +30,7 @@ const requestCases: Case[] = [
     op: 'recent',
     expect: recentIs(['{order:a}', '{order:c}', '{order:b}']),
   },
-  {
-    kind: 'request',
-    name: 'recent-bounded-by-default-10',
-    rules: ['SESSION-bound', 'LIMIT-session-recent'],
-    needs: ['users'],
-    setup: { orders: [{ ref: 'o', count: 12 }], views: views('o', 12) },
-    op: 'recent',
-    expect: recentIs(refs('o', 12, 3)),
-  },
+  request('recent-bounded-by-default-10', ['SESSION-bound', 'LIMIT-session-recent'], { needs: ['users'], setup: { orders: [{ ref: 'o', count: 12 }], views: views('o', 12) }, op: 'recent' }, recentIs(refs('o', 12, 3))),
   {
     kind: 'request',
     name: 'recent-bounded-by-session-recent',
