@@ -83,7 +83,7 @@ export interface SetupOrder {
 }
 
 export interface Setup {
-  /** User labels; the first is the acting user unless `as` says otherwise. Default ['me']. */
+  /** User labels; the first is the acting user. Default ['me']. */
   readonly users?: readonly string[];
   /** Created through the driver, one after another, each in a later millisecond than the previous. */
   readonly orders?: readonly SetupOrder[];
@@ -123,8 +123,6 @@ export type RequestCase = CaseBase &
   Operation & {
     readonly kind: 'request';
     readonly setup?: Setup;
-    /** Acting user label; default the first user of setup. */
-    readonly as?: string;
     /** Authorization template; default `Bearer {token}` for every operation but login and raw. null sends none. */
     readonly auth?: string | null;
     readonly expect: Expectation;

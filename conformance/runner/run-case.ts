@@ -149,7 +149,7 @@ export async function runRequestCase(c: RequestCase, env: RunEnv): Promise<void>
   const scope = new Scope(env);
   const labels = c.setup?.users ?? ['me'];
   for (const [index, label] of labels.entries()) await scope.addUser(label, index);
-  scope.acting = c.as ?? labels[0] ?? 'me';
+  scope.acting = labels[0] ?? 'me';
   for (const order of c.setup?.orders ?? []) {
     const owner = scope.actor(order.owner);
     const count = order.count ?? 1;
