@@ -83,7 +83,7 @@ export interface SetupOrder {
 }
 
 export interface Setup {
-  /** User labels; the first is the acting user unless `as` says otherwise. Default ['me']. */
+  /** User labels; the first is the acting user. Default ['me']. */
   readonly users?: readonly string[];
   /** Created through the driver, one after another, each in a later millisecond than the previous. */
   readonly orders?: readonly SetupOrder[];
@@ -123,8 +123,6 @@ export type RequestCase = CaseBase &
   Operation & {
     readonly kind: 'request';
     readonly setup?: Setup;
-    /** Acting user label; default the first user of setup. */
-    readonly as?: string;
     /** Authorization template; default `Bearer {token}` for every operation but login and raw. null sends none. */
     readonly auth?: string | null;
     readonly expect: Expectation;
@@ -195,7 +193,6 @@ export interface ProcessContext {
  */
 export interface ProcessCase extends CaseBase {
   readonly kind: 'process';
-  readonly per: 'transport';
   run(p: ProcessContext): Promise<void>;
 }
 
@@ -210,4 +207,19 @@ export function caseApis(c: Case): readonly Api[] {
   if (c.expect.http !== undefined || c.expect.variants !== undefined) apis.push('rest');
   if (c.expect.grpc !== undefined) apis.push('grpc');
   return apis;
+}
+
+/** A flow case, declared as a test is: name, rules, the options of CaseBase (and `api`), the body. */
+export function flow(name: string, rules: readonly string[], options: Omit<FlowCase, 'kind' | 'name' | 'rules' | 'run'>, run: FlowCase['run']): FlowCase {
+  return { kind: 'flow', name, rules, ...options, run };
+}
+
+export function processCase(name: string, rules: readonly string[], options: Omit<ProcessCase, 'kind' | 'name' | 'rules' | 'run'>, run: ProcessCase['run']): ProcessCase {
+  return { kind: 'process', name, rules, ...options, run };
+}
+
+type Without<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+export function request(name: string, rules: readonly string[], operation: Without<RequestCase, 'kind' | 'name' | 'rules' | 'expect'>, expect: Expectation): RequestCase {
+  return { kind: 'request', name, rules, ...operation, expect } as RequestCase;
 }

@@ -180,7 +180,7 @@ function describeGroup(group: TargetGroup): void {
       columns.push(column);
       describe('process', () => {
         for (const c of ALL_CASES) {
-          if (c.kind !== 'process' || c.per !== 'transport' || !appliesTo(c, group.transportName, group.backend)) continue;
+          if (c.kind !== 'process' || !appliesTo(c, group.transportName, group.backend)) continue;
           test(testId(c, column), () => settle(c, column, () => runProcessCase(c, transport)), CASE_TIMEOUT_MS);
         }
       });

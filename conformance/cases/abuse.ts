@@ -1,8 +1,7 @@
-import { SignJWT } from 'jose';
-import type { Case, FlowContext, RequestCase } from '../case-model.ts';
+import { flow, type Case, type FlowContext } from '../case-model.ts';
 import type { Reply } from '../drivers/driver.ts';
-import { decodeClaims } from '../runner/tokens.ts';
-import { MSG, unauthenticated } from './messages.ts';
+import { decodeClaims, mintToken } from '../runner/tokens.ts';
+import { MSG, OK, restCase, unauthenticated } from './messages.ts';
 import { parseScrape } from './observability.ts';
 import { rawHttp1 } from './raw-http1.ts';
 
@@ -66,19 +65,11 @@ async function floodAndVictim(t: FlowContext, floodSize: number): Promise<void> 
 }
 
 const loginGateCases: Case[] = [
-  {
-    kind: 'flow',
-    name: 'login-flood-refused-fast-victim-served',
-    rules: ['LOGIN-gate', 'LOGIN-gate-fair'],
-    api: 'any',
-    needs: ['users'],
-    // Its own target: the flood must not refuse other cases' logins.
-    target: { isolated: true },
-    async run(t) {
-      // REST: within the default rate limit (50/s burst). gRPC: 300 parallel calls, the issue's attack.
-      await floodAndVictim(t, t.api === 'grpc' ? 300 : 40);
-    },
-  },
+  // Its own target: the flood must not refuse other cases' logins.
+  flow('login-flood-refused-fast-victim-served', ['LOGIN-gate', 'LOGIN-gate-fair'], { api: 'any', needs: ['users'], target: { isolated: true } }, async (t) => {
+    // REST: within the default rate limit (50/s burst). gRPC: 300 parallel calls, the issue's attack.
+    await floodAndVictim(t, t.api === 'grpc' ? 300 : 40);
+  }),
 ];
 
 // ------------------------------------------------------------------------------ HTTP/1.1 timeouts
@@ -89,32 +80,23 @@ const loginGateCases: Case[] = [
  * minus 1 s to plus 3 s, so a busy machine is allowed lateness but a timeout swept every 30 s is not.
  */
 const timeoutCases: Case[] = [
-  {
-    kind: 'flow',
-    name: 'http1-timeouts-enforced-as-declared',
-    rules: ['LIMIT-timeouts-enforced', 'HTTP-parser-errors'],
-    api: 'rest',
-    drivers: [...HTTP1_ONLY],
-    backends: ['fake'],
-    timeoutMs: 60_000,
-    async run(t) {
-      const base = t.target.baseUrl;
-      const window = { headers: [9_000, 13_000], request: [29_000, 33_000] } as const;
-      const [slowHeaders, slowBody, endlessChunks] = await Promise.all([
-        rawHttp1(base, `GET /orders HTTP/1.1\r\nHost: ${host(base)}\r\n`, { drip: () => 'X-Slow: a\r\n', timeoutMs: 40_000 }),
-        rawHttp1(base, `POST /auth/login HTTP/1.1\r\nHost: ${host(base)}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`, { drip: () => ' ', timeoutMs: 40_000 }),
-        rawHttp1(base, `POST /auth/login HTTP/1.1\r\nHost: ${host(base)}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`, { drip: () => '1\r\n \r\n', timeoutMs: 40_000 }),
-      ]);
-      for (const [label, answer, [min, max]] of [
-        ['slow headers', slowHeaders, window.headers],
-        ['slow body', slowBody, window.request],
-        ['endless chunked body', endlessChunks, window.request],
-      ] as const) {
-        t.check(answer.reply, errorAnswer(408, TEXT.requestTimeout), label);
-        t.assert(answer.elapsedMs >= min && answer.elapsedMs <= max, `${label}: 408 after ${(answer.elapsedMs / 1000).toFixed(1)} s, expected ${min / 1000}-${max / 1000} s`);
-      }
-    },
-  },
+  flow('http1-timeouts-enforced-as-declared', ['LIMIT-timeouts-enforced', 'HTTP-parser-errors'], { api: 'rest', drivers: [...HTTP1_ONLY], backends: ['fake'], timeoutMs: 60_000 }, async (t) => {
+    const base = t.target.baseUrl;
+    const window = { headers: [9_000, 13_000], request: [29_000, 33_000] } as const;
+    const [slowHeaders, slowBody, endlessChunks] = await Promise.all([
+      rawHttp1(base, `GET /orders HTTP/1.1\r\nHost: ${host(base)}\r\n`, { drip: () => 'X-Slow: a\r\n', timeoutMs: 40_000 }),
+      rawHttp1(base, `POST /auth/login HTTP/1.1\r\nHost: ${host(base)}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`, { drip: () => ' ', timeoutMs: 40_000 }),
+      rawHttp1(base, `POST /auth/login HTTP/1.1\r\nHost: ${host(base)}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`, { drip: () => '1\r\n \r\n', timeoutMs: 40_000 }),
+    ]);
+    for (const [label, answer, [min, max]] of [
+      ['slow headers', slowHeaders, window.headers],
+      ['slow body', slowBody, window.request],
+      ['endless chunked body', endlessChunks, window.request],
+    ] as const) {
+      t.check(answer.reply, errorAnswer(408, TEXT.requestTimeout), label);
+      t.assert(answer.elapsedMs >= min && answer.elapsedMs <= max, `${label}: 408 after ${(answer.elapsedMs / 1000).toFixed(1)} s, expected ${min / 1000}-${max / 1000} s`);
+    }
+  }),
 ];
 
 // ------------------------------------------------------------------------------ parser errors, CONNECT, Expect
@@ -129,18 +111,12 @@ const PARSER_ERRORS: readonly { readonly tag: string; readonly request: (host: s
 ];
 
 const parserCases: Case[] = PARSER_ERRORS.map(
-  (p): Case => ({
-    kind: 'flow',
-    name: `parser-error-${p.tag}-has-error-body`,
-    rules: ['HTTP-parser-errors'],
-    api: 'rest',
-    drivers: [...HTTP1_ONLY],
-    async run(t) {
+  (p): Case => 
+    flow(`parser-error-${p.tag}-has-error-body`, ['HTTP-parser-errors'], { api: 'rest', drivers: [...HTTP1_ONLY] }, async (t) => {
       const { reply } = await rawHttp1(t.target.baseUrl, p.request(host(t.target.baseUrl)));
       t.check(reply, errorAnswer(p.status, p.error), p.tag);
       t.assert(JSON.stringify(Object.keys(reply.body as object)) === '["error"]', `${p.tag}: body is ${reply.text}, expected exactly {"error": "..."}`);
-    },
-  }),
+    }),
 );
 
 // ------------------------------------------------------------------------------ singleton headers
@@ -156,40 +132,26 @@ async function twoAuthorizations(t: FlowContext, first: string, second: string):
 }
 
 const headerCases: Case[] = [
-  {
-    kind: 'flow',
-    name: 'two-authorization-headers-are-refused',
-    rules: ['AUTH-single-header'],
-    api: 'rest',
-    drivers: [...HTTP1_ONLY],
-    async run(t) {
-      const me = await t.user();
-      t.check(await twoAuthorizations(t, me.auth, 'Bearer not-a-token'), unauthenticated(MSG.missingAuth), '[valid, invalid]');
-      t.check(await twoAuthorizations(t, 'Bearer not-a-token', me.auth), unauthenticated(MSG.missingAuth), '[invalid, valid]');
-      t.check(await twoAuthorizations(t, me.auth, me.auth), unauthenticated(MSG.missingAuth), '[valid, valid]');
-      t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 200 } }, 'one valid header');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'host-header-missing-or-repeated-is-400',
-    rules: ['HTTP-host-header'],
-    api: 'rest',
-    drivers: [...HTTP1_ONLY],
-    async run(t) {
-      const base = t.target.baseUrl;
-      const h = host(base);
-      const two = await rawHttp1(base, `GET /openapi.yaml HTTP/1.1\r\nHost: ${h}\r\nHost: evil.example\r\n\r\n`);
-      t.check(two.reply, errorAnswer(400, TEXT.badHost), 'two Host headers');
-      const none = await rawHttp1(base, `GET /openapi.yaml HTTP/1.1\r\n\r\n`);
-      t.check(none.reply, errorAnswer(400, TEXT.badHost), 'HTTP/1.1 without Host');
-      // HTTP/1.0 has no Host requirement; one Host is the ordinary case.
-      const old = await rawHttp1(base, `GET /openapi.yaml HTTP/1.0\r\n\r\n`);
-      t.check(old.reply, { http: { status: 200, textIncludes: ['openapi:'] } }, 'HTTP/1.0 without Host');
-      const one = await rawHttp1(base, `GET /openapi.yaml HTTP/1.1\r\nHost: ${h}\r\nConnection: close\r\n\r\n`);
-      t.check(one.reply, { http: { status: 200, textIncludes: ['openapi:'] } }, 'one Host header');
-    },
-  },
+  flow('two-authorization-headers-are-refused', ['AUTH-single-header'], { api: 'rest', drivers: [...HTTP1_ONLY] }, async (t) => {
+    const me = await t.user();
+    t.check(await twoAuthorizations(t, me.auth, 'Bearer not-a-token'), unauthenticated(MSG.missingAuth), '[valid, invalid]');
+    t.check(await twoAuthorizations(t, 'Bearer not-a-token', me.auth), unauthenticated(MSG.missingAuth), '[invalid, valid]');
+    t.check(await twoAuthorizations(t, me.auth, me.auth), unauthenticated(MSG.missingAuth), '[valid, valid]');
+    t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 200 } }, 'one valid header');
+  }),
+  flow('host-header-missing-or-repeated-is-400', ['HTTP-host-header'], { api: 'rest', drivers: [...HTTP1_ONLY] }, async (t) => {
+    const base = t.target.baseUrl;
+    const h = host(base);
+    const two = await rawHttp1(base, `GET /openapi.yaml HTTP/1.1\r\nHost: ${h}\r\nHost: evil.example\r\n\r\n`);
+    t.check(two.reply, errorAnswer(400, TEXT.badHost), 'two Host headers');
+    const none = await rawHttp1(base, `GET /openapi.yaml HTTP/1.1\r\n\r\n`);
+    t.check(none.reply, errorAnswer(400, TEXT.badHost), 'HTTP/1.1 without Host');
+    // HTTP/1.0 has no Host requirement; one Host is the ordinary case.
+    const old = await rawHttp1(base, `GET /openapi.yaml HTTP/1.0\r\n\r\n`);
+    t.check(old.reply, { http: { status: 200, textIncludes: ['openapi:'] } }, 'HTTP/1.0 without Host');
+    const one = await rawHttp1(base, `GET /openapi.yaml HTTP/1.1\r\nHost: ${h}\r\nConnection: close\r\n\r\n`);
+    t.check(one.reply, { http: { status: 200, textIncludes: ['openapi:'] } }, 'one Host header');
+  }),
 ];
 
 // ------------------------------------------------------------------------------ canonical tokens
@@ -203,140 +165,94 @@ function lowBitsChanged(segment: string): string {
 }
 
 const tokenCases: Case[] = [
-  {
-    kind: 'flow',
-    name: 'token-text-must-be-canonical',
-    rules: ['AUTH-token-canonical', 'AUTH-5-invalid'],
-    api: 'any',
-    async run(t) {
-      const me = await t.user();
-      const [header, payload, signature] = me.token.split('.') as [string, string, string];
-      t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 200 }, grpc: { code: 'OK' } }, 'the token as issued');
-      const variants: [string, string][] = [
-        ['= appended', `${me.token}=`],
-        ['low bits of the signature changed', `${header}.${payload}.${lowBitsChanged(signature)}`],
-        ['padding inside', `${header}.${payload}=.${signature}`],
-      ];
-      if (payload.length % 4 !== 0) variants.push(['low bits of the payload changed', `${header}.${lowBitsChanged(payload)}.${signature}`]);
-      for (const [label, variant] of variants) {
-        t.assert(variant !== me.token, `${label}: the variant is the token itself`);
-        t.check(await t.driver.listOrders(`Bearer ${variant}`, {}), unauthenticated(MSG.invalidToken), label);
-      }
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'token-not-issued-as-this-service-issues',
-    rules: ['AUTH-token-issued-shape', 'AUTH-5-invalid', 'LIMIT-token-lifetime'],
-    api: 'any',
-    needs: ['secret'],
-    async run(t) {
-      const me = await t.user();
-      const claims = decodeClaims(me.token);
-      const secret = new TextEncoder().encode(t.target.jwtSecret!);
-      const sign = (iat: number, exp: number) =>
-        new SignJWT({ name: claims['name'] })
-          .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-          .setSubject(String(claims['sub']))
-          .setIssuer('orders')
-          .setIssuedAt(iat)
-          .setExpirationTime(exp)
-          .sign(secret);
-      const now = Math.floor(Date.now() / 1000);
-      const lifetime = Number(claims['exp']) - Number(claims['iat']);
-      const future = await sign(now + 600, now + 600 + lifetime);
-      t.check(await t.driver.listOrders(`Bearer ${future}`, {}), unauthenticated(MSG.invalidToken), 'iat 10 minutes in the future');
-      const tooLong = await sign(now, now + lifetime + 60);
-      t.check(await t.driver.listOrders(`Bearer ${tooLong}`, {}), unauthenticated(MSG.invalidToken), 'lifetime longer than JWT_EXPIRY');
-      const likeOurs = await sign(now, now + lifetime);
-      t.check(await t.driver.listOrders(`Bearer ${likeOurs}`, {}), { http: { status: 200 }, grpc: { code: 'OK' } }, 'a token shaped as ours are');
-    },
-  },
+  flow('token-text-must-be-canonical', ['AUTH-token-canonical', 'AUTH-5-invalid'], { api: 'any' }, async (t) => {
+    const me = await t.user();
+    const [header, payload, signature] = me.token.split('.') as [string, string, string];
+    t.check(await t.driver.listOrders(me.auth, {}), OK, 'the token as issued');
+    const variants: [string, string][] = [
+      ['= appended', `${me.token}=`],
+      ['low bits of the signature changed', `${header}.${payload}.${lowBitsChanged(signature)}`],
+      ['padding inside', `${header}.${payload}=.${signature}`],
+    ];
+    if (payload.length % 4 !== 0) variants.push(['low bits of the payload changed', `${header}.${lowBitsChanged(payload)}.${signature}`]);
+    for (const [label, variant] of variants) {
+      t.assert(variant !== me.token, `${label}: the variant is the token itself`);
+      t.check(await t.driver.listOrders(`Bearer ${variant}`, {}), unauthenticated(MSG.invalidToken), label);
+    }
+  }),
+  flow('token-not-issued-as-this-service-issues', ['AUTH-token-issued-shape', 'AUTH-5-invalid', 'LIMIT-token-lifetime'], { api: 'any', needs: ['secret'] }, async (t) => {
+    const me = await t.user();
+    const claims = decodeClaims(me.token);
+    const sign = (iatOffset: number, expOffset: number) => mintToken({ secret: t.target.jwtSecret!, sub: String(claims['sub']), name: String(claims['name']), iatOffset, expOffset });
+    const lifetime = Number(claims['exp']) - Number(claims['iat']);
+    const future = await sign(600, 600 + lifetime);
+    t.check(await t.driver.listOrders(`Bearer ${future}`, {}), unauthenticated(MSG.invalidToken), 'iat 10 minutes in the future');
+    const tooLong = await sign(0, lifetime + 60);
+    t.check(await t.driver.listOrders(`Bearer ${tooLong}`, {}), unauthenticated(MSG.invalidToken), 'lifetime longer than JWT_EXPIRY');
+    const likeOurs = await sign(0, lifetime);
+    t.check(await t.driver.listOrders(`Bearer ${likeOurs}`, {}), OK, 'a token shaped as ours are');
+  }),
 ];
 
 // ------------------------------------------------------------------------------ HEAD
 
 const headCases: Case[] = [
-  {
-    kind: 'flow',
-    name: 'head-answers-like-get-without-body',
-    rules: ['HTTP-head', 'METRICS-route-label'],
-    api: 'rest',
-    needs: ['admin'],
-    async run(t) {
-      const me = await t.user();
-      const id = await t.order(me);
-      const headers = { authorization: me.auth };
-      for (const path of [`/orders/${id}`, '/orders', '/me/recent', '/openapi.yaml']) {
-        const get = await t.driver.raw!({ method: 'GET', path, headers });
-        const head = await t.driver.raw!({ method: 'HEAD', path, headers });
-        t.check(head, { http: { status: 200 } }, `HEAD ${path}`);
-        t.assert(head.text === '', `HEAD ${path} carried a body: ${head.text?.slice(0, 80)}`);
-        t.assert(head.headers?.['content-type'] === get.headers?.['content-type'], `HEAD ${path}: content-type ${head.headers?.['content-type']}, GET's is ${get.headers?.['content-type']}`);
-      }
-      const missing = await t.driver.raw!({ method: 'HEAD', path: `/orders/${crypto.randomUUID()}`, headers });
-      t.check(missing, { http: { status: 404 } }, 'HEAD on a missing order');
-      t.assert(missing.text === '', 'the 404 of a HEAD carried a body');
-      const anonymous = await t.driver.raw!({ method: 'HEAD', path: '/orders' });
-      t.check(anonymous, { http: { status: 401 } }, 'HEAD without a token');
-      const login = await t.driver.raw!({ method: 'HEAD', path: '/auth/login' });
-      t.check(login, { http: { status: 405, headers: { allow: 'POST' } } }, 'HEAD on the POST-only login');
-      const wrong = await t.driver.raw!({ method: 'DELETE', path: '/orders', headers });
-      t.check(wrong, { http: { status: 405, headers: { allow: 'POST, GET, HEAD' } } }, 'Allow names HEAD with GET');
-      // The route label is the request's own method and the route's pattern.
-      const samples = parseScrape(await t.scrape()).filter(
-        (s) => s.name === 'orders_http_requests_total' && s.labels['method'] === 'HEAD' && s.labels['route'] === 'HEAD /orders/{id}' && s.labels['status'] === '200',
-      );
-      t.assert(samples.length === 1 && samples[0]!.value >= 1, 'no orders_http_requests_total{method="HEAD",route="HEAD /orders/{id}",status="200"} sample');
-    },
-  },
+  flow('head-answers-like-get-without-body', ['HTTP-head', 'METRICS-route-label'], { api: 'rest', needs: ['admin'] }, async (t) => {
+    const me = await t.user();
+    const id = await t.order(me);
+    const headers = { authorization: me.auth };
+    for (const path of [`/orders/${id}`, '/orders', '/me/recent', '/openapi.yaml']) {
+      const get = await t.driver.raw!({ method: 'GET', path, headers });
+      const head = await t.driver.raw!({ method: 'HEAD', path, headers });
+      t.check(head, { http: { status: 200 } }, `HEAD ${path}`);
+      t.assert(head.text === '', `HEAD ${path} carried a body: ${head.text?.slice(0, 80)}`);
+      t.assert(head.headers?.['content-type'] === get.headers?.['content-type'], `HEAD ${path}: content-type ${head.headers?.['content-type']}, GET's is ${get.headers?.['content-type']}`);
+    }
+    const missing = await t.driver.raw!({ method: 'HEAD', path: `/orders/${crypto.randomUUID()}`, headers });
+    t.check(missing, { http: { status: 404 } }, 'HEAD on a missing order');
+    t.assert(missing.text === '', 'the 404 of a HEAD carried a body');
+    const anonymous = await t.driver.raw!({ method: 'HEAD', path: '/orders' });
+    t.check(anonymous, { http: { status: 401 } }, 'HEAD without a token');
+    const login = await t.driver.raw!({ method: 'HEAD', path: '/auth/login' });
+    t.check(login, { http: { status: 405, headers: { allow: 'POST' } } }, 'HEAD on the POST-only login');
+    const wrong = await t.driver.raw!({ method: 'DELETE', path: '/orders', headers });
+    t.check(wrong, { http: { status: 405, headers: { allow: 'POST, GET, HEAD' } } }, 'Allow names HEAD with GET');
+    // The route label is the request's own method and the route's pattern.
+    const samples = parseScrape(await t.scrape()).filter(
+      (s) => s.name === 'orders_http_requests_total' && s.labels['method'] === 'HEAD' && s.labels['route'] === 'HEAD /orders/{id}' && s.labels['status'] === '200',
+    );
+    t.assert(samples.length === 1 && samples[0]!.value >= 1, 'no orders_http_requests_total{method="HEAD",route="HEAD /orders/{id}",status="200"} sample');
+  }),
 ];
 
 // ------------------------------------------------------------------------------ JSON request bodies
 
-const NOT_JSON: readonly [string, string, string][] = [
-  ['text-plain', 'text/plain;charset=UTF-8', '{"username":"{user}","password":"{password}"}'],
-  ['form', 'application/x-www-form-urlencoded', '{"username":"{user}","password":"{password}"}'],
+const NOT_JSON: readonly [string, string, string | undefined][] = [
+  ['text-plain', 'text/plain;charset=UTF-8', undefined],
+  ['form', 'application/x-www-form-urlencoded', undefined],
   ['xml', 'application/xml', '<login><username>{user}</username></login>'],
-  ['json-in-latin1', 'application/json; charset=iso-8859-1', '{"username":"{user}","password":"{password}"}'],
+  ['json-in-latin1', 'application/json; charset=iso-8859-1', undefined],
 ];
 
+const LOGIN_BODY = '{"username":"{user}","password":"{password}"}';
+const login = (headers: Record<string, string>, body = LOGIN_BODY) => ({ method: 'POST', path: '/auth/login', headers, body });
+
 const contentTypeCases: Case[] = [
-  ...NOT_JSON.map(
-    ([tag, type, body]): RequestCase => ({
-      kind: 'request',
-      name: `login-body-${tag}-is-415`,
-      rules: ['HTTP-json-content-type'],
-      op: 'raw',
-      input: { method: 'POST', path: '/auth/login', headers: { 'content-type': type }, body },
-      expect: errorAnswer(415, TEXT.unsupportedMediaType),
-    }),
+  ...NOT_JSON.map(([tag, type, body]) => restCase(`login-body-${tag}-is-415`, ['HTTP-json-content-type'], login({ 'content-type': type }, body), errorAnswer(415, TEXT.unsupportedMediaType).http)),
+  restCase(
+    'create-body-text-plain-is-415',
+    ['HTTP-json-content-type'],
+    { method: 'POST', path: '/orders', headers: { 'content-type': 'text/plain' }, body: '{"item":"widget","quantity":1}' },
+    errorAnswer(415, TEXT.unsupportedMediaType).http,
+    'Bearer {token}',
   ),
-  {
-    kind: 'request',
-    name: 'create-body-text-plain-is-415',
-    rules: ['HTTP-json-content-type'],
-    op: 'raw',
-    auth: 'Bearer {token}',
-    input: { method: 'POST', path: '/orders', headers: { 'content-type': 'text/plain' }, body: '{"item":"widget","quantity":1}' },
-    expect: errorAnswer(415, TEXT.unsupportedMediaType),
-  },
   ...(
     [
-      ['no-content-type', undefined],
-      ['json-utf8', 'application/json; charset=utf-8'],
-      ['json-suffix', 'application/vnd.orders+json'],
+      ['no-content-type', {}],
+      ['json-utf8', { 'content-type': 'application/json; charset=utf-8' }],
+      ['json-suffix', { 'content-type': 'application/vnd.orders+json' }],
     ] as const
-  ).map(
-    ([tag, type]): RequestCase => ({
-      kind: 'request',
-      name: `login-body-${tag}-is-accepted`,
-      rules: ['HTTP-json-content-type', 'LOGIN-200'],
-      op: 'raw',
-      input: { method: 'POST', path: '/auth/login', headers: type === undefined ? {} : { 'content-type': type }, body: '{"username":"{user}","password":"{password}"}' },
-      expect: { http: { status: 200, body: { shape: 'LoginResponse' } } },
-    }),
-  ),
+  ).map(([tag, headers]) => restCase(`login-body-${tag}-is-accepted`, ['HTTP-json-content-type', 'LOGIN-200'], login(headers), { status: 200, body: { shape: 'LoginResponse' } })),
 ];
 
 export const ABUSE_CASES: Case[] = [...loginGateCases, ...timeoutCases, ...parserCases, ...headerCases, ...tokenCases, ...headCases, ...contentTypeCases];

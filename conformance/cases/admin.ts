@@ -1,7 +1,6 @@
-import type { Case, FlowContext } from '../case-model.ts';
+import { flow, type Case, type FlowContext } from '../case-model.ts';
 import type { Reply } from '../drivers/driver.ts';
 import { shapeProblems } from '../runner/expect.ts';
-import { MSG } from './messages.ts';
 
 /** The admin listener (spec 2.3, 3.3, 4.2) and what the public listener must not serve (4.1 rule 2). */
 
@@ -29,77 +28,44 @@ function report(t: FlowContext, reply: Reply, status: number, label: string): Re
 }
 
 /** Admin probes are HTTP whatever the driver, so these flows run once per column on every driver. */
-const cases: Case[] = [
-  {
-    kind: 'flow',
-    name: 'healthz-clean',
-    rules: ['ADMIN-healthz', 'HEALTH-shape', 'HEALTH-clean', 'HEALTH-ok', 'HEALTH-nodes', 'SESSION-R5-not-in-health', 'ADMIN-no-auth', 'AUTH-9-public'],
-    api: 'rest',
-    needs: ['admin', 'users'],
-    async run(t) {
-      // A live session exists while the report is taken: it must not show up (spec 3.2 rule 5).
-      const me = await t.user();
-      await t.driver.getOrder(me.auth, await t.order(me));
-      const body = report(t, await admin(t).healthz(), 200, 'GET /healthz');
-      t.assert(body.clean === true, 'clean is not true with every backend up');
-      const names = (body.nodes ?? []).map((n) => n.name).sort();
-      t.assert(JSON.stringify(names) === '["cache","database","publisher"]', `health nodes are ${JSON.stringify(names)}, expected cache, database, publisher`);
-      for (const node of body.nodes ?? []) {
-        t.assert(node.status === 'ok', `node ${node.name} has status ${node.status}`);
-        t.assert(!('error' in node), `healthy node ${node.name} carries an error field`);
-      }
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'readyz-ready-once-bound',
-    rules: ['ADMIN-readyz', 'READY-bound', 'HEALTH-shape', 'SESSION-R5-not-in-health', 'ADMIN-no-auth'],
-    api: 'rest',
-    needs: ['admin'],
-    async run(t) {
-      const body = report(t, await admin(t).readyz(), 200, 'GET /readyz');
-      t.assert(body.clean === true, 'not ready although the listener is bound');
-      t.assert(JSON.stringify(body.nodes) === '[{"name":"api","status":"ok"}]', `readiness nodes are ${JSON.stringify(body.nodes)}, expected only the public listener (api) ok`);
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'livez-live',
-    rules: ['ADMIN-livez', 'HEALTH-shape', 'ADMIN-no-auth'],
-    api: 'rest',
-    needs: ['admin'],
-    async run(t) {
-      const body = report(t, await admin(t).livez(), 200, 'GET /livez');
-      t.assert(body.clean === true && body.nodes === null, `liveness is ${JSON.stringify(body)}, expected clean true and nodes null`);
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'livez-ignores-backends',
-    rules: ['ADMIN-livez'],
-    api: 'rest',
-    needs: ['faults'],
-    async run(t) {
-      // Every backend down at once: health fails, liveness must not (a restart cures no database outage).
-      const simulator = t.target.simulator!;
-      for (const component of ['database', 'cache', 'publisher'] as const) await simulator.set(component, { state: 'down' });
-      try {
-        report(t, await admin(t).healthz(), 503, 'GET /healthz with every backend down');
-        const body = report(t, await admin(t).livez(), 200, 'GET /livez with every backend down');
-        t.assert(body.clean === true && body.nodes === null, `liveness is ${JSON.stringify(body)} with backends down`);
-      } finally {
-        await simulator.reset();
-      }
-    },
-  },
+export const ADMIN_CASES: Case[] = [
+  flow('healthz-clean', ['ADMIN-healthz', 'HEALTH-shape', 'HEALTH-clean', 'HEALTH-ok', 'HEALTH-nodes', 'SESSION-R5-not-in-health', 'ADMIN-no-auth', 'AUTH-9-public'], { api: 'rest', needs: ['admin', 'users'] }, async (t) => {
+    // A live session exists while the report is taken: it must not show up (spec 3.2 rule 5).
+    const me = await t.user();
+    await t.driver.getOrder(me.auth, await t.order(me));
+    const body = report(t, await admin(t).healthz(), 200, 'GET /healthz');
+    t.assert(body.clean === true, 'clean is not true with every backend up');
+    const names = (body.nodes ?? []).map((n) => n.name).sort();
+    t.assert(JSON.stringify(names) === '["cache","database","publisher"]', `health nodes are ${JSON.stringify(names)}, expected cache, database, publisher`);
+    for (const node of body.nodes ?? []) {
+      t.assert(node.status === 'ok', `node ${node.name} has status ${node.status}`);
+      t.assert(!('error' in node), `healthy node ${node.name} carries an error field`);
+    }
+  }),
+  flow('readyz-ready-once-bound', ['ADMIN-readyz', 'READY-bound', 'HEALTH-shape', 'SESSION-R5-not-in-health', 'ADMIN-no-auth'], { api: 'rest', needs: ['admin'] }, async (t) => {
+    const body = report(t, await admin(t).readyz(), 200, 'GET /readyz');
+    t.assert(body.clean === true, 'not ready although the listener is bound');
+    t.assert(JSON.stringify(body.nodes) === '[{"name":"api","status":"ok"}]', `readiness nodes are ${JSON.stringify(body.nodes)}, expected only the public listener (api) ok`);
+  }),
+  flow('livez-live', ['ADMIN-livez', 'HEALTH-shape', 'ADMIN-no-auth'], { api: 'rest', needs: ['admin'] }, async (t) => {
+    const body = report(t, await admin(t).livez(), 200, 'GET /livez');
+    t.assert(body.clean === true && body.nodes === null, `liveness is ${JSON.stringify(body)}, expected clean true and nodes null`);
+  }),
+  flow('livez-ignores-backends', ['ADMIN-livez'], { api: 'rest', needs: ['faults'] }, async (t) => {
+    // Every backend down at once: health fails, liveness must not (a restart cures no database outage).
+    const simulator = t.target.simulator!;
+    for (const component of ['database', 'cache', 'publisher'] as const) await simulator.set(component, { state: 'down' });
+    try {
+      report(t, await admin(t).healthz(), 503, 'GET /healthz with every backend down');
+      const body = report(t, await admin(t).livez(), 200, 'GET /livez with every backend down');
+      t.assert(body.clean === true && body.nodes === null, `liveness is ${JSON.stringify(body)} with backends down`);
+    } finally {
+      await simulator.reset();
+    }
+  }),
   ...(['database', 'cache', 'publisher'] as const).map(
-    (component): Case => ({
-      kind: 'flow',
-      name: `healthz-${component}-down`,
-      rules: ['ADMIN-healthz', 'HEALTH-clean', 'HEALTH-error-field', 'HEALTH-failing-status', 'ERR-admin-503', 'HEALTH-nodes'],
-      api: 'rest',
-      needs: ['faults'],
-      async run(t) {
+    (component): Case => 
+      flow(`healthz-${component}-down`, ['ADMIN-healthz', 'HEALTH-clean', 'HEALTH-error-field', 'HEALTH-failing-status', 'ERR-admin-503', 'HEALTH-nodes'], { api: 'rest', needs: ['faults'] }, async (t) => {
         const simulator = t.target.simulator!;
         await simulator.set(component, { state: 'down' });
         let body: Report;
@@ -118,58 +84,31 @@ const cases: Case[] = [
           t.assert(node.status === 'ok' && !('error' in node), `node ${node.name} is ${JSON.stringify(node)} although only ${component} is down`);
         }
         report(t, await admin(t).healthz(), 200, 'GET /healthz after recovery');
-      },
-    }),
+      }),
   ),
-  {
-    kind: 'flow',
-    name: 'metrics-scrape-format',
-    rules: ['ADMIN-metrics', 'METRICS-families', 'ADMIN-no-auth'],
-    api: 'rest',
-    needs: ['admin'],
-    async run(t) {
-      await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' });
-      const reply = await admin(t).metrics();
-      t.check(reply, { http: { status: 200, contentType: 'text/plain' } }, 'GET /metrics');
-      t.assert(/version=0\.0\.4/.test(reply.headers?.['content-type'] ?? ''), `content type ${reply.headers?.['content-type']} is not the Prometheus text format 0.0.4`);
-      const text = reply.text ?? '';
-      for (const line of [
-        '# HELP orders_http_requests_total Total HTTP requests',
-        '# TYPE orders_http_requests_total counter',
-        '# HELP orders_http_request_duration_seconds Request duration in seconds',
-        '# TYPE orders_http_request_duration_seconds histogram',
-      ]) {
-        t.assert(text.includes(line), `scrape lacks "${line}"`);
-      }
-      for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))) {
-        t.assert(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? ([-+0-9.eE]+|NaN|[+-]Inf)$/.test(line), `not an exposition line: ${line}`);
-      }
-    },
-  },
-  ...(['/livez', '/healthz', '/readyz', '/metrics'] as const).map(
-    (path): Case => ({
-      kind: 'request',
-      name: `public-listener-has-no-${path.slice(1)}`,
-      rules: ['ADMIN-404-on-public', 'SVC-two-listeners', 'ADMIN-cluster-only'],
-      op: 'raw',
-      input: { method: 'GET', path },
-      expect: { http: { status: 404, error: MSG.notFound } },
-    }),
-  ),
-  {
-    kind: 'flow',
-    name: 'admin-listener-is-separate',
-    rules: ['SVC-two-listeners', 'ADMIN-cluster-only'],
-    api: 'rest',
-    needs: ['admin'],
-    async run(t) {
-      t.assert(new URL(t.target.adminUrl!).port !== new URL(t.target.baseUrl).port, 'admin and public listeners share a port');
-      for (const path of ['/orders', '/auth/login', '/openapi.yaml']) {
-        const reply = await admin(t).get(path);
-        t.assert(reply.status === 404, `admin listener answers GET ${path} with ${reply.status}; it carries only health, readiness and metrics`);
-      }
-    },
-  },
+  flow('metrics-scrape-format', ['ADMIN-metrics', 'METRICS-families', 'ADMIN-no-auth'], { api: 'rest', needs: ['admin'] }, async (t) => {
+    await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' });
+    const reply = await admin(t).metrics();
+    t.check(reply, { http: { status: 200, contentType: 'text/plain' } }, 'GET /metrics');
+    t.assert(/version=0\.0\.4/.test(reply.headers?.['content-type'] ?? ''), `content type ${reply.headers?.['content-type']} is not the Prometheus text format 0.0.4`);
+    const text = reply.text ?? '';
+    for (const line of [
+      '# HELP orders_http_requests_total Total HTTP requests',
+      '# TYPE orders_http_requests_total counter',
+      '# HELP orders_http_request_duration_seconds Request duration in seconds',
+      '# TYPE orders_http_request_duration_seconds histogram',
+    ]) {
+      t.assert(text.includes(line), `scrape lacks "${line}"`);
+    }
+    for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))) {
+      t.assert(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? ([-+0-9.eE]+|NaN|[+-]Inf)$/.test(line), `not an exposition line: ${line}`);
+    }
+  }),
+  flow('admin-listener-is-separate', ['SVC-two-listeners', 'ADMIN-cluster-only'], { api: 'rest', needs: ['admin'] }, async (t) => {
+    t.assert(new URL(t.target.adminUrl!).port !== new URL(t.target.baseUrl).port, 'admin and public listeners share a port');
+    for (const path of ['/orders', '/auth/login', '/openapi.yaml']) {
+      const reply = await admin(t).get(path);
+      t.assert(reply.status === 404, `admin listener answers GET ${path} with ${reply.status}; it carries only health, readiness and metrics`);
+    }
+  }),
 ];
-
-export const ADMIN_CASES: Case[] = cases;

@@ -1,7 +1,7 @@
 import { jwtVerify } from 'jose';
-import type { Case, Expectation, Operation, RequestCase } from '../case-model.ts';
+import { flow, request, type Case, type Expectation, type Operation, type RequestCase } from '../case-model.ts';
 import { decodeClaims, decodeHeader } from '../runner/tokens.ts';
-import { MSG, unauthenticated } from './messages.ts';
+import { MSG, OK, unauthenticated } from './messages.ts';
 
 /** Spec 5 and the login row of 4.1: tokens, the Authorization header, the gRPC metadata. */
 
@@ -24,14 +24,7 @@ const loginCases: Case[] = [
     input: { username: '{user}', password: 'not-the-password' },
     expect: unauthenticated(MSG.invalidCredentials),
   },
-  {
-    kind: 'request',
-    name: 'login-unknown-user',
-    rules: ['LOGIN-401', 'ERR-invalid-credentials', 'AUTH-10-credentials'],
-    op: 'login',
-    input: { username: 'nobody-{uuid}', password: 'whatever' },
-    expect: unauthenticated(MSG.invalidCredentials),
-  },
+  request('login-unknown-user', ['LOGIN-401', 'ERR-invalid-credentials', 'AUTH-10-credentials'], { op: 'login', input: { username: 'nobody-{uuid}', password: 'whatever' } }, unauthenticated(MSG.invalidCredentials)),
   {
     kind: 'request',
     name: 'login-password-of-another-user',
@@ -115,103 +108,49 @@ const headerCases: Case[] = HEADER_VARIANTS.flatMap((variant) =>
 );
 
 const tokenCases: Case[] = [
-  {
-    kind: 'flow',
-    name: 'token-claims-and-lifetime',
-    rules: ['TOKEN-claims', 'AUTH-1-hs256', 'LIMIT-token-lifetime'],
-    async run(t) {
-      const me = await t.user();
-      const header = decodeHeader(me.token);
-      t.assert(header['alg'] === 'HS256' && header['typ'] === 'JWT', `token header is ${JSON.stringify(header)}, expected alg HS256, typ JWT`);
-      const claims = decodeClaims(me.token);
-      t.assert(JSON.stringify(Object.keys(claims).sort()) === '["exp","iat","iss","name","sub"]', `claims are ${Object.keys(claims).join(', ')}, expected exp, iat, iss, name, sub`);
-      t.assert(claims['iss'] === 'orders', `iss is ${String(claims['iss'])}, expected orders`);
-      t.assert(claims['name'] === me.username, `name claim is ${String(claims['name'])}, expected the username`);
-      t.assert(typeof claims['sub'] === 'string' && claims['sub'] !== '' && claims['sub'] !== me.username, 'sub must be the user id, not the username');
-      const lifetime = Number(claims['exp']) - Number(claims['iat']);
-      t.assert(lifetime === 3600, `token lifetime is ${lifetime} s, expected the JWT_EXPIRY default of 1h (3600 s)`);
-      t.assert(Math.abs(Number(claims['iat']) - Date.now() / 1000) < 60, 'iat is not the issue time');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'token-signed-with-jwt-secret',
-    rules: ['AUTH-1-hs256'],
-    needs: ['secret'],
-    async run(t) {
-      const me = await t.user();
-      const secret = new TextEncoder().encode(t.target.jwtSecret!);
-      try {
-        await jwtVerify(me.token, secret, { algorithms: ['HS256'], issuer: 'orders' });
-      } catch (error) {
-        t.assert(false, `token does not verify with JWT_SECRET as HS256: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'token-lifetime-from-jwt-expiry',
-    rules: ['LIMIT-token-lifetime', 'AUTH-1-hs256'],
-    target: { env: { JWT_EXPIRY: '2m' } },
-    async run(t) {
-      const claims = decodeClaims((await t.user()).token);
-      const lifetime = Number(claims['exp']) - Number(claims['iat']);
-      t.assert(lifetime === 120, `with JWT_EXPIRY=2m the lifetime is ${lifetime} s, expected 120`);
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'token-works-until-expiry',
-    rules: ['AUTH-5-invalid', 'LIMIT-token-lifetime'],
-    // 2s: a token issued late in a second still has a whole second to be used while fresh.
-    target: { env: { JWT_EXPIRY: '2s' } },
-    async run(t) {
-      const me = await t.user();
-      t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 200 }, grpc: { code: 'OK' } }, 'fresh token');
-      // exp has whole-second resolution: a token is expired from the start of its exp second.
-      await t.sleep(Math.max(0, Number(decodeClaims(me.token)['exp']) * 1000 - Date.now() + 20));
-      t.check(await t.driver.listOrders(me.auth, {}), unauthenticated(MSG.invalidToken), 'after JWT_EXPIRY');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'two-tokens-one-session',
-    rules: ['AUTH-6-context', 'SVC-session-per-user', 'SESSION-identity'],
-    needs: ['users'],
-    async run(t) {
-      const me = await t.user();
-      const order = await t.order(me);
-      const again = await t.driver.login({ username: me.username, password: me.password });
-      const second = (again.body as { token: string }).token;
-      t.check(await t.driver.getOrder(me.auth, order), { http: { status: 200 }, grpc: { code: 'OK' } }, 'view with the first token');
-      t.check(await t.driver.recent(`Bearer ${second}`), { http: { status: 200, body: { recent: [order] } }, grpc: { code: 'OK', body: { recent: [order] } } }, 'recent with the second token');
-    },
-  },
-  {
-    kind: 'request',
-    name: 'no-refresh-or-revocation-endpoint',
-    rules: ['AUTH-11-no-refresh', 'SVC-out-of-scope'],
-    op: 'raw',
-    auth: 'Bearer {token}',
-    input: { method: 'POST', path: '/auth/refresh', headers: { 'content-type': 'application/json' }, body: '{}' },
-    expect: { http: { status: 404, error: MSG.notFound } },
-  },
-  {
-    kind: 'request',
-    name: 'no-sign-up-endpoint',
-    rules: ['SVC-out-of-scope', 'AUTH-11-no-refresh'],
-    op: 'raw',
-    input: { method: 'POST', path: '/auth/register', headers: { 'content-type': 'application/json' }, body: '{"username":"x","password":"y"}' },
-    expect: { http: { status: 404, error: MSG.notFound } },
-  },
-  {
-    kind: 'request',
-    name: 'no-users-endpoint',
-    rules: ['SVC-out-of-scope'],
-    op: 'raw',
-    input: { method: 'POST', path: '/users', headers: { 'content-type': 'application/json' }, body: '{"username":"x","password":"y"}' },
-    expect: { http: { status: 404, error: MSG.notFound } },
-  },
+  flow('token-claims-and-lifetime', ['TOKEN-claims', 'AUTH-1-hs256', 'LIMIT-token-lifetime'], {}, async (t) => {
+    const me = await t.user();
+    const header = decodeHeader(me.token);
+    t.assert(header['alg'] === 'HS256' && header['typ'] === 'JWT', `token header is ${JSON.stringify(header)}, expected alg HS256, typ JWT`);
+    const claims = decodeClaims(me.token);
+    t.assert(JSON.stringify(Object.keys(claims).sort()) === '["exp","iat","iss","name","sub"]', `claims are ${Object.keys(claims).join(', ')}, expected exp, iat, iss, name, sub`);
+    t.assert(claims['iss'] === 'orders', `iss is ${String(claims['iss'])}, expected orders`);
+    t.assert(claims['name'] === me.username, `name claim is ${String(claims['name'])}, expected the username`);
+    t.assert(typeof claims['sub'] === 'string' && claims['sub'] !== '' && claims['sub'] !== me.username, 'sub must be the user id, not the username');
+    const lifetime = Number(claims['exp']) - Number(claims['iat']);
+    t.assert(lifetime === 3600, `token lifetime is ${lifetime} s, expected the JWT_EXPIRY default of 1h (3600 s)`);
+    t.assert(Math.abs(Number(claims['iat']) - Date.now() / 1000) < 60, 'iat is not the issue time');
+  }),
+  flow('token-signed-with-jwt-secret', ['AUTH-1-hs256'], { needs: ['secret'] }, async (t) => {
+    const me = await t.user();
+    const secret = new TextEncoder().encode(t.target.jwtSecret!);
+    try {
+      await jwtVerify(me.token, secret, { algorithms: ['HS256'], issuer: 'orders' });
+    } catch (error) {
+      t.assert(false, `token does not verify with JWT_SECRET as HS256: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }),
+  flow('token-lifetime-from-jwt-expiry', ['LIMIT-token-lifetime', 'AUTH-1-hs256'], { target: { env: { JWT_EXPIRY: '2m' } } }, async (t) => {
+    const claims = decodeClaims((await t.user()).token);
+    const lifetime = Number(claims['exp']) - Number(claims['iat']);
+    t.assert(lifetime === 120, `with JWT_EXPIRY=2m the lifetime is ${lifetime} s, expected 120`);
+  }),
+  // 2s: a token issued late in a second still has a whole second to be used while fresh.
+  flow('token-works-until-expiry', ['AUTH-5-invalid', 'LIMIT-token-lifetime'], { target: { env: { JWT_EXPIRY: '2s' } } }, async (t) => {
+    const me = await t.user();
+    t.check(await t.driver.listOrders(me.auth, {}), OK, 'fresh token');
+    // exp has whole-second resolution: a token is expired from the start of its exp second.
+    await t.sleep(Math.max(0, Number(decodeClaims(me.token)['exp']) * 1000 - Date.now() + 20));
+    t.check(await t.driver.listOrders(me.auth, {}), unauthenticated(MSG.invalidToken), 'after JWT_EXPIRY');
+  }),
+  flow('two-tokens-one-session', ['AUTH-6-context', 'SVC-session-per-user', 'SESSION-identity'], { needs: ['users'] }, async (t) => {
+    const me = await t.user();
+    const order = await t.order(me);
+    const again = await t.driver.login({ username: me.username, password: me.password });
+    const second = (again.body as { token: string }).token;
+    t.check(await t.driver.getOrder(me.auth, order), OK, 'view with the first token');
+    t.check(await t.driver.recent(`Bearer ${second}`), { http: { status: 200, body: { recent: [order] } }, grpc: { code: 'OK', body: { recent: [order] } } }, 'recent with the second token');
+  }),
 ];
 
 export const AUTH_CASES: Case[] = [...loginCases, ...headerCases, ...tokenCases];

@@ -1,8 +1,8 @@
 import { parse } from 'yaml';
 import { OPENAPI_YAML } from '../../src/gen/openapi-document.ts';
 import { openapiOperations } from '../../test/openapi/openapi-operations.ts';
-import type { Case } from '../case-model.ts';
-import { MSG } from './messages.ts';
+import { flow, type Case } from '../case-model.ts';
+import { MSG, restCase } from './messages.ts';
 
 /** The served contract (spec 4.1 table and rule 10, 9 rules 2-4); the docs page is in docs-page.ts. */
 
@@ -20,122 +20,68 @@ function templateMatches(template: string, path: string): boolean {
   return pattern.test(path);
 }
 
-const cases: Case[] = [
-  {
-    kind: 'request',
-    name: 'openapi-document-served',
-    rules: ['OPENAPI-served', 'VER-3-openapi-embedded', 'AUTH-9-public', 'SVC-two-listeners'],
-    op: 'raw',
-    input: { method: 'GET', path: '/openapi.yaml' },
-    expect: { http: { status: 200, textIncludes: ['openapi: 3.'] } },
-  },
-  {
-    kind: 'flow',
-    name: 'openapi-document-is-the-embedded-one',
-    rules: ['VER-3-openapi-embedded', 'OPENAPI-served'],
-    api: 'rest',
-    async run(t) {
-      const reply = await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' });
-      t.check(reply, { http: { status: 200 } }, 'GET /openapi.yaml');
-      t.assert(reply.text === OPENAPI_YAML, 'the served document differs from the one embedded in the executable');
-      t.assert(/yaml/.test(reply.headers?.['content-type'] ?? ''), `content type ${reply.headers?.['content-type']} is not YAML`);
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'openapi-business-operations-only',
-    rules: ['OPENAPI-business-only', 'OPENAPI-statuses', 'ERR-429-declared', 'OPENAPI-order-status-enum', 'AUTH-2-login-only', 'ROUTE-auth-by-registration'],
-    api: 'rest',
-    async run(t) {
-      const reply = await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' });
-      const operations = openapiOperations(reply.text ?? '');
-      const keys = operations.map((o) => `${o.method} ${o.path}`).sort();
-      t.assert(JSON.stringify(keys) === JSON.stringify(Object.keys(TABLE).sort()), `documented operations are ${JSON.stringify(keys)}, expected the business API only: ${JSON.stringify(Object.keys(TABLE).sort())}`);
-      for (const op of operations) {
-        const key = `${op.method} ${op.path}`;
-        const missing = (TABLE[key] ?? []).filter((s) => !op.statuses.includes(s));
-        t.assert(missing.length === 0, `${key} does not declare ${missing.join(', ')}`);
-        t.assert(op.authenticated === (key !== 'POST /auth/login'), `${key} is ${op.authenticated ? '' : 'not '}authenticated in the document`);
+export const CONTRACT_CASES: Case[] = [
+  restCase('openapi-document-served', ['OPENAPI-served', 'VER-3-openapi-embedded', 'AUTH-9-public', 'SVC-two-listeners'], { method: 'GET', path: '/openapi.yaml' }, { status: 200, textIncludes: ['openapi: 3.'] }),
+  flow('openapi-document-is-the-embedded-one', ['VER-3-openapi-embedded', 'OPENAPI-served'], { api: 'rest' }, async (t) => {
+    const reply = await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' });
+    t.check(reply, { http: { status: 200 } }, 'GET /openapi.yaml');
+    t.assert(reply.text === OPENAPI_YAML, 'the served document differs from the one embedded in the executable');
+    t.assert(/yaml/.test(reply.headers?.['content-type'] ?? ''), `content type ${reply.headers?.['content-type']} is not YAML`);
+  }),
+  flow('openapi-business-operations-only', ['OPENAPI-business-only', 'OPENAPI-statuses', 'ERR-429-declared', 'OPENAPI-order-status-enum', 'AUTH-2-login-only', 'ROUTE-auth-by-registration'], { api: 'rest' }, async (t) => {
+    const reply = await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' });
+    const operations = openapiOperations(reply.text ?? '');
+    const keys = operations.map((o) => `${o.method} ${o.path}`).sort();
+    t.assert(JSON.stringify(keys) === JSON.stringify(Object.keys(TABLE).sort()), `documented operations are ${JSON.stringify(keys)}, expected the business API only: ${JSON.stringify(Object.keys(TABLE).sort())}`);
+    for (const op of operations) {
+      const key = `${op.method} ${op.path}`;
+      const missing = (TABLE[key] ?? []).filter((s) => !op.statuses.includes(s));
+      t.assert(missing.length === 0, `${key} does not declare ${missing.join(', ')}`);
+      t.assert(op.authenticated === (key !== 'POST /auth/login'), `${key} is ${op.authenticated ? '' : 'not '}authenticated in the document`);
+    }
+    const doc = parse(reply.text ?? '') as { components?: { schemas?: { Order?: { properties?: { status?: { enum?: unknown } } } } } };
+    const statusEnum = doc.components?.schemas?.Order?.properties?.status?.enum;
+    t.assert(JSON.stringify(statusEnum) === '["pending"]', `Order.status enum is ${JSON.stringify(statusEnum)}, expected ["pending"]`);
+  }),
+  flow('every-protected-operation-requires-a-token', ['ROUTE-auth-by-registration', 'AUTH-2-login-only', 'SVC-same-api'], { api: 'rest' }, async (t) => {
+    for (const op of openapiOperations()) {
+      const path = op.path.replace('{id}', crypto.randomUUID());
+      const body = op.method === 'POST' ? '{}' : undefined;
+      const reply = await t.driver.raw!({ method: op.method, path, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body }) });
+      if (op.authenticated) {
+        t.check(reply, { http: { status: 401, error: MSG.missingAuth } }, `${op.method} ${op.path} without a token`);
+      } else {
+        t.assert(reply.status !== 401 || (reply.body as { error?: string }).error !== MSG.missingAuth, `${op.method} ${op.path} asks for a token`);
+        t.assert(reply.status !== 404 && reply.status !== 405, `${op.method} ${op.path} is not routed (${reply.status})`);
       }
-      const doc = parse(reply.text ?? '') as { components?: { schemas?: { Order?: { properties?: { status?: { enum?: unknown } } } } } };
-      const statusEnum = doc.components?.schemas?.Order?.properties?.status?.enum;
-      t.assert(JSON.stringify(statusEnum) === '["pending"]', `Order.status enum is ${JSON.stringify(statusEnum)}, expected ["pending"]`);
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'every-protected-operation-requires-a-token',
-    rules: ['ROUTE-auth-by-registration', 'AUTH-2-login-only', 'SVC-same-api'],
-    api: 'rest',
-    async run(t) {
-      for (const op of openapiOperations()) {
-        const path = op.path.replace('{id}', crypto.randomUUID());
-        const body = op.method === 'POST' ? '{}' : undefined;
-        const reply = await t.driver.raw!({ method: op.method, path, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body }) });
-        if (op.authenticated) {
-          t.check(reply, { http: { status: 401, error: MSG.missingAuth } }, `${op.method} ${op.path} without a token`);
-        } else {
-          t.assert(reply.status !== 401 || (reply.body as { error?: string }).error !== MSG.missingAuth, `${op.method} ${op.path} asks for a token`);
-          t.assert(reply.status !== 404 && reply.status !== 405, `${op.method} ${op.path} is not routed (${reply.status})`);
-        }
-      }
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'observed-statuses-are-declared',
-    rules: ['OPENAPI-statuses'],
-    api: 'rest',
-    last: true,
-    async run(t) {
-      const operations = openapiOperations();
-      const undeclared = new Set<string>();
-      let checked = 0;
-      for (const seen of t.observed()) {
-        const op = operations.find((o) => o.method === seen.method && templateMatches(o.path, seen.path));
-        if (op === undefined) continue;
-        checked += 1;
-        if (!op.statuses.includes(seen.status)) undeclared.add(`${op.method} ${op.path} answered ${seen.status}`);
-      }
-      t.assert(checked > 0, 'no business exchanges were observed in this column');
-      t.assert(undeclared.size === 0, `statuses not declared in the OpenAPI document: ${[...undeclared].join('; ')}`);
-    },
-  },
-  {
-    kind: 'request',
-    name: 'rest-paths-carry-no-version',
-    rules: ['VER-2-rest-unversioned'],
-    op: 'raw',
-    auth: 'Bearer {token}',
-    input: { method: 'GET', path: '/v1/orders' },
-    expect: { http: { status: 404, error: MSG.notFound } },
-  },
-  {
-    kind: 'flow',
-    name: 'no-version-header',
-    rules: ['VER-2-rest-unversioned'],
-    api: 'rest',
-    async run(t) {
-      const me = await t.user();
-      const replies = [await t.driver.listOrders(me.auth, {}), await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' })];
-      for (const reply of replies) {
-        const versioned = Object.keys(reply.headers ?? {}).filter((h) => /version/i.test(h));
-        t.assert(versioned.length === 0, `response carries version headers: ${versioned.join(', ')}`);
-      }
-      const ignored = await t.driver.raw!({ method: 'GET', path: '/orders', headers: { authorization: me.auth, 'api-version': '2' } });
-      t.check(ignored, { http: { status: 200 } }, 'a version header is not interpreted');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'contract-is-version-1',
-    rules: ['VER-4-deprecation'],
-    api: 'rest',
-    async run(t) {
-      const doc = parse((await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' })).text ?? '') as { info?: { version?: string } };
-      t.assert(/^1\./.test(doc.info?.version ?? ''), `OpenAPI info.version is ${doc.info?.version}, expected 1.x`);
-    },
-  },
+    }
+  }),
+  flow('observed-statuses-are-declared', ['OPENAPI-statuses'], { api: 'rest', last: true }, async (t) => {
+    const operations = openapiOperations();
+    const undeclared = new Set<string>();
+    let checked = 0;
+    for (const seen of t.observed()) {
+      const op = operations.find((o) => o.method === seen.method && templateMatches(o.path, seen.path));
+      if (op === undefined) continue;
+      checked += 1;
+      if (!op.statuses.includes(seen.status)) undeclared.add(`${op.method} ${op.path} answered ${seen.status}`);
+    }
+    t.assert(checked > 0, 'no business exchanges were observed in this column');
+    t.assert(undeclared.size === 0, `statuses not declared in the OpenAPI document: ${[...undeclared].join('; ')}`);
+  }),
+  restCase('rest-paths-carry-no-version', ['VER-2-rest-unversioned'], { method: 'GET', path: '/v1/orders' }, { status: 404, error: MSG.notFound }, 'Bearer {token}'),
+  flow('no-version-header', ['VER-2-rest-unversioned'], { api: 'rest' }, async (t) => {
+    const me = await t.user();
+    const replies = [await t.driver.listOrders(me.auth, {}), await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' })];
+    for (const reply of replies) {
+      const versioned = Object.keys(reply.headers ?? {}).filter((h) => /version/i.test(h));
+      t.assert(versioned.length === 0, `response carries version headers: ${versioned.join(', ')}`);
+    }
+    const ignored = await t.driver.raw!({ method: 'GET', path: '/orders', headers: { authorization: me.auth, 'api-version': '2' } });
+    t.check(ignored, { http: { status: 200 } }, 'a version header is not interpreted');
+  }),
+  flow('contract-is-version-1', ['VER-4-deprecation'], { api: 'rest' }, async (t) => {
+    const doc = parse((await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' })).text ?? '') as { info?: { version?: string } };
+    t.assert(/^1\./.test(doc.info?.version ?? ''), `OpenAPI info.version is ${doc.info?.version}, expected 1.x`);
+  }),
 ];
-
-export const CONTRACT_CASES: Case[] = cases;

@@ -1,5 +1,5 @@
-import type { Case, RequestCase } from '../case-model.ts';
-import { MALFORMED, MSG } from './messages.ts';
+import { flow, type Case, type RequestCase } from '../case-model.ts';
+import { MALFORMED, MSG, OK, restCase } from './messages.ts';
 
 /** Spec 7 on the wire: undecodable bodies, unknown routes, oversized bodies, unexpected failures. */
 
@@ -15,35 +15,19 @@ const UNDECODABLE: readonly (readonly [string, string])[] = [
   ['not-json', 'item=widget&quantity=1'],
 ];
 
+const BEARER = 'Bearer {token}';
+const NOT_FOUND = { status: 404, error: MSG.notFound } as const;
+const NOT_ALLOWED = { status: 405, error: MSG.methodNotAllowed } as const;
+const TOO_LARGE = { status: 413, error: MSG.tooLarge } as const;
+const post = (path: string, body: string) => ({ method: 'POST', path, headers: JSON_HEADERS, body });
+
 const malformed: Case[] = UNDECODABLE.flatMap(([tag, body]): RequestCase[] => [
-  {
-    kind: 'request',
-    name: `login-body-${tag}`,
-    rules: ['LOGIN-400-malformed', 'ERR-malformed-body', 'SHAPE-error'],
-    op: 'raw',
-    input: { method: 'POST', path: '/auth/login', headers: JSON_HEADERS, body },
-    expect: MALFORMED,
-  },
-  {
-    kind: 'request',
-    name: `create-body-${tag}`,
-    rules: ['CREATE-400', 'ERR-malformed-body', 'SHAPE-error'],
-    op: 'raw',
-    auth: 'Bearer {token}',
-    input: { method: 'POST', path: '/orders', headers: JSON_HEADERS, body },
-    expect: MALFORMED,
-  },
+  restCase(`login-body-${tag}`, ['LOGIN-400-malformed', 'ERR-malformed-body', 'SHAPE-error'], post('/auth/login', body), MALFORMED.http!),
+  restCase(`create-body-${tag}`, ['CREATE-400', 'ERR-malformed-body', 'SHAPE-error'], post('/orders', body), MALFORMED.http!, BEARER),
 ]);
 
 const wrongTypes: Case[] = [
-  {
-    kind: 'request',
-    name: 'login-username-not-a-string',
-    rules: ['LOGIN-400-malformed', 'ERR-malformed-body', 'SHAPE-login-request'],
-    op: 'raw',
-    input: { method: 'POST', path: '/auth/login', headers: JSON_HEADERS, body: '{"username": 5, "password": "x"}' },
-    expect: MALFORMED,
-  },
+  restCase('login-username-not-a-string', ['LOGIN-400-malformed', 'ERR-malformed-body', 'SHAPE-login-request'], post('/auth/login', '{"username": 5, "password": "x"}'), MALFORMED.http!),
 ];
 
 /** A JSON body of exactly `size` bytes: a valid order padded with an ignored field. */
@@ -54,81 +38,31 @@ function paddedOrder(size: number): string {
 }
 
 const limits: Case[] = [
-  {
-    kind: 'request',
-    name: 'create-body-over-1mib',
-    rules: ['LIMIT-body-size'],
-    op: 'raw',
-    auth: 'Bearer {token}',
-    input: { method: 'POST', path: '/orders', headers: JSON_HEADERS, body: paddedOrder(MIB + 1) },
-    expect: { http: { status: 413, error: MSG.tooLarge } },
-  },
-  {
-    kind: 'request',
-    name: 'create-body-exactly-1mib',
-    rules: ['LIMIT-body-size', 'CREATE-201'],
-    op: 'raw',
-    auth: 'Bearer {token}',
-    input: { method: 'POST', path: '/orders', headers: JSON_HEADERS, body: paddedOrder(MIB) },
-    expect: { http: { status: 201, body: { shape: 'Order' } } },
-  },
-  {
-    kind: 'request',
-    name: 'login-body-over-1mib',
-    rules: ['LIMIT-body-size'],
-    op: 'raw',
-    input: { method: 'POST', path: '/auth/login', headers: JSON_HEADERS, body: `{"username":"x","password":"${'p'.repeat(MIB)}"}` },
-    expect: { http: { status: 413, error: MSG.tooLarge } },
-  },
+  restCase('create-body-over-1mib', ['LIMIT-body-size'], post('/orders', paddedOrder(MIB + 1)), TOO_LARGE, BEARER),
+  restCase('create-body-exactly-1mib', ['LIMIT-body-size', 'CREATE-201'], post('/orders', paddedOrder(MIB)), { status: 201, body: { shape: 'Order' } }, BEARER),
+  restCase('login-body-over-1mib', ['LIMIT-body-size'], post('/auth/login', `{"username":"x","password":"${'p'.repeat(MIB)}"}`), TOO_LARGE),
 ];
 
+/** Routes the service does not have, or methods a route does not take (spec 4.1, 5 rule 11, 6 rule 5). */
 const routing: Case[] = [
-  {
-    kind: 'request',
-    name: 'unknown-path',
-    rules: ['HTTP-404-unknown', 'SHAPE-error'],
-    op: 'raw',
-    input: { method: 'GET', path: '/no-such-route' },
-    expect: { http: { status: 404, error: MSG.notFound } },
-  },
-  {
-    kind: 'request',
-    name: 'unknown-nested-path',
-    rules: ['HTTP-404-unknown'],
-    op: 'raw',
-    auth: 'Bearer {token}',
-    input: { method: 'GET', path: '/orders/{uuid}/items' },
-    expect: { http: { status: 404, error: MSG.notFound } },
-  },
+  restCase('unknown-path', ['HTTP-404-unknown', 'SHAPE-error'], { method: 'GET', path: '/no-such-route' }, NOT_FOUND),
+  restCase('unknown-nested-path', ['HTTP-404-unknown'], { method: 'GET', path: '/orders/{uuid}/items' }, NOT_FOUND, BEARER),
   ...(['PUT', 'PATCH', 'DELETE'] as const).map(
     (method): RequestCase => ({
-      kind: 'request',
-      name: `no-${method.toLowerCase()}-on-an-order`,
-      rules: ['ORDER-no-transitions', 'HTTP-405-method'],
+      ...restCase(`no-${method.toLowerCase()}-on-an-order`, ['ORDER-no-transitions', 'HTTP-405-method'], { method, path: '/orders/{order:a}', headers: JSON_HEADERS, body: '{"status":"shipped"}' }, NOT_ALLOWED, BEARER),
       setup: { orders: [{ ref: 'a' }] },
-      op: 'raw',
-      auth: 'Bearer {token}',
-      input: { method, path: '/orders/{order:a}', headers: JSON_HEADERS, body: '{"status":"shipped"}' },
-      expect: { http: { status: 405, error: MSG.methodNotAllowed } },
     }),
   ),
-  {
-    kind: 'request',
-    name: 'wrong-method-on-login',
-    rules: ['HTTP-405-method'],
-    op: 'raw',
-    input: { method: 'GET', path: '/auth/login' },
-    expect: { http: { status: 405, error: MSG.methodNotAllowed } },
-  },
-  {
-    kind: 'request',
-    name: 'wrong-method-on-recent',
-    rules: ['HTTP-405-method'],
-    op: 'raw',
-    auth: 'Bearer {token}',
-    input: { method: 'POST', path: '/me/recent', headers: JSON_HEADERS, body: '{}' },
-    expect: { http: { status: 405, error: MSG.methodNotAllowed } },
-  },
+  restCase('wrong-method-on-login', ['HTTP-405-method'], { method: 'GET', path: '/auth/login' }, NOT_ALLOWED),
+  restCase('wrong-method-on-recent', ['HTTP-405-method'], post('/me/recent', '{}'), NOT_ALLOWED, BEARER),
+  restCase('no-refresh-or-revocation-endpoint', ['AUTH-11-no-refresh', 'SVC-out-of-scope'], post('/auth/refresh', '{}'), NOT_FOUND, BEARER),
+  restCase('no-sign-up-endpoint', ['SVC-out-of-scope', 'AUTH-11-no-refresh'], post('/auth/register', '{"username":"x","password":"y"}'), NOT_FOUND),
+  restCase('no-users-endpoint', ['SVC-out-of-scope'], post('/users', '{"username":"x","password":"y"}'), NOT_FOUND),
+  restCase('no-webhook-or-event-stream-routes', ['EVT-5-no-other'], { method: 'GET', path: '/events', headers: { accept: 'text/event-stream' } }, { status: 404 }, BEARER),
+  restCase('no-webhook-registration-route', ['EVT-5-no-other'], post('/webhooks', '{"url":"http://127.0.0.1:1/"}'), { status: 404 }, BEARER),
+  ...(['/livez', '/healthz', '/readyz', '/metrics'] as const).map((path) =>
+    restCase(`public-listener-has-no-${path.slice(1)}`, ['ADMIN-404-on-public', 'SVC-two-listeners', 'ADMIN-cluster-only'], { method: 'GET', path }, NOT_FOUND),
+  ),
 ];
 
 /**
@@ -146,96 +80,67 @@ function injectBug(target: Record<string, unknown>, method: string): void {
 }
 
 const failures: Case[] = [
-  {
-    kind: 'flow',
-    name: 'unexpected-failure-is-masked-500',
-    rules: ['ERR-internal', 'ERR-500-panic', 'GRPC-message-text'],
-    needs: ['faults'],
-    async run(t) {
-      const me = await t.user();
-      await t.target.simulator!.set('database', { failNext: 1 });
-      const reply = await t.driver.listOrders(me.auth, {});
-      t.check(reply, { http: { status: 500, error: MSG.internal }, grpc: { code: 'INTERNAL', message: MSG.internal } }, 'list with the store failing');
-      t.assert(!/database|simulated/.test(reply.text ?? reply.message ?? ''), 'the 500 reveals the cause');
-      t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 200 }, grpc: { code: 'OK' } }, 'the next request succeeds');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'handler-panic-is-recovered-and-logged',
-    rules: ['CHAIN-R1-panic', 'ERR-500-panic'],
-    api: 'rest',
-    needs: ['inProcess', 'logs'],
-    async run(t) {
-      const me = await t.user();
-      injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'findById');
-      const id = crypto.randomUUID();
-      t.check(await t.driver.getOrder(me.auth, id), { http: { status: 500, error: MSG.internal } }, 'get with the store failing');
-      const path = `/orders/${id}`;
-      const line = await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered' && l['path'] === path), '`api: panic recovered` with the request path');
-      t.assert(typeof line['panic'] === 'string' && line['panic'] !== '', 'panic field is missing');
-      t.assert(line.level === 'error', `panic logged at ${line.level}, expected error`);
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'panic-in-tracing-layer-is-recovered',
-    rules: ['CHAIN-R1-outermost', 'CHAIN-R1-panic'],
-    api: 'rest',
-    needs: ['inProcess', 'logs'],
-    target: { isolated: true },
-    async run(t) {
-      const tracer = t.target.hooks!.app.core.observability.tracer;
-      const original = tracer.startSpan.bind(tracer);
-      let thrown = false;
-      tracer.startSpan = (...args: Parameters<typeof tracer.startSpan>) => {
-        if (!thrown) {
-          thrown = true;
-          throw new Error('tracing layer exploded');
-        }
-        return original(...args);
-      };
-      try {
-        t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 500, error: MSG.internal } }, 'request whose tracing layer throws');
-        t.assert(thrown, 'the REST side never started a span (tracing layer missing)');
-        await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered'), '`api: panic recovered` for the tracing-layer panic');
-        t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 200 } }, 'the next request is served');
-      } finally {
-        tracer.startSpan = original;
+  flow('unexpected-failure-is-masked-500', ['ERR-internal', 'ERR-500-panic', 'GRPC-message-text'], { needs: ['faults'] }, async (t) => {
+    const me = await t.user();
+    await t.target.simulator!.set('database', { failNext: 1 });
+    const reply = await t.driver.listOrders(me.auth, {});
+    t.check(reply, { http: { status: 500, error: MSG.internal }, grpc: { code: 'INTERNAL', message: MSG.internal } }, 'list with the store failing');
+    t.assert(!/database|simulated/.test(reply.text ?? reply.message ?? ''), 'the 500 reveals the cause');
+    t.check(await t.driver.listOrders(me.auth, {}), OK, 'the next request succeeds');
+  }),
+  flow('handler-panic-is-recovered-and-logged', ['CHAIN-R1-panic', 'ERR-500-panic'], { api: 'rest', needs: ['inProcess', 'logs'] }, async (t) => {
+    const me = await t.user();
+    injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'findById');
+    const id = crypto.randomUUID();
+    t.check(await t.driver.getOrder(me.auth, id), { http: { status: 500, error: MSG.internal } }, 'get with the store failing');
+    const path = `/orders/${id}`;
+    const line = await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered' && l['path'] === path), '`api: panic recovered` with the request path');
+    t.assert(typeof line['panic'] === 'string' && line['panic'] !== '', 'panic field is missing');
+    t.assert(line.level === 'error', `panic logged at ${line.level}, expected error`);
+  }),
+  flow('panic-in-tracing-layer-is-recovered', ['CHAIN-R1-outermost', 'CHAIN-R1-panic'], { api: 'rest', needs: ['inProcess', 'logs'], target: { isolated: true } }, async (t) => {
+    const tracer = t.target.hooks!.app.core.observability.tracer;
+    const original = tracer.startSpan.bind(tracer);
+    let thrown = false;
+    tracer.startSpan = (...args: Parameters<typeof tracer.startSpan>) => {
+      if (!thrown) {
+        thrown = true;
+        throw new Error('tracing layer exploded');
       }
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'framework-logger-and-recovery-unused',
-    rules: ['CHAIN-R4-framework-logger', 'LOG-json'],
-    api: 'rest',
-    needs: ['inProcess', 'logs'],
-    target: { isolated: true },
-    async run(t) {
-      const me = await t.user();
-      const written: string[] = [];
-      const originalError = console.error;
-      const originalWarn = console.warn;
-      const originalStderr = process.stderr.write.bind(process.stderr);
-      console.error = (...args: unknown[]) => void written.push(args.map(String).join(' '));
-      console.warn = (...args: unknown[]) => void written.push(args.map(String).join(' '));
-      process.stderr.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
-      try {
-        injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'listByUser');
-        t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 500, error: MSG.internal } }, 'a bug in a handler');
-        t.target.hooks!.fakes?.store.trouble.failNext(1, 'framework probe');
-        await t.driver.listOrders(me.auth, {});
-        await t.sleep(20);
-      } finally {
-        console.error = originalError;
-        console.warn = originalWarn;
-        process.stderr.write = originalStderr;
-      }
-      t.assert(written.length === 0, `the framework wrote outside the structured logger: ${written.join(' | ').slice(0, 300)}`);
-      t.assert(!(t.target.logs!.raw.join('\n').includes('    at ')), 'a stack trace reached the logs (development mode?)');
-    },
-  },
+      return original(...args);
+    };
+    try {
+      t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 500, error: MSG.internal } }, 'request whose tracing layer throws');
+      t.assert(thrown, 'the REST side never started a span (tracing layer missing)');
+      await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered'), '`api: panic recovered` for the tracing-layer panic');
+      t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 200 } }, 'the next request is served');
+    } finally {
+      tracer.startSpan = original;
+    }
+  }),
+  flow('framework-logger-and-recovery-unused', ['CHAIN-R4-framework-logger', 'LOG-json'], { api: 'rest', needs: ['inProcess', 'logs'], target: { isolated: true } }, async (t) => {
+    const me = await t.user();
+    const written: string[] = [];
+    const originalError = console.error;
+    const originalWarn = console.warn;
+    const originalStderr = process.stderr.write.bind(process.stderr);
+    console.error = (...args: unknown[]) => void written.push(args.map(String).join(' '));
+    console.warn = (...args: unknown[]) => void written.push(args.map(String).join(' '));
+    process.stderr.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'listByUser');
+      t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 500, error: MSG.internal } }, 'a bug in a handler');
+      t.target.hooks!.fakes?.store.trouble.failNext(1, 'framework probe');
+      await t.driver.listOrders(me.auth, {});
+      await t.sleep(20);
+    } finally {
+      console.error = originalError;
+      console.warn = originalWarn;
+      process.stderr.write = originalStderr;
+    }
+    t.assert(written.length === 0, `the framework wrote outside the structured logger: ${written.join(' | ').slice(0, 300)}`);
+    t.assert(!(t.target.logs!.raw.join('\n').includes('    at ')), 'a stack trace reached the logs (development mode?)');
+  }),
 ];
 
 export const ERROR_CASES: Case[] = [...malformed, ...wrongTypes, ...limits, ...routing, ...failures];

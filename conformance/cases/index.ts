@@ -14,7 +14,6 @@ import { ONE_PORT_ATTACK_CASES } from './one-port-attacks.ts';
 import { ORDER_CASES } from './orders.ts';
 import { PROCESS_TRANSPORT_CASES } from './process-transport.ts';
 import { RATE_LIMIT_CASES } from './rate-limit.ts';
-import { RATE_LIMIT_POLICY_CASES } from './rate-limit-policy.ts';
 import { SESSION_CASES } from './session.ts';
 import { SIMULATOR_CASES } from './simulator.ts';
 
@@ -33,7 +32,6 @@ export const ALL_CASES: readonly Case[] = [
   ...CONTRACT_CASES,
   ...DOCS_PAGE_CASES,
   ...RATE_LIMIT_CASES,
-  ...RATE_LIMIT_POLICY_CASES,
   ...ONE_PORT_CASES,
   ...ONE_PORT_ATTACK_CASES,
   ...PROCESS_TRANSPORT_CASES,

@@ -1,13 +1,9 @@
-import type { Case, RequestCase } from '../case-model.ts';
+import { request, type Case, type RequestCase } from '../case-model.ts';
 import type { ListQuery } from '../drivers/driver.ts';
+import { refs } from './messages.ts';
 
 /** GET /orders and ListOrders: shape, ownership, ordering and the clamps of spec 4.1 rule 6 / 8. */
 
-const refs = (ref: string, from: number, to: number): string[] => {
-  const out: string[] = [];
-  for (let i = from; from <= to ? i <= to : i >= to; i += from <= to ? 1 : -1) out.push(`{order:${ref}-${i}}`);
-  return out;
-};
 
 const list = (orders: readonly string[] | undefined, length?: number): RequestCase['expect'] => ({
   http: { status: 200, body: { shape: 'ListOrdersResponse', ...(orders ? { orders } : {}), ...(length === undefined ? {} : { ordersLength: length }) } },
@@ -18,15 +14,7 @@ const list = (orders: readonly string[] | undefined, length?: number): RequestCa
 const restList = (length: number): RequestCase['expect'] => ({ http: { status: 200, body: { shape: 'ListOrdersResponse', ordersLength: length } } });
 
 const basics: Case[] = [
-  {
-    kind: 'request',
-    name: 'list-no-orders-is-empty-array',
-    rules: ['LIST-200', 'SHAPE-list-response', 'SVC-operations'],
-    needs: ['users'],
-    op: 'listOrders',
-    input: {},
-    expect: list([]),
-  },
+  request('list-no-orders-is-empty-array', ['LIST-200', 'SHAPE-list-response', 'SVC-operations'], { needs: ['users'], op: 'listOrders', input: {} }, list([])),
   {
     kind: 'request',
     name: 'list-only-own-orders',
@@ -37,16 +25,7 @@ const basics: Case[] = [
     input: {},
     expect: list(['{order:mine}']),
   },
-  {
-    kind: 'request',
-    name: 'list-newest-first',
-    rules: ['LIST-order', 'LIST-200'],
-    needs: ['users'],
-    setup: { orders: [{ ref: 'o', count: 4 }] },
-    op: 'listOrders',
-    input: {},
-    expect: list(refs('o', 4, 1)),
-  },
+  request('list-newest-first', ['LIST-order', 'LIST-200'], { needs: ['users'], setup: { orders: [{ ref: 'o', count: 4 }] }, op: 'listOrders', input: {} }, list(refs('o', 4, 1))),
 ];
 
 interface Clamp {

@@ -1,4 +1,5 @@
-import type { Expectation } from '../case-model.ts';
+import { request, type Expectation, type HttpExpect, type RequestCase } from '../case-model.ts';
+import type { RawRequest } from '../drivers/driver.ts';
 
 /** Spec 7 texts, written out here rather than imported, so the suite does not check the code against itself. */
 export const MSG = {
@@ -32,3 +33,22 @@ export function invalidArgument(message: string): Expectation {
 
 /** 400 malformed body: REST only, protobuf has no undecodable JSON. */
 export const MALFORMED: Expectation = { http: { status: 400, error: MSG.malformedBody } };
+
+/** A REST-only raw request case: one exchange and its expected answer. `auth` sends that header (placeholders resolved). */
+export function restCase(name: string, rules: readonly string[], input: RawRequest, http: HttpExpect, auth?: string): RequestCase {
+  return request(name, rules, { op: 'raw', ...(auth === undefined ? {} : { auth }), input }, { http });
+}
+
+/** Success on both APIs, nothing more checked. */
+export const OK: Expectation = { http: { status: 200 }, grpc: { code: 'OK' } };
+export const CREATED: Expectation = { http: { status: 201 }, grpc: { code: 'OK' } };
+
+/** A RecentResponse holding exactly these ids, in this order, on both APIs. */
+export function recentIs(ids: readonly string[]): Expectation {
+  return { http: { status: 200, body: { shape: 'RecentResponse', recent: ids } }, grpc: { code: 'OK', body: { shape: 'RecentResponse', recent: ids } } };
+}
+
+/** `{order:ref-i}` placeholders for i from `from` down to `to` (setup orders created with a count). */
+export function refs(ref: string, from: number, to: number): string[] {
+  return Array.from({ length: from - to + 1 }, (_, k) => `{order:${ref}-${from - k}}`);
+}

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
-import type { Case, RequestCase } from '../case-model.ts';
-import { invalidArgument, MALFORMED, MSG } from './messages.ts';
+import { flow, request, type Case, type RequestCase } from '../case-model.ts';
+import { invalidArgument, MALFORMED, MSG, OK } from './messages.ts';
 
 /** Create and fetch (spec 2.1, 3.1, 4.1 table, 7): shapes, validation, ownership, ids. */
 
@@ -27,30 +27,13 @@ const createCases: Case[] = [
     input: { item: 'widget', quantity: 1, status: 'shipped', id: '00000000-0000-4000-8000-000000000000', user_id: '{userId:other}', userId: '{userId:other}' },
     expect: { http: { status: 201, body: { shape: 'Order', fields: { status: 'pending' } } } },
   },
-  {
-    kind: 'request',
-    name: 'create-item-200-characters',
-    rules: ['ORDER-item-limits', 'CREATE-201'],
-    op: 'createOrder',
-    input: { item: 'x'.repeat(200), quantity: 1 },
-    expect: created('x'.repeat(200), 1),
-  },
-  {
-    kind: 'request',
-    name: 'create-item-200-non-ascii-characters',
-    rules: ['ORDER-item-limits', 'CREATE-201'],
-    op: 'createOrder',
-    input: { item: 'é'.repeat(200), quantity: 1 },
-    expect: created('é'.repeat(200), 1),
-  },
-  {
-    kind: 'request',
-    name: 'create-quantity-int32-max',
-    rules: ['ORDER-item-limits', 'CREATE-201'],
-    op: 'createOrder',
-    input: { item: 'widget', quantity: 2147483647 },
-    expect: created('widget', 2147483647),
-  },
+  ...(
+    [
+      ['create-item-200-characters', 'x'.repeat(200), 1],
+      ['create-item-200-non-ascii-characters', 'é'.repeat(200), 1],
+      ['create-quantity-int32-max', 'widget', 2147483647],
+    ] as const
+  ).map(([name, item, quantity]): RequestCase => ({ kind: 'request', name, rules: ['ORDER-item-limits', 'CREATE-201'], op: 'createOrder', input: { item, quantity }, expect: created(item, quantity) })),
   ...(
     [
       ['create-item-empty', { item: '', quantity: 1 }, MSG.itemRequired],
@@ -86,14 +69,8 @@ const createCases: Case[] = [
       ['create-item-number', { item: 42, quantity: 1 }],
     ] as const
   ).map(
-    ([name, input]): RequestCase => ({
-      kind: 'request',
-      name,
-      rules: ['CREATE-400', 'SHAPE-create-request', 'ERR-malformed-body'],
-      op: 'createOrder',
-      input,
-      expect: MALFORMED,
-    }),
+    ([name, input]): RequestCase =>
+      request(name, ['CREATE-400', 'SHAPE-create-request', 'ERR-malformed-body'], { op: 'createOrder', input }, MALFORMED),
   ),
 ];
 
@@ -135,183 +112,110 @@ const getCases: Case[] = [
       ['get-id-uuid-with-suffix', '0f8fad5b-d9cb-469f-a165-70867728950e0'],
     ] as const
   ).map(
-    ([name, id]): RequestCase => ({
-      kind: 'request',
-      name,
-      rules: ['GET-400-id', 'ERR-invalid-order-id', 'GRPC-message-text'],
-      op: 'getOrder',
-      input: { id },
-      expect: invalidArgument(MSG.invalidOrderId),
-    }),
+    ([name, id]): RequestCase =>
+      request(name, ['GET-400-id', 'ERR-invalid-order-id', 'GRPC-message-text'], { op: 'getOrder', input: { id } }, invalidArgument(MSG.invalidOrderId)),
   ),
-  {
-    kind: 'request',
-    name: 'get-id-empty',
-    rules: ['GET-400-id', 'ERR-invalid-order-id'],
-    op: 'getOrder',
-    input: { id: '' },
-    // REST: GET /orders/ is not a route; gRPC: an empty id is not a UUID.
-    expect: { grpc: { code: 'INVALID_ARGUMENT', message: MSG.invalidOrderId } },
-  },
-  {
-    kind: 'flow',
-    name: 'create-then-get-round-trip',
-    rules: ['CREATE-201', 'GET-200', 'SHAPE-order', 'SVC-operations'],
-    async run(t) {
-      const me = await t.user();
-      const reply = await t.driver.createOrder(me.auth, { item: 'round trip', quantity: 7 });
-      t.check(reply, { http: { status: 201, body: { shape: 'Order' } }, grpc: { code: 'OK', body: { shape: 'Order' } } }, 'create');
-      const got = await t.driver.getOrder(me.auth, (reply.body as { id: string }).id);
-      t.check(got, { http: { status: 200, body: { fields: reply.body as Record<string, unknown> } }, grpc: { code: 'OK', body: { fields: reply.body as Record<string, unknown> } } }, 'get returns the created order unchanged');
-      const created = Date.parse((reply.body as { created_at: string }).created_at);
-      t.assert(Math.abs(created - Date.now()) < 60_000, `created_at ${(reply.body as { created_at: string }).created_at} is not the creation time`);
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'get-upper-case-id-is-the-same-order',
-    // An upper-case UUID is still a UUID (spec 4.1 table, GET-400-id): the same order, its id as stored.
-    rules: ['GET-400-id', 'GET-200'],
-    async run(t) {
-      const me = await t.user();
-      const id = await t.order(me, 'upper', 1);
-      const got = await t.driver.getOrder(me.auth, id.toUpperCase());
-      t.check(got, { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get by the upper-case id');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'created-order-is-stored',
-    rules: ['SVC-create-durable'],
-    needs: ['inProcess'],
-    async run(t) {
-      const me = await t.user();
-      const id = await t.order(me, 'durable', 2);
-      const stored = await t.target.hooks!.backends.repository.findById(id);
-      t.assert(stored !== undefined, `order ${id} is not in the relational store after create`);
-      if (stored === undefined) return;
-      t.assert(stored.item === 'durable' && stored.quantity === 2 && stored.userId === me.userId && stored.status === 'pending', `stored order is ${JSON.stringify(stored)}`);
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'fetch-fills-and-uses-the-cache',
-    rules: ['SVC-cache-aside'],
-    needs: ['inProcess'],
-    async run(t) {
-      const me = await t.user();
-      const id = await t.order(me);
-      t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200 }, grpc: { code: 'OK' } }, 'get');
-      const inCache = await t.target.hooks!.backends.cache.get(id);
-      t.assert(inCache !== undefined && inCache.id === id, `order ${id} is not in the cache after create and fetch`);
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'real-cache-entry-expires-in-five-minutes',
-    rules: ['SVC-cache-ttl', 'SVC-cache-aside'],
-    needs: ['inProcess'],
-    backends: ['real'],
-    async run(t) {
-      const me = await t.user();
-      const id = await t.order(me);
-      const [host, port] = (process.env['REDIS_ADDR'] ?? '127.0.0.1:6379').split(':');
-      const redis = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 1 });
-      try {
-        await redis.connect();
-        const keys = (await redis.keys(`*${id}`)).filter((k) => k.startsWith('orders:'));
-        t.assert(keys.length === 1, `expected one cache key for order ${id}, found ${JSON.stringify(keys)}`);
-        const ttl = await redis.ttl(keys[0]!);
-        t.assert(ttl > 290 && ttl <= 300, `cache entry TTL is ${ttl} s, expected 300`);
-      } finally {
-        redis.disconnect();
-      }
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'fetch-served-from-cache-when-store-is-down',
-    rules: ['SVC-cache-aside'],
-    needs: ['faults'],
-    async run(t) {
-      const me = await t.user();
-      const id = await t.order(me);
-      await t.target.simulator!.set('database', { state: 'down' });
-      try {
-        t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get with the store down');
-      } finally {
-        await t.target.simulator!.set('database', { state: 'up' });
-      }
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'cache-miss-reads-store-and-refills',
-    rules: ['SVC-cache-aside'],
-    needs: ['recorders'],
-    async run(t) {
-      const me = await t.user();
-      const { cacheFake } = t.target.hooks!.fakes!;
-      cacheFake.trouble.failNext(1); // the create's cache write fails: the order is only in the store
-      const id = await t.order(me);
-      t.assert((await cacheFake.get(id)) === undefined, 'setup: the order should not be cached');
-      t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get on a cache miss');
-      // The refill is not awaited by the fetch (it must not fail the read): poll briefly.
-      for (let i = 0; i < 50 && (await cacheFake.get(id)) === undefined; i++) await t.sleep(10);
-      t.assert((await cacheFake.get(id)) !== undefined, 'a miss read from the store did not refill the cache');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'near-tier-keeps-the-shared-cache-filled-and-serves-recent-orders',
-    rules: ['SVC-near-cache', 'SVC-cache-aside'],
-    // Reads the shared cache's contents and switches the fakes directly (no API exposes the former).
-    needs: ['faults', 'recorders'],
-    async run(t) {
-      const me = await t.user();
-      const id = await t.order(me);
-      const { cacheFake, store } = t.target.hooks!.fakes!;
-      t.assert((await cacheFake.get(id)) !== undefined, 'the create did not fill the shared cache');
-      // Shared cache and store both down: only the in-process tier can answer.
-      cacheFake.trouble.down();
-      store.trouble.down();
-      try {
-        t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get of a just-created order with cache and store down');
-      } finally {
-        cacheFake.trouble.up();
-        store.trouble.up();
-      }
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'fetch-degrades-to-store-when-cache-is-down',
-    rules: ['SVC-cache-aside'],
-    needs: ['faults'],
-    async run(t) {
-      const me = await t.user();
-      const id = await t.order(me);
-      await t.target.simulator!.set('cache', { state: 'down' });
-      try {
-        t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get with the cache down');
-      } finally {
-        await t.target.simulator!.set('cache', { state: 'up' });
-      }
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'created-order-belongs-to-the-caller',
-    rules: ['AUTH-own-user'],
-    needs: ['users'],
-    async run(t) {
-      const me = await t.user();
-      const other = await t.user();
-      const id = await t.order(me);
-      t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 200, body: { orders: [id] } }, grpc: { code: 'OK', body: { orders: [id] } } }, 'creator lists it');
-      t.check(await t.driver.listOrders(other.auth, {}), { http: { status: 200, body: { orders: [] } }, grpc: { code: 'OK', body: { orders: [] } } }, 'another user does not');
-    },
-  },
+  // REST: GET /orders/ is not a route; gRPC: an empty id is not a UUID.
+  request('get-id-empty', ['GET-400-id', 'ERR-invalid-order-id'], { op: 'getOrder', input: { id: '' } }, { grpc: { code: 'INVALID_ARGUMENT', message: MSG.invalidOrderId } }),
+  flow('create-then-get-round-trip', ['CREATE-201', 'GET-200', 'SHAPE-order', 'SVC-operations'], {}, async (t) => {
+    const me = await t.user();
+    const reply = await t.driver.createOrder(me.auth, { item: 'round trip', quantity: 7 });
+    t.check(reply, { http: { status: 201, body: { shape: 'Order' } }, grpc: { code: 'OK', body: { shape: 'Order' } } }, 'create');
+    const got = await t.driver.getOrder(me.auth, (reply.body as { id: string }).id);
+    t.check(got, { http: { status: 200, body: { fields: reply.body as Record<string, unknown> } }, grpc: { code: 'OK', body: { fields: reply.body as Record<string, unknown> } } }, 'get returns the created order unchanged');
+    const created = Date.parse((reply.body as { created_at: string }).created_at);
+    t.assert(Math.abs(created - Date.now()) < 60_000, `created_at ${(reply.body as { created_at: string }).created_at} is not the creation time`);
+  }),
+  // An upper-case UUID is still a UUID (spec 4.1 table, GET-400-id): the same order, its id as stored.
+  flow('get-upper-case-id-is-the-same-order', ['GET-400-id', 'GET-200'], {}, async (t) => {
+    const me = await t.user();
+    const id = await t.order(me, 'upper', 1);
+    const got = await t.driver.getOrder(me.auth, id.toUpperCase());
+    t.check(got, { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get by the upper-case id');
+  }),
+  flow('created-order-is-stored', ['SVC-create-durable'], { needs: ['inProcess'] }, async (t) => {
+    const me = await t.user();
+    const id = await t.order(me, 'durable', 2);
+    const stored = await t.target.hooks!.backends.repository.findById(id);
+    t.assert(stored !== undefined, `order ${id} is not in the relational store after create`);
+    if (stored === undefined) return;
+    t.assert(stored.item === 'durable' && stored.quantity === 2 && stored.userId === me.userId && stored.status === 'pending', `stored order is ${JSON.stringify(stored)}`);
+  }),
+  flow('fetch-fills-and-uses-the-cache', ['SVC-cache-aside'], { needs: ['inProcess'] }, async (t) => {
+    const me = await t.user();
+    const id = await t.order(me);
+    t.check(await t.driver.getOrder(me.auth, id), OK, 'get');
+    const inCache = await t.target.hooks!.backends.cache.get(id);
+    t.assert(inCache !== undefined && inCache.id === id, `order ${id} is not in the cache after create and fetch`);
+  }),
+  flow('real-cache-entry-expires-in-five-minutes', ['SVC-cache-ttl', 'SVC-cache-aside'], { needs: ['inProcess'], backends: ['real'] }, async (t) => {
+    const me = await t.user();
+    const id = await t.order(me);
+    const [host, port] = (process.env['REDIS_ADDR'] ?? '127.0.0.1:6379').split(':');
+    const redis = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 1 });
+    try {
+      await redis.connect();
+      const keys = (await redis.keys(`*${id}`)).filter((k) => k.startsWith('orders:'));
+      t.assert(keys.length === 1, `expected one cache key for order ${id}, found ${JSON.stringify(keys)}`);
+      const ttl = await redis.ttl(keys[0]!);
+      t.assert(ttl > 290 && ttl <= 300, `cache entry TTL is ${ttl} s, expected 300`);
+    } finally {
+      redis.disconnect();
+    }
+  }),
+  flow('cache-miss-reads-store-and-refills', ['SVC-cache-aside'], { needs: ['recorders'] }, async (t) => {
+    const me = await t.user();
+    const { cacheFake } = t.target.hooks!.fakes!;
+    cacheFake.trouble.failNext(1); // the create's cache write fails: the order is only in the store
+    const id = await t.order(me);
+    t.assert((await cacheFake.get(id)) === undefined, 'setup: the order should not be cached');
+    t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get on a cache miss');
+    // The refill is not awaited by the fetch (it must not fail the read): poll briefly.
+    for (let i = 0; i < 50 && (await cacheFake.get(id)) === undefined; i++) await t.sleep(10);
+    t.assert((await cacheFake.get(id)) !== undefined, 'a miss read from the store did not refill the cache');
+  }),
+  // Reads the shared cache's contents and switches the fakes directly (no API exposes the former).
+  flow('near-tier-keeps-the-shared-cache-filled-and-serves-recent-orders', ['SVC-near-cache', 'SVC-cache-aside'], { needs: ['faults', 'recorders'] }, async (t) => {
+    const me = await t.user();
+    const id = await t.order(me);
+    const { cacheFake, store } = t.target.hooks!.fakes!;
+    t.assert((await cacheFake.get(id)) !== undefined, 'the create did not fill the shared cache');
+    // Shared cache and store both down: only the in-process tier can answer.
+    cacheFake.trouble.down();
+    store.trouble.down();
+    try {
+      t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get of a just-created order with cache and store down');
+    } finally {
+      cacheFake.trouble.up();
+      store.trouble.up();
+    }
+  }),
+  // One tier down: the other answers (the cache when the store is down, the store when the cache is).
+  ...(
+    [
+      ['fetch-served-from-cache-when-store-is-down', 'database'],
+      ['fetch-degrades-to-store-when-cache-is-down', 'cache'],
+    ] as const
+  ).map(
+    ([name, component]): Case => 
+      flow(name, ['SVC-cache-aside'], { needs: ['faults'] }, async (t) => {
+        const me = await t.user();
+        const id = await t.order(me);
+        await t.target.simulator!.set(component, { state: 'down' });
+        try {
+          t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, `get with the ${component} down`);
+        } finally {
+          await t.target.simulator!.set(component, { state: 'up' });
+        }
+      }),
+  ),
+  flow('created-order-belongs-to-the-caller', ['AUTH-own-user'], { needs: ['users'] }, async (t) => {
+    const me = await t.user();
+    const other = await t.user();
+    const id = await t.order(me);
+    t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 200, body: { orders: [id] } }, grpc: { code: 'OK', body: { orders: [id] } } }, 'creator lists it');
+    t.check(await t.driver.listOrders(other.auth, {}), { http: { status: 200, body: { orders: [] } }, grpc: { code: 'OK', body: { orders: [] } } }, 'another user does not');
+  }),
 ];
 
 export const ORDER_CASES: Case[] = [...createCases, ...getCases];

@@ -9,9 +9,8 @@ export interface RawAnswer {
 }
 
 export interface RawOptions {
-  /** Sent one at a time, `dripMs` apart, after `head`, until the server answers (slow clients). */
+  /** Sent one a second after `head`, until the server answers (slow clients). */
   readonly drip?: () => string;
-  readonly dripMs?: number;
   /** Give up (reject) after this long without an answer. */
   readonly timeoutMs?: number;
 }
@@ -53,7 +52,7 @@ export function rawHttp1(baseUrl: string, head: string | Buffer, options: RawOpt
         const next = options.drip;
         drip = setInterval(() => {
           if (!socket.destroyed && socket.writable) socket.write(next());
-        }, options.dripMs ?? 1000);
+        }, 1000);
       }
     });
   });

@@ -1,35 +1,17 @@
-import type { Case, Expectation, FlowContext } from '../case-model.ts';
+import { flow, request, type Case, type FlowContext } from '../case-model.ts';
 import type { LogLine } from '../../test/support/log-capture.ts';
-import { MSG } from './messages.ts';
+import { MSG, OK, recentIs, refs } from './messages.ts';
 
 /** The session of spec 2.2 / 3.2 through the API: views, recent, bound, linger, cap. */
 
-const recent = (ids: readonly string[]): Expectation => ({
-  http: { status: 200, body: { shape: 'RecentResponse', recent: ids } },
-  grpc: { code: 'OK', body: { shape: 'RecentResponse', recent: ids } },
-});
-const ok: Expectation = { http: { status: 200 }, grpc: { code: 'OK' } };
-
 const views = (ref: string, n: number): [string, string][] => Array.from({ length: n }, (_, i) => ['me', `${ref}-${i + 1}`]);
-const newestViewed = (ref: string, from: number, to: number): string[] => {
-  const out: string[] = [];
-  for (let i = from; i >= to; i--) out.push(`{order:${ref}-${i}}`);
-  return out;
-};
 
 function closedLine(t: FlowContext, userId: string): LogLine | undefined {
   return t.logs().find((line) => line.msg === 'session: closed' && line['user'] === userId);
 }
 
 const requestCases: Case[] = [
-  {
-    kind: 'request',
-    name: 'recent-without-views-is-empty',
-    rules: ['RECENT-200', 'SHAPE-recent-response', 'SVC-operations'],
-    needs: ['users'],
-    op: 'recent',
-    expect: recent([]),
-  },
+  request('recent-without-views-is-empty', ['RECENT-200', 'SHAPE-recent-response', 'SVC-operations'], { needs: ['users'], op: 'recent' }, recentIs([])),
   {
     kind: 'request',
     name: 'recent-after-a-view',
@@ -37,7 +19,7 @@ const requestCases: Case[] = [
     needs: ['users'],
     setup: { orders: [{ ref: 'a' }], views: [['me', 'a']] },
     op: 'recent',
-    expect: recent(['{order:a}']),
+    expect: recentIs(['{order:a}']),
   },
   {
     kind: 'request',
@@ -46,17 +28,9 @@ const requestCases: Case[] = [
     needs: ['users'],
     setup: { orders: [{ ref: 'a' }, { ref: 'b' }, { ref: 'c' }], views: [['me', 'a'], ['me', 'b'], ['me', 'c'], ['me', 'a']] },
     op: 'recent',
-    expect: recent(['{order:a}', '{order:c}', '{order:b}']),
+    expect: recentIs(['{order:a}', '{order:c}', '{order:b}']),
   },
-  {
-    kind: 'request',
-    name: 'recent-bounded-by-default-10',
-    rules: ['SESSION-bound', 'LIMIT-session-recent'],
-    needs: ['users'],
-    setup: { orders: [{ ref: 'o', count: 12 }], views: views('o', 12) },
-    op: 'recent',
-    expect: recent(newestViewed('o', 12, 3)),
-  },
+  request('recent-bounded-by-default-10', ['SESSION-bound', 'LIMIT-session-recent'], { needs: ['users'], setup: { orders: [{ ref: 'o', count: 12 }], views: views('o', 12) }, op: 'recent' }, recentIs(refs('o', 12, 3))),
   {
     kind: 'request',
     name: 'recent-bounded-by-session-recent',
@@ -64,7 +38,7 @@ const requestCases: Case[] = [
     target: { env: { SESSION_RECENT: '3' } },
     setup: { orders: [{ ref: 'o', count: 5 }], views: views('o', 5) },
     op: 'recent',
-    expect: recent(newestViewed('o', 5, 3)),
+    expect: recentIs(refs('o', 5, 3)),
   },
   {
     kind: 'request',
@@ -73,77 +47,52 @@ const requestCases: Case[] = [
     needs: ['users'],
     setup: { users: ['me', 'other'], orders: [{ ref: 'theirs', owner: 'other' }], views: [['other', 'theirs']] },
     op: 'recent',
-    expect: recent([]),
+    expect: recentIs([]),
   },
 ];
 
 const flows: Case[] = [
-  {
-    kind: 'flow',
-    name: 'forbidden-fetch-records-no-view',
-    rules: ['SESSION-view-on-get', 'ERR-403-not-404'],
-    needs: ['users'],
-    async run(t) {
-      const me = await t.user();
-      const owner = await t.user();
-      const theirs = await t.order(owner);
-      t.check(await t.driver.getOrder(me.auth, theirs), { http: { status: 403, error: MSG.forbidden }, grpc: { code: 'PERMISSION_DENIED' } }, 'foreign fetch');
-      t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { http: { status: 404 }, grpc: { code: 'NOT_FOUND' } }, 'unknown fetch');
-      t.check(await t.driver.recent(me.auth), recent([]), 'recent after failed fetches');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'session-lingers-then-closes',
-    rules: ['SESSION-linger-reacquire', 'SESSION-linger-close', 'SESSION-content', 'SESSION-create'],
-    needs: ['logs'],
-    target: { sessionLingerMs: 2000 }, // long enough that a busy machine still reaches the in-window check in time
-    async run(t) {
-      const me = await t.user();
-      const a = await t.order(me);
-      t.check(await t.driver.getOrder(me.auth, a), ok, 'view');
-      await t.sleep(100);
-      // Inside the linger window: the same instance, list preserved (and the linger restarts).
-      t.check(await t.driver.recent(me.auth), recent([a]), 'recent inside the linger window');
-      t.assert(closedLine(t, me.userId) === undefined, 'session closed inside its linger window');
-      const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` log line after the linger elapsed');
-      t.assert(line['views'] === 1, `session: closed has views=${String(line['views'])}, expected 1`);
-      t.assert(JSON.stringify(line['recent']) === JSON.stringify([a]), `session: closed has recent=${JSON.stringify(line['recent'])}, expected [${a}]`);
-      t.assert(line.level === 'info', `session: closed is logged at ${line.level}`);
-      t.check(await t.driver.recent(me.auth), recent([]), 'recent after the session closed (fresh, empty)');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'session-dies-with-last-holder-at-linger-zero',
-    rules: ['SESSION-R7-linger-zero', 'SESSION-linger-close'],
-    needs: ['logs'],
-    target: { sessionLingerMs: 0 },
-    async run(t) {
-      const me = await t.user();
-      const a = await t.order(me);
-      t.check(await t.driver.getOrder(me.auth, a), ok, 'view');
-      const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` right after the only holder released (the default linger is minutes)');
-      t.assert(line['views'] === 1, `views=${String(line['views'])}, expected 1`);
-      t.check(await t.driver.recent(me.auth), recent([]), 'recent: the view died with its session');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'session-cap-reached',
-    rules: ['RECENT-503', 'ERR-503-session', 'SESSION-cap-full', 'LIMIT-session-cap', 'GRPC-message-text'],
-    target: { sessionCap: 1 },
-    async run(t) {
-      const first = await t.user();
-      const second = await t.user();
-      const own = await t.order(second);
-      t.check(await t.driver.recent(first.auth), recent([]), 'first user takes the only session (it lingers)');
-      t.check(await t.driver.recent(second.auth), { http: { status: 503, error: MSG.sessionUnavailable }, grpc: { code: 'UNAVAILABLE', message: MSG.sessionUnavailable } }, 'second user at the cap');
-      // GetOrder records its view best effort: a full scope does not fail the fetch.
-      t.check(await t.driver.getOrder(second.auth, own), ok, 'second user can still fetch');
-      t.check(await t.driver.recent(first.auth), recent([]), 'first user keeps its session');
-    },
-  },
+  flow('forbidden-fetch-records-no-view', ['SESSION-view-on-get', 'ERR-403-not-404'], { needs: ['users'] }, async (t) => {
+    const me = await t.user();
+    const owner = await t.user();
+    const theirs = await t.order(owner);
+    t.check(await t.driver.getOrder(me.auth, theirs), { http: { status: 403, error: MSG.forbidden }, grpc: { code: 'PERMISSION_DENIED' } }, 'foreign fetch');
+    t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { http: { status: 404 }, grpc: { code: 'NOT_FOUND' } }, 'unknown fetch');
+    t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after failed fetches');
+  }),
+  // long enough that a busy machine still reaches the in-window check in time
+  flow('session-lingers-then-closes', ['SESSION-linger-reacquire', 'SESSION-linger-close', 'SESSION-content', 'SESSION-create'], { needs: ['logs'], target: { sessionLingerMs: 2000 } }, async (t) => {
+    const me = await t.user();
+    const a = await t.order(me);
+    t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
+    await t.sleep(100);
+    // Inside the linger window: the same instance, list preserved (and the linger restarts).
+    t.check(await t.driver.recent(me.auth), recentIs([a]), 'recent inside the linger window');
+    t.assert(closedLine(t, me.userId) === undefined, 'session closed inside its linger window');
+    const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` log line after the linger elapsed');
+    t.assert(line['views'] === 1, `session: closed has views=${String(line['views'])}, expected 1`);
+    t.assert(JSON.stringify(line['recent']) === JSON.stringify([a]), `session: closed has recent=${JSON.stringify(line['recent'])}, expected [${a}]`);
+    t.assert(line.level === 'info', `session: closed is logged at ${line.level}`);
+    t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after the session closed (fresh, empty)');
+  }),
+  flow('session-dies-with-last-holder-at-linger-zero', ['SESSION-R7-linger-zero', 'SESSION-linger-close'], { needs: ['logs'], target: { sessionLingerMs: 0 } }, async (t) => {
+    const me = await t.user();
+    const a = await t.order(me);
+    t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
+    const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` right after the only holder released (the default linger is minutes)');
+    t.assert(line['views'] === 1, `views=${String(line['views'])}, expected 1`);
+    t.check(await t.driver.recent(me.auth), recentIs([]), 'recent: the view died with its session');
+  }),
+  flow('session-cap-reached', ['RECENT-503', 'ERR-503-session', 'SESSION-cap-full', 'LIMIT-session-cap', 'GRPC-message-text'], { target: { sessionCap: 1 } }, async (t) => {
+    const first = await t.user();
+    const second = await t.user();
+    const own = await t.order(second);
+    t.check(await t.driver.recent(first.auth), recentIs([]), 'first user takes the only session (it lingers)');
+    t.check(await t.driver.recent(second.auth), { http: { status: 503, error: MSG.sessionUnavailable }, grpc: { code: 'UNAVAILABLE', message: MSG.sessionUnavailable } }, 'second user at the cap');
+    // GetOrder records its view best effort: a full scope does not fail the fetch.
+    t.check(await t.driver.getOrder(second.auth, own), OK, 'second user can still fetch');
+    t.check(await t.driver.recent(first.auth), recentIs([]), 'first user keeps its session');
+  }),
 ];
 
 export const SESSION_CASES: Case[] = [...requestCases, ...flows];

@@ -1,5 +1,5 @@
-import type { Case, Expectation, FlowContext } from '../case-model.ts';
-import { MSG } from './messages.ts';
+import { flow, type Case, type FlowContext } from '../case-model.ts';
+import { MSG, OK, recentIs } from './messages.ts';
 
 /**
  * The embedded simulator (issue 17) through its control API on the admin listener: the same cases run
@@ -8,11 +8,6 @@ import { MSG } from './messages.ts';
  */
 
 const MINUTE = 60_000;
-const ok: Expectation = { http: { status: 200 }, grpc: { code: 'OK' } };
-const recent = (ids: readonly string[]): Expectation => ({
-  http: { status: 200, body: { shape: 'RecentResponse', recent: ids } },
-  grpc: { code: 'OK', body: { shape: 'RecentResponse', recent: ids } },
-});
 
 async function withReset(t: FlowContext, body: () => Promise<void>): Promise<void> {
   try {
@@ -31,104 +26,79 @@ async function adminCall(t: FlowContext, method: string, path: string, body?: un
 }
 
 export const SIMULATOR_CASES: Case[] = [
-  {
-    kind: 'flow',
-    name: 'simulator-only-on-embedded-admin-listener',
-    rules: ['SIM-embedded-only'],
-    api: 'rest',
-    needs: ['admin'],
-    async run(t) {
-      const embedded = t.target.capabilities.has('faults');
-      const state = await adminCall(t, 'GET', '/simulator');
-      t.assert(state.status === (embedded ? 200 : 404), `admin GET /simulator answered ${state.status} ${embedded ? 'with' : 'without'} --embedded`);
-      if (!embedded) {
-        for (const [method, path] of [['PUT', '/simulator/components/cache'], ['POST', '/simulator/clock/advance'], ['POST', '/simulator/reset']] as const) {
-          const reply = await adminCall(t, method, path, { state: 'down', ms: 1 });
-          t.assert(reply.status === 404 && reply.text === '{"error":"not found"}', `admin ${method} ${path} answered ${reply.status} ${reply.text} without --embedded`);
-        }
+  flow('simulator-only-on-embedded-admin-listener', ['SIM-embedded-only'], { api: 'rest', needs: ['admin'] }, async (t) => {
+    const embedded = t.target.capabilities.has('faults');
+    const state = await adminCall(t, 'GET', '/simulator');
+    t.assert(state.status === (embedded ? 200 : 404), `admin GET /simulator answered ${state.status} ${embedded ? 'with' : 'without'} --embedded`);
+    if (!embedded) {
+      for (const [method, path] of [['PUT', '/simulator/components/cache'], ['POST', '/simulator/clock/advance'], ['POST', '/simulator/reset']] as const) {
+        const reply = await adminCall(t, method, path, { state: 'down', ms: 1 });
+        t.assert(reply.status === 404 && reply.text === '{"error":"not found"}', `admin ${method} ${path} answered ${reply.status} ${reply.text} without --embedded`);
       }
-      t.check(await t.driver.raw!({ method: 'GET', path: '/simulator' }), { http: { status: 404, error: MSG.notFound } }, 'public GET /simulator');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'simulator-component-settings-and-log',
-    rules: ['SIM-component-settings', 'SIM-logged'],
-    needs: ['faults', 'logs'],
-    async run(t) {
+    }
+    t.check(await t.driver.raw!({ method: 'GET', path: '/simulator' }), { http: { status: 404, error: MSG.notFound } }, 'public GET /simulator');
+  }),
+  flow('simulator-component-settings-and-log', ['SIM-component-settings', 'SIM-logged'], { needs: ['faults', 'logs'] }, async (t) => {
+    const me = await t.user();
+    const simulator = t.target.simulator!;
+    const from = t.logs().length;
+    await withReset(t, async () => {
+      const state = await simulator.set('database', { failNext: 2 });
+      t.assert(JSON.stringify(state) === '{"name":"database","state":"up","latencyMs":0,"failNext":2}', `PUT answered ${JSON.stringify(state)}`);
+      const failed = { http: { status: 500, error: MSG.internal }, grpc: { code: 'INTERNAL', message: MSG.internal } } as const;
+      t.check(await t.driver.listOrders(me.auth, {}), failed, 'first injected failure');
+      t.check(await t.driver.listOrders(me.auth, {}), failed, 'second injected failure');
+      t.check(await t.driver.listOrders(me.auth, {}), OK, 'after failNext 2');
+      await simulator.set('cache', { latencyMs: 1 });
+      const seen = (await simulator.state()).components.map((c) => `${c.name}:${c.state}:${c.latencyMs}:${c.failNext}`).join(' ');
+      t.assert(seen === 'database:up:0:0 cache:up:1:0 publisher:up:0:0', `simulator state ${seen}`);
+      for (const [path, body, status] of [['/simulator/components/queue', { state: 'down' }, 404], ['/simulator/components/cache', { state: 'sideways' }, 400]] as const) {
+        const reply = await adminCall(t, 'PUT', path, body);
+        t.assert(reply.status === status && /^\{"error":"[^"]+"\}$/.test(reply.text), `PUT ${path} ${JSON.stringify(body)}: ${reply.status} ${reply.text}`);
+      }
+    });
+    // A spawned executable's lines arrive through its stdout pipe: wait for the last one.
+    await t.waitFor(() => t.logs().slice(from).some((l) => l.msg === 'simulator: reset'), '`simulator: reset` logged');
+    const changes = t.logs().slice(from).filter((l) => l.msg.startsWith('simulator: '));
+    t.assert(
+      changes.map((l) => `${l.msg}/${String(l['component'] ?? '')}`).join(' ') === 'simulator: component changed/database simulator: component changed/cache simulator: reset/',
+      `simulator log lines: ${JSON.stringify(changes)}`,
+    );
+    t.assert(changes.every((l) => l.level === 'warn'), 'simulator lines are not all at warn');
+  }),
+  flow('linger-follows-the-simulated-clock', ['SIM-clock-advance', 'SESSION-linger-reacquire', 'SESSION-linger-close', 'LIMIT-linger-constant'], { needs: ['faults', 'logs'] }, async (t) => {
+    const simulator = t.target.simulator!;
+    await withReset(t, async () => {
+      // Sessions earlier cases left lingering (shared demo accounts) close first.
+      await simulator.advance(5 * MINUTE);
       const me = await t.user();
-      const simulator = t.target.simulator!;
+      const a = await t.order(me);
+      t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
       const from = t.logs().length;
-      await withReset(t, async () => {
-        const state = await simulator.set('database', { failNext: 2 });
-        t.assert(JSON.stringify(state) === '{"name":"database","state":"up","latencyMs":0,"failNext":2}', `PUT answered ${JSON.stringify(state)}`);
-        const failed = { http: { status: 500, error: MSG.internal }, grpc: { code: 'INTERNAL', message: MSG.internal } } as const;
-        t.check(await t.driver.listOrders(me.auth, {}), failed, 'first injected failure');
-        t.check(await t.driver.listOrders(me.auth, {}), failed, 'second injected failure');
-        t.check(await t.driver.listOrders(me.auth, {}), ok, 'after failNext 2');
-        await simulator.set('cache', { latencyMs: 1 });
-        const seen = (await simulator.state()).components.map((c) => `${c.name}:${c.state}:${c.latencyMs}:${c.failNext}`).join(' ');
-        t.assert(seen === 'database:up:0:0 cache:up:1:0 publisher:up:0:0', `simulator state ${seen}`);
-        for (const [path, body, status] of [['/simulator/components/queue', { state: 'down' }, 404], ['/simulator/components/cache', { state: 'sideways' }, 400]] as const) {
-          const reply = await adminCall(t, 'PUT', path, body);
-          t.assert(reply.status === status && /^\{"error":"[^"]+"\}$/.test(reply.text), `PUT ${path} ${JSON.stringify(body)}: ${reply.status} ${reply.text}`);
-        }
-      });
-      // A spawned executable's lines arrive through its stdout pipe: wait for the last one.
-      await t.waitFor(() => t.logs().slice(from).some((l) => l.msg === 'simulator: reset'), '`simulator: reset` logged');
-      const changes = t.logs().slice(from).filter((l) => l.msg.startsWith('simulator: '));
-      t.assert(
-        changes.map((l) => `${l.msg}/${String(l['component'] ?? '')}`).join(' ') === 'simulator: component changed/database simulator: component changed/cache simulator: reset/',
-        `simulator log lines: ${JSON.stringify(changes)}`,
+      const closed = () => t.logs().slice(from).find((l) => l.msg === 'session: closed' && l['user'] === me.userId);
+      await simulator.advance(4 * MINUTE);
+      t.check(await t.driver.recent(me.auth), recentIs([a]), 'recent 4 minutes later (inside the linger window)');
+      await simulator.advance(5 * MINUTE - 1_000);
+      t.assert(closed() === undefined, 'the session closed before 5 minutes passed since the last request');
+      await simulator.advance(2_000);
+      const line = await t.waitFor(closed, '`session: closed` once 5 minutes passed');
+      t.assert(line['views'] === 1 && JSON.stringify(line['recent']) === JSON.stringify([a]), `session: closed is ${JSON.stringify(line)}`);
+    });
+  }),
+  flow('token-expires-on-the-simulated-clock', ['SIM-clock-advance', 'LIMIT-token-lifetime', 'AUTH-5-invalid'], { needs: ['faults'] }, async (t) => {
+    const simulator = t.target.simulator!;
+    await withReset(t, async () => {
+      const me = await t.user();
+      t.check(await t.driver.listOrders(me.auth, {}), OK, 'fresh token');
+      // JWT_EXPIRY defaults to 1h.
+      await simulator.advance(60 * MINUTE - 5_000);
+      t.check(await t.driver.listOrders(me.auth, {}), OK, 'token 5 s before its expiry');
+      await simulator.advance(6_000);
+      t.check(
+        await t.driver.listOrders(me.auth, {}),
+        { http: { status: 401, error: MSG.invalidToken }, grpc: { code: 'UNAUTHENTICATED', message: MSG.invalidToken } },
+        'token past JWT_EXPIRY',
       );
-      t.assert(changes.every((l) => l.level === 'warn'), 'simulator lines are not all at warn');
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'linger-follows-the-simulated-clock',
-    rules: ['SIM-clock-advance', 'SESSION-linger-reacquire', 'SESSION-linger-close', 'LIMIT-linger-constant'],
-    needs: ['faults', 'logs'],
-    async run(t) {
-      const simulator = t.target.simulator!;
-      await withReset(t, async () => {
-        // Sessions earlier cases left lingering (shared demo accounts) close first.
-        await simulator.advance(5 * MINUTE);
-        const me = await t.user();
-        const a = await t.order(me);
-        t.check(await t.driver.getOrder(me.auth, a), ok, 'view');
-        const from = t.logs().length;
-        const closed = () => t.logs().slice(from).find((l) => l.msg === 'session: closed' && l['user'] === me.userId);
-        await simulator.advance(4 * MINUTE);
-        t.check(await t.driver.recent(me.auth), recent([a]), 'recent 4 minutes later (inside the linger window)');
-        await simulator.advance(5 * MINUTE - 1_000);
-        t.assert(closed() === undefined, 'the session closed before 5 minutes passed since the last request');
-        await simulator.advance(2_000);
-        const line = await t.waitFor(closed, '`session: closed` once 5 minutes passed');
-        t.assert(line['views'] === 1 && JSON.stringify(line['recent']) === JSON.stringify([a]), `session: closed is ${JSON.stringify(line)}`);
-      });
-    },
-  },
-  {
-    kind: 'flow',
-    name: 'token-expires-on-the-simulated-clock',
-    rules: ['SIM-clock-advance', 'LIMIT-token-lifetime', 'AUTH-5-invalid'],
-    needs: ['faults'],
-    async run(t) {
-      const simulator = t.target.simulator!;
-      await withReset(t, async () => {
-        const me = await t.user();
-        t.check(await t.driver.listOrders(me.auth, {}), ok, 'fresh token');
-        // JWT_EXPIRY defaults to 1h.
-        await simulator.advance(60 * MINUTE - 5_000);
-        t.check(await t.driver.listOrders(me.auth, {}), ok, 'token 5 s before its expiry');
-        await simulator.advance(6_000);
-        t.check(
-          await t.driver.listOrders(me.auth, {}),
-          { http: { status: 401, error: MSG.invalidToken }, grpc: { code: 'UNAUTHENTICATED', message: MSG.invalidToken } },
-          'token past JWT_EXPIRY',
-        );
-      });
-    },
-  },
+    });
+  }),
 ];

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { adminProbe } from './admin-probe.ts';
+import { adminProbe } from './rest-reply.ts';
 import type { Driver, DriverOptions, ListQuery, Reply } from './driver.ts';
 
 export const PROTO_PATH = fileURLToPath(new URL('../../proto/ordersv1/orders.proto', import.meta.url));

@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { adminProbe } from './admin-probe.ts';
+import { adminProbe } from './rest-reply.ts';
 import type { Driver, DriverOptions, ListQuery, RawRequest, Reply } from './driver.ts';
-
 
 type Send = (request: RawRequest) => Promise<Reply>;
 export type RestOperations = Pick<Driver, 'login' | 'createOrder' | 'getOrder' | 'listOrders' | 'recent'>;

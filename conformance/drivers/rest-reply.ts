@@ -1,4 +1,7 @@
-import type { Reply } from './driver.ts';
+import { request, type Agent } from 'node:http';
+import type { AdminProbe, RawRequest, Reply } from './driver.ts';
+
+const TIMEOUT_MS = 10_000;
 
 /** Parses a REST answer into a Reply: JSON bodies are parsed, anything else stays text. */
 export function restReply(status: number, headers: Record<string, string>, text: string, httpVersion: string): Reply {
@@ -21,4 +24,48 @@ export function flatHeaders(raw: Record<string, string | string[] | number | und
     out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
   }
   return out;
+}
+
+/**
+ * One HTTP/1.1 exchange with node:http, so any header (lowercase `bearer`, a spoofed content type) can be
+ * sent as is. `agent` false: a connection per request.
+ */
+export function http1Send(baseUrl: string, agent: Agent | false): (raw: RawRequest) => Promise<Reply> {
+  return (raw) =>
+    new Promise((resolve, reject) => {
+      const body = raw.body === undefined ? undefined : Buffer.isBuffer(raw.body) ? raw.body : Buffer.from(raw.body, 'utf8');
+      const headers: Record<string, string> = { ...raw.headers };
+      if (body !== undefined && headers['content-length'] === undefined) headers['content-length'] = String(body.length);
+      let settled = false;
+      const req = request(
+        new URL(raw.path, baseUrl),
+        // A separate socket for a chosen source address: pooled sockets carry their own.
+        { method: raw.method, headers, agent: raw.localAddress === undefined ? agent : false, localAddress: raw.localAddress },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            settled = true;
+            resolve(restReply(res.statusCode ?? 0, flatHeaders(res.headers), Buffer.concat(chunks).toString('utf8'), res.httpVersion));
+          });
+          res.on('error', (error) => {
+            if (!settled) reject(error);
+          });
+        },
+      );
+      req.setTimeout(TIMEOUT_MS, () => req.destroy(new Error(`${raw.method} ${raw.path}: timed out`)));
+      // A server may answer (413) and close before the whole body is written: the answer counts.
+      req.on('error', (error) => {
+        if (!settled) setTimeout(() => (settled ? undefined : reject(error)), 50);
+      });
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
+}
+
+/** GET on the admin listener over HTTP/1.1 (spec 4.2), one connection per probe. */
+export function adminProbe(adminUrl: string): AdminProbe {
+  const send = http1Send(adminUrl, false);
+  const get = (path: string): Promise<Reply> => send({ method: 'GET', path });
+  return { get, livez: () => get('/livez'), healthz: () => get('/healthz'), readyz: () => get('/readyz'), metrics: () => get('/metrics') };
 }

@@ -100,32 +100,21 @@ export function renderMarkdown(report: Report, file: ResultsFile): string {
     'Cells: `pass`, `FAIL`, `xfail` (listed in conformance/known-failing.yaml and failing as expected), `skip` (the target lacks a capability the case needs), `n/a` (no case of the rule runs there), `UNCOVERED` (no case names the rule).',
     '',
   ];
-  if (report.failing.length > 0) {
-    lines.push('## Failing', '');
-    for (const r of report.failing) lines.push(`- \`${r.id}\`${r.outcome === 'xpass' ? ' (known-failing entry passes)' : ''}: ${mdEscape(r.detail ?? '')}`);
-    lines.push('');
-  }
-  if (report.uncovered.length > 0) lines.push('## Uncovered rules', '', ...report.uncovered.map((id) => `- ${id}`), '');
-  if (report.knownFailing.length > 0) {
-    lines.push('## Known failing', '');
-    for (const r of report.knownFailing) lines.push(`- \`${r.id}\`: ${mdEscape(r.detail ?? '')}`);
-    lines.push('');
-  }
+  const result = (r: CaseResult): string => `\`${r.id}\`${r.outcome === 'xpass' ? ' (known-failing entry passes)' : ''}: ${mdEscape(r.detail ?? '')}`;
+  const section = (title: string, items: readonly string[], intro: readonly string[] = []): string[] => (items.length === 0 ? [] : [`## ${title}`, '', ...intro, ...items.map((item) => `- ${item}`), '']);
   const blackBox = blackBoxSkips(report.skipped);
-  if (blackBox.length > 0) {
-    lines.push('## Not run black-box', '', `Cases skipped on the spawned \`--embedded\` executables (and external instances), ${blackBox.length} in all, and why:`, '');
-    lines.push(...blackBox.map((line) => `- ${mdEscape(line)}`), '');
-  }
-  if (report.skipped.length > 0) {
-    lines.push('## Skipped', '');
-    for (const r of report.skipped) lines.push(`- \`${r.id}\`: ${mdEscape(r.detail ?? '')}`);
-    lines.push('');
-  }
-  lines.push('## Rules', '');
-  for (const row of report.rows) {
-    lines.push(`- **${row.rule.id}** (${row.rule.section}, ${row.rule.applies}): ${mdEscape(row.rule.statement)}${row.rule.chosen ? ` _Chosen:_ ${mdEscape(row.rule.chosen)}` : ''}`);
-  }
-  return `${lines.join('\n')}\n`;
+  lines.push(
+    ...section('Failing', report.failing.map(result)),
+    ...section('Uncovered rules', report.uncovered),
+    ...section('Known failing', report.knownFailing.map(result)),
+    ...section('Not run black-box', blackBox.map(mdEscape), [`Cases skipped on the spawned \`--embedded\` executables (and external instances), ${blackBox.length} in all, and why:`, '']),
+    ...section('Skipped', report.skipped.map(result)),
+    ...section(
+      'Rules',
+      report.rows.map((row) => `**${row.rule.id}** (${row.rule.section}, ${row.rule.applies}): ${mdEscape(row.rule.statement)}${row.rule.chosen ? ` _Chosen:_ ${mdEscape(row.rule.chosen)}` : ''}`),
+    ),
+  );
+  return `${lines.join('\n').trimEnd()}\n`;
 }
 
 const html = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

@@ -26,70 +26,37 @@ function describeReply(reply: Reply): string {
   return `HTTP ${reply.status} ${show(reply.text ?? '')}`;
 }
 
-function keysOf(value: unknown): string[] {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value).sort() : [];
-}
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isUuid = (value: unknown): boolean => typeof value === 'string' && UUID.test(value);
+const isNode = (node: unknown): boolean => isObject(node) && 'name' in node && 'status' in node && Object.keys(node).every((k) => ['name', 'status', 'error'].includes(k));
 
-function exactKeys(value: unknown, keys: readonly string[], what: string, problems: string[]): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    problems.push(`${what} is not an object: ${show(value)}`);
-    return false;
-  }
-  const actual = keysOf(value);
-  const wanted = [...keys].sort();
-  if (!isDeepStrictEqual(actual, wanted)) problems.push(`${what} has fields ${show(actual)}, expected exactly ${show(wanted)}`);
-  return true;
-}
+/** Spec 2.1 shapes: the exact field set, and per field a check and what the value must be. */
+const SHAPES: Readonly<Record<ShapeName, Readonly<Record<string, readonly [(value: unknown) => boolean, string]>>>> = {
+  Order: {
+    id: [isUuid, 'a UUID'],
+    item: [(v) => typeof v === 'string', 'a string'],
+    quantity: [Number.isInteger, 'an integer'],
+    status: [(v) => v === 'pending', '"pending", the only status'],
+    created_at: [(v) => typeof v === 'string' && RFC3339.test(v), 'RFC 3339'],
+  },
+  LoginResponse: { token: [(v) => typeof v === 'string' && v !== '', 'a non-empty string'] },
+  ListOrdersResponse: { orders: [(v) => Array.isArray(v) && v.every((order) => shapeProblems('Order', order).length === 0), 'an array of Orders'] },
+  RecentResponse: { recent: [(v) => Array.isArray(v) && v.every(isUuid), 'an array of UUIDs'] },
+  Error: { error: [(v) => typeof v === 'string', 'a string'] },
+  HealthReport: {
+    clean: [(v) => typeof v === 'boolean', 'a boolean'],
+    nodes: [(v) => v === null || (Array.isArray(v) && v.every(isNode)), 'null or an array of nodes with name, status and optionally error'],
+  },
+};
 
 /** Spec 2.1 shapes, field names and types exact. */
 export function shapeProblems(shape: ShapeName, body: unknown, what: string = shape): string[] {
-  const problems: string[] = [];
-  switch (shape) {
-    case 'Order': {
-      if (!exactKeys(body, ['id', 'item', 'quantity', 'status', 'created_at'], what, problems)) break;
-      if (typeof body['id'] !== 'string' || !UUID.test(body['id'])) problems.push(`${what}.id is not a UUID: ${show(body['id'])}`);
-      if (typeof body['item'] !== 'string') problems.push(`${what}.item is not a string`);
-      if (!Number.isInteger(body['quantity'])) problems.push(`${what}.quantity is not an integer: ${show(body['quantity'])}`);
-      if (body['status'] !== 'pending') problems.push(`${what}.status is ${show(body['status'])}, the only status is "pending"`);
-      if (typeof body['created_at'] !== 'string' || !RFC3339.test(body['created_at'])) problems.push(`${what}.created_at is not RFC 3339: ${show(body['created_at'])}`);
-      break;
-    }
-    case 'LoginResponse':
-      if (exactKeys(body, ['token'], what, problems) && (typeof body['token'] !== 'string' || body['token'] === '')) problems.push(`${what}.token is not a non-empty string`);
-      break;
-    case 'ListOrdersResponse': {
-      if (!exactKeys(body, ['orders'], what, problems)) break;
-      const orders = body['orders'];
-      if (!Array.isArray(orders)) problems.push(`${what}.orders is not an array: ${show(orders)}`);
-      else orders.forEach((order, i) => problems.push(...shapeProblems('Order', order, `${what}.orders[${i}]`)));
-      break;
-    }
-    case 'RecentResponse': {
-      if (!exactKeys(body, ['recent'], what, problems)) break;
-      const recent = body['recent'];
-      if (!Array.isArray(recent)) problems.push(`${what}.recent is not an array: ${show(recent)}`);
-      else if (!recent.every((id) => typeof id === 'string' && UUID.test(id))) problems.push(`${what}.recent holds a non-UUID: ${show(recent)}`);
-      break;
-    }
-    case 'Error':
-      if (exactKeys(body, ['error'], what, problems) && typeof body['error'] !== 'string') problems.push(`${what}.error is not a string`);
-      break;
-    case 'HealthReport': {
-      if (!exactKeys(body, ['clean', 'nodes'], what, problems)) break;
-      if (typeof body['clean'] !== 'boolean') problems.push(`${what}.clean is not a boolean`);
-      const nodes = body['nodes'];
-      if (nodes !== null && !Array.isArray(nodes)) problems.push(`${what}.nodes is neither an array nor null`);
-      if (Array.isArray(nodes)) {
-        nodes.forEach((node: unknown, i) => {
-          const keys = keysOf(node);
-          const allowed = ['error', 'name', 'status'];
-          if (!keys.includes('name') || !keys.includes('status') || keys.some((k) => !allowed.includes(k))) {
-            problems.push(`${what}.nodes[${i}] has fields ${show(keys)}, expected name, status and optionally error`);
-          }
-        });
-      }
-      break;
-    }
+  if (!isObject(body)) return [`${what} is not an object: ${show(body)}`];
+  const fields = SHAPES[shape];
+  const [actual, wanted] = [Object.keys(body).sort(), Object.keys(fields).sort()];
+  const problems = isDeepStrictEqual(actual, wanted) ? [] : [`${what} has fields ${show(actual)}, expected exactly ${show(wanted)}`];
+  for (const [field, [valid, must]] of Object.entries(fields)) {
+    if (field in body && !valid(body[field])) problems.push(`${what}.${field} is not ${must}: ${show(body[field])}`);
   }
   return problems;
 }

@@ -149,24 +149,18 @@ export async function runRequestCase(c: RequestCase, env: RunEnv): Promise<void>
   const scope = new Scope(env);
   const labels = c.setup?.users ?? ['me'];
   for (const [index, label] of labels.entries()) await scope.addUser(label, index);
-  scope.acting = c.as ?? labels[0] ?? 'me';
+  scope.acting = labels[0] ?? 'me';
   for (const order of c.setup?.orders ?? []) {
     const owner = scope.actor(order.owner);
     const count = order.count ?? 1;
     const name = (i: number): string | undefined => (order.ref === undefined ? undefined : order.count === undefined ? order.ref : `${order.ref}-${i}`);
-    if (count <= BULK_ABOVE) {
-      for (let i = 1; i <= count; i++) {
-        const id = await scope.createOrder(owner, order.item ?? `item-${i}`, order.quantity ?? 1, true);
-        if (name(i) !== undefined) scope.orders.set(name(i)!, id);
-      }
-    } else {
-      // Bulk setup (page-size clamps) only counts, so creation order does not matter.
-      const indices = Array.from({ length: count }, (_, i) => i + 1);
-      for (let start = 0; start < count; start += BULK_BATCH) {
-        const batch = indices.slice(start, start + BULK_BATCH);
-        const ids = await Promise.all(batch.map((i) => scope.createOrder(owner, order.item ?? `item-${i}`, order.quantity ?? 1, false)));
-        batch.forEach((i, k) => (name(i) === undefined ? undefined : scope.orders.set(name(i)!, ids[k]!)));
-      }
+    // Bulk setup (page-size clamps) only counts, so creation order does not matter: batches run concurrently.
+    const spaced = count <= BULK_ABOVE;
+    const step = spaced ? 1 : BULK_BATCH;
+    for (let start = 1; start <= count; start += step) {
+      const batch = Array.from({ length: Math.min(step, count - start + 1) }, (_, k) => start + k);
+      const ids = await Promise.all(batch.map((i) => scope.createOrder(owner, order.item ?? `item-${i}`, order.quantity ?? 1, spaced)));
+      batch.forEach((i, k) => (name(i) === undefined ? undefined : scope.orders.set(name(i)!, ids[k]!)));
     }
   }
   for (const [label, ref] of c.setup?.views ?? []) {
@@ -179,12 +173,13 @@ export async function runRequestCase(c: RequestCase, env: RunEnv): Promise<void>
   checkReply(reply, c.expect, env.transport.restVariant, scope.resolve, c.op);
 }
 
+function assert(condition: unknown, message: string): void {
+  if (!condition) throw new CaseFailure(message);
+}
+
 function flowContext(env: RunEnv): FlowContext {
   const scope = new Scope(env);
   let userIndex = 0;
-  const assert = (condition: unknown, message: string): void => {
-    if (!condition) throw new CaseFailure(message);
-  };
   return {
     driver: env.driver,
     api: env.driver.api,
@@ -230,10 +225,5 @@ export async function runFlowCase(c: FlowCase, env: RunEnv): Promise<void> {
 }
 
 export async function runProcessCase(c: ProcessCase, transport: Transport): Promise<void> {
-  await c.run({
-    transport,
-    assert(condition, message) {
-      if (!condition) throw new CaseFailure(message);
-    },
-  });
+  await c.run({ transport, assert });
 }

@@ -53,13 +53,13 @@ export interface Target {
   readonly baseUrl: string;
   readonly adminUrl: string | undefined;
   readonly capabilities: ReadonlySet<Capability>;
-  readonly hooks: InProcessApp | undefined;
+  readonly hooks?: InProcessApp | undefined;
   /** The simulator's control API (capability faults). */
-  readonly simulator: SimulatorClient | undefined;
+  readonly simulator?: SimulatorClient | undefined;
   /** The service's log lines, parsed and as written (capability logs). */
-  readonly logs: { readonly lines: readonly LogLine[]; readonly raw: readonly string[] } | undefined;
+  readonly logs?: { readonly lines: readonly LogLine[]; readonly raw: readonly string[] } | undefined;
   /** The signing secret (capability secret). */
-  readonly jwtSecret: string | undefined;
+  readonly jwtSecret?: string | undefined;
   /** A user for this case: fresh (in-process) or the index-th provided account (external). */
   newUser(label: string, index: number): Promise<Credentials>;
   stop(): Promise<void>;
@@ -136,6 +136,13 @@ export const DEMO_ACCOUNTS: readonly Credentials[] = [
   { username: 'bob', password: 'bob-password' },
 ];
 
+/** A black-box target's users are its given accounts, by index. */
+function account(accounts: readonly Credentials[], index: number, missing: string): Credentials {
+  const found = accounts[index];
+  if (found === undefined) throw new Error(missing);
+  return found;
+}
+
 /**
  * A running instance by URL: black-box only. Nothing to start or stop. `simulated`: its admin listener
  * offers the simulator (probed once by the matrix), so fault and clock cases run through it.
@@ -149,15 +156,8 @@ export function externalTarget(options: ExternalOptions, simulated = false): Tar
     baseUrl: options.url.replace(/\/$/, ''),
     adminUrl,
     capabilities: new Set(capabilities),
-    hooks: undefined,
     simulator: adminUrl !== undefined && simulated ? new SimulatorClient(adminUrl) : undefined,
-    logs: undefined,
-    jwtSecret: undefined,
-    async newUser(label, index) {
-      const account = options.users[index];
-      if (account === undefined) throw new Error(`external target: case needs user #${index + 1} (${label}) but only ${options.users.length} accounts were given (--user name:password)`);
-      return account;
-    },
+    newUser: async (label, index) => account(options.users, index, `external target: case needs user #${index + 1} (${label}) but only ${options.users.length} accounts were given (--user name:password)`),
     async stop() {},
   };
 }
@@ -181,7 +181,6 @@ export async function startSpawnedTarget(transport: Transport, settings: TargetS
       baseUrl,
       adminUrl,
       capabilities: capabilitiesOf('spawned'),
-      hooks: undefined,
       simulator: new SimulatorClient(adminUrl),
       logs: {
         get lines() {
@@ -192,11 +191,7 @@ export async function startSpawnedTarget(transport: Transport, settings: TargetS
         },
       },
       jwtSecret,
-      async newUser(label, index) {
-        const account = DEMO_ACCOUNTS[index];
-        if (account === undefined) throw new Error(`spawned target: case needs user #${index + 1} (${label}) but --embedded has ${DEMO_ACCOUNTS.length} demo accounts`);
-        return account;
-      },
+      newUser: async (label, index) => account(DEMO_ACCOUNTS, index, `spawned target: case needs user #${index + 1} (${label}) but --embedded has ${DEMO_ACCOUNTS.length} demo accounts`),
       async stop() {
         await bin.stop();
       },
