@@ -92,19 +92,16 @@ describe('OutboxRelay (issue 13)', () => {
     expect(bus.published).toHaveLength(4);
   });
 
-  it('stop flushes what the API wrote last; events it cannot publish stay for the next process', async () => {
+  // Stop flushing what the API wrote last is the stop-order test in create-app.test.ts, over the real composition.
+  it('events the stop flush cannot publish stay for the next process', async () => {
     const { store, bus, relay } = setup();
-    await place(store, 3);
-    await relay.stop();
-    expect(bus.published).toHaveLength(3);
     await place(store, 2);
     bus.trouble.down();
-    const next = new OutboxRelay(store, bus, createLogger('debug', new LogCapture()), FAST);
-    await next.stop();
+    await relay.stop();
     expect(store.pendingEvents()).toHaveLength(2);
     bus.trouble.up();
     await new OutboxRelay(store, bus, createLogger('debug', new LogCapture()), FAST).stop();
-    expect(bus.published).toHaveLength(5);
+    expect(bus.published).toHaveLength(2);
   });
 
   it.each([
