@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryEventBus } from '../../fakes/memory-event-bus.ts';
 import { MemoryStore } from '../../fakes/memory-store.ts';
+import { until } from '../../test/support/eventually.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import type { Order } from '../domain/order.ts';
 import { createLogger } from '../observability/logger.ts';
@@ -20,14 +21,6 @@ const ENVELOPE = {
   id: EVENT_ID,
   event: { order_id: ORDER.id, user_id: ORDER.userId, item: ORDER.item, quantity: 4, created_at: ORDER.createdAt.toISOString() },
 };
-
-async function until(condition: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 async function setup() {
   const bus = new MemoryEventBus();
@@ -64,7 +57,7 @@ describe('Notifier (spec 6 rules 2, 4; issue 13)', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(logs.find('order placed')).toHaveLength(0);
     store.trouble.up();
-    await until(() => logs.find('order placed').length === 1);
+    await until(() => logs.find('order placed').length === 1, 'the announcement');
     expect(bus.unacknowledged).toBe(0);
     controller.abort();
     await running;

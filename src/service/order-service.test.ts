@@ -140,12 +140,11 @@ describe('OrderService.create (transactional outbox, issue 13)', () => {
 });
 
 describe('OrderService.create with an Idempotency-Key (issue 13)', () => {
-  it('a retry with the same key and body returns the original order and writes nothing new; quoted and bare forms name one key', async () => {
+  // Same key and body answering the original order, nothing new written: retry-with-same-key-…, replay-publishes-no-second-event.
+  it('quoted and bare forms name one key', async () => {
     const { service, store } = harness();
     const first = await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"retry-1"' });
-    expect(await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"retry-1"' })).toStrictEqual(first);
     expect(await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: 'retry-1' })).toStrictEqual(first);
-    expect(await store.listByUser(ALICE, { limit: 100, offset: 0 })).toStrictEqual([first]);
     expect(store.pendingEvents()).toHaveLength(1);
   });
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MemoryEventBus } from '../../fakes/memory-event-bus.ts';
 import { MemoryStore } from '../../fakes/memory-store.ts';
+import { until } from '../../test/support/eventually.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { ErrUnavailable } from '../domain/errors.ts';
 import type { Order } from '../domain/order.ts';
@@ -20,14 +21,6 @@ async function place(store: MemoryStore, n: number, createdAt = new Date()): Pro
     ids.push(id);
   }
   return ids;
-}
-
-async function until(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 type Setup = ReturnType<typeof setup>;

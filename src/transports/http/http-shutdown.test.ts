@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from '../../../test/support/eventually.ts';
 import { closeHttpServer, drainHttp1, trackConnections } from './http-shutdown.ts';
 
 const cleanups: (() => void)[] = [];
@@ -36,16 +37,12 @@ async function get(port: number, path: string, agent: Agent): Promise<{ body: st
   return { body, connection: res.headers.connection };
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
-}
-
 describe('closeHttpServer (issue 11: no reset on shutdown)', () => {
   it('an in-flight request completes, and its response, written after the stop, says Connection: close', async () => {
     const { server, port, held, agent } = await heldServer();
     expect(await get(port, '/', agent)).toEqual({ body: 'ok', connection: 'keep-alive' });
     const inFlight = get(port, '/hold', agent);
-    await until(() => held.length === 1);
+    await until(() => held.length === 1, 'the held request');
     const closed = closeHttpServer(server);
     held[0]!();
     expect(await inFlight).toEqual({ body: 'held', connection: 'close' });
