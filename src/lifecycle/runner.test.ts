@@ -121,6 +121,4 @@ describe('runComponents (spec 3.4)', () => {
     expect(journal).toEqual(['init a', 'init b', 'init c', 'stop b', 'stop a']);
     expect(logs.find('lifecycle: stop failed')).toHaveLength(1);
   });
-
-
 });
