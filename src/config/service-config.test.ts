@@ -25,7 +25,8 @@ function expectConfigError(env: Env, variable: string, embedded = false): string
 }
 
 describe('loadServiceConfig (spec 8.1)', () => {
-  // The defaults, and empty values meaning them, are the tagged CONFIG-defaults case in config-rules.test.ts.
+  // The defaults, and empty values meaning them, are the tagged CONFIG-defaults case in config-rules.test.ts;
+  // LOG_LEVEL's values are the tagged LOG-level case in observability-rules.test.ts.
 
   // Each variable is read with its own parser (env.test.ts covers the parsers in depth): one accepted
   // value per form, and every bad value refused naming the variable without echoing the value.
@@ -71,16 +72,6 @@ describe('loadServiceConfig (spec 8.1)', () => {
       const config = loadServiceConfig({ JWT_SECRET: SECRET }, { embedded: true });
       expect(config.tokens).toEqual({ secret: SECRET, expiryMs: 3_600_000, generated: false });
       expectConfigError({ JWT_SECRET: 'short-in-embedded' }, 'JWT_SECRET', true);
-    });
-  });
-
-  describe('LOG_LEVEL (spec 4.5)', () => {
-    it.each(['debug', 'warn', 'error', 'info'])('%j selects itself', (text) => {
-      expect(load({ LOG_LEVEL: text }).logLevel).toBe(text);
-    });
-
-    it.each([undefined, '', 'DEBUG', 'Warn', 'trace', 'fatal', 'warning', 'verbose'])('%j selects info', (text) => {
-      expect(load({ LOG_LEVEL: text }).logLevel).toBe('info');
     });
   });
 

@@ -40,15 +40,12 @@ describe('validateNewOrder (spec 2.1, 7 rule 2)', () => {
   });
 });
 
+// That createOrder validates first (an invalid input never becomes an order) is the create-item-* /
+// create-quantity-* conformance cases.
 describe('createOrder', () => {
   it('builds a pending order from the input, the id and the time, always `pending` whatever the caller smuggles in (spec 3.1)', () => {
     const smuggled = { ...input({ item: 'gadget', quantity: 3 }), status: 'shipped' } as NewOrderInput;
     expect(createOrder(smuggled, ID, NOW)).toStrictEqual({ id: ID, userId: USER, item: 'gadget', quantity: 3, status: 'pending', createdAt: NOW });
-  });
-
-  it('validates: an invalid input never becomes an order', () => {
-    expect(() => createOrder(input({ quantity: 0 }), ID, NOW)).toThrow(ErrValidation);
-    expect(() => createOrder(input({ item: ' ' }), ID, NOW)).toThrow('item is required');
   });
 });
 
@@ -62,13 +59,10 @@ describe('parseOrderId (spec 7 rule 1)', () => {
     expect(parseOrderId(value)).toBe(parsed);
   });
 
+  // '', 'not-a-uuid', a number, a UUID without dashes or with a suffix: the get-id-* conformance cases.
   it.each([
-    '',
-    'not-a-uuid',
-    '0e4a8c2b5d614f3a8b7e9c1d2e3f4a5b',
     `${ID} `,
     ` ${ID}`,
-    `${ID}0`,
     `{${ID}}`,
     '0e4a8c2b-5d61-4f3a-8b7e-9c1d2e3f4a5g',
     `${ID}\n`,

@@ -3,7 +3,6 @@ import { ErrMissingCredentials, authenticate } from './authenticate.ts';
 import { TokenService } from './token-service.ts';
 
 const SECRET = 'a-test-signing-secret-of-32-bytes!!';
-const USER = '6f1c2a4e-0b7d-4c1e-9a35-2f8e1d0c9b77';
 const tokens = new TokenService(SECRET, 3_600_000);
 
 async function failure(header: string | undefined): Promise<unknown> {
@@ -14,15 +13,11 @@ async function failure(header: string | undefined): Promise<unknown> {
 }
 
 describe('authenticate (spec 5 rules 3-6)', () => {
+  // Absent, another scheme, `bearer`/`BEARER`, the bare word and `Bearer ` are the auth-<variant>-<op>
+  // conformance cases (AUTH-3-exact-bearer, AUTH-4-missing) on every transport and operation; a valid
+  // token's claims reaching the handlers is AUTH-6-context (two-tokens-one-session and every request case).
   it.each([
-    ['absent', undefined],
     ['empty', ''],
-    ['another scheme', 'Basic dXNlcjpwYXNz'],
-    ['Basic x', 'Basic x'],
-    ['lower-case bearer', 'bearer x'],
-    ['upper-case BEARER', 'BEARER x'],
-    ['the bare word', 'Bearer'],
-    ['the word and one space', 'Bearer '],
     ['no space', 'Bearerx'],
     ['leading space', ' Bearer x'],
   ])('%s → ErrMissingCredentials `missing or malformed Authorization header`', async (_name, header) => {
@@ -31,11 +26,5 @@ describe('authenticate (spec 5 rules 3-6)', () => {
     expect((error as Error).message).toBe('missing or malformed Authorization header');
   });
 
-  it('success: the principal carries the verified claims and the session key is claims.sub', async () => {
-    const principal = await authenticate(`Bearer ${await tokens.issue(USER, 'alice')}`, tokens);
-    expect(principal.userId).toBe(USER);
-    expect(principal.claims.sub).toBe(USER);
-    expect(principal.claims.name).toBe('alice');
-    expect(principal.sessionKey).toBe(principal.claims.sub);
-  });
+
 });

@@ -53,7 +53,8 @@ describe('NearOrderCache (rule SVC-near-cache)', () => {
     expect(cache.reads).toBe(1);
   });
 
-  it('holds at most maxEntries, dropping the oldest first', async () => {
+  it('holds at most maxEntries (at least one), dropping the oldest first', async () => {
+    expect(() => new NearOrderCache(shared().cache, { maxEntries: 0 })).toThrow(RangeError);
     const { cache } = shared();
     const near = new NearOrderCache(cache, { maxEntries: 3 });
     for (let n = 1; n <= 5; n++) await near.set(order(n));
@@ -75,9 +76,5 @@ describe('NearOrderCache (rule SVC-near-cache)', () => {
     await expect(near.set(order(6))).rejects.toBeInstanceOf(ErrUnavailable);
     expect(near.size).toBe(0);
     await expect(near.get(order(6).id)).rejects.toBeInstanceOf(ErrUnavailable);
-  });
-
-  it('refuses a bound below one entry', () => {
-    expect(() => new NearOrderCache(shared().cache, { maxEntries: 0 })).toThrow(RangeError);
   });
 });

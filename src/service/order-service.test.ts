@@ -7,10 +7,9 @@ import { ErrForbidden, ErrInvalidOrderId, ErrUnavailable, ErrValidation } from '
 import { IDEMPOTENCY_KEY_TTL_MS } from '../domain/idempotency-key.ts';
 import type { Order } from '../domain/order.ts';
 import type { OrderPlaced } from '../domain/order-placed.ts';
-import { sessionKeyFromVerifiedSubject, type SessionKey } from '../domain/session-key.ts';
+import { sessionKeyFromVerifiedSubject } from '../domain/session-key.ts';
 import { createLogger } from '../observability/logger.ts';
 import type { Placement } from '../ports/order-repository.ts';
-import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from '../session/session-errors.ts';
 import { SessionScope } from '../session/session-scope.ts';
 import type { Principal } from './authenticate.ts';
 import { OrderService, type CallContext, type OrderServiceDeps } from './order-service.ts';
@@ -47,12 +46,12 @@ interface Harness {
   readonly logs: LogCapture;
 }
 
-function harness(options: { sessionCap?: number; deps?: (base: OrderServiceDeps) => Partial<OrderServiceDeps> } = {}): Harness {
+function harness(options: { deps?: (base: OrderServiceDeps) => Partial<OrderServiceDeps> } = {}): Harness {
   const store = new MemoryStore();
   const cache = new MemoryOrderCache();
   const bus = new MemoryEventBus();
   const logs = new LogCapture();
-  const sessions = new SessionScope({ recentCapacity: 10, logger: createLogger('debug', new LogCapture()), cap: options.sessionCap });
+  const sessions = new SessionScope({ recentCapacity: 10, logger: createLogger('debug', new LogCapture()) });
   const base: OrderServiceDeps = {
     repository: store,
     cache,
@@ -141,12 +140,11 @@ describe('OrderService.create (transactional outbox, issue 13)', () => {
 });
 
 describe('OrderService.create with an Idempotency-Key (issue 13)', () => {
-  it('a retry with the same key and body returns the original order and writes nothing new; quoted and bare forms name one key', async () => {
+  // Same key and body answering the original order, nothing new written: retry-with-same-key-…, replay-publishes-no-second-event.
+  it('quoted and bare forms name one key', async () => {
     const { service, store } = harness();
     const first = await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"retry-1"' });
-    expect(await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"retry-1"' })).toStrictEqual(first);
     expect(await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: 'retry-1' })).toStrictEqual(first);
-    expect(await store.listByUser(ALICE, { limit: 100, offset: 0 })).toStrictEqual([first]);
     expect(store.pendingEvents()).toHaveLength(1);
   });
 
@@ -206,15 +204,6 @@ describe('OrderService.get', () => {
     }
   });
 
-  it('an upper-case spelling of a stored id finds the order, from the cache and from the repository', async () => {
-    const { service, store } = harness();
-    const cached = await service.create(ctx(ALICE), 'widget', 1);
-    const uncached = storedOrder(ALICE);
-    await store.insert(uncached);
-    expect(await service.get(ctx(ALICE), cached.id.toUpperCase())).toStrictEqual(cached);
-    expect(await service.get(ctx(ALICE), uncached.id.toUpperCase())).toStrictEqual(uncached);
-  });
-
   it('a repository outage fails a read on a cache miss and a list', async () => {
     const { service, store } = harness();
     store.trouble.down();
@@ -223,17 +212,8 @@ describe('OrderService.get', () => {
   });
 });
 
-describe('OrderService.recent', () => {
-  it('propagates the session errors: scope full, no key, no done signal', () => {
-    const full = harness({ sessionCap: 0 }).service;
-    expect(() => full.recent(ctx(ALICE))).toThrow(ErrScopeFull);
-    const { service } = harness();
-    const noKey: CallContext = { principal: { ...principal(ALICE), sessionKey: undefined as unknown as SessionKey }, signal: new AbortController().signal };
-    expect(() => service.recent(noKey)).toThrow(ErrNoScopeKey);
-    const noSignal = { principal: principal(ALICE), signal: undefined } as unknown as CallContext;
-    expect(() => service.recent(noSignal)).toThrow(ErrNoDoneSignal);
-  });
-});
+// OrderService.recent passes the session scope's acquire errors on: ErrScopeFull is the session-cap-reached
+// conformance case (RECENT-503), all three the tagged SESSION-no-key… case in session-rules.test.ts.
 
 describe('OrderService logging (spec 6 rule 3)', () => {
   it('logs nothing on the success paths, a read served from the store while the cache is down included', async () => {

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from '../../../test/support/eventually.ts';
 import { closeHttpServer, drainHttp1, trackConnections } from './http-shutdown.ts';
 
 const cleanups: (() => void)[] = [];
@@ -9,8 +10,11 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
-/** A tracked server whose handler answers when `release` is called (so a request can be held in flight). */
-async function heldServer(): Promise<{ server: Server; port: number; held: (() => void)[] }> {
+/**
+ * A tracked server whose handler answers `/hold` when its entry in `held` is called (so a request can be
+ * held in flight), and a keep-alive agent of one socket for it.
+ */
+async function heldServer(): Promise<{ server: Server; port: number; held: (() => void)[]; agent: Agent }> {
   const held: (() => void)[] = [];
   const server = createServer((req, res) => {
     if (req.url === '/hold') held.push(() => res.end('held'));
@@ -19,8 +23,9 @@ async function heldServer(): Promise<{ server: Server; port: number; held: (() =
   trackConnections(server);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  cleanups.push(() => server.closeAllConnections());
-  return { server, port: (server.address() as AddressInfo).port, held };
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  cleanups.push(() => server.closeAllConnections(), () => agent.destroy());
+  return { server, port: (server.address() as AddressInfo).port, held, agent };
 }
 
 async function get(port: number, path: string, agent: Agent): Promise<{ body: string; connection: string | undefined }> {
@@ -32,18 +37,12 @@ async function get(port: number, path: string, agent: Agent): Promise<{ body: st
   return { body, connection: res.headers.connection };
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
-}
-
 describe('closeHttpServer (issue 11: no reset on shutdown)', () => {
   it('an in-flight request completes, and its response, written after the stop, says Connection: close', async () => {
-    const { server, port, held } = await heldServer();
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    cleanups.push(() => agent.destroy());
+    const { server, port, held, agent } = await heldServer();
     expect(await get(port, '/', agent)).toEqual({ body: 'ok', connection: 'keep-alive' });
     const inFlight = get(port, '/hold', agent);
-    await until(() => held.length === 1);
+    await until(() => held.length === 1, 'the held request');
     const closed = closeHttpServer(server);
     held[0]!();
     expect(await inFlight).toEqual({ body: 'held', connection: 'close' });
@@ -52,9 +51,7 @@ describe('closeHttpServer (issue 11: no reset on shutdown)', () => {
   });
 
   it('a request on a kept-alive connection just after the stop is answered with Connection: close, not reset', async () => {
-    const { server, port } = await heldServer();
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    cleanups.push(() => agent.destroy());
+    const { server, port, agent } = await heldServer();
     expect(await get(port, '/', agent)).toEqual({ body: 'ok', connection: 'keep-alive' });
     const closed = closeHttpServer(server);
     // The idle connection is not closed under the client: its next request is served, as the last one.
@@ -63,9 +60,7 @@ describe('closeHttpServer (issue 11: no reset on shutdown)', () => {
   });
 
   it('an idle keep-alive connection is closed once quiet, and the close resolves', async () => {
-    const { server, port } = await heldServer();
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    cleanups.push(() => agent.destroy());
+    const { server, port, agent } = await heldServer();
     await get(port, '/', agent);
     const [socket] = Object.values(agent.freeSockets).flat();
     expect(socket).toBeDefined();

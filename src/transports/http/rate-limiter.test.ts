@@ -56,9 +56,7 @@ describe('TokenBucketLimiter', () => {
   });
 
   it('refuses a non-positive rate or a burst below 1', () => {
-    expect(() => new TokenBucketLimiter(0)).toThrow(RangeError);
-    expect(() => new TokenBucketLimiter(-1)).toThrow(RangeError);
-    expect(() => new TokenBucketLimiter(Number.NaN)).toThrow(RangeError);
+    for (const rate of [0, -1, Number.NaN]) expect(() => new TokenBucketLimiter(rate)).toThrow(RangeError);
     expect(() => new TokenBucketLimiter(5, 0)).toThrow(RangeError);
   });
 

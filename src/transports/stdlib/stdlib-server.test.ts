@@ -29,7 +29,6 @@ class SwitchableLimiter extends TokenBucketLimiter {
   }
 }
 
-
 let server: Server | undefined;
 afterEach(() => {
   server?.closeAllConnections();
