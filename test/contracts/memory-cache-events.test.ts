@@ -28,7 +28,8 @@ function order(): Order {
   return { id: randomUUID(), userId: randomUUID(), item: 'thing', quantity: 1, status: 'pending', createdAt: new Date() };
 }
 
-// The health node names are conformance healthz-clean; the default 5-minute TTL is src/config/config-rules.test.ts.
+// The health node names are conformance healthz-clean; the default 5-minute TTL is src/config/config-rules.test.ts;
+// down/up and failNext through the service are conformance healthz-cache-down and cache-miss-reads-store-and-refills (orders.ts).
 describe('MemoryOrderCache', () => {
   it('honours a custom TTL and restarts it on overwrite', async () => {
     const clock = new ManualClock();
@@ -53,29 +54,6 @@ describe('MemoryOrderCache', () => {
     expect(got?.createdAt.getTime()).toBe(stamp);
     got?.createdAt.setTime(1);
     expect((await cache.get(o.id))?.createdAt.getTime()).toBe(stamp);
-  });
-
-  it('while down, get, set and health reject with ErrUnavailable; up restores them', async () => {
-    const cache = new MemoryOrderCache();
-    const o = order();
-    await cache.set(o);
-    cache.trouble.down();
-    await expect(cache.get(o.id)).rejects.toBeInstanceOf(ErrUnavailable);
-    await expect(cache.set(o)).rejects.toBeInstanceOf(ErrUnavailable);
-    await expect(cache.health()).rejects.toThrow(/cache/);
-    cache.trouble.up();
-    await expect(cache.health()).resolves.toBeUndefined();
-    await expect(cache.get(o.id)).resolves.toEqual(o);
-  });
-
-  it('failNext fails exactly the next operations, then works', async () => {
-    const cache = new MemoryOrderCache();
-    const o = order();
-    cache.trouble.failNext(1);
-    await expect(cache.set(o)).rejects.toBeInstanceOf(ErrUnavailable);
-    await expect(cache.health()).resolves.toBeUndefined();
-    await cache.set(o);
-    await expect(cache.get(o.id)).resolves.toEqual(o);
   });
 });
 
