@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findBinary } from './local-servers.ts';
 import { canRunPostgres } from './postgres-server.ts';
 import { awaitAnnounced, createLoad, doubled, startFleet, untilNodeFails, type Fleet } from './fleet.ts';
-import { expectNoSecrets } from './service-client.ts';
 import { until } from '../support/eventually.ts';
+import { expectNoSecrets } from '../support/replica-kit.ts';
 import { spawnBin } from '../support/spawn-bin.ts';
 
 /**
