@@ -7,8 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisConfigFromEnv, type RedisConfig } from '../../src/adapters/redis/redis-config.ts';
 import { RedisOrderCache } from '../../src/adapters/redis/redis-order-cache.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
-import type { Order } from '../../src/domain/order.ts';
-import { orderCacheContract } from './order-cache.contract.ts';
+import { orderCacheContract, sampleOrder } from './order-cache.contract.ts';
 
 const REDIS_ADDR = process.env.REDIS_ADDR;
 const silent = pino({ enabled: false });
@@ -106,14 +105,7 @@ describe.skipIf(!REDIS_ADDR)('RedisOrderCache against REDIS_ADDR', () => {
       await cache.stop();
     });
 
-    const order: Order = {
-      id: randomUUID(),
-      userId: randomUUID(),
-      item: 'format',
-      quantity: 7,
-      status: 'pending',
-      createdAt: new Date('2024-02-03T04:05:06.789Z'),
-    };
+    const order = sampleOrder({ item: 'format', quantity: 7, createdAt: new Date('2024-02-03T04:05:06.789Z') });
 
     it('stores JSON with created_at as ISO 8601 under prefix+id with a TTL of 300 s', async () => {
       await cache.set(order);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CACHE_TTL_SECONDS } from '../../src/adapters/redis/redis-config.ts';
 import { RedisOrderCache } from '../../src/adapters/redis/redis-order-cache.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
-import type { Order } from '../../src/domain/order.ts';
+import { sampleOrder } from '../contracts/order-cache.contract.ts';
 import { findBinary, startRedisServer, type LocalServer } from './local-servers.ts';
 
 /**
@@ -33,7 +33,7 @@ describe.skipIf(findBinary('redis-server') === undefined)('RedisOrderCache throu
   });
 
   it('while its server is down, get, set and health reject with ErrUnavailable; stop ends the reconnect loop', async () => {
-    const o: Order = { id: randomUUID(), userId: randomUUID(), item: 'fault', quantity: 1, status: 'pending', createdAt: new Date() };
+    const o = sampleOrder({ item: 'fault' });
     await cache.set(o);
     await server.kill();
     await expect(cache.get(o.id)).rejects.toBeInstanceOf(ErrUnavailable);
