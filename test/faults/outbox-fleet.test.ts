@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findBinary } from './local-servers.ts';
 import { canRunPostgres } from './postgres-server.ts';
 import { awaitAnnounced, createLoad, doubled, startFleet, untilNodeFails, type Fleet } from './fleet.ts';
+import type { Reply } from '../../conformance/drivers/driver.ts';
+import { createDriver } from '../../conformance/drivers/drivers.ts';
 import { until } from '../support/eventually.ts';
 import { expectNoSecrets } from '../support/replica-kit.ts';
 import { spawnBin } from '../support/spawn-bin.ts';
@@ -217,17 +219,14 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
   it('Postgres stopped (fast, then crashed) under a replica: requests in flight end 2xx or 500, never hang; during the outage only a cached order is served, /healthz names only the database; a restart heals', async () => {
     const replica = fleet.replicas[0]!;
     const userId = String(JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())['sub']);
+    const client = createDriver('rest-http1', { baseUrl: replica.baseUrl, adminUrl: replica.adminUrl, hooks: undefined });
+    const auth = `Bearer ${token}`;
     const bodies: string[] = [];
-    const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> => {
-      const response = await fetch(`${replica.baseUrl}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(15_000),
-      });
-      const text = await response.text();
+    /** Status and body of a reply, the body kept for the secret scan. */
+    const seen = async (reply: Promise<Reply>): Promise<{ status: number; text: string }> => {
+      const { status = 0, text = '' } = await reply;
       bodies.push(text);
-      return { status: response.status, text };
+      return { status, text };
     };
     /** An order written straight to the table: never cached, so only Postgres can answer for it. */
     const uncached = async (item: string): Promise<string> => {
@@ -247,7 +246,7 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
       try {
         await admin.query('BEGIN');
         await admin.query('LOCK TABLE orders IN ACCESS EXCLUSIVE MODE');
-        const inFlight = [call('GET', `/orders/${blocked}`), call('GET', '/orders'), call('POST', '/orders', { item: `blocked-create-${mode}`, quantity: 1 })];
+        const inFlight = [seen(client.getOrder(auth, blocked)), seen(client.listOrders(auth, {})), seen(client.createOrder(auth, { item: `blocked-create-${mode}`, quantity: 1 }))];
         await until(async () => {
           // Inside the lock's transaction pg_stat_activity is a snapshot taken once; refresh it each time.
           await admin.query('SELECT pg_stat_clear_snapshot()');
@@ -268,30 +267,31 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
       expect(nodes.filter((n) => n.status !== 'ok').map((n) => n.name)).toEqual(['database']);
     };
 
-    const cached = await call('POST', '/orders', { item: 'cached-before', quantity: 1 });
+    const cached = await seen(client.createOrder(auth, { item: 'cached-before', quantity: 1 }));
     expect(cached.status).toBe(201);
     const another = await uncached('uncached-never-read');
     await stopWhileBlocked('fast');
     for (const [what, request] of [
-      ['GET uncached', () => call('GET', `/orders/${another}`)],
-      ['GET /orders', () => call('GET', '/orders')],
-      ['POST /orders', () => call('POST', '/orders', { item: 'during-outage', quantity: 1 })],
-      ['POST /auth/login', () => call('POST', '/auth/login', { username: 'nobody', password: 'wrong-password' })],
+      ['GET uncached', () => seen(client.getOrder(auth, another))],
+      ['GET /orders', () => seen(client.listOrders(auth, {}))],
+      ['POST /orders', () => seen(client.createOrder(auth, { item: 'during-outage', quantity: 1 }))],
+      ['POST /auth/login', () => seen(client.login({ username: 'nobody', password: 'wrong-password' }))],
     ] as const) {
       expect(await request(), what).toEqual({ status: 500, text: INTERNAL });
     }
     // The read path never touches Postgres on a cache hit.
-    expect(await call('GET', `/orders/${(JSON.parse(cached.text) as { id: string }).id}`)).toEqual({ status: 200, text: cached.text });
+    expect(await seen(client.getOrder(auth, (JSON.parse(cached.text) as { id: string }).id))).toEqual({ status: 200, text: cached.text });
     await fleet.postgres.start();
     await until(async () => (await healthz()).status === 200, '/healthz clean after the restart');
-    expect((await call('GET', `/orders/${another}`)).status).toBe(200);
+    expect((await seen(client.getOrder(auth, another))).status).toBe(200);
     // The create refused during the outage left nothing behind.
     expect((await fleet.query('SELECT id FROM orders WHERE item = $1', ['during-outage'])).rows).toEqual([]);
 
     await stopWhileBlocked('immediate');
     await fleet.postgres.start();
     await until(async () => (await healthz()).status === 200, '/healthz clean after crash recovery');
-    expect((await call('POST', '/orders', { item: 'after-crash', quantity: 1 })).status).toBe(201);
+    expect((await seen(client.createOrder(auth, { item: 'after-crash', quantity: 1 }))).status).toBe(201);
+    await client.close();
     expectNoSecrets(bodies, fleet.secrets);
   }, 90_000);
 
