@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
 import { isGrpcRequest } from '../../src/transports/grpc/one-port-server.ts';
 import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
+import { encodeRequest } from '../../conformance/drivers/grpc.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
 
-/** LoginRequest{username:"alice", password:"alice-password"} encoded by hand (fields 1 and 2, wire type 2). */
-const LOGIN_ALICE = Buffer.concat([Buffer.from([0x0a, 5]), Buffer.from('alice'), Buffer.from([0x12, 14]), Buffer.from('alice-password')]);
+const LOGIN_ALICE = encodeRequest('Login', { username: 'alice', password: 'alice-password' });
 
 describe('isGrpcRequest: spec 4.4 rule 1 taken literally', () => {
   it.each([

@@ -1,11 +1,9 @@
 import { gzipSync } from 'node:zlib';
-import { create, toBinary } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GetOrderRequestSchema } from '../../src/gen/ordersv1/orders_pb.js';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
 import { encodeGrpcMessage, MAX_MESSAGE_BYTES, parseGrpcTimeout } from '../../src/transports/grpc/unary-server/wire.ts';
 import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
-import { grpcDriver } from '../../conformance/drivers/grpc.ts';
+import { encodeRequest, grpcDriver } from '../../conformance/drivers/grpc.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
 
 describe('grpc-timeout (rule GRPC-timeout-clamp)', () => {
@@ -45,7 +43,7 @@ describe('the unary gRPC server against malformed, oversized and unauthenticated
   let orderId: string;
   const call = (path: string, body: Buffer, headers: Record<string, string> = {}): ReturnType<typeof rawGrpc> => rawGrpc(app.baseUrl, path, body, headers);
   const auth = (): Record<string, string> => ({ authorization: `Bearer ${token}` });
-  const getOrder = (): Buffer => Buffer.from(toBinary(GetOrderRequestSchema, create(GetOrderRequestSchema, { id: orderId })));
+  const getOrder = (): Buffer => Buffer.from(encodeRequest('GetOrder', { id: orderId }));
 
   beforeAll(async () => {
     app = await startInProcess({ transport: grpcTransport });
