@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../fakes/memory-store.ts';
-import { ErrUnavailable } from '../../src/domain/errors.ts';
 import type { Order } from '../../src/domain/order.ts';
 import { credentialStoreContract } from './credential-store.contract.ts';
 import { orderRepositoryContract } from './order-repository.contract.ts';
@@ -16,44 +15,8 @@ function order(userId: string, createdAtMs: number, id: string = randomUUID()): 
   return { id, userId, item: 'widget', quantity: 1, status: 'pending', createdAt: new Date(createdAtMs) };
 }
 
-describe('MemoryStore trouble simulation', () => {
-  it('down fails every operation and health with ErrUnavailable; up heals', async () => {
-    const store = new MemoryStore();
-    const stored = order(randomUUID(), 1_000);
-    await store.insert(stored);
-    store.trouble.down();
-    await expect(store.health()).rejects.toBeInstanceOf(ErrUnavailable);
-    await expect(store.insert(order(randomUUID(), 1))).rejects.toBeInstanceOf(ErrUnavailable);
-    await expect(store.findById(stored.id)).rejects.toBeInstanceOf(ErrUnavailable);
-    await expect(store.listByUser(stored.userId, { limit: 1, offset: 0 })).rejects.toBeInstanceOf(ErrUnavailable);
-    await expect(store.findByUsername('x')).rejects.toBeInstanceOf(ErrUnavailable);
-    await expect(store.add({ id: randomUUID(), username: 'x', passwordHash: 'h' })).rejects.toBeInstanceOf(ErrUnavailable);
-    await expect(store.findById(stored.id)).rejects.toThrow(/^database: find order: connection refused$/);
-    store.trouble.up();
-    await expect(store.health()).resolves.toBeUndefined();
-    expect((await store.findById(stored.id))?.id).toBe(stored.id);
-    expect(await store.findByUsername('x')).toBeUndefined();
-  });
-
-  it('failNext fails exactly the next operation and leaves health alone', async () => {
-    const store = new MemoryStore();
-    store.trouble.failNext();
-    await expect(store.health()).resolves.toBeUndefined();
-    await expect(store.findById(randomUUID())).rejects.toBeInstanceOf(ErrUnavailable);
-    await expect(store.findById(randomUUID())).resolves.toBeUndefined();
-  });
-
-  it('a failed insert stores nothing', async () => {
-    const store = new MemoryStore();
-    const o = order(randomUUID(), 1);
-    store.trouble.failNext();
-    await expect(store.insert(o)).rejects.toBeInstanceOf(ErrUnavailable);
-    expect(await store.findById(o.id)).toBeUndefined();
-    await store.insert(o);
-    expect(await store.findById(o.id)).toBeDefined();
-  });
-});
-
+// Trouble (down, up, failNext) is driven through the service by conformance (healthz-database-down,
+// simulator-component-settings-and-log) and src/service tests (order-service, auth-service, create-app).
 describe('MemoryStore listByUser', () => {
   it('pages a 10,000-order user at offset 9,000 without scanning other users', async () => {
     const store = new MemoryStore();

@@ -9,7 +9,7 @@ export interface OrderCacheUnderTest {
   readonly cleanup?: () => Promise<void>;
 }
 
-function sampleOrder(overrides: Partial<Order> = {}): Order {
+export function sampleOrder(overrides: Partial<Order> = {}): Order {
   return {
     id: randomUUID(),
     userId: randomUUID(),

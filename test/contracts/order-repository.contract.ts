@@ -3,6 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ErrConflict } from '../../src/domain/errors.ts';
 import type { Order } from '../../src/domain/order.ts';
 import type { OrderRepository } from '../../src/ports/order-repository.ts';
+import { sampleOrder } from './order-cache.contract.ts';
 
 export type OrderRepositoryFactory = () => OrderRepository | Promise<OrderRepository>;
 
@@ -18,17 +19,8 @@ export function orderRepositoryContract(name: string, factory: OrderRepositoryFa
     });
 
     const base = Date.parse('2024-05-06T07:08:09.123Z');
-    function order(userId: string, minutes = 0, fields: Partial<Order> = {}): Order {
-      return {
-        id: randomUUID(),
-        userId,
-        item: 'widget',
-        quantity: 1,
-        status: 'pending',
-        createdAt: new Date(base + minutes * 60_000),
-        ...fields,
-      };
-    }
+    const order = (userId: string, minutes = 0, fields: Partial<Order> = {}): Order =>
+      sampleOrder({ userId, createdAt: new Date(base + minutes * 60_000), ...fields });
     async function insertAll(orders: readonly Order[]): Promise<void> {
       for (const o of orders) await repo.insert(o);
     }

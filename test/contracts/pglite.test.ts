@@ -2,7 +2,6 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
-import { ErrUnavailable } from '../../src/domain/errors.ts';
 import { postgresDatabaseContract, VERSIONS } from './postgres-database.contract.ts';
 import { captureLogger, postgresConfig } from './postgres-harness.ts';
 
@@ -39,25 +38,10 @@ afterAll(async () => {
 
 postgresDatabaseContract('pglite', () => db);
 
+// An idle connection lost (logged, not fatal) is postgres-real's; health rejecting without the password, postgres-failures'.
 describe('PostgresDatabase on PGlite', () => {
   it('re-running migrations is a no-op, also when concurrent (advisory lock is re-entrant here)', async () => {
     expect(await Promise.all([db.migrate(), db.migrate()])).toEqual([[], []]);
     expect((await db.query('SELECT count(*)::int AS n FROM schema_migrations')).rows).toEqual([{ n: VERSIONS.length }]);
-  });
-
-  // Last: takes the server away.
-  it('survives idle connections losing the server, then health rejects without secrets', async () => {
-    // Fill the pool with idle clients first.
-    await Promise.all(Array.from({ length: POOL_SIZE }, () => db.query('SELECT 1')));
-    await server.stop();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const error = await db.health().then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(ErrUnavailable);
-    expect(String((error as Error).message)).not.toContain('pglite-pw');
-    expect(log.lines().some((l) => l.msg === 'database: idle connection lost')).toBe(true);
-    expect(JSON.stringify(log.lines())).not.toContain('pglite-pw');
   });
 });

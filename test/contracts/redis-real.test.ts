@@ -7,12 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisConfigFromEnv, type RedisConfig } from '../../src/adapters/redis/redis-config.ts';
 import { RedisOrderCache } from '../../src/adapters/redis/redis-order-cache.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
-import type { Order } from '../../src/domain/order.ts';
-import { orderCacheContract } from './order-cache.contract.ts';
+import { orderCacheContract, sampleOrder } from './order-cache.contract.ts';
 
 const REDIS_ADDR = process.env.REDIS_ADDR;
 const silent = pino({ enabled: false });
 
+// Missing, and never echoing a malformed value: src/config/config-rules.test.ts.
 describe('redisConfigFromEnv (spec 8.1)', () => {
   it('reads host:port with the fixed defaults', () => {
     expect(redisConfigFromEnv({ REDIS_ADDR: '127.0.0.1:6379' })).toEqual({
@@ -25,18 +25,7 @@ describe('redisConfigFromEnv (spec 8.1)', () => {
     expect(redisConfigFromEnv({ REDIS_ADDR: '[::1]:6379' })).toMatchObject({ host: '::1', port: 6379 });
   });
 
-  it('requires REDIS_ADDR', () => {
-    expect(() => redisConfigFromEnv({})).toThrow(/REDIS_ADDR/);
-    expect(() => redisConfigFromEnv({ REDIS_ADDR: '' })).toThrow(/REDIS_ADDR/);
-  });
-
-  it('rejects a scheme with a message that says so and does not echo the value', () => {
-    const attempt = () => redisConfigFromEnv({ REDIS_ADDR: 'redis://user:hunter2@127.0.0.1:6379' });
-    expect(attempt).toThrow(/REDIS_ADDR must be host:port without a scheme/);
-    expect(attempt).not.toThrow(/hunter2/);
-  });
-
-  it.each(['127.0.0.1', '127.0.0.1:', ':6379', '127.0.0.1:0', '127.0.0.1:70000', 'host:port'])('rejects %j', (value) => {
+  it.each(['redis://127.0.0.1:6379', '127.0.0.1', '127.0.0.1:', ':6379', '127.0.0.1:0', '127.0.0.1:70000', 'host:port'])('rejects %j', (value) => {
     expect(() => redisConfigFromEnv({ REDIS_ADDR: value })).toThrow(/REDIS_ADDR must be host:port/);
   });
 });
@@ -116,14 +105,7 @@ describe.skipIf(!REDIS_ADDR)('RedisOrderCache against REDIS_ADDR', () => {
       await cache.stop();
     });
 
-    const order: Order = {
-      id: randomUUID(),
-      userId: randomUUID(),
-      item: 'format',
-      quantity: 7,
-      status: 'pending',
-      createdAt: new Date('2024-02-03T04:05:06.789Z'),
-    };
+    const order = sampleOrder({ item: 'format', quantity: 7, createdAt: new Date('2024-02-03T04:05:06.789Z') });
 
     it('stores JSON with created_at as ISO 8601 under prefix+id with a TTL of 300 s', async () => {
       await cache.set(order);
@@ -151,14 +133,6 @@ describe.skipIf(!REDIS_ADDR)('RedisOrderCache against REDIS_ADDR', () => {
 
     it('health resolves against a live server', async () => {
       await expect(cache.health()).resolves.toBeUndefined();
-    });
-
-    it('after stop, operations reject with ErrUnavailable', async () => {
-      const other = new RedisOrderCache(config, silent);
-      await other.init();
-      await other.stop();
-      await expect(other.get(order.id)).rejects.toBeInstanceOf(ErrUnavailable);
-      await expect(other.health()).rejects.toBeInstanceOf(ErrUnavailable);
     });
   });
 });

@@ -30,10 +30,7 @@ const SLOW = 120_000; // the type checker loads the declarations of every kind u
 const baseResources: string[] = parse(readFileSync(join(BASE, 'kustomization.yaml'), 'utf8')).resources;
 const base = readManifests(BASE, baseResources);
 
-function kubectl(): boolean {
-  return spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
-}
-const haveKubectl = kubectl();
+const haveKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
 
 function render(dir: string): Manifest[] {
   const result = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8', timeout: 60_000 });

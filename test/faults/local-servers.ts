@@ -133,24 +133,23 @@ export async function startLocalServer(spec: ServerSpec): Promise<LocalServer> {
   return server;
 }
 
-export async function startRedisServer(port?: number): Promise<LocalServer> {
+export async function startRedisServer(): Promise<LocalServer> {
   const binary = findBinary('redis-server');
   if (binary === undefined) throw new Error('redis-server not found');
-  return startLocalServer({ name: 'redis-server', command: (p) => [binary, ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']], port });
+  return startLocalServer({ name: 'redis-server', command: (p) => [binary, ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']] });
 }
 
 /**
  * With JetStream (issue 13): its store lives in a temp directory that survives kill()/start() (a
  * crash keeps what was written, like a real disk) and is removed by stop().
  */
-export async function startNatsServer(port?: number): Promise<LocalServer> {
+export async function startNatsServer(): Promise<LocalServer> {
   const binary = findBinary('nats-server');
   if (binary === undefined) throw new Error('nats-server not found');
   const storeDir = mkdtempSync(join(tmpdir(), 'orders-nats-'));
   return startLocalServer({
     name: 'nats-server',
     command: (p) => [binary, ['-a', '127.0.0.1', '-p', String(p), '-js', '-sd', storeDir]],
-    port,
     onStop: () => rmSync(storeDir, { recursive: true, force: true }),
   });
 }

@@ -4,14 +4,9 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NatsEventBus } from '../../src/adapters/nats/nats-event-bus.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
-import type { OrderPlacedEnvelope } from '../../src/ports/order-events.ts';
+import { sampleEnvelope } from '../contracts/order-events.contract.ts';
 import { findBinary, startNatsServer, type LocalServer } from './local-servers.ts';
 import { until } from '../support/eventually.ts';
-
-function event(item: string): OrderPlacedEnvelope {
-  return { id: randomUUID(), event: { order_id: randomUUID(), user_id: randomUUID(), item, quantity: 1, created_at: new Date().toISOString() } };
-}
-
 
 const healthy = (bus: NatsEventBus) => bus.health().then(() => true, () => false);
 
@@ -46,7 +41,7 @@ describe.skipIf(findBinary('nats-server') === undefined)('NatsEventBus through a
   });
 
   it('delivers before the outage', async () => {
-    await bus.publishOrderPlaced(event('before'));
+    await bus.publishOrderPlaced(sampleEnvelope({ item: 'before' }));
     await until(() => received.includes('before'), 'the first event');
     await expect(bus.health()).resolves.toBeUndefined();
   });
@@ -62,7 +57,7 @@ describe.skipIf(findBinary('nats-server') === undefined)('NatsEventBus through a
       const sideDone = bus.consumeOrderPlaced(() => undefined, side.signal);
 
       for (let i = 0; i < 5; i++) {
-        const error = await bus.publishOrderPlaced(event(`lost-${cycle}-${i}`)).then(() => undefined, (err: unknown) => err);
+        const error = await bus.publishOrderPlaced(sampleEnvelope({ item: `lost-${cycle}-${i}` })).then(() => undefined, (err: unknown) => err);
         expect(error).toBeInstanceOf(ErrUnavailable);
         const health = await bus.health().then(() => undefined, (err: unknown) => err);
         expect(health).toBeInstanceOf(ErrUnavailable);
@@ -83,7 +78,7 @@ describe.skipIf(findBinary('nats-server') === undefined)('NatsEventBus through a
 
       // The long-running consumer was resubscribed by the client and gets new events; nothing published
       // during the outage shows up (it was rejected, not buffered).
-      await bus.publishOrderPlaced(event(`after-${cycle}`));
+      await bus.publishOrderPlaced(sampleEnvelope({ item: `after-${cycle}` }));
       await until(() => received.includes(`after-${cycle}`), 'an event after the restart');
       expect(received.filter((item) => item.startsWith('lost-'))).toEqual([]);
       expect(consumerSettled).toBe(false);

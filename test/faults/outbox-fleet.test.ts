@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findBinary } from './local-servers.ts';
 import { canRunPostgres } from './postgres-server.ts';
 import { awaitAnnounced, createLoad, doubled, startFleet, untilNodeFails, type Fleet } from './fleet.ts';
-import { expectNoSecrets } from './service-client.ts';
+import type { Reply } from '../../conformance/drivers/driver.ts';
+import { createDriver } from '../../conformance/drivers/drivers.ts';
 import { until } from '../support/eventually.ts';
+import { expectNoSecrets } from '../support/replica-kit.ts';
+import { spawnBin } from '../support/spawn-bin.ts';
 
 /**
  * Issue 13, must-show: two replicas of the real executable on private Postgres, Redis and NATS
@@ -17,6 +21,7 @@ const RATE = 50;
 const ANNOUNCE_BOUND_MS = 60_000;
 /** After everything was announced: long enough for a (wrong) redelivery to show up as a second line. */
 const QUIET_MS = 2_000;
+const INTERNAL = JSON.stringify({ error: 'internal server error' });
 
 const available = findBinary('nats-server') !== undefined && findBinary('redis-server') !== undefined && canRunPostgres();
 
@@ -204,6 +209,99 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     expect(rows.rows.map((r) => r.id)).toEqual([order.id]);
     expect(lost.status).toBe(201);
     await expectEachAnnouncedOnce([order.id], 'idempotent retry');
+  }, 60_000);
+
+  /**
+   * Spec 7: anything not a domain error is 500 `internal server error`; spec 2.3: the `database` node.
+   * A GET of an order never cached, a list and a create are held inside Postgres by a lock while the
+   * server stops, so they are in flight at that moment.
+   */
+  it('Postgres stopped (fast, then crashed) under a replica: requests in flight end 2xx or 500, never hang; during the outage only a cached order is served, /healthz names only the database; a restart heals', async () => {
+    const replica = fleet.replicas[0]!;
+    const userId = String(JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())['sub']);
+    const client = createDriver('rest-http1', { baseUrl: replica.baseUrl, adminUrl: replica.adminUrl, hooks: undefined });
+    const auth = `Bearer ${token}`;
+    const bodies: string[] = [];
+    /** Status and body of a reply, the body kept for the secret scan. */
+    const seen = async (reply: Promise<Reply>): Promise<{ status: number; text: string }> => {
+      const { status = 0, text = '' } = await reply;
+      bodies.push(text);
+      return { status, text };
+    };
+    /** An order written straight to the table: never cached, so only Postgres can answer for it. */
+    const uncached = async (item: string): Promise<string> => {
+      const id = randomUUID();
+      await fleet.query('INSERT INTO orders (id, user_id, item, quantity, status, created_at) VALUES ($1, $2, $3, 1, $4, now())', [id, userId, item, 'pending']);
+      return id;
+    };
+    const healthz = async (): Promise<{ status: number; nodes: Array<{ name: string; status: string }> }> => {
+      const response = await fetch(`${replica.adminUrl}/healthz`);
+      return { status: response.status, nodes: ((await response.json()) as { nodes: Array<{ name: string; status: string }> }).nodes };
+    };
+    const stopWhileBlocked = async (mode: 'fast' | 'immediate'): Promise<void> => {
+      const blocked = await uncached(`blocked-${mode}`);
+      const admin = new pg.Client({ connectionString: fleet.postgres.dsn });
+      admin.on('error', () => undefined);
+      await admin.connect();
+      try {
+        await admin.query('BEGIN');
+        await admin.query('LOCK TABLE orders IN ACCESS EXCLUSIVE MODE');
+        const inFlight = [seen(client.getOrder(auth, blocked)), seen(client.listOrders(auth, {})), seen(client.createOrder(auth, { item: `blocked-create-${mode}`, quantity: 1 }))];
+        await until(async () => {
+          // Inside the lock's transaction pg_stat_activity is a snapshot taken once; refresh it each time.
+          await admin.query('SELECT pg_stat_clear_snapshot()');
+          const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'orders' AND wait_event_type = 'Lock'`);
+          return rows[0]!.n >= 3;
+        }, 'the three requests to wait on the lock');
+        await fleet.postgres.stop(mode);
+        for (const [i, reply] of (await Promise.all(inFlight)).entries()) {
+          console.log(`postgres ${mode} stop: in-flight request ${i} → ${reply.status} ${reply.text.slice(0, 60)}`);
+          expect([500, i === 2 ? 201 : 200]).toContain(reply.status);
+          if (reply.status === 500) expect(reply.text).toBe(INTERNAL);
+        }
+      } finally {
+        await admin.end().catch(() => undefined);
+      }
+      await until(async () => (await healthz()).status === 503, '/healthz to fail');
+      const { nodes } = await healthz();
+      expect(nodes.filter((n) => n.status !== 'ok').map((n) => n.name)).toEqual(['database']);
+    };
+
+    const cached = await seen(client.createOrder(auth, { item: 'cached-before', quantity: 1 }));
+    expect(cached.status).toBe(201);
+    const another = await uncached('uncached-never-read');
+    await stopWhileBlocked('fast');
+    for (const [what, request] of [
+      ['GET uncached', () => seen(client.getOrder(auth, another))],
+      ['GET /orders', () => seen(client.listOrders(auth, {}))],
+      ['POST /orders', () => seen(client.createOrder(auth, { item: 'during-outage', quantity: 1 }))],
+      ['POST /auth/login', () => seen(client.login({ username: 'nobody', password: 'wrong-password' }))],
+    ] as const) {
+      expect(await request(), what).toEqual({ status: 500, text: INTERNAL });
+    }
+    // The read path never touches Postgres on a cache hit.
+    expect(await seen(client.getOrder(auth, (JSON.parse(cached.text) as { id: string }).id))).toEqual({ status: 200, text: cached.text });
+    await fleet.postgres.start();
+    await until(async () => (await healthz()).status === 200, '/healthz clean after the restart');
+    expect((await seen(client.getOrder(auth, another))).status).toBe(200);
+    // The create refused during the outage left nothing behind.
+    expect((await fleet.query('SELECT id FROM orders WHERE item = $1', ['during-outage'])).rows).toEqual([]);
+
+    await stopWhileBlocked('immediate');
+    await fleet.postgres.start();
+    await until(async () => (await healthz()).status === 200, '/healthz clean after crash recovery');
+    expect((await seen(client.createOrder(auth, { item: 'after-crash', quantity: 1 }))).status).toBe(201);
+    await client.close();
+    expectNoSecrets(bodies, fleet.secrets);
+  }, 90_000);
+
+  it('a replica started with a wrong DSN password exits 1 naming POSTGRES_DSN, and neither password', async () => {
+    const wrong = `wrong-${randomUUID()}`;
+    const env = { POSTGRES_DSN: fleet.postgres.dsn.replace(fleet.postgres.password, wrong), REDIS_ADDR: `127.0.0.1:${fleet.redis.port}`, NATS_URL: `nats://127.0.0.1:${fleet.nats.port}` };
+    const service = spawnBin('bin/orders-stdlib.ts', [], { ...env, JWT_SECRET: fleet.secrets.JWT_SECRET!, HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'debug' });
+    expect((await service.exited).code).toBe(1);
+    expect(String(service.lines.find((l) => l['msg'] === 'start-up failed')?.['err'])).toMatch(/POSTGRES_DSN.*password authentication failed/);
+    expectNoSecrets(service.rawLines(), { ...fleet.secrets, 'wrong DSN password': wrong });
   }, 60_000);
 
   it('leaks no secret in any log line', () => {

@@ -6,13 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CACHE_TTL_SECONDS } from '../../src/adapters/redis/redis-config.ts';
 import { RedisOrderCache } from '../../src/adapters/redis/redis-order-cache.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
-import type { Order } from '../../src/domain/order.ts';
+import { sampleOrder } from '../contracts/order-cache.contract.ts';
 import { findBinary, startRedisServer, type LocalServer } from './local-servers.ts';
 
 /**
- * RedisOrderCache with its server gone: ErrUnavailable, and a reconnect loop that stop() ends. The cache
- * through an outage under running replicas (served from Postgres, one warning and one recovery line each,
- * /healthz, clean again after a restart) is test/faults/outbox-fleet.test.ts.
+ * RedisOrderCache with its server gone: ErrUnavailable, and a reconnect loop that stop() ends, after which it
+ * stays unavailable. The cache through an outage under running replicas (served from Postgres, one warning and
+ * one recovery line each, /healthz, clean again after a restart) is test/faults/outbox-fleet.test.ts.
  */
 describe.skipIf(findBinary('redis-server') === undefined)('RedisOrderCache through a Redis outage (own redis-server)', () => {
   let server: LocalServer;
@@ -33,7 +33,7 @@ describe.skipIf(findBinary('redis-server') === undefined)('RedisOrderCache throu
   });
 
   it('while its server is down, get, set and health reject with ErrUnavailable; stop ends the reconnect loop', async () => {
-    const o: Order = { id: randomUUID(), userId: randomUUID(), item: 'fault', quantity: 1, status: 'pending', createdAt: new Date() };
+    const o = sampleOrder({ item: 'fault' });
     await cache.set(o);
     await server.kill();
     await expect(cache.get(o.id)).rejects.toBeInstanceOf(ErrUnavailable);
@@ -48,6 +48,8 @@ describe.skipIf(findBinary('redis-server') === undefined)('RedisOrderCache throu
     const clients = (await admin.client('LIST')) as string;
     await admin.quit();
     expect(clients.trim().split('\n')).toHaveLength(1);
+    // Stopped, it stays unavailable: every operation and health reject.
     await expect(cache.get(randomUUID())).rejects.toBeInstanceOf(ErrUnavailable);
+    await expect(cache.health()).rejects.toBeInstanceOf(ErrUnavailable);
   });
 });

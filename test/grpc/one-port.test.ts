@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
 import { isGrpcRequest } from '../../src/transports/grpc/one-port-server.ts';
 import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
+import { encodeRequest } from '../../conformance/drivers/grpc.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
 
-/** LoginRequest{username:"alice", password:"alice-password"} encoded by hand (fields 1 and 2, wire type 2). */
-const LOGIN_ALICE = Buffer.concat([Buffer.from([0x0a, 5]), Buffer.from('alice'), Buffer.from([0x12, 14]), Buffer.from('alice-password')]);
+const LOGIN_ALICE = encodeRequest('Login', { username: 'alice', password: 'alice-password' });
 
 describe('isGrpcRequest: spec 4.4 rule 1 taken literally', () => {
   it.each([
@@ -29,7 +29,9 @@ describe('isGrpcRequest: spec 4.4 rule 1 taken literally', () => {
   });
 });
 
-// Edge cases of the one-port sniffing that the conformance one-port cases do not send (spec 4.4 rules 1-3).
+// Edge cases of the one-port sniffing that the conformance one-port cases do not send (spec 4.4 rules 1-3); a REST
+// path with application/grpc over HTTP/2 going to gRPC, unseen by REST, is http2-with-grpc-content-type-goes-to-grpc
+// and grpc-not-observed-by-http-middleware.
 describe('one port: edge cases of spec 4.4 rule 1', () => {
   let app: InProcessApp;
 
@@ -48,15 +50,6 @@ describe('one port: edge cases of spec 4.4 rule 1', () => {
     const res = await rawGrpc(app.baseUrl, '/ordersv1.Orders/Login', grpcFrame(LOGIN_ALICE), { 'content-type': 'Application/gRPC', te: undefined });
     expect(res.httpStatus).toBe(404);
     expect(JSON.parse(res.body.toString())).toEqual({ error: 'not found' });
-  });
-
-  it('HTTP/2 + application/grpc goes to gRPC whatever the path: /openapi.yaml → UNIMPLEMENTED, not the document', async () => {
-    const before = restLines();
-    const res = await rawGrpc(app.baseUrl, '/openapi.yaml', grpcFrame(Buffer.alloc(0)), { te: undefined });
-    expect(res.httpStatus).toBe(200);
-    expect(res.grpcStatus).toBe('12'); // trailers-only: the status is in the one HEADERS frame
-    expect(res.body.toString()).not.toContain('openapi');
-    expect(restLines()).toBe(before);
   });
 
   it('HTTP/2 + application/grpc-web goes to the gRPC side, which serves gRPC only: 415, REST never sees it', async () => {

@@ -1,9 +1,8 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { create, toBinary } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LoginRequestSchema } from '../../src/gen/ordersv1/orders_pb.js';
+import { encodeRequest } from '../../conformance/drivers/grpc.ts';
 import { grpcFrame, rawGrpc } from '../grpc/raw-grpc.ts';
 import { startInProcess } from '../support/in-process-app.ts';
 import { TRANSPORTS } from '../support/transports.ts';
@@ -78,7 +77,7 @@ describe('spans reach a real OTLP/HTTP receiver (issue 15, rules TRACE-context, 
       expect(login.status).toBe(200);
       secrets.push(password, ((await login.json()) as { token: string }).token, app.jwtSecret);
       if (transport.drivers.includes('grpc')) {
-        const message = toBinary(LoginRequestSchema, create(LoginRequestSchema, { username: `otlp-${name}`, password: 'wrong' }));
+        const message = encodeRequest('Login', { username: `otlp-${name}`, password: 'wrong' });
         const reply = await rawGrpc(app.baseUrl, '/ordersv1.Orders/Login', grpcFrame(message), { traceparent: `00-${grpc.traceId}-${grpc.parent}-01` });
         expect(reply.grpcStatus).toBe('16');
       }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { createConfig, lint } from '@redocly/openapi-core';
+import { createConfig, lint, lintFromString } from '@redocly/openapi-core';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import createClient from 'openapi-fetch';
@@ -118,5 +118,14 @@ describe('openapi/openapi.yaml lint', () => {
   it("has no problem under Redocly's recommended ruleset (errors and warnings)", async () => {
     const problems = await lint({ ref: join(REPO_ROOT, 'openapi', 'openapi.yaml'), config: await createConfig({ extends: ['recommended'] }) });
     expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? '?'}`)).toStrictEqual([]);
+  });
+
+  it('reports a misspelt schema type, a required field missing from the properties and a dangling $ref (so the check above can fail)', async () => {
+    const broken = parse(OPENAPI_YAML) as { components: { schemas: Record<string, { type: string; required: string[] }> } };
+    broken.components.schemas['Error']!.type = 'strin';
+    broken.components.schemas['LoginResponse']!.required.push('tokn');
+    delete broken.components.schemas['Order'];
+    const problems = await lintFromString({ source: JSON.stringify(broken), absoluteRef: join(REPO_ROOT, 'broken.json'), config: await createConfig({ extends: ['recommended'] }) });
+    expect(problems.map((p) => p.ruleId)).toEqual(expect.arrayContaining(['struct', 'no-required-schema-properties-undefined', 'no-unresolved-refs']));
   });
 });

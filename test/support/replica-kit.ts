@@ -3,6 +3,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { expect } from 'vitest';
 import { ORDER_STREAM_DEFAULTS } from '../../src/adapters/nats/order-stream.ts';
 import { DEFAULT_KEY_PREFIX } from '../../src/adapters/redis/redis-config.ts';
 import { hashPassword } from '../../src/service/password-hasher.ts';
@@ -51,5 +52,15 @@ export async function dropSchemaRun(env: { readonly dsn: string; readonly redisA
     await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   } finally {
     await db.end();
+  }
+}
+
+/** Fails naming the secret's label (never its value) if any text contains any secret. */
+export function expectNoSecrets(texts: readonly string[], secrets: Readonly<Record<string, string>>): void {
+  expect(texts.length).toBeGreaterThan(0);
+  for (const [label, secret] of Object.entries(secrets)) {
+    expect(secret.length, `secret ${label} is too short to search for`).toBeGreaterThanOrEqual(8);
+    const hits = texts.filter((text) => text.includes(secret)).length;
+    expect(hits, `${label} appears in ${hits} captured line(s)`).toBe(0);
   }
 }
