@@ -1,5 +1,6 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { traceLogFields } from './request-trace.ts';
+import { turnBatched } from './turn-batched-destination.ts';
 
 export type { Logger } from 'pino';
 
@@ -30,7 +31,8 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       // trace_id and span_id on every line logged inside a request scope (rule TRACE-log-ids).
       mixin: traceLogFields,
     },
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    // Asynchronous, one write per event-loop turn (turn-batched-destination.ts).
+    destination ?? turnBatched(pino.destination({ dest: 1, sync: false })),
   );
   installDefaultLogger(logger);
   return logger;
