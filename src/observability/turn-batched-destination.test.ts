@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { turnBatched } from './turn-batched-destination.ts';
 
 describe('turnBatched: the log lines of one event-loop turn leave in one write', () => {
-  it('holds the lines of a turn and writes them once, in order, at its end; flush writes at once', async () => {
+  it('[LOG-turn-batched] holds the lines of a turn and writes them once, in order, at its end; flush writes at once', async () => {
     const writes: string[] = [];
     const inner = { write: (text: string) => writes.push(text), flush: () => undefined, flushSync: () => undefined };
     const destination = turnBatched(inner);
@@ -18,7 +18,7 @@ describe('turnBatched: the log lines of one event-loop turn leave in one write',
     expect(writes).toEqual(['a\nb\nc\n', 'd\n']);
   });
 
-  it('a process that crashes right after logging still writes the line (the exit handler flushes)', () => {
+  it('[LOG-turn-batched] a process that crashes right after logging still writes the line (the exit handler flushes)', () => {
     const script = [
       `const { createLogger } = await import(${JSON.stringify(new URL('./logger.ts', import.meta.url).href)});`,
       `createLogger('info').info({ n: 1 }, 'last words');`,

@@ -14,7 +14,7 @@ async function serve(handler: Parameters<typeof createHttp1Server>[0]): Promise<
 }
 
 describe('TurnEndResponse: a response ends at the end of the event-loop turn', () => {
-  it('defers the write past the handler, keeps status, headers and body, and ignores a second end', async () => {
+  it('[CHAIN-turn-end-writes] defers the write past the handler, keeps status, headers and body, and ignores a second end', async () => {
     const seen: boolean[] = [];
     const base = await serve((_req, res) => {
       expect(res).toBeInstanceOf(TurnEndResponse);
@@ -29,7 +29,7 @@ describe('TurnEndResponse: a response ends at the end of the event-loop turn', (
     expect(seen).toEqual([false, true]);
   });
 
-  it('answers many concurrent requests on their own connections, each with its own body', async () => {
+  it('[CHAIN-turn-end-writes] answers many concurrent requests on their own connections, each with its own body', async () => {
     const base = await serve((req, res) => res.end(req.url));
     const paths = Array.from({ length: 20 }, (_, i) => `/r${i}`);
     const bodies = await Promise.all(paths.map(async (path) => (await fetch(`${base}${path}`)).text()));
