@@ -44,8 +44,7 @@ function h2session(origin: string): Promise<ClientHttp2Session> {
 
 export const ONE_PORT_ATTACK_CASES: Case[] = [
   flow('rapid-reset-from-two-connections-is-cut-and-the-port-still-answers', ['H2-rapid-reset', 'GRPC-cancel', 'H2-limits'], { transports: GRPC_ONLY, api: 'grpc', needs: ['inProcess'], target: { isolated: true } }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     const rss = process.memoryUsage.rss();
     const message = grpcFrame(encodeRequest('GetOrder', { id }));
     // Two connections at once, each HEADERS (+ the message) then RST_STREAM, up to 1,000 streams or 5 s.
@@ -80,8 +79,7 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     t.assert(rssGrowth(rss) < RSS_BUDGET, `RSS grew by ${(rssGrowth(rss) / 2 ** 20).toFixed(0)} MiB during the attack`);
   }),
   flow('gzip-bombs-stop-at-the-message-limit', ['GRPC-message-size', 'GRPC-compression', 'GRPC-auth-before-body'], { transports: GRPC_ONLY, api: 'grpc', needs: ['inProcess'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     // ~200 KB of gzip that inflates to 200 MiB, as in the issue; built once.
     const bomb = grpcFrame(gzipSync(Buffer.alloc(200 * 1024 * 1024)), true);
     const rss = process.memoryUsage.rss();
@@ -93,8 +91,7 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     await stillServes(t, me, id, 'after the bombs');
   }),
   flow('unauthenticated-message-is-never-read', ['GRPC-auth-before-body', 'GRPC-message-size'], { transports: GRPC_ONLY, api: 'grpc' }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     const huge = grpcFrame(Buffer.alloc(50 * 1024 * 1024));
     const reply = await rawGrpc(t.target.baseUrl, GET_ORDER, huge);
     t.assert(reply.grpcStatus === '16' && reply.grpcMessage === 'missing or malformed Authorization header', `50 MB without a token: ${reply.grpcStatus} ${reply.grpcMessage}`);
@@ -105,8 +102,7 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     await stillServes(t, me, id, 'after the oversized messages');
   }),
   flow('malformed-messages-json-subtype-and-huge-timeouts', ['GRPC-malformed', 'GRPC-content-type', 'GRPC-timeout-clamp'], { transports: GRPC_ONLY, api: 'grpc', needs: ['logs'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     const auth = { authorization: me.auth };
     for (const [label, body] of [
       ['not protobuf', grpcFrame(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]))],

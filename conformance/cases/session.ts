@@ -12,43 +12,26 @@ function closedLine(t: FlowContext, userId: string): LogLine | undefined {
 
 const requestCases: Case[] = [
   request('recent-without-views-is-empty', ['RECENT-200', 'SHAPE-recent-response', 'SVC-operations'], { needs: ['users'], op: 'recent' }, recentIs([])),
-  {
-    kind: 'request',
-    name: 'recent-after-a-view',
-    rules: ['RECENT-200', 'SESSION-view-on-get', 'SESSION-view-recorded', 'SESSION-create', 'SESSION-content', 'SVC-session-per-user'],
-    needs: ['users'],
-    setup: { orders: [{ ref: 'a' }], views: [['me', 'a']] },
-    op: 'recent',
-    expect: recentIs(['{order:a}']),
-  },
-  {
-    kind: 'request',
-    name: 'recent-most-recent-first-without-duplicates',
-    rules: ['RECENT-order', 'SESSION-content'],
-    needs: ['users'],
-    setup: { orders: [{ ref: 'a' }, { ref: 'b' }, { ref: 'c' }], views: [['me', 'a'], ['me', 'b'], ['me', 'c'], ['me', 'a']] },
-    op: 'recent',
-    expect: recentIs(['{order:a}', '{order:c}', '{order:b}']),
-  },
+  request(
+    'recent-after-a-view',
+    ['RECENT-200', 'SESSION-view-on-get', 'SESSION-view-recorded', 'SESSION-create', 'SESSION-content', 'SVC-session-per-user'],
+    { needs: ['users'], setup: { orders: [{ ref: 'a' }], views: [['me', 'a']] }, op: 'recent' },
+    recentIs(['{order:a}']),
+  ),
+  request(
+    'recent-most-recent-first-without-duplicates',
+    ['RECENT-order', 'SESSION-content'],
+    { needs: ['users'], setup: { orders: [{ ref: 'a' }, { ref: 'b' }, { ref: 'c' }], views: [['me', 'a'], ['me', 'b'], ['me', 'c'], ['me', 'a']] }, op: 'recent' },
+    recentIs(['{order:a}', '{order:c}', '{order:b}']),
+  ),
   request('recent-bounded-by-default-10', ['SESSION-bound', 'LIMIT-session-recent'], { needs: ['users'], setup: { orders: [{ ref: 'o', count: 12 }], views: views('o', 12) }, op: 'recent' }, recentIs(refs('o', 12, 3))),
-  {
-    kind: 'request',
-    name: 'recent-bounded-by-session-recent',
-    rules: ['SESSION-bound', 'LIMIT-session-recent', 'CONFIG-session-vars'],
-    target: { env: { SESSION_RECENT: '3' } },
-    setup: { orders: [{ ref: 'o', count: 5 }], views: views('o', 5) },
-    op: 'recent',
-    expect: recentIs(refs('o', 5, 3)),
-  },
-  {
-    kind: 'request',
-    name: 'recent-not-shared-between-users',
-    rules: ['SVC-session-per-user', 'SESSION-identity'],
-    needs: ['users'],
-    setup: { users: ['me', 'other'], orders: [{ ref: 'theirs', owner: 'other' }], views: [['other', 'theirs']] },
-    op: 'recent',
-    expect: recentIs([]),
-  },
+  request('recent-bounded-by-session-recent', ['SESSION-bound', 'LIMIT-session-recent', 'CONFIG-session-vars'], { target: { env: { SESSION_RECENT: '3' } }, setup: { orders: [{ ref: 'o', count: 5 }], views: views('o', 5) }, op: 'recent' }, recentIs(refs('o', 5, 3))),
+  request(
+    'recent-not-shared-between-users',
+    ['SVC-session-per-user', 'SESSION-identity'],
+    { needs: ['users'], setup: { users: ['me', 'other'], orders: [{ ref: 'theirs', owner: 'other' }], views: [['other', 'theirs']] }, op: 'recent' },
+    recentIs([]),
+  ),
 ];
 
 const flows: Case[] = [

@@ -180,7 +180,7 @@ function assert(condition: unknown, message: string): void {
 function flowContext(env: RunEnv): FlowContext {
   const scope = new Scope(env);
   let userIndex = 0;
-  return {
+  const context: FlowContext = {
     driver: env.driver,
     api: env.driver.api,
     target: env.target,
@@ -191,6 +191,10 @@ function flowContext(env: RunEnv): FlowContext {
       return actor;
     },
     order: (actor, item = 'widget', quantity = 1) => scope.createOrder(actor, item, quantity, true),
+    async userWithOrder() {
+      const me = await context.user();
+      return { me, id: await context.order(me) };
+    },
     check: (reply: Reply, expectation: Expectation, label: string) => checkReply(reply, expectation, env.transport.restVariant, scope.resolve, label),
     assert,
     logs() {
@@ -218,6 +222,7 @@ function flowContext(env: RunEnv): FlowContext {
     sleep: (ms) => sleep(ms),
     observed: env.observed,
   };
+  return context;
 }
 
 export async function runFlowCase(c: FlowCase, env: RunEnv): Promise<void> {
