@@ -116,7 +116,7 @@ const getCases: Case[] = [
     t.assert(inCache !== undefined && inCache.id === id, `order ${id} is not in the cache after create and fetch`);
   }),
   flow('real-cache-entry-expires-in-five-minutes', ['SVC-cache-ttl', 'SVC-cache-aside'], { needs: ['inProcess'], backends: ['real'] }, async (t) => {
-    const { me, id } = await t.userWithOrder();
+    const { id } = await t.userWithOrder();
     const [host, port] = (process.env['REDIS_ADDR'] ?? '127.0.0.1:6379').split(':');
     const redis = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 1 });
     try {
