@@ -31,6 +31,9 @@ export function invalidArgument(message: string): Expectation {
   return { http: { status: 400, error: message }, grpc: { code: 'INVALID_ARGUMENT', message } };
 }
 
+/** 500 with the masked text on both APIs (spec 7: the cause never reaches the client). */
+export const INTERNAL: Expectation = { http: { status: 500, error: MSG.internal }, grpc: { code: 'INTERNAL', message: MSG.internal } };
+
 /** 400 malformed body: REST only, protobuf has no undecodable JSON. */
 export const MALFORMED: Expectation = { http: { status: 400, error: MSG.malformedBody } };
 

@@ -22,6 +22,8 @@ const BULK_ABOVE = 20;
 const BULK_BATCH = 25;
 
 const PLACEHOLDER = /\{(\w+)(?::([\w.-]+))?\}/g;
+/** The Actor field each user placeholder names. */
+const ACTOR_FIELDS = { token: 'token', user: 'username', password: 'password', userId: 'userId' } as const;
 
 /** Users, orders and tokens of one case run, and the placeholder resolver over them. */
 class Scope {
@@ -92,15 +94,8 @@ class Scope {
   }
 
   #lookup(whole: string, kind: string, arg: string | undefined): string {
+    if (Object.hasOwn(ACTOR_FIELDS, kind)) return this.actor(arg)[ACTOR_FIELDS[kind as keyof typeof ACTOR_FIELDS]];
     switch (kind) {
-      case 'token':
-        return this.actor(arg).token;
-      case 'user':
-        return this.actor(arg).username;
-      case 'password':
-        return this.actor(arg).password;
-      case 'userId':
-        return this.actor(arg).userId;
       case 'order': {
         const id = this.orders.get(arg ?? '');
         if (id === undefined) throw new Error(`case names order ${arg}, which its setup does not create`);
