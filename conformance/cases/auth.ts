@@ -112,8 +112,7 @@ const tokenCases: Case[] = [
     t.check(await t.driver.listOrders(me.auth, {}), unauthenticated(MSG.invalidToken), 'after JWT_EXPIRY');
   }),
   flow('two-tokens-one-session', ['AUTH-6-context', 'SVC-session-per-user', 'SESSION-identity'], { needs: ['users'] }, async (t) => {
-    const me = await t.user();
-    const order = await t.order(me);
+    const { me, id: order } = await t.userWithOrder();
     const again = await t.driver.login({ username: me.username, password: me.password });
     const second = (again.body as { token: string }).token;
     t.check(await t.driver.getOrder(me.auth, order), OK, 'view with the first token');

@@ -70,8 +70,7 @@ export const SIMULATOR_CASES: Case[] = [
     await withReset(t, async () => {
       // Sessions earlier cases left lingering (shared demo accounts) close first.
       await simulator.advance(5 * MINUTE);
-      const me = await t.user();
-      const a = await t.order(me);
+      const { me, id: a } = await t.userWithOrder();
       t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
       const from = t.logs().length;
       const closed = () => t.logs().slice(from).find((l) => l.msg === 'session: closed' && l['user'] === me.userId);
