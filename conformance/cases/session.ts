@@ -37,7 +37,7 @@ const requestCases: Case[] = [
 const flows: Case[] = [
   flow('forbidden-fetch-records-no-view', ['SESSION-view-on-get', 'ERR-403-not-404'], { needs: ['users'] }, async (t) => {
     const me = await t.user();
-    const { me: owner, id: theirs } = await t.userWithOrder();
+    const { id: theirs } = await t.userWithOrder();
     t.check(await t.driver.getOrder(me.auth, theirs), { http: { status: 403, error: MSG.forbidden }, grpc: { code: 'PERMISSION_DENIED' } }, 'foreign fetch');
     t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { http: { status: 404 }, grpc: { code: 'NOT_FOUND' } }, 'unknown fetch');
     t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after failed fetches');
