@@ -3,7 +3,7 @@ import { caseApis, type Case, type Observation } from './case-model.ts';
 import { ALL_CASES } from './cases/index.ts';
 import type { Driver, DriverName } from './drivers/driver.ts';
 import { createDriver } from './drivers/drivers.ts';
-import { findKnownFailing, loadKnownFailing, type TestCoordinates } from './runner/known-failing.ts';
+import { findKnownFailing, loadKnownFailing } from './runner/known-failing.ts';
 import { buildMatrix, filtersFromEnv, type TargetGroup } from './runner/matrix.ts';
 import { columnId, writeResults, type CaseResult, type Column } from './runner/results.ts';
 import { runFlowCase, runProcessCase, runRequestCase, type RunEnv } from './runner/run-case.ts';
@@ -36,14 +36,8 @@ function testId(c: Case, column: Column): string {
 async function settle(c: Case, column: Column, body: () => Promise<void>): Promise<void> {
   const id = testId(c, column);
   const started = performance.now();
-  let failure: unknown;
-  try {
-    await body();
-  } catch (error) {
-    failure = error;
-  }
-  const coordinates: TestCoordinates = { rules: c.rules, transport: column.transport, driver: column.driver, backend: column.backend, case: c.name };
-  const known = findKnownFailing(knownFailing, coordinates);
+  const failure = await body().then(() => undefined, (error: unknown) => error);
+  const known = findKnownFailing(knownFailing, { rules: c.rules, ...column, case: c.name });
   const ms = Math.round(performance.now() - started);
   const base = { id, rules: c.rules, ...column, case: c.name, ms };
   const message = failure instanceof Error ? failure.message : String(failure);
@@ -85,11 +79,6 @@ function ordered(cases: readonly Case[]): Case[] {
   return [...cases.filter((c) => !c.last), ...cases.filter((c) => c.last)];
 }
 
-function capabilitiesOf(group: TargetGroup): ReadonlySet<Capability> {
-  if (group.backend === 'external') return externalTarget(filters.external!, externalSimulated).capabilities;
-  return backendCapabilities(group.backend);
-}
-
 function describeGroup(group: TargetGroup): void {
   describe(`${group.transportName}/${group.backend}`, () => {
     let shared: Promise<Target> | undefined;
@@ -100,7 +89,7 @@ function describeGroup(group: TargetGroup): void {
           ? startSpawnedTarget(group.transport, settings)
           : startInProcessTarget(group.transport, group.backend, settings);
     const sharedTarget = (): Promise<Target> => (shared ??= start(undefined));
-    const capabilities = capabilitiesOf(group);
+    const capabilities = group.backend === 'external' ? externalTarget(filters.external!, externalSimulated).capabilities : backendCapabilities(group.backend);
     const restVariant = group.transport?.restVariant ?? filters.external?.restVariant;
 
     afterAll(async () => {

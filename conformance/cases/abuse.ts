@@ -198,8 +198,7 @@ const tokenCases: Case[] = [
 
 const headCases: Case[] = [
   flow('head-answers-like-get-without-body', ['HTTP-head', 'METRICS-route-label'], { api: 'rest', needs: ['admin'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     const headers = { authorization: me.auth };
     for (const path of [`/orders/${id}`, '/orders', '/me/recent', '/openapi.yaml']) {
       const get = await t.driver.raw!({ method: 'GET', path, headers });

@@ -1,39 +1,22 @@
 import { jwtVerify } from 'jose';
 import { flow, request, type Case, type Expectation, type Operation, type RequestCase } from '../case-model.ts';
 import { decodeClaims, decodeHeader } from '../runner/tokens.ts';
-import { MSG, OK, unauthenticated } from './messages.ts';
+import { answers, MSG, OK, unauthenticated } from './messages.ts';
 
 /** Spec 5 and the login row of 4.1: tokens, the Authorization header, the gRPC metadata. */
 
 const LOGIN = { username: '{user}', password: '{password}' };
 
 const loginCases: Case[] = [
-  {
-    kind: 'request',
-    name: 'login-valid-credentials',
-    rules: ['LOGIN-200', 'SVC-login-token', 'SHAPE-login-request', 'SHAPE-login-response', 'AUTH-2-login-only', 'GRPC-methods', 'GRPC-auth-exempt'],
-    op: 'login',
-    input: LOGIN,
-    expect: { http: { status: 200, body: { shape: 'LoginResponse' } }, grpc: { code: 'OK', body: { shape: 'LoginResponse' } } },
-  },
-  {
-    kind: 'request',
-    name: 'login-wrong-password',
-    rules: ['LOGIN-401', 'ERR-invalid-credentials', 'AUTH-10-credentials', 'GRPC-message-text'],
-    op: 'login',
-    input: { username: '{user}', password: 'not-the-password' },
-    expect: unauthenticated(MSG.invalidCredentials),
-  },
+  request(
+    'login-valid-credentials',
+    ['LOGIN-200', 'SVC-login-token', 'SHAPE-login-request', 'SHAPE-login-response', 'AUTH-2-login-only', 'GRPC-methods', 'GRPC-auth-exempt'],
+    { op: 'login', input: LOGIN },
+    answers({ shape: 'LoginResponse' }),
+  ),
+  request('login-wrong-password', ['LOGIN-401', 'ERR-invalid-credentials', 'AUTH-10-credentials', 'GRPC-message-text'], { op: 'login', input: { username: '{user}', password: 'not-the-password' } }, unauthenticated(MSG.invalidCredentials)),
   request('login-unknown-user', ['LOGIN-401', 'ERR-invalid-credentials', 'AUTH-10-credentials'], { op: 'login', input: { username: 'nobody-{uuid}', password: 'whatever' } }, unauthenticated(MSG.invalidCredentials)),
-  {
-    kind: 'request',
-    name: 'login-password-of-another-user',
-    rules: ['LOGIN-401', 'AUTH-10-credentials'],
-    setup: { users: ['me', 'other'] },
-    op: 'login',
-    input: { username: '{user}', password: '{password:other}' },
-    expect: unauthenticated(MSG.invalidCredentials),
-  },
+  request('login-password-of-another-user', ['LOGIN-401', 'AUTH-10-credentials'], { setup: { users: ['me', 'other'] }, op: 'login', input: { username: '{user}', password: '{password:other}' } }, unauthenticated(MSG.invalidCredentials)),
   ...(
     [
       ['login-empty-username', { username: '', password: '{password}' }],
@@ -41,20 +24,13 @@ const loginCases: Case[] = [
       ['login-fields-absent', {}],
     ] as const
   ).map(
-    ([name, input]): RequestCase => ({
-      kind: 'request',
-      name,
-      rules: ['SHAPE-login-empty-router-framework', 'LOGIN-required-fields-variant', 'SHAPE-login-request'],
-      op: 'login',
-      input: input as RequestCase['input'] & { username: unknown; password: unknown },
-      // The standard-library router hands empty fields to the service; a router framework rejects
-      // them before the handler (spec 2.1, 4.1 rule 9). gRPC has no such step.
-      expect: {
-        http: { status: 401, error: MSG.invalidCredentials },
+    // The standard-library router hands empty fields to the service; a router framework rejects
+    // them before the handler (spec 2.1, 4.1 rule 9). gRPC has no such step.
+    ([name, input]): RequestCase =>
+      request(name, ['SHAPE-login-empty-router-framework', 'LOGIN-required-fields-variant', 'SHAPE-login-request'], { op: 'login', input: input as { username: unknown; password: unknown } }, {
+        ...unauthenticated(MSG.invalidCredentials),
         variants: { 'router-framework': { http: { status: 400, error: MSG.loginFieldsRequired } } },
-        grpc: { code: 'UNAUTHENTICATED', message: MSG.invalidCredentials },
-      },
-    }),
+      }),
   ),
 ];
 
@@ -95,15 +71,7 @@ const HEADER_VARIANTS: readonly HeaderVariant[] = [
 
 const headerCases: Case[] = HEADER_VARIANTS.flatMap((variant) =>
   PROTECTED.map(
-    (p): RequestCase => ({
-      kind: 'request',
-      name: `auth-${variant.tag}-${p.tag}`,
-      rules: [...variant.rules, p.rule],
-      ...(variant.needs === undefined ? {} : { needs: variant.needs }),
-      ...p.op,
-      auth: variant.auth,
-      expect: variant.expect,
-    }),
+    (p): RequestCase => request(`auth-${variant.tag}-${p.tag}`, [...variant.rules, p.rule], { ...(variant.needs === undefined ? {} : { needs: variant.needs }), ...p.op, auth: variant.auth }, variant.expect),
   ),
 );
 
@@ -144,12 +112,11 @@ const tokenCases: Case[] = [
     t.check(await t.driver.listOrders(me.auth, {}), unauthenticated(MSG.invalidToken), 'after JWT_EXPIRY');
   }),
   flow('two-tokens-one-session', ['AUTH-6-context', 'SVC-session-per-user', 'SESSION-identity'], { needs: ['users'] }, async (t) => {
-    const me = await t.user();
-    const order = await t.order(me);
+    const { me, id: order } = await t.userWithOrder();
     const again = await t.driver.login({ username: me.username, password: me.password });
     const second = (again.body as { token: string }).token;
     t.check(await t.driver.getOrder(me.auth, order), OK, 'view with the first token');
-    t.check(await t.driver.recent(`Bearer ${second}`), { http: { status: 200, body: { recent: [order] } }, grpc: { code: 'OK', body: { recent: [order] } } }, 'recent with the second token');
+    t.check(await t.driver.recent(`Bearer ${second}`), answers({ recent: [order] }), 'recent with the second token');
   }),
 ];
 

@@ -49,8 +49,7 @@ export const EVENT_CASES: Case[] = [
   flow('real-broker-subject', ['EVT-6-subject-payload'], { needs: ['inProcess', 'logs'], backends: ['real'] }, async (t) => {
     const publisher = t.target.hooks!.backends.publisher as { subject?: string };
     t.assert(typeof publisher.subject === 'string' && publisher.subject.startsWith('orders.placed'), `broker subject is ${String(publisher.subject)}, expected orders.placed (plus the test run's isolation suffix)`);
-    const me = await t.user();
-    const id = await t.order(me);
+    const { id } = await t.userWithOrder();
     await t.waitFor(() => placedLine(t, id), 'the event went through the broker to the notifier');
   }),
   flow('service-silent-on-success', ['EVT-3-service-logs'], { needs: ['logs'] }, async (t) => {

@@ -1,30 +1,15 @@
 import { request, type Case, type RequestCase } from '../case-model.ts';
 import type { ListQuery } from '../drivers/driver.ts';
-import { refs } from './messages.ts';
+import { answers, refs } from './messages.ts';
 
 /** GET /orders and ListOrders: shape, ownership, ordering and the clamps of spec 4.1 rule 6 / 8. */
 
-
-const list = (orders: readonly string[] | undefined, length?: number): RequestCase['expect'] => ({
-  http: { status: 200, body: { shape: 'ListOrdersResponse', ...(orders ? { orders } : {}), ...(length === undefined ? {} : { ordersLength: length }) } },
-  grpc: { code: 'OK', body: { shape: 'ListOrdersResponse', ...(orders ? { orders } : {}), ...(length === undefined ? {} : { ordersLength: length }) } },
-});
-
-/** REST only: query text no int32 field can carry. */
-const restList = (length: number): RequestCase['expect'] => ({ http: { status: 200, body: { shape: 'ListOrdersResponse', ordersLength: length } } });
+const page = (orders: readonly string[] | undefined, length?: number) => ({ shape: 'ListOrdersResponse', ...(orders ? { orders } : {}), ...(length === undefined ? {} : { ordersLength: length }) }) as const;
+const list = (orders: readonly string[] | undefined, length?: number): RequestCase['expect'] => answers(page(orders, length));
 
 const basics: Case[] = [
   request('list-no-orders-is-empty-array', ['LIST-200', 'SHAPE-list-response', 'SVC-operations'], { needs: ['users'], op: 'listOrders', input: {} }, list([])),
-  {
-    kind: 'request',
-    name: 'list-only-own-orders',
-    rules: ['LIST-200', 'AUTH-own-user'],
-    needs: ['users'],
-    setup: { users: ['me', 'other'], orders: [{ ref: 'mine' }, { ref: 'theirs', owner: 'other', count: 2 }] },
-    op: 'listOrders',
-    input: {},
-    expect: list(['{order:mine}']),
-  },
+  request('list-only-own-orders', ['LIST-200', 'AUTH-own-user'], { needs: ['users'], setup: { users: ['me', 'other'], orders: [{ ref: 'mine' }, { ref: 'theirs', owner: 'other', count: 2 }] }, op: 'listOrders', input: {} }, list(['{order:mine}'])),
   request('list-newest-first', ['LIST-order', 'LIST-200'], { needs: ['users'], setup: { orders: [{ ref: 'o', count: 4 }] }, op: 'listOrders', input: {} }, list(refs('o', 4, 1))),
 ];
 
@@ -67,16 +52,9 @@ const clampCases: Case[] = clamps.map((c): RequestCase => {
   // Exact ids where the setup is small enough to space creations; counts for the bulk ones.
   const exact = c.orders <= 20;
   const ids = c.length === 0 ? [] : refs('o', c.newestFrom, c.newestFrom - c.length + 1);
-  return {
-    kind: 'request',
-    name: c.name,
-    rules: c.rules,
-    needs: ['users'],
-    setup: { orders: [{ ref: 'o', count: c.orders }] },
-    op: 'listOrders',
-    input: c.query,
-    expect: c.restOnly ? (exact ? { http: { status: 200, body: { shape: 'ListOrdersResponse', orders: ids } } } : restList(c.length)) : exact ? list(ids) : list(undefined, c.length),
-  };
+  const expect = exact ? list(ids) : list(undefined, c.length);
+  // REST only: query text no int32 field can carry.
+  return request(c.name, c.rules, { needs: ['users'], setup: { orders: [{ ref: 'o', count: c.orders }] }, op: 'listOrders', input: c.query }, c.restOnly ? { http: expect.http! } : expect);
 });
 
 export const LIST_CASES: Case[] = [...basics, ...clampCases];

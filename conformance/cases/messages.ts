@@ -1,4 +1,4 @@
-import { request, type Expectation, type HttpExpect, type RequestCase } from '../case-model.ts';
+import { request, type BodyExpect, type Expectation, type HttpExpect, type RequestCase } from '../case-model.ts';
 import type { RawRequest } from '../drivers/driver.ts';
 
 /** Spec 7 texts, written out here rather than imported, so the suite does not check the code against itself. */
@@ -31,6 +31,9 @@ export function invalidArgument(message: string): Expectation {
   return { http: { status: 400, error: message }, grpc: { code: 'INVALID_ARGUMENT', message } };
 }
 
+/** 500 with the masked text on both APIs (spec 7: the cause never reaches the client). */
+export const INTERNAL: Expectation = { http: { status: 500, error: MSG.internal }, grpc: { code: 'INTERNAL', message: MSG.internal } };
+
 /** 400 malformed body: REST only, protobuf has no undecodable JSON. */
 export const MALFORMED: Expectation = { http: { status: 400, error: MSG.malformedBody } };
 
@@ -43,9 +46,14 @@ export function restCase(name: string, rules: readonly string[], input: RawReque
 export const OK: Expectation = { http: { status: 200 }, grpc: { code: 'OK' } };
 export const CREATED: Expectation = { http: { status: 201 }, grpc: { code: 'OK' } };
 
+/** Success with this body on both APIs (REST status 200 unless given). */
+export function answers(body: BodyExpect, status = 200): Expectation {
+  return { http: { status, body }, grpc: { code: 'OK', body } };
+}
+
 /** A RecentResponse holding exactly these ids, in this order, on both APIs. */
 export function recentIs(ids: readonly string[]): Expectation {
-  return { http: { status: 200, body: { shape: 'RecentResponse', recent: ids } }, grpc: { code: 'OK', body: { shape: 'RecentResponse', recent: ids } } };
+  return answers({ shape: 'RecentResponse', recent: ids });
 }
 
 /** `{order:ref-i}` placeholders for i from `from` down to `to` (setup orders created with a count). */

@@ -64,8 +64,7 @@ export const OBSERVABILITY_CASES: Case[] = [
     t.assert(!text.includes(t.target.jwtSecret!), 'JWT_SECRET reached the logs');
   }),
   flow('metrics-route-pattern-and-status', ['METRICS-route-label', 'METRICS-status', 'METRICS-no-raw-ids', 'METRICS-families'], { api: 'rest', needs: ['admin'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     const before = parseScrape(await t.scrape());
     t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200 } }, 'get');
     t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { http: { status: 404 } }, 'get unknown');
@@ -108,8 +107,7 @@ export const OBSERVABILITY_CASES: Case[] = [
     t.assert(JSON.stringify(buckets) === JSON.stringify(expected), `buckets are ${JSON.stringify(buckets)}, expected ${JSON.stringify(expected)}`);
   }),
   flow('span-per-request-named-by-pattern', ['TRACE-span-name', 'TRACE-attributes', 'TRACE-service-name', 'TRACE-no-endpoint', 'TRACE-server-kind'], { api: 'rest', needs: ['spans'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200 } }, 'get');
     const path = `/orders/${id}`;
     const spans = await t.waitFor(() => (spansWithPath(t, path).length > 0 ? spansWithPath(t, path) : undefined), `span for GET ${path}`);
@@ -146,8 +144,7 @@ export const OBSERVABILITY_CASES: Case[] = [
     t.assert(line['trace_id'] === traceId && line['span_id'] === span.spanContext().spanId, `request line carries ${String(line['trace_id'])}/${String(line['span_id'])}, not the span's ids`);
   }),
   flow('grpc-layer-spans-and-metrics', ['TRACE-grpc', 'METRICS-grpc'], { transports: ['grpc'], api: 'grpc', needs: ['spans', 'admin'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     const labels = { grpc_type: 'unary', grpc_service: 'ordersv1.Orders', grpc_method: 'GetOrder' };
     const before = parseScrape(await t.scrape());
     const spansBefore = t.target.hooks!.spans.getFinishedSpans().length;

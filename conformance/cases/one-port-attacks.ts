@@ -42,10 +42,26 @@ function h2session(origin: string): Promise<ClientHttp2Session> {
   return new Promise((resolve) => session.once('remoteSettings', () => resolve(session)));
 }
 
+/** One stream on a session: its status (-1 when the stream errored), grpc-status (headers or trailers) and text. */
+function exchange(session: ClientHttp2Session, headers: Record<string, string>, body?: Uint8Array): Promise<{ status: number; grpcStatus: unknown; text: string }> {
+  return new Promise((resolve) => {
+    const stream = session.request(headers);
+    let status = 0;
+    let grpcStatus: unknown;
+    let text = '';
+    let failed = false;
+    stream.once('response', (h) => ((status = Number(h[':status'])), (grpcStatus = h['grpc-status'])));
+    stream.once('trailers', (t) => (grpcStatus = t['grpc-status']));
+    stream.on('data', (c: Buffer) => (text += c.toString('latin1')));
+    stream.on('error', () => (failed = true));
+    stream.once('close', () => resolve({ status: failed ? -1 : status, grpcStatus, text }));
+    stream.end(body);
+  });
+}
+
 export const ONE_PORT_ATTACK_CASES: Case[] = [
   flow('rapid-reset-from-two-connections-is-cut-and-the-port-still-answers', ['H2-rapid-reset', 'GRPC-cancel', 'H2-limits'], { transports: GRPC_ONLY, api: 'grpc', needs: ['inProcess'], target: { isolated: true } }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     const rss = process.memoryUsage.rss();
     const message = grpcFrame(encodeRequest('GetOrder', { id }));
     // Two connections at once, each HEADERS (+ the message) then RST_STREAM, up to 1,000 streams or 5 s.
@@ -80,8 +96,7 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     t.assert(rssGrowth(rss) < RSS_BUDGET, `RSS grew by ${(rssGrowth(rss) / 2 ** 20).toFixed(0)} MiB during the attack`);
   }),
   flow('gzip-bombs-stop-at-the-message-limit', ['GRPC-message-size', 'GRPC-compression', 'GRPC-auth-before-body'], { transports: GRPC_ONLY, api: 'grpc', needs: ['inProcess'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     // ~200 KB of gzip that inflates to 200 MiB, as in the issue; built once.
     const bomb = grpcFrame(gzipSync(Buffer.alloc(200 * 1024 * 1024)), true);
     const rss = process.memoryUsage.rss();
@@ -93,8 +108,7 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     await stillServes(t, me, id, 'after the bombs');
   }),
   flow('unauthenticated-message-is-never-read', ['GRPC-auth-before-body', 'GRPC-message-size'], { transports: GRPC_ONLY, api: 'grpc' }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     const huge = grpcFrame(Buffer.alloc(50 * 1024 * 1024));
     const reply = await rawGrpc(t.target.baseUrl, GET_ORDER, huge);
     t.assert(reply.grpcStatus === '16' && reply.grpcMessage === 'missing or malformed Authorization header', `50 MB without a token: ${reply.grpcStatus} ${reply.grpcMessage}`);
@@ -105,8 +119,7 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     await stillServes(t, me, id, 'after the oversized messages');
   }),
   flow('malformed-messages-json-subtype-and-huge-timeouts', ['GRPC-malformed', 'GRPC-content-type', 'GRPC-timeout-clamp'], { transports: GRPC_ONLY, api: 'grpc', needs: ['logs'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     const auth = { authorization: me.auth };
     for (const [label, body] of [
       ['not protobuf', grpcFrame(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]))],
@@ -138,20 +151,7 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
       const max = session.remoteSettings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
       t.assert(max >= 100 && max <= 256, `SETTINGS_MAX_CONCURRENT_STREAMS is ${max}`);
       // 2,000 at once on one session: the client queues beyond the limit, none is lost.
-      const statuses = await Promise.all(
-        Array.from(
-          { length: 2_000 },
-          () =>
-            new Promise<number>((resolve) => {
-              const stream = session.request({ ':method': 'GET', ':path': '/orders?limit=100', authorization: me.auth });
-              let status = 0;
-              stream.once('response', (h) => (status = Number(h[':status'])));
-              stream.on('data', () => undefined);
-              stream.on('error', () => resolve(-1));
-              stream.once('close', () => resolve(status));
-            }),
-        ),
-      );
+      const statuses = await Promise.all(Array.from({ length: 2_000 }, async () => (await exchange(session, { ':method': 'GET', ':path': '/orders?limit=100', authorization: me.auth })).status));
       const failed = statuses.filter((s) => s !== 200);
       t.assert(failed.length === 0, `${failed.length} of 2,000 concurrent requests on one session failed: ${[...new Set(failed)].join(', ')}`);
     } finally {
@@ -179,22 +179,9 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     try {
       await new Promise((resolve) => session.once('connect', resolve));
       p.assert(session.alpnProtocol === 'h2', `ALPN chose ${String(session.alpnProtocol)}`);
-      const exchange = (headers: Record<string, string>, body?: Uint8Array): Promise<{ status: number; grpcStatus: unknown; text: string }> =>
-        new Promise((resolve) => {
-          const stream = session.request(headers);
-          let status = 0;
-          let grpcStatus: unknown;
-          let text = '';
-          stream.once('response', (h) => ((status = Number(h[':status'])), (grpcStatus = h['grpc-status'])));
-          stream.once('trailers', (t) => (grpcStatus = t['grpc-status']));
-          stream.on('data', (c: Buffer) => (text += c.toString('latin1')));
-          stream.on('error', () => undefined);
-          stream.once('close', () => resolve({ status, grpcStatus, text }));
-          stream.end(body);
-        });
-      const rest = await exchange({ ':method': 'GET', ':path': '/openapi.yaml' });
+      const rest = await exchange(session, { ':method': 'GET', ':path': '/openapi.yaml' });
       p.assert(rest.status === 200 && rest.text.startsWith('openapi:'), `REST over h2+TLS: ${rest.status}`);
-      const rpc = await exchange({ ':method': 'POST', ':path': '/grpc.health.v1.Health/Check', 'content-type': 'application/grpc', te: 'trailers' }, grpcFrame(new Uint8Array()));
+      const rpc = await exchange(session, { ':method': 'POST', ':path': '/grpc.health.v1.Health/Check', 'content-type': 'application/grpc', te: 'trailers' }, grpcFrame(new Uint8Array()));
       p.assert(rpc.grpcStatus === '0', `gRPC over the same h2+TLS connection: grpc-status ${String(rpc.grpcStatus)}`);
     } finally {
       session.destroy();

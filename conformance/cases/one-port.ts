@@ -53,8 +53,7 @@ export const ONE_PORT_CASES: Case[] = [
   }),
   // Compares a recent list exactly: a shared account carries views of earlier cases.
   flow('grpc-and-rest-share-the-session', ['GRPC-auth-context', 'AUTH-6-context', 'SESSION-view-on-get', 'AUTH-7-independent'], { transports: GRPC_ONLY, api: 'grpc', needs: ['users'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     t.check(await t.driver.getOrder(me.auth, id), { grpc: { code: 'OK' } }, 'GetOrder over gRPC');
     const rest = await t.via('rest-http1').recent(me.auth);
     t.check(rest, { http: { status: 200, body: { recent: [id] } } }, 'REST /me/recent sees the gRPC view');
@@ -106,8 +105,7 @@ export const ONE_PORT_CASES: Case[] = [
   }),
   flow('grpc-all-methods-unary', ['GRPC-methods', 'EVT-5-no-other'], { transports: GRPC_ONLY, api: 'grpc' }, async (t) => {
     // Every call of the driver is unary; a streaming handler would not complete a unary call.
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     for (const reply of [await t.driver.getOrder(me.auth, id), await t.driver.listOrders(me.auth, {}), await t.driver.recent(me.auth)]) {
       t.check(reply, { grpc: { code: 'OK' } }, 'unary call');
     }

@@ -1,39 +1,31 @@
 import { Redis } from 'ioredis';
 import { flow, request, type Case, type RequestCase } from '../case-model.ts';
-import { invalidArgument, MALFORMED, MSG, OK } from './messages.ts';
+import { answers, invalidArgument, MALFORMED, MSG, OK } from './messages.ts';
 
 /** Create and fetch (spec 2.1, 3.1, 4.1 table, 7): shapes, validation, ownership, ids. */
 
-const created = (item: string, quantity: number): RequestCase['expect'] => ({
-  http: { status: 201, body: { shape: 'Order', fields: { item, quantity, status: 'pending' } } },
-  grpc: { code: 'OK', body: { shape: 'Order', fields: { item, quantity, status: 'pending' } } },
-});
+const created = (item: string, quantity: number) => answers({ shape: 'Order', fields: { item, quantity, status: 'pending' } }, 201);
 
 const createCases: Case[] = [
-  {
-    kind: 'request',
-    name: 'create-order',
-    rules: ['CREATE-201', 'SVC-operations', 'SHAPE-order', 'SHAPE-create-request', 'ORDER-pending', 'SHAPE-independent', 'HTTP-content-type', 'SHAPE-json', 'GRPC-fields'],
-    op: 'createOrder',
-    input: { item: 'widget', quantity: 3 },
-    expect: created('widget', 3),
-  },
-  {
-    kind: 'request',
-    name: 'create-ignores-client-id-status-and-owner',
-    rules: ['ORDER-pending', 'AUTH-own-user', 'SHAPE-independent'],
-    setup: { users: ['me', 'other'] },
-    op: 'createOrder',
-    input: { item: 'widget', quantity: 1, status: 'shipped', id: '00000000-0000-4000-8000-000000000000', user_id: '{userId:other}', userId: '{userId:other}' },
-    expect: { http: { status: 201, body: { shape: 'Order', fields: { status: 'pending' } } } },
-  },
+  request(
+    'create-order',
+    ['CREATE-201', 'SVC-operations', 'SHAPE-order', 'SHAPE-create-request', 'ORDER-pending', 'SHAPE-independent', 'HTTP-content-type', 'SHAPE-json', 'GRPC-fields'],
+    { op: 'createOrder', input: { item: 'widget', quantity: 3 } },
+    created('widget', 3),
+  ),
+  request(
+    'create-ignores-client-id-status-and-owner',
+    ['ORDER-pending', 'AUTH-own-user', 'SHAPE-independent'],
+    { setup: { users: ['me', 'other'] }, op: 'createOrder', input: { item: 'widget', quantity: 1, status: 'shipped', id: '00000000-0000-4000-8000-000000000000', user_id: '{userId:other}', userId: '{userId:other}' } },
+    { http: { status: 201, body: { shape: 'Order', fields: { status: 'pending' } } } },
+  ),
   ...(
     [
       ['create-item-200-characters', 'x'.repeat(200), 1],
       ['create-item-200-non-ascii-characters', 'é'.repeat(200), 1],
       ['create-quantity-int32-max', 'widget', 2147483647],
     ] as const
-  ).map(([name, item, quantity]): RequestCase => ({ kind: 'request', name, rules: ['ORDER-item-limits', 'CREATE-201'], op: 'createOrder', input: { item, quantity }, expect: created(item, quantity) })),
+  ).map(([name, item, quantity]): RequestCase => request(name, ['ORDER-item-limits', 'CREATE-201'], { op: 'createOrder', input: { item, quantity } }, created(item, quantity))),
   ...(
     [
       ['create-item-empty', { item: '', quantity: 1 }, MSG.itemRequired],
@@ -45,23 +37,15 @@ const createCases: Case[] = [
       ['create-quantity-absent', { item: 'widget' }, MSG.quantityPositive],
     ] as const
   ).map(
-    ([name, input, message]): RequestCase => ({
-      kind: 'request',
-      name,
-      rules: ['CREATE-400', 'ERR-validation', 'ERR-validation-text', ...(message.startsWith('quantity') ? ['ERR-quantity-domain'] : ['ORDER-item-limits']), 'GRPC-message-text'],
-      op: 'createOrder',
-      input,
-      expect: invalidArgument(message),
-    }),
+    ([name, input, message]): RequestCase =>
+      request(
+        name,
+        ['CREATE-400', 'ERR-validation', 'ERR-validation-text', ...(message.startsWith('quantity') ? ['ERR-quantity-domain'] : ['ORDER-item-limits']), 'GRPC-message-text'],
+        { op: 'createOrder', input },
+        invalidArgument(message),
+      ),
   ),
-  {
-    kind: 'request',
-    name: 'create-quantity-above-int32',
-    rules: ['CREATE-400', 'ERR-validation', 'ORDER-item-limits', 'ERR-validation-text'],
-    op: 'createOrder',
-    input: { item: 'widget', quantity: 2147483648 },
-    expect: { http: { status: 400, error: MSG.quantityTooLarge } },
-  },
+  request('create-quantity-above-int32', ['CREATE-400', 'ERR-validation', 'ORDER-item-limits', 'ERR-validation-text'], { op: 'createOrder', input: { item: 'widget', quantity: 2147483648 } }, { http: { status: 400, error: MSG.quantityTooLarge } }),
   ...(
     [
       ['create-quantity-fraction', { item: 'widget', quantity: 1.5 }],
@@ -75,35 +59,19 @@ const createCases: Case[] = [
 ];
 
 const getCases: Case[] = [
-  {
-    kind: 'request',
-    name: 'get-own-order',
-    rules: ['GET-200', 'SVC-operations', 'SHAPE-order', 'SHAPE-independent', 'HTTP-content-type'],
-    setup: { orders: [{ ref: 'a', item: 'lamp', quantity: 2 }] },
-    op: 'getOrder',
-    input: { id: '{order:a}' },
-    expect: {
-      http: { status: 200, body: { shape: 'Order', fields: { id: '{order:a}', item: 'lamp', quantity: 2, status: 'pending' } } },
-      grpc: { code: 'OK', body: { shape: 'Order', fields: { id: '{order:a}', item: 'lamp', quantity: 2, status: 'pending' } } },
-    },
-  },
-  {
-    kind: 'request',
-    name: 'get-order-of-another-user',
-    rules: ['GET-403', 'ERR-forbidden', 'ERR-403-not-404', 'AUTH-own-user', 'GRPC-message-text'],
-    setup: { users: ['me', 'owner'], orders: [{ ref: 'theirs', owner: 'owner' }] },
-    op: 'getOrder',
-    input: { id: '{order:theirs}' },
-    expect: { http: { status: 403, error: MSG.forbidden }, grpc: { code: 'PERMISSION_DENIED', message: MSG.forbidden } },
-  },
-  {
-    kind: 'request',
-    name: 'get-unknown-order',
-    rules: ['GET-404', 'ERR-not-found', 'ERR-403-not-404', 'GRPC-message-text'],
-    op: 'getOrder',
-    input: { id: '{uuid}' },
-    expect: { http: { status: 404, error: MSG.notFound }, grpc: { code: 'NOT_FOUND', message: MSG.notFound } },
-  },
+  request(
+    'get-own-order',
+    ['GET-200', 'SVC-operations', 'SHAPE-order', 'SHAPE-independent', 'HTTP-content-type'],
+    { setup: { orders: [{ ref: 'a', item: 'lamp', quantity: 2 }] }, op: 'getOrder', input: { id: '{order:a}' } },
+    answers({ shape: 'Order', fields: { id: '{order:a}', item: 'lamp', quantity: 2, status: 'pending' } }),
+  ),
+  request(
+    'get-order-of-another-user',
+    ['GET-403', 'ERR-forbidden', 'ERR-403-not-404', 'AUTH-own-user', 'GRPC-message-text'],
+    { setup: { users: ['me', 'owner'], orders: [{ ref: 'theirs', owner: 'owner' }] }, op: 'getOrder', input: { id: '{order:theirs}' } },
+    { http: { status: 403, error: MSG.forbidden }, grpc: { code: 'PERMISSION_DENIED', message: MSG.forbidden } },
+  ),
+  request('get-unknown-order', ['GET-404', 'ERR-not-found', 'ERR-403-not-404', 'GRPC-message-text'], { op: 'getOrder', input: { id: '{uuid}' } }, { http: { status: 404, error: MSG.notFound }, grpc: { code: 'NOT_FOUND', message: MSG.notFound } }),
   ...(
     [
       ['get-id-not-a-uuid', 'not-a-uuid'],
@@ -120,9 +88,9 @@ const getCases: Case[] = [
   flow('create-then-get-round-trip', ['CREATE-201', 'GET-200', 'SHAPE-order', 'SVC-operations'], {}, async (t) => {
     const me = await t.user();
     const reply = await t.driver.createOrder(me.auth, { item: 'round trip', quantity: 7 });
-    t.check(reply, { http: { status: 201, body: { shape: 'Order' } }, grpc: { code: 'OK', body: { shape: 'Order' } } }, 'create');
+    t.check(reply, answers({ shape: 'Order' }, 201), 'create');
     const got = await t.driver.getOrder(me.auth, (reply.body as { id: string }).id);
-    t.check(got, { http: { status: 200, body: { fields: reply.body as Record<string, unknown> } }, grpc: { code: 'OK', body: { fields: reply.body as Record<string, unknown> } } }, 'get returns the created order unchanged');
+    t.check(got, answers({ fields: reply.body as Record<string, unknown> }), 'get returns the created order unchanged');
     const created = Date.parse((reply.body as { created_at: string }).created_at);
     t.assert(Math.abs(created - Date.now()) < 60_000, `created_at ${(reply.body as { created_at: string }).created_at} is not the creation time`);
   }),
@@ -131,7 +99,7 @@ const getCases: Case[] = [
     const me = await t.user();
     const id = await t.order(me, 'upper', 1);
     const got = await t.driver.getOrder(me.auth, id.toUpperCase());
-    t.check(got, { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get by the upper-case id');
+    t.check(got, answers({ fields: { id } }), 'get by the upper-case id');
   }),
   flow('created-order-is-stored', ['SVC-create-durable'], { needs: ['inProcess'] }, async (t) => {
     const me = await t.user();
@@ -142,15 +110,13 @@ const getCases: Case[] = [
     t.assert(stored.item === 'durable' && stored.quantity === 2 && stored.userId === me.userId && stored.status === 'pending', `stored order is ${JSON.stringify(stored)}`);
   }),
   flow('fetch-fills-and-uses-the-cache', ['SVC-cache-aside'], { needs: ['inProcess'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     t.check(await t.driver.getOrder(me.auth, id), OK, 'get');
     const inCache = await t.target.hooks!.backends.cache.get(id);
     t.assert(inCache !== undefined && inCache.id === id, `order ${id} is not in the cache after create and fetch`);
   }),
   flow('real-cache-entry-expires-in-five-minutes', ['SVC-cache-ttl', 'SVC-cache-aside'], { needs: ['inProcess'], backends: ['real'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { id } = await t.userWithOrder();
     const [host, port] = (process.env['REDIS_ADDR'] ?? '127.0.0.1:6379').split(':');
     const redis = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 1 });
     try {
@@ -169,22 +135,21 @@ const getCases: Case[] = [
     cacheFake.trouble.failNext(1); // the create's cache write fails: the order is only in the store
     const id = await t.order(me);
     t.assert((await cacheFake.get(id)) === undefined, 'setup: the order should not be cached');
-    t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get on a cache miss');
+    t.check(await t.driver.getOrder(me.auth, id), answers({ fields: { id } }), 'get on a cache miss');
     // The refill is not awaited by the fetch (it must not fail the read): poll briefly.
     for (let i = 0; i < 50 && (await cacheFake.get(id)) === undefined; i++) await t.sleep(10);
     t.assert((await cacheFake.get(id)) !== undefined, 'a miss read from the store did not refill the cache');
   }),
   // Reads the shared cache's contents and switches the fakes directly (no API exposes the former).
   flow('near-tier-keeps-the-shared-cache-filled-and-serves-recent-orders', ['SVC-near-cache', 'SVC-cache-aside'], { needs: ['faults', 'recorders'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me);
+    const { me, id } = await t.userWithOrder();
     const { cacheFake, store } = t.target.hooks!.fakes!;
     t.assert((await cacheFake.get(id)) !== undefined, 'the create did not fill the shared cache');
     // Shared cache and store both down: only the in-process tier can answer.
     cacheFake.trouble.down();
     store.trouble.down();
     try {
-      t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, 'get of a just-created order with cache and store down');
+      t.check(await t.driver.getOrder(me.auth, id), answers({ fields: { id } }), 'get of a just-created order with cache and store down');
     } finally {
       cacheFake.trouble.up();
       store.trouble.up();
@@ -199,11 +164,10 @@ const getCases: Case[] = [
   ).map(
     ([name, component]): Case => 
       flow(name, ['SVC-cache-aside'], { needs: ['faults'] }, async (t) => {
-        const me = await t.user();
-        const id = await t.order(me);
+        const { me, id } = await t.userWithOrder();
         await t.target.simulator!.set(component, { state: 'down' });
         try {
-          t.check(await t.driver.getOrder(me.auth, id), { http: { status: 200, body: { fields: { id } } }, grpc: { code: 'OK', body: { fields: { id } } } }, `get with the ${component} down`);
+          t.check(await t.driver.getOrder(me.auth, id), answers({ fields: { id } }), `get with the ${component} down`);
         } finally {
           await t.target.simulator!.set(component, { state: 'up' });
         }
@@ -213,8 +177,8 @@ const getCases: Case[] = [
     const me = await t.user();
     const other = await t.user();
     const id = await t.order(me);
-    t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 200, body: { orders: [id] } }, grpc: { code: 'OK', body: { orders: [id] } } }, 'creator lists it');
-    t.check(await t.driver.listOrders(other.auth, {}), { http: { status: 200, body: { orders: [] } }, grpc: { code: 'OK', body: { orders: [] } } }, 'another user does not');
+    t.check(await t.driver.listOrders(me.auth, {}), answers({ orders: [id] }), 'creator lists it');
+    t.check(await t.driver.listOrders(other.auth, {}), answers({ orders: [] }), 'another user does not');
   }),
 ];
 

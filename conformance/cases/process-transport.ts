@@ -1,8 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer as createHttpServer } from 'node:http';
-import { connect as netConnect, createServer as createNetServer, type AddressInfo } from 'node:net';
+import { connect as netConnect, createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Env } from '../../src/config/env.ts';
 import { loadServiceConfig } from '../../src/config/service-config.ts';
 import { createApp } from '../../src/composition/create-app.ts';
 import { createEmbeddedBackends } from '../../src/composition/embedded-backends.ts';
@@ -11,8 +12,8 @@ import { runComponents } from '../../src/lifecycle/runner.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { hashPassword } from '../../src/service/password-hasher.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
-import { startInProcess } from '../../test/support/in-process-app.ts';
-import { processCase, type Case } from '../case-model.ts';
+import { startInProcess, type InProcessApp } from '../../test/support/in-process-app.ts';
+import { processCase, type Case, type ProcessContext } from '../case-model.ts';
 import { exitWithin, HANG_GUARD_MS, spawnBin } from '../../test/support/spawn-bin.ts';
 import type { Transport } from '../../test/support/transports.ts';
 import { freePort, waitForPort } from '../../test/support/ports.ts';
@@ -32,6 +33,24 @@ async function getStatus(url: string): Promise<number> {
   }
 }
 
+/** A loopback listener on a free port; returns the port. */
+async function listenLocal(server: Server): Promise<number> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return (server.address() as AddressInfo).port;
+}
+
+/** The transport's app in process, stopped once `body` is done; returns the app (its logs stay readable). */
+async function withApp(p: ProcessContext, env: Env | undefined, body: (app: InProcessApp) => Promise<void>): Promise<InProcessApp> {
+  const app = await startInProcess({ transport: p.transport.factory, env });
+  try {
+    await body(app);
+  } finally {
+    await app.stop();
+  }
+  return app;
+}
+
 /** Builds the composition root without running it, on fakes, with captured logs. */
 async function buildApp(transport: Transport) {
   const logs = new LogCapture();
@@ -44,15 +63,14 @@ async function buildApp(transport: Transport) {
 
 export const PROCESS_TRANSPORT_CASES: Case[] = [
   processCase('executable-serves-then-stops-on-sigterm', ['SVC-executables', 'LIFE-4-shutdown', 'LOG-json'], {}, async (p) => {
-    const transport = p.transport;
-    const bin = spawnBin(transport.bin, ['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'info' });
+    const bin = spawnBin(p.transport.bin, ['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'info' });
     try {
       const listening = await bin.waitForLine((l) => l['msg'] === 'api: listening', '`api: listening`');
       const port = String(listening['addr']).split(':').pop();
-      p.assert((await getStatus(`http://127.0.0.1:${port}/openapi.yaml`)) === 200, `${transport.bin} does not serve GET /openapi.yaml on its public port`);
+      p.assert((await getStatus(`http://127.0.0.1:${port}/openapi.yaml`)) === 200, `${p.transport.bin} does not serve GET /openapi.yaml on its public port`);
       bin.child.kill('SIGTERM');
-      const exit = await exitWithin(bin, HANG_GUARD_MS, `${transport.bin} after SIGTERM`);
-      p.assert(exit.code === 0, `${transport.bin} exited with ${exit.code ?? exit.signal} after SIGTERM, expected 0`);
+      const exit = await exitWithin(bin, HANG_GUARD_MS, `${p.transport.bin} after SIGTERM`);
+      p.assert(exit.code === 0, `${p.transport.bin} exited with ${exit.code ?? exit.signal} after SIGTERM, expected 0`);
       const msgs = bin.lines.map((l) => l['msg']);
       p.assert(msgs.includes('shutting down') && msgs.at(-1) === 'stopped', `shutdown log lines are ${JSON.stringify(msgs.slice(-4))}, expected shutting down … stopped`);
       for (const line of bin.lines) {
@@ -72,12 +90,11 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
   ).map(
     ([name, rules, extra, when, named]): Case => 
       processCase(name, rules, {}, async (p) => {
-        const transport = p.transport;
         const env = { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', POSTGRES_DSN: 'postgres://postgres:pw-hunter2@127.0.0.1:1/test', REDIS_ADDR: '127.0.0.1:1', NATS_URL: 'nats://127.0.0.1:1', ...extra };
-        const bin = spawnBin(transport.bin, [], env);
+        const bin = spawnBin(p.transport.bin, [], env);
         try {
-          const exit = await exitWithin(bin, HANG_GUARD_MS, `${transport.bin} ${when}`);
-          p.assert(exit.code !== 0, `${transport.bin} exited 0 ${when}`);
+          const exit = await exitWithin(bin, HANG_GUARD_MS, `${p.transport.bin} ${when}`);
+          p.assert(exit.code !== 0, `${p.transport.bin} exited 0 ${when}`);
           const failure = bin.lines.find((l) => typeof l['msg'] === 'string' && (l['msg'] as string).startsWith('start-up failed'));
           p.assert(failure !== undefined && (named === undefined || String(failure['err']).includes(named)), `no start-up failure${named === undefined ? '' : ` naming ${named}`}: ${bin.stdout().slice(-400)}`);
           p.assert(!bin.lines.some((l) => l['msg'] === 'api: listening'), 'a listener was served although start-up failed');
@@ -88,16 +105,15 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
       }),
   ),
   processCase('executable-log-level', ['LOG-level', 'LOG-json'], {}, async (p) => {
-    const transport = p.transport;
     const run = async (level: string): Promise<Record<string, unknown>[]> => {
       // At warn the `api: listening` line is not logged: the port is chosen here and polled.
       const port = await freePort();
-      const bin = spawnBin(transport.bin, ['--embedded'], { HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: level });
+      const bin = spawnBin(p.transport.bin, ['--embedded'], { HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: level });
       try {
-        p.assert(await waitForPort(port, HANG_GUARD_MS).then(() => true, () => false), `${transport.bin} with LOG_LEVEL=${level} did not come up`);
-        p.assert((await getStatus(`http://127.0.0.1:${port}/openapi.yaml`)) === 200, `${transport.bin} with LOG_LEVEL=${level} does not serve`);
+        p.assert(await waitForPort(port, HANG_GUARD_MS).then(() => true, () => false), `${p.transport.bin} with LOG_LEVEL=${level} did not come up`);
+        p.assert((await getStatus(`http://127.0.0.1:${port}/openapi.yaml`)) === 200, `${p.transport.bin} with LOG_LEVEL=${level} does not serve`);
         bin.child.kill('SIGTERM');
-        await exitWithin(bin, HANG_GUARD_MS, `${transport.bin} LOG_LEVEL=${level}`);
+        await exitWithin(bin, HANG_GUARD_MS, `${p.transport.bin} LOG_LEVEL=${level}`);
         return bin.lines;
       } finally {
         bin.kill();
@@ -162,9 +178,7 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
   }),
   processCase('bind-failure-is-an-api-listen-error', ['READY-bind-fails'], {}, async (p) => {
     const blocker = createNetServer();
-    blocker.listen(0, '127.0.0.1');
-    await once(blocker, 'listening');
-    const { port } = blocker.address() as AddressInfo;
+    const port = await listenLocal(blocker);
     try {
       let failure: unknown;
       try {
@@ -186,8 +200,7 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
     // s request timeouts of HTTP/1.1 fire on Node's 30 s check interval, beyond a case's 30 s; the
     // HTTP/2 ones are measured by http2-stream-and-idle-deadlines-are-enforced and
     // test/grpc/http2-deadlines.test.ts.)
-    const app = await startInProcess({ transport: p.transport.factory });
-    try {
+    await withApp(p, undefined, async (app) => {
       const declared = app.app.transport.timeouts;
       const closedWithin = (payload: string | undefined, boundMs: number): Promise<{ closed: boolean; afterMs: number; reply: string }> =>
         new Promise((resolve) => {
@@ -218,9 +231,7 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
         const quiet = await silent;
         p.assert(quiet.closed, 'a connection that sent nothing was still open after 20 s on the one-port listener');
       }
-    } finally {
-      await app.stop();
-    }
+    });
   }),
   processCase('spans-exported-over-otlp-http-in-batches', ['TRACE-otlp-export', 'LIFE-5-tracer-flush'], {}, async (p) => {
     const received: { method: string; url: string; type: string }[] = [];
@@ -231,9 +242,7 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
-    collector.listen(0, '127.0.0.1');
-    await once(collector, 'listening');
-    const { port } = collector.address() as AddressInfo;
+    const port = await listenLocal(collector);
     try {
       const app = await startInProcess({ transport: p.transport.factory, env: { OTLP_ENDPOINT: `127.0.0.1:${port}` } });
       const status = (await fetch(`${app.baseUrl}/openapi.yaml`)).status;
@@ -247,12 +256,9 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
     }
   }),
   processCase('unreachable-otlp-endpoint-does-not-fail-start-up', ['TRACE-no-connect'], {}, async (p) => {
-    const app = await startInProcess({ transport: p.transport.factory, env: { OTLP_ENDPOINT: '127.0.0.1:1' } });
-    try {
+    const app = await withApp(p, { OTLP_ENDPOINT: '127.0.0.1:1' }, async (app) => {
       p.assert((await fetch(`${app.baseUrl}/openapi.yaml`)).status === 200, 'requests fail with an unreachable OTLP endpoint');
-    } finally {
-      await app.stop();
-    }
+    });
     p.assert(!app.logs.lines.some((l) => l.msg === 'lifecycle: run failed' || l.msg === 'start-up failed'), 'the unreachable endpoint failed the lifecycle');
   }),
   processCase('replicas-hold-separate-sessions', ['SESSION-per-process'], {}, async (p) => {

@@ -71,9 +71,7 @@ function parse(bytes: Buffer, closed: boolean): Reply | undefined {
   }
   const length = Number(headers['content-length'] ?? NaN);
   const body = bytes.subarray(end + 4);
-  if (Number.isFinite(length)) {
-    if (body.length < length) return closed ? restReply(status, headers, body.toString('utf8'), '1.1') : undefined;
-    return restReply(status, headers, body.subarray(0, length).toString('utf8'), '1.1');
-  }
-  return closed ? restReply(status, headers, body.toString('utf8'), '1.1') : undefined;
+  const complete = Number.isFinite(length) && body.length >= length;
+  if (!complete && !closed) return undefined;
+  return restReply(status, headers, (complete ? body.subarray(0, length) : body).toString('utf8'), '1.1');
 }

@@ -12,58 +12,39 @@ function closedLine(t: FlowContext, userId: string): LogLine | undefined {
 
 const requestCases: Case[] = [
   request('recent-without-views-is-empty', ['RECENT-200', 'SHAPE-recent-response', 'SVC-operations'], { needs: ['users'], op: 'recent' }, recentIs([])),
-  {
-    kind: 'request',
-    name: 'recent-after-a-view',
-    rules: ['RECENT-200', 'SESSION-view-on-get', 'SESSION-view-recorded', 'SESSION-create', 'SESSION-content', 'SVC-session-per-user'],
-    needs: ['users'],
-    setup: { orders: [{ ref: 'a' }], views: [['me', 'a']] },
-    op: 'recent',
-    expect: recentIs(['{order:a}']),
-  },
-  {
-    kind: 'request',
-    name: 'recent-most-recent-first-without-duplicates',
-    rules: ['RECENT-order', 'SESSION-content'],
-    needs: ['users'],
-    setup: { orders: [{ ref: 'a' }, { ref: 'b' }, { ref: 'c' }], views: [['me', 'a'], ['me', 'b'], ['me', 'c'], ['me', 'a']] },
-    op: 'recent',
-    expect: recentIs(['{order:a}', '{order:c}', '{order:b}']),
-  },
+  request(
+    'recent-after-a-view',
+    ['RECENT-200', 'SESSION-view-on-get', 'SESSION-view-recorded', 'SESSION-create', 'SESSION-content', 'SVC-session-per-user'],
+    { needs: ['users'], setup: { orders: [{ ref: 'a' }], views: [['me', 'a']] }, op: 'recent' },
+    recentIs(['{order:a}']),
+  ),
+  request(
+    'recent-most-recent-first-without-duplicates',
+    ['RECENT-order', 'SESSION-content'],
+    { needs: ['users'], setup: { orders: [{ ref: 'a' }, { ref: 'b' }, { ref: 'c' }], views: [['me', 'a'], ['me', 'b'], ['me', 'c'], ['me', 'a']] }, op: 'recent' },
+    recentIs(['{order:a}', '{order:c}', '{order:b}']),
+  ),
   request('recent-bounded-by-default-10', ['SESSION-bound', 'LIMIT-session-recent'], { needs: ['users'], setup: { orders: [{ ref: 'o', count: 12 }], views: views('o', 12) }, op: 'recent' }, recentIs(refs('o', 12, 3))),
-  {
-    kind: 'request',
-    name: 'recent-bounded-by-session-recent',
-    rules: ['SESSION-bound', 'LIMIT-session-recent', 'CONFIG-session-vars'],
-    target: { env: { SESSION_RECENT: '3' } },
-    setup: { orders: [{ ref: 'o', count: 5 }], views: views('o', 5) },
-    op: 'recent',
-    expect: recentIs(refs('o', 5, 3)),
-  },
-  {
-    kind: 'request',
-    name: 'recent-not-shared-between-users',
-    rules: ['SVC-session-per-user', 'SESSION-identity'],
-    needs: ['users'],
-    setup: { users: ['me', 'other'], orders: [{ ref: 'theirs', owner: 'other' }], views: [['other', 'theirs']] },
-    op: 'recent',
-    expect: recentIs([]),
-  },
+  request('recent-bounded-by-session-recent', ['SESSION-bound', 'LIMIT-session-recent', 'CONFIG-session-vars'], { target: { env: { SESSION_RECENT: '3' } }, setup: { orders: [{ ref: 'o', count: 5 }], views: views('o', 5) }, op: 'recent' }, recentIs(refs('o', 5, 3))),
+  request(
+    'recent-not-shared-between-users',
+    ['SVC-session-per-user', 'SESSION-identity'],
+    { needs: ['users'], setup: { users: ['me', 'other'], orders: [{ ref: 'theirs', owner: 'other' }], views: [['other', 'theirs']] }, op: 'recent' },
+    recentIs([]),
+  ),
 ];
 
 const flows: Case[] = [
   flow('forbidden-fetch-records-no-view', ['SESSION-view-on-get', 'ERR-403-not-404'], { needs: ['users'] }, async (t) => {
     const me = await t.user();
-    const owner = await t.user();
-    const theirs = await t.order(owner);
+    const { id: theirs } = await t.userWithOrder();
     t.check(await t.driver.getOrder(me.auth, theirs), { http: { status: 403, error: MSG.forbidden }, grpc: { code: 'PERMISSION_DENIED' } }, 'foreign fetch');
     t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { http: { status: 404 }, grpc: { code: 'NOT_FOUND' } }, 'unknown fetch');
     t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after failed fetches');
   }),
   // long enough that a busy machine still reaches the in-window check in time
   flow('session-lingers-then-closes', ['SESSION-linger-reacquire', 'SESSION-linger-close', 'SESSION-content', 'SESSION-create'], { needs: ['logs'], target: { sessionLingerMs: 2000 } }, async (t) => {
-    const me = await t.user();
-    const a = await t.order(me);
+    const { me, id: a } = await t.userWithOrder();
     t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
     await t.sleep(100);
     // Inside the linger window: the same instance, list preserved (and the linger restarts).
@@ -76,8 +57,7 @@ const flows: Case[] = [
     t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after the session closed (fresh, empty)');
   }),
   flow('session-dies-with-last-holder-at-linger-zero', ['SESSION-R7-linger-zero', 'SESSION-linger-close'], { needs: ['logs'], target: { sessionLingerMs: 0 } }, async (t) => {
-    const me = await t.user();
-    const a = await t.order(me);
+    const { me, id: a } = await t.userWithOrder();
     t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
     const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` right after the only holder released (the default linger is minutes)');
     t.assert(line['views'] === 1, `views=${String(line['views'])}, expected 1`);
@@ -85,8 +65,7 @@ const flows: Case[] = [
   }),
   flow('session-cap-reached', ['RECENT-503', 'ERR-503-session', 'SESSION-cap-full', 'LIMIT-session-cap', 'GRPC-message-text'], { target: { sessionCap: 1 } }, async (t) => {
     const first = await t.user();
-    const second = await t.user();
-    const own = await t.order(second);
+    const { me: second, id: own } = await t.userWithOrder();
     t.check(await t.driver.recent(first.auth), recentIs([]), 'first user takes the only session (it lingers)');
     t.check(await t.driver.recent(second.auth), { http: { status: 503, error: MSG.sessionUnavailable }, grpc: { code: 'UNAVAILABLE', message: MSG.sessionUnavailable } }, 'second user at the cap');
     // GetOrder records its view best effort: a full scope does not fail the fetch.

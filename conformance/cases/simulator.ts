@@ -1,5 +1,5 @@
 import { flow, type Case, type FlowContext } from '../case-model.ts';
-import { MSG, OK, recentIs } from './messages.ts';
+import { INTERNAL, MSG, OK, recentIs, unauthenticated } from './messages.ts';
 
 /**
  * The embedded simulator (issue 17) through its control API on the admin listener: the same cases run
@@ -45,9 +45,8 @@ export const SIMULATOR_CASES: Case[] = [
     await withReset(t, async () => {
       const state = await simulator.set('database', { failNext: 2 });
       t.assert(JSON.stringify(state) === '{"name":"database","state":"up","latencyMs":0,"failNext":2}', `PUT answered ${JSON.stringify(state)}`);
-      const failed = { http: { status: 500, error: MSG.internal }, grpc: { code: 'INTERNAL', message: MSG.internal } } as const;
-      t.check(await t.driver.listOrders(me.auth, {}), failed, 'first injected failure');
-      t.check(await t.driver.listOrders(me.auth, {}), failed, 'second injected failure');
+      t.check(await t.driver.listOrders(me.auth, {}), INTERNAL, 'first injected failure');
+      t.check(await t.driver.listOrders(me.auth, {}), INTERNAL, 'second injected failure');
       t.check(await t.driver.listOrders(me.auth, {}), OK, 'after failNext 2');
       await simulator.set('cache', { latencyMs: 1 });
       const seen = (await simulator.state()).components.map((c) => `${c.name}:${c.state}:${c.latencyMs}:${c.failNext}`).join(' ');
@@ -71,8 +70,7 @@ export const SIMULATOR_CASES: Case[] = [
     await withReset(t, async () => {
       // Sessions earlier cases left lingering (shared demo accounts) close first.
       await simulator.advance(5 * MINUTE);
-      const me = await t.user();
-      const a = await t.order(me);
+      const { me, id: a } = await t.userWithOrder();
       t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
       const from = t.logs().length;
       const closed = () => t.logs().slice(from).find((l) => l.msg === 'session: closed' && l['user'] === me.userId);
@@ -94,11 +92,7 @@ export const SIMULATOR_CASES: Case[] = [
       await simulator.advance(60 * MINUTE - 5_000);
       t.check(await t.driver.listOrders(me.auth, {}), OK, 'token 5 s before its expiry');
       await simulator.advance(6_000);
-      t.check(
-        await t.driver.listOrders(me.auth, {}),
-        { http: { status: 401, error: MSG.invalidToken }, grpc: { code: 'UNAUTHENTICATED', message: MSG.invalidToken } },
-        'token past JWT_EXPIRY',
-      );
+      t.check(await t.driver.listOrders(me.auth, {}), unauthenticated(MSG.invalidToken), 'token past JWT_EXPIRY');
     });
   }),
 ];

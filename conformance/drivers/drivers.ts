@@ -3,15 +3,10 @@ import { grpcDriver } from './grpc.ts';
 import { restH2cDriver } from './rest-h2c.ts';
 import { restHttp1Driver } from './rest-http1.ts';
 
-export const DRIVER_NAMES: readonly DriverName[] = ['rest-http1', 'rest-h2c', 'grpc'];
+const FACTORIES: Readonly<Record<DriverName, (options: DriverOptions) => Driver>> = { 'rest-http1': restHttp1Driver, 'rest-h2c': restH2cDriver, grpc: grpcDriver };
+
+export const DRIVER_NAMES = Object.keys(FACTORIES) as readonly DriverName[];
 
 export function createDriver(name: DriverName, options: DriverOptions): Driver {
-  switch (name) {
-    case 'rest-http1':
-      return restHttp1Driver(options);
-    case 'rest-h2c':
-      return restH2cDriver(options);
-    case 'grpc':
-      return grpcDriver(options);
-  }
+  return FACTORIES[name](options);
 }

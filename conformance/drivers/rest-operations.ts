@@ -3,7 +3,6 @@ import { adminProbe } from './rest-reply.ts';
 import type { Driver, DriverOptions, ListQuery, RawRequest, Reply } from './driver.ts';
 
 type Send = (request: RawRequest) => Promise<Reply>;
-export type RestOperations = Pick<Driver, 'login' | 'createOrder' | 'getOrder' | 'listOrders' | 'recent'>;
 
 function authHeaders(auth: string | null): Record<string, string> {
   return auth === null ? {} : { authorization: auth };
@@ -13,33 +12,10 @@ function jsonBody(value: unknown): { headers: Record<string, string>; body: stri
   return { headers: { 'content-type': 'application/json' }, body: JSON.stringify(value) };
 }
 
-/** The five business operations as REST requests (spec 4.1), the same for every REST driver. */
-export function restOperations(send: Send): RestOperations {
-  return {
-    login: (input) => {
-      const { headers, body } = jsonBody(input);
-      return send({ method: 'POST', path: '/auth/login', headers, body });
-    },
-    createOrder: (auth, input, options) => {
-      const { headers, body } = jsonBody(input);
-      const key: Record<string, string> = options?.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey };
-      return send({ method: 'POST', path: '/orders', headers: { ...headers, ...authHeaders(auth), ...key }, body });
-    },
-    getOrder: (auth, id) => send({ method: 'GET', path: `/orders/${encodeURIComponent(id)}`, headers: authHeaders(auth) }),
-    listOrders: (auth, query: ListQuery) => {
-      const params = new URLSearchParams();
-      if (query.limit !== undefined) params.set('limit', String(query.limit));
-      if (query.offset !== undefined) params.set('offset', String(query.offset));
-      const search = params.size > 0 ? `?${params.toString()}` : '';
-      return send({ method: 'GET', path: `/orders${search}`, headers: authHeaders(auth) });
-    },
-    recent: (auth) => send({ method: 'GET', path: '/me/recent', headers: authHeaders(auth) }),
-  };
-}
-
 /**
  * A REST driver from its wire: every REST driver retries 429s the same way (when asked), reports each
- * exchange to the observer and offers the same operations, whatever carries the bytes.
+ * exchange to the observer and offers the same operations (the five of spec 4.1 as REST requests),
+ * whatever carries the bytes.
  */
 export function restDriver(name: Driver['name'], send: Send, options: DriverOptions, close: () => Promise<void>): Driver {
   const observed = async (raw: RawRequest): Promise<Reply> => {
@@ -54,7 +30,21 @@ export function restDriver(name: Driver['name'], send: Send, options: DriverOpti
   return {
     name,
     api: 'rest',
-    ...restOperations(observed),
+    login: (input) => observed({ method: 'POST', path: '/auth/login', ...jsonBody(input) }),
+    createOrder: (auth, input, options) => {
+      const { headers, body } = jsonBody(input);
+      const key: Record<string, string> = options?.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey };
+      return observed({ method: 'POST', path: '/orders', headers: { ...headers, ...authHeaders(auth), ...key }, body });
+    },
+    getOrder: (auth, id) => observed({ method: 'GET', path: `/orders/${encodeURIComponent(id)}`, headers: authHeaders(auth) }),
+    listOrders: (auth, query: ListQuery) => {
+      const params = new URLSearchParams();
+      if (query.limit !== undefined) params.set('limit', String(query.limit));
+      if (query.offset !== undefined) params.set('offset', String(query.offset));
+      const search = params.size > 0 ? `?${params.toString()}` : '';
+      return observed({ method: 'GET', path: `/orders${search}`, headers: authHeaders(auth) });
+    },
+    recent: (auth) => observed({ method: 'GET', path: '/me/recent', headers: authHeaders(auth) }),
     raw: observed,
     admin: options.adminUrl === undefined ? undefined : adminProbe(options.adminUrl),
     hooks: options.hooks,

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { BodyExpect, Expectation, GrpcExpect, HttpExpect, ShapeName } from '../case-model.ts';
-import type { Api, Reply } from '../drivers/driver.ts';
+import type { Reply } from '../drivers/driver.ts';
 import type { RestVariant } from '../../test/support/transports.ts';
 
 /** A failed expectation; the runner prefixes the case's rule IDs. */
@@ -116,14 +116,9 @@ function grpcProblems(expect: GrpcExpect, reply: Reply, resolve: Resolve): strin
   return problems;
 }
 
-/** The expectation for one API; undefined means the case does not apply there. */
-export function expectationFor(expectation: Expectation, api: Api, variant: RestVariant | undefined): HttpExpect | GrpcExpect | undefined {
-  if (api === 'grpc') return expectation.grpc;
-  return (variant === undefined ? undefined : expectation.variants?.[variant]?.http) ?? expectation.http;
-}
-
+/** Checks a reply against the expectation for its API (and REST variant); none means the step does not apply there. */
 export function checkReply(reply: Reply, expectation: Expectation, variant: RestVariant | undefined, resolve: Resolve, label: string): void {
-  const expected = expectationFor(expectation, reply.api, variant);
+  const expected = reply.api === 'grpc' ? expectation.grpc : ((variant === undefined ? undefined : expectation.variants?.[variant]?.http) ?? expectation.http);
   if (expected === undefined) throw new CaseFailure(`${label}: no ${reply.api} expectation for this step`);
   const problems = reply.api === 'grpc' ? grpcProblems(expected as GrpcExpect, reply, resolve) : httpProblems(expected as HttpExpect, reply, resolve);
   if (problems.length > 0) throw new CaseFailure(`${label}: ${problems.join('; ')} (got ${describeReply(reply)})`);

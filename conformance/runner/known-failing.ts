@@ -22,18 +22,12 @@ export function loadKnownFailing(text: string = readFileSync(KNOWN_FAILING_PATH,
   const list = doc.known_failing ?? [];
   if (!Array.isArray(list)) throw new Error('known-failing.yaml: known_failing must be a list');
   return list.map((raw: unknown, index) => {
-    const entry = (raw ?? {}) as Record<string, unknown>;
-    for (const field of ['rule', 'transport', 'backend', 'reason'] as const) {
+    // driver and case default to every driver and every case.
+    const entry = { driver: '*', case: '*', ...(raw ?? {}) } as Record<string, unknown>;
+    for (const field of ['rule', 'transport', 'backend', 'driver', 'case', 'reason'] as const) {
       if (typeof entry[field] !== 'string' || entry[field] === '') throw new Error(`known-failing.yaml entry ${index + 1}: ${field} is required`);
     }
-    return {
-      rule: entry['rule'] as string,
-      transport: entry['transport'] as string,
-      backend: entry['backend'] as string,
-      driver: typeof entry['driver'] === 'string' ? entry['driver'] : '*',
-      case: typeof entry['case'] === 'string' ? entry['case'] : '*',
-      reason: entry['reason'] as string,
-    };
+    return entry as unknown as KnownFailing;
   });
 }
 
@@ -41,12 +35,5 @@ export function loadKnownFailing(text: string = readFileSync(KNOWN_FAILING_PATH,
 export type TestCoordinates = Pick<CaseResult, 'rules' | 'transport' | 'driver' | 'backend' | 'case'>;
 
 export function findKnownFailing(entries: readonly KnownFailing[], at: TestCoordinates): KnownFailing | undefined {
-  return entries.find(
-    (e) =>
-      at.rules.some((rule) => glob(e.rule).test(rule)) &&
-      glob(e.transport).test(at.transport) &&
-      glob(e.driver).test(at.driver) &&
-      glob(e.backend).test(at.backend) &&
-      glob(e.case).test(at.case),
-  );
+  return entries.find((e) => at.rules.some((rule) => glob(e.rule).test(rule)) && (['transport', 'driver', 'backend', 'case'] as const).every((k) => glob(e[k]).test(at[k])));
 }

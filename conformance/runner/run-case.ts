@@ -22,6 +22,8 @@ const BULK_ABOVE = 20;
 const BULK_BATCH = 25;
 
 const PLACEHOLDER = /\{(\w+)(?::([\w.-]+))?\}/g;
+/** The Actor field each user placeholder names. */
+const ACTOR_FIELDS = { token: 'token', user: 'username', password: 'password', userId: 'userId' } as const;
 
 /** Users, orders and tokens of one case run, and the placeholder resolver over them. */
 class Scope {
@@ -92,15 +94,8 @@ class Scope {
   }
 
   #lookup(whole: string, kind: string, arg: string | undefined): string {
+    if (Object.hasOwn(ACTOR_FIELDS, kind)) return this.actor(arg)[ACTOR_FIELDS[kind as keyof typeof ACTOR_FIELDS]];
     switch (kind) {
-      case 'token':
-        return this.actor(arg).token;
-      case 'user':
-        return this.actor(arg).username;
-      case 'password':
-        return this.actor(arg).password;
-      case 'userId':
-        return this.actor(arg).userId;
       case 'order': {
         const id = this.orders.get(arg ?? '');
         if (id === undefined) throw new Error(`case names order ${arg}, which its setup does not create`);
@@ -180,7 +175,7 @@ function assert(condition: unknown, message: string): void {
 function flowContext(env: RunEnv): FlowContext {
   const scope = new Scope(env);
   let userIndex = 0;
-  return {
+  const context: FlowContext = {
     driver: env.driver,
     api: env.driver.api,
     target: env.target,
@@ -191,6 +186,10 @@ function flowContext(env: RunEnv): FlowContext {
       return actor;
     },
     order: (actor, item = 'widget', quantity = 1) => scope.createOrder(actor, item, quantity, true),
+    async userWithOrder() {
+      const me = await context.user();
+      return { me, id: await context.order(me) };
+    },
     check: (reply: Reply, expectation: Expectation, label: string) => checkReply(reply, expectation, env.transport.restVariant, scope.resolve, label),
     assert,
     logs() {
@@ -218,6 +217,7 @@ function flowContext(env: RunEnv): FlowContext {
     sleep: (ms) => sleep(ms),
     observed: env.observed,
   };
+  return context;
 }
 
 export async function runFlowCase(c: FlowCase, env: RunEnv): Promise<void> {
