@@ -186,23 +186,19 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
   it('a create retried with the same Idempotency-Key after a lost answer yields one order', async () => {
     const key = `"${randomUUID()}"`;
     const item = `idempotent-${randomUUID()}`;
-    const create = (signal?: AbortSignal) =>
-      fetch(`${fleet.replicas[0]!.baseUrl}/orders`, {
+    const create = (replica: number, signal?: AbortSignal) =>
+      fetch(`${fleet.replicas[replica]!.baseUrl}/orders`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'idempotency-key': key },
         body: JSON.stringify({ item, quantity: 2 }),
         signal,
       });
     // The answer is lost: the client gives up before reading it (the server may or may not have committed).
-    await create(AbortSignal.timeout(1)).catch(() => undefined);
-    const lost = await create(); // ...and a second attempt whose answer the client also "loses" (discards)
+    await create(0, AbortSignal.timeout(1)).catch(() => undefined);
+    const lost = await create(0); // ...and a second attempt whose answer the client also "loses" (discards)
     await lost.text();
     // The retry, on the other replica.
-    const retry = await fetch(`${fleet.replicas[1]!.baseUrl}/orders`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'idempotency-key': key },
-      body: JSON.stringify({ item, quantity: 2 }),
-    });
+    const retry = await create(1);
     expect(retry.status).toBe(201);
     const order = (await retry.json()) as { id: string; item: string };
     const rows = await fleet.query<{ id: string }>('SELECT id FROM orders WHERE item = $1', [item]);
