@@ -71,15 +71,7 @@ export function orderEventsContract(implementation: string, make: () => Promise<
       await subject.cleanup?.();
     });
 
-    it('a published event reaches a running consumer with its id and every payload field', async () => {
-      const consumer = consume();
-      const envelope = sampleEnvelope();
-      await subject.bus.publishOrderPlaced(envelope);
-      await waitFor(() => consumer.received.length === 1, 'the event');
-      expect(consumer.received[0]).toEqual(envelope);
-    });
-
-    it('several events arrive in publish order', async () => {
+    it('published events reach a running consumer in publish order, each with its id and every payload field', async () => {
       const consumer = consume();
       const envelopes = Array.from({ length: 5 }, (_, i) => sampleEnvelope({ item: `item-${i}`, quantity: i + 1 }));
       for (const envelope of envelopes) await subject.bus.publishOrderPlaced(envelope);
