@@ -170,10 +170,7 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     const warned = (msg: string): number => fleet.lines().filter((l) => l.includes(`"${msg}"`)).length;
     expect(warned('rate limit: shared store unavailable, limiting per process')).toBe(fleet.replicas.length);
     await fleet.redis.start();
-    for (const replica of fleet.replicas) {
-      for (let i = 0; i < 200 && (await fetch(`${replica.adminUrl}/healthz`)).status !== 200; i++) await sleep(50);
-      expect((await fetch(`${replica.adminUrl}/healthz`)).status).toBe(200);
-    }
+    for (const replica of fleet.replicas) await until(async () => (await fetch(`${replica.adminUrl}/healthz`)).status === 200, `${replica.adminUrl}/healthz clean again`);
     // One warning and one recovery line per replica for the whole outage, not a line per reconnect attempt.
     expect(warned('cache: connection lost; reconnecting in the background, reads fall back to the database')).toBe(fleet.replicas.length);
     expect(warned('cache: connection restored')).toBe(fleet.replicas.length);
