@@ -31,11 +31,14 @@ export function credentialStoreContract(name: string, factory: CredentialStoreFa
       expect(await store.findByUsername(`nobody-${randomUUID()}`)).toBeUndefined();
     });
 
-    it('a duplicate username is rejected with ErrConflict and the first user is kept', async () => {
+    it('a duplicate username or user id is rejected with ErrConflict and the first user is kept', async () => {
       const first = user();
       await store.add(first);
       await expect(store.add(user({ username: first.username }))).rejects.toBeInstanceOf(ErrConflict);
+      const sameId = user({ id: first.id });
+      await expect(store.add(sameId)).rejects.toBeInstanceOf(ErrConflict);
       expect(await store.findByUsername(first.username)).toEqual(first);
+      expect(await store.findByUsername(sameId.username)).toBeUndefined();
     });
   });
 }
