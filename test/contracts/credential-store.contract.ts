@@ -18,30 +18,27 @@ export function credentialStoreContract(name: string, factory: CredentialStoreFa
       return { id: randomUUID(), username: `user-${randomUUID()}`, passwordHash: `scrypt$16384$8$1$salt$${randomUUID()}`, ...fields };
     }
 
-    it('add then findByUsername returns the user', async () => {
-      const added = user();
-      await store.add(added);
-      expect(await store.findByUsername(added.username)).toEqual(added);
-    });
-
-    it('findByUsername of an unknown username is undefined', async () => {
-      expect(await store.findByUsername(`nobody-${randomUUID()}`)).toBeUndefined();
-    });
-
-    it('a duplicate username is rejected with ErrConflict and the first user is kept', async () => {
-      const first = user();
-      await store.add(first);
-      await expect(store.add(user({ username: first.username }))).rejects.toBeInstanceOf(ErrConflict);
-      expect(await store.findByUsername(first.username)).toEqual(first);
-    });
-
-    it('users are told apart by username', async () => {
+    it('add then findByUsername returns that user', async () => {
       const a = user();
       const b = user();
       await store.add(a);
       await store.add(b);
       expect(await store.findByUsername(a.username)).toEqual(a);
       expect(await store.findByUsername(b.username)).toEqual(b);
+    });
+
+    it('findByUsername of an unknown username is undefined', async () => {
+      expect(await store.findByUsername(`nobody-${randomUUID()}`)).toBeUndefined();
+    });
+
+    it('a duplicate username or user id is rejected with ErrConflict and the first user is kept', async () => {
+      const first = user();
+      await store.add(first);
+      await expect(store.add(user({ username: first.username }))).rejects.toBeInstanceOf(ErrConflict);
+      const sameId = user({ id: first.id });
+      await expect(store.add(sameId)).rejects.toBeInstanceOf(ErrConflict);
+      expect(await store.findByUsername(first.username)).toEqual(first);
+      expect(await store.findByUsername(sameId.username)).toBeUndefined();
     });
   });
 }

@@ -7,6 +7,7 @@ import { ErrUnavailable } from '../../src/domain/errors.ts';
 import type { OrderPlacedEnvelope } from '../../src/ports/order-events.ts';
 import { orderCacheContract, sampleOrder } from './order-cache.contract.ts';
 import { orderEventsContract, sampleEnvelope } from './order-events.contract.ts';
+import { until } from '../support/eventually.ts';
 
 orderCacheContract('memory', async () => ({ cache: new MemoryOrderCache() }));
 orderEventsContract('memory', async () => ({ bus: new MemoryEventBus() }));
@@ -67,28 +68,21 @@ describe('MemoryEventBus', () => {
     await done;
   });
 
-  it('logs a throwing handler through the injected logger and delivers the event again', async () => {
+  // Redelivery after a throw is the contract's (a throwing handler does not acknowledge); the log line is the fake's.
+  it('logs a throwing handler through the injected logger', async () => {
     const lines: string[] = [];
     const logger = pino({ base: undefined }, { write: (line: string) => void lines.push(line) });
     const bus = new MemoryEventBus({ logger, redeliverDelayMs: 5 });
     const controller = new AbortController();
-    const seen: string[] = [];
-    let thrown = false;
-    const done = bus.consumeOrderPlaced((batch) => {
-      for (const { event } of batch) {
-        if (event.item === 'bad' && !thrown) {
-          thrown = true;
-          throw new Error('handler exploded');
-        }
-        seen.push(event.item);
-      }
+    let calls = 0;
+    const done = bus.consumeOrderPlaced(() => {
+      calls += 1;
+      if (calls === 1) throw new Error('handler exploded');
     }, controller.signal);
-    await bus.publishOrderPlaced(sampleEnvelope({ item: 'bad' }));
-    await bus.publishOrderPlaced(sampleEnvelope({ item: 'good' }));
-    for (let i = 0; i < 100 && seen.length < 2; i++) await sleep(5);
+    await bus.publishOrderPlaced(sampleEnvelope());
+    await until(() => calls >= 2, 'the redelivery');
     controller.abort();
     await done;
-    expect(seen.sort()).toEqual(['bad', 'good']);
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0] as string)).toMatchObject({ msg: 'events: handler failed' });
   });
@@ -109,7 +103,7 @@ describe('MemoryEventBus', () => {
     await expect(bus.health()).resolves.toBeUndefined();
     const e = sampleEnvelope();
     await bus.publishOrderPlaced(e);
-    for (let i = 0; i < 100 && received.length < 2; i++) await sleep(5);
+    await until(() => received.length === 2, 'the backlog and the new event');
     controller.abort();
     await done;
     expect(bus.published).toEqual([stored.event, e.event]);

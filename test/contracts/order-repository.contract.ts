@@ -34,9 +34,7 @@ export function orderRepositoryContract(name: string, factory: OrderRepositoryFa
       });
       await repo.insert(stored);
       const found = await repo.findById(stored.id);
-      expect(found).toBeDefined();
       expect(found?.createdAt).toBeInstanceOf(Date);
-      expect(found?.createdAt.getTime()).toBe(stored.createdAt.getTime());
       expect({ ...found, createdAt: found?.createdAt.toISOString() }).toEqual({
         ...stored,
         createdAt: '2024-02-29T23:59:59.987Z',
@@ -100,20 +98,14 @@ export function orderRepositoryContract(name: string, factory: OrderRepositoryFa
       expect(ids(await repo.listByUser(user, { limit: 1, offset: 0 }))).toEqual(newestFirst.slice(0, 1));
     });
 
-    it("listByUser excludes other users' orders", async () => {
+    it("listByUser excludes other users' orders; a user without orders gets an empty array", async () => {
       const alice = randomUUID();
       const bob = randomUUID();
       const mine = [order(alice, 0), order(alice, 2)];
       await insertAll([order(bob, 1), mine[0] as Order, order(bob, 3), mine[1] as Order]);
       const listed = await repo.listByUser(alice, { limit: 100, offset: 0 });
       expect(ids(listed)).toEqual(ids([...mine].reverse()));
-      expect(listed.every((o) => o.userId === alice)).toBe(true);
-    });
-
-    it('listByUser of a user without orders is an empty array', async () => {
-      const listed = await repo.listByUser(randomUUID(), { limit: 20, offset: 0 });
-      expect(Array.isArray(listed)).toBe(true);
-      expect(listed).toEqual([]);
+      expect(await repo.listByUser(randomUUID(), { limit: 20, offset: 0 })).toEqual([]);
     });
   });
 }

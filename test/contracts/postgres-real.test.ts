@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresCredentialStore } from '../../src/adapters/postgres/postgres-credential-store.ts';
 import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
-import { ErrConflict, ErrUnavailable } from '../../src/domain/errors.ts';
+import { ErrUnavailable } from '../../src/domain/errors.ts';
 import { postgresDatabaseContract, VERSIONS } from './postgres-database.contract.ts';
 import { captureLogger, dropSchemas, postgresConfig, testSchemaName } from './postgres-harness.ts';
-
 
 const DSN = process.env.POSTGRES_DSN;
 
@@ -43,15 +41,6 @@ describe.skipIf(!DSN)('PostgreSQL adapters on the real server', () => {
       expect(results.flat().sort()).toEqual(VERSIONS);
       expect((await replicas[0]!.query('SELECT version FROM schema_migrations ORDER BY version')).rows).toEqual(VERSIONS.map((version) => ({ version })));
       await Promise.all(replicas.map((r) => r.init()));
-    });
-  });
-
-  describe('constraints', () => {
-    it('a duplicate user id is a conflict too', async () => {
-      const store = new PostgresCredentialStore(db);
-      const id = randomUUID();
-      await store.add({ id, username: `a-${id}`, passwordHash: 'h' });
-      await expect(store.add({ id, username: `b-${id}`, passwordHash: 'h' })).rejects.toBeInstanceOf(ErrConflict);
     });
   });
 

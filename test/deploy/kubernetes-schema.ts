@@ -21,23 +21,19 @@ import { parseAllDocuments } from 'yaml';
 
 export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } } & Record<string, unknown>;
 
-interface Kind {
-  /** The model class: `new Model(doc).validate()` throws on a schema violation. */
-  readonly model: new (data: never) => { validate(): void };
-  /** The module and interface of its TypeScript declaration. */
-  readonly module: string;
-  readonly type: string;
-}
-
-const KINDS: Record<string, Kind> = {
-  'v1/ConfigMap': { model: ConfigMap, module: 'kubernetes-models/v1/ConfigMap', type: 'IConfigMap' },
-  'v1/Secret': { model: Secret, module: 'kubernetes-models/v1/Secret', type: 'ISecret' },
-  'v1/Service': { model: Service, module: 'kubernetes-models/v1/Service', type: 'IService' },
-  'apps/v1/Deployment': { model: Deployment, module: 'kubernetes-models/apps/v1/Deployment', type: 'IDeployment' },
-  'batch/v1/Job': { model: Job, module: 'kubernetes-models/batch/v1/Job', type: 'IJob' },
-  'autoscaling/v2/HorizontalPodAutoscaler': { model: HorizontalPodAutoscaler, module: 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler', type: 'IHorizontalPodAutoscaler' },
-  'networking.k8s.io/v1/NetworkPolicy': { model: NetworkPolicy, module: 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy', type: 'INetworkPolicy' },
-  'policy/v1/PodDisruptionBudget': { model: PodDisruptionBudget, module: 'kubernetes-models/policy/v1/PodDisruptionBudget', type: 'IPodDisruptionBudget' },
+/**
+ * The model class of each kind: `new Model(doc).validate()` throws on a schema violation. Its TypeScript
+ * declaration is interface `I<kind>` of module `kubernetes-models/<apiVersion>/<kind>`.
+ */
+const KINDS: Record<string, new (data: never) => { validate(): void }> = {
+  'v1/ConfigMap': ConfigMap,
+  'v1/Secret': Secret,
+  'v1/Service': Service,
+  'apps/v1/Deployment': Deployment,
+  'batch/v1/Job': Job,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
 };
 
 const label = (doc: Manifest): string => `${doc.kind}/${doc.metadata?.name}`;
@@ -57,10 +53,10 @@ export function readManifests(dir: string, files: readonly string[]): Manifest[]
 }
 
 export function schemaProblems(doc: Manifest): string[] {
-  const kind = KINDS[`${doc.apiVersion}/${doc.kind}`];
-  if (kind === undefined) return [`${label(doc)}: ${doc.apiVersion} ${doc.kind} is not a kind this check knows`];
+  const Model = KINDS[`${doc.apiVersion}/${doc.kind}`];
+  if (Model === undefined) return [`${label(doc)}: ${doc.apiVersion} ${doc.kind} is not a kind this check knows`];
   try {
-    new kind.model(structuredClone(doc) as never).validate();
+    new Model(structuredClone(doc) as never).validate();
     return [];
   } catch (error) {
     return [`${label(doc)}: ${(error as Error).message}`];
@@ -69,10 +65,10 @@ export function schemaProblems(doc: Manifest): string[] {
 
 /** Type-checks each manifest as a literal of its kind's declared interface; one problem per diagnostic. */
 export function unknownFieldProblems(docs: readonly Manifest[], root: string): string[] {
-  const known = docs.map((doc) => KINDS[`${doc.apiVersion}/${doc.kind}`]);
-  const problems = docs.flatMap((doc, i) => (known[i] === undefined ? [`${label(doc)}: ${doc.apiVersion} ${doc.kind} is not a kind this check knows`] : []));
-  const imports = [...new Set(known.filter((k) => k !== undefined).map((k) => `import type { ${k.type} } from '${k.module}';`))];
-  const lines = docs.map((doc, i) => (known[i] === undefined ? '' : `export const m${i}: ${known[i].type} = ${JSON.stringify(doc)};`));
+  const known = docs.map((doc) => KINDS[`${doc.apiVersion}/${doc.kind}`] !== undefined);
+  const problems = docs.flatMap((doc, i) => (known[i] ? [] : [`${label(doc)}: ${doc.apiVersion} ${doc.kind} is not a kind this check knows`]));
+  const imports = [...new Set(docs.filter((_, i) => known[i]).map((doc) => `import type { I${doc.kind} } from 'kubernetes-models/${doc.apiVersion}/${doc.kind}';`))];
+  const lines = docs.map((doc, i) => (known[i] ? `export const m${i}: I${doc.kind} = ${JSON.stringify(doc)};` : ''));
   const fileName = join(root, 'test/deploy/__kubernetes-manifests__.ts');
   const source = [...imports, ...lines].join('\n');
   const options: ts.CompilerOptions = {

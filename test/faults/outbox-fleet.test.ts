@@ -170,10 +170,7 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     const warned = (msg: string): number => fleet.lines().filter((l) => l.includes(`"${msg}"`)).length;
     expect(warned('rate limit: shared store unavailable, limiting per process')).toBe(fleet.replicas.length);
     await fleet.redis.start();
-    for (const replica of fleet.replicas) {
-      for (let i = 0; i < 200 && (await fetch(`${replica.adminUrl}/healthz`)).status !== 200; i++) await sleep(50);
-      expect((await fetch(`${replica.adminUrl}/healthz`)).status).toBe(200);
-    }
+    for (const replica of fleet.replicas) await until(async () => (await fetch(`${replica.adminUrl}/healthz`)).status === 200, `${replica.adminUrl}/healthz clean again`);
     // One warning and one recovery line per replica for the whole outage, not a line per reconnect attempt.
     expect(warned('cache: connection lost; reconnecting in the background, reads fall back to the database')).toBe(fleet.replicas.length);
     expect(warned('cache: connection restored')).toBe(fleet.replicas.length);
@@ -186,23 +183,19 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
   it('a create retried with the same Idempotency-Key after a lost answer yields one order', async () => {
     const key = `"${randomUUID()}"`;
     const item = `idempotent-${randomUUID()}`;
-    const create = (signal?: AbortSignal) =>
-      fetch(`${fleet.replicas[0]!.baseUrl}/orders`, {
+    const create = (replica: number, signal?: AbortSignal) =>
+      fetch(`${fleet.replicas[replica]!.baseUrl}/orders`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'idempotency-key': key },
         body: JSON.stringify({ item, quantity: 2 }),
         signal,
       });
     // The answer is lost: the client gives up before reading it (the server may or may not have committed).
-    await create(AbortSignal.timeout(1)).catch(() => undefined);
-    const lost = await create(); // ...and a second attempt whose answer the client also "loses" (discards)
+    await create(0, AbortSignal.timeout(1)).catch(() => undefined);
+    const lost = await create(0); // ...and a second attempt whose answer the client also "loses" (discards)
     await lost.text();
     // The retry, on the other replica.
-    const retry = await fetch(`${fleet.replicas[1]!.baseUrl}/orders`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'idempotency-key': key },
-      body: JSON.stringify({ item, quantity: 2 }),
-    });
+    const retry = await create(1);
     expect(retry.status).toBe(201);
     const order = (await retry.json()) as { id: string; item: string };
     const rows = await fleet.query<{ id: string }>('SELECT id FROM orders WHERE item = $1', [item]);

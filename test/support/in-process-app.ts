@@ -8,7 +8,6 @@ import type { RealBackendIsolation } from '../../src/composition/real-backends.t
 import { startService } from '../../src/composition/start-service.ts';
 import { hashPassword } from '../../src/service/password-hasher.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import type { TimerPort } from '../../src/session/session-scope.ts';
 import { LogCapture } from './log-capture.ts';
 
 export type BackendKind = 'fake' | 'real';
@@ -21,9 +20,6 @@ export interface InProcessOptions {
   readonly env?: Env;
   readonly sessionLingerMs?: number;
   readonly sessionCap?: number;
-  readonly sessionTimers?: TimerPort;
-  /** Backend 'real': overrides the default random schema / suffix (e.g. to share a schema across restarts). */
-  readonly isolation?: RealBackendIsolation;
 }
 
 export interface InProcessApp {
@@ -71,7 +67,7 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
   };
   const logs = new LogCapture();
   const logger = createLogger('debug', logs);
-  const isolation: RealBackendIsolation = options.isolation ?? {
+  const isolation: RealBackendIsolation = {
     schema: `t_${randomBytes(6).toString('hex')}`,
     uniqueSuffix: randomBytes(6).toString('hex'),
     dropSchemaOnStop: true,
@@ -88,7 +84,6 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
       spanProcessors: [new SimpleSpanProcessor(spans)],
       sessionLingerMs: options.sessionLingerMs,
       sessionCap: options.sessionCap,
-      sessionTimers: options.sessionTimers,
     },
   });
   const { app, backends } = service;
