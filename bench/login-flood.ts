@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { freePort } from '../test/support/ports.ts';
 import { spawnBin } from '../test/support/spawn-bin.ts';
-import { ordersClient } from './load.ts';
+import { ORDERS_PROTO } from '../conformance/drivers/grpc.ts';
 import { percentiles } from './percentiles.ts';
 
 const VICTIM = { username: 'alice', password: 'alice-password' };
@@ -84,8 +84,12 @@ async function restFlood(port: number, durationMs: number): Promise<string> {
   return `one-client REST flood at 45/s: ${answers.length} sent, ${answers.filter((a) => a.status === 429).length} answered 429`;
 }
 
+type LoginClient = grpc.Client & { Login(request: object, callback: (error: grpc.ServiceError | null) => void): void };
+
+/** One grpc-js channel (one connection) for every wave, as a client application would hold it. */
 async function grpcFlood(port: number, durationMs: number): Promise<string> {
-  const client = ordersClient(port);
+  const { Orders } = (grpc.loadPackageDefinition(ORDERS_PROTO) as unknown as { ordersv1: { Orders: new (target: string, credentials: grpc.ChannelCredentials) => LoginClient } }).ordersv1;
+  const client = new Orders(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   const call = (i: number): Promise<number> => new Promise((resolve) => client.Login(wrong(i), (error) => resolve(error?.code ?? 0)));
   let sent = 0;
   let exhausted = 0;

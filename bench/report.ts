@@ -269,7 +269,7 @@ export function renderMarkdown(run: BenchRun): string {
       `${m.platform}, Node ${m.node}. Load average at start ${n(run.loadAverageStart, 2)} (this machine is shared; see the last column of the raw table).`,
     '',
     `Each run: ${run.settings.warmupMs} ms warm-up (dropped), then ${run.settings.durationMs} ms (login: no warm-up, ${run.settings.loginDurationMs} ms). Every server is its own child process. ` +
-      `HTTP/1.1 keep-alive load: wrk; h2c and gRPC: h2load, gRPC over one connection with \`concurrency\` streams (a gRPC client's one channel; a few grpc-js calls first must all succeed: h2load sees only HTTP statuses). ` +
+      `HTTP/1.1 keep-alive load: wrk; h2c and gRPC: h2load, gRPC over one connection with \`concurrency\` streams (a gRPC client's one channel; a few gRPC calls first must all answer OK: h2load sees only HTTP statuses). ` +
       `Placement: ${run.pinning}. Loopback only.`,
   ];
   if (run.baselineEnd?.result !== undefined) {
