@@ -6,11 +6,11 @@
 // against the bare node:http baseline measured in the same run, because this machine is shared and
 // absolute numbers drift.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { ServerChild, serverChildConfig, type BackendName, type TransportName } from './child.ts';
 import { pinGenerators } from './load.ts';
 import { floodMarkdown, runLoginFlood } from './login-flood.ts';
@@ -211,16 +211,12 @@ function requireLoadGenerators(): void {
 }
 
 /** `node ARGS` from the repository root: its stdout, or an error with the tail of its stderr. */
-function nodeOutput(args: readonly string[], timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (err = (err + chunk.toString('utf8')).slice(-300)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', (code) => (clearTimeout(timer), code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${err.trim()}`))));
-  });
+async function nodeOutput(args: readonly string[], timeoutMs: number): Promise<string> {
+  try {
+    return (await promisify(execFile)(process.execPath, args, { cwd: ROOT, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 2 ** 20 })).stdout;
+  } catch (error) {
+    throw new Error(`${(error as Error).message.split('\n')[0]}: ${String((error as { stderr?: string }).stderr ?? '').trim().slice(-300)}`, { cause: error });
+  }
 }
 
 function sessionHeap(): Promise<ScaleFigures['sessions']> {
