@@ -103,7 +103,7 @@ async function grpcFlood(port: number, durationMs: number): Promise<string> {
   return `300-parallel gRPC Login waves: ${sent} sent, ${exhausted} RESOURCE_EXHAUSTED`;
 }
 
-/** One block of lines per executable, for the log and reports/login-flood.md. */
+/** One block of lines per executable, for the log and reports/login-flood.md (written by bench/run.ts). */
 export async function runLoginFlood(options: { quick: boolean; only?: readonly string[]; log: (line: string) => void }): Promise<string[]> {
   const durationMs = options.quick ? 4_000 : 10_000;
   const out: string[] = [];
@@ -121,11 +121,6 @@ export async function runLoginFlood(options: { quick: boolean; only?: readonly s
     }
   }
   return out;
-}
-
-/** Markdown for the bench report directory (written next to bench.md by bench/run.ts). */
-export function floodMarkdown(lines: readonly string[]): string {
-  return ['# Login flood (issue 12)', '', '```', ...lines, '```', ''].join('\n');
 }
 
 if (import.meta.main) {

@@ -130,10 +130,7 @@ export function judgeTargets(run: BenchRun): ReturnType<typeof verdict>[] {
 const n = (value: number | undefined, digits = 0): string => fixed(value, digits, '', '–');
 const x = (ratio: number, digits = 2): string => fixed(ratio, digits, '×', '–');
 
-function share(value: number, base: number): string {
-  const r = value / base;
-  return Number.isFinite(r) ? `${(r * 100).toFixed(r < 0.01 ? 2 : 0)}%` : '–';
-}
+const share = (value: number, base: number): string => fixed((value / base) * 100, value / base < 0.01 ? 2 : 0, '%', '–');
 
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const line = (cells: readonly string[]): string => `| ${cells.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`;

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { ServerChild, serverChildConfig, type BackendName, type TransportName } from './child.ts';
 import { pinGenerators } from './load.ts';
-import { floodMarkdown, runLoginFlood } from './login-flood.ts';
+import { runLoginFlood } from './login-flood.ts';
 import { detectPinning, hasTool, loadAverage, machineInfo, pinProcess, type Pinning } from './machine.ts';
 import { measure, type BenchRun, type Measurement, type RunPlan, type ScaleFigures, type ScenarioId, type ServerLabel } from './measure.ts';
 import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason, vacuumAnalyzeOrders, type RealEnv } from './real-env.ts';
@@ -219,10 +219,6 @@ async function nodeOutput(args: readonly string[], timeoutMs: number): Promise<s
   }
 }
 
-function sessionHeap(): Promise<ScaleFigures['sessions']> {
-  return nodeOutput(['--expose-gc', 'bench/session-heap.ts'], 120_000).then((out) => JSON.parse(out) as SessionHeap, (error: Error) => ({ error: error.message }));
-}
-
 async function startupFigures(settings: Settings, bench: Bench, realReason: string | undefined): Promise<ScaleFigures['startup']> {
   const figures: ScaleFigures['startup'] = [];
   for (const mode of ['embedded', 'real'] as const) {
@@ -325,7 +321,7 @@ async function main(): Promise<void> {
     if (pinning !== undefined) pinProcess(process.pid, `0-${availableParallelism() - 1}`);
     if (!values['no-scale']) {
       log('scale figures');
-      const sessions = await sessionHeap();
+      const sessions: ScaleFigures['sessions'] = await nodeOutput(['--expose-gc', 'bench/session-heap.ts'], 120_000).then((out) => JSON.parse(out) as SessionHeap, (error: Error) => ({ error: error.message }));
       log(`  sessions: ${JSON.stringify(sessions)}`);
       scale = { sessions, startup: await startupFigures(settings, bench, realReason) };
     }
@@ -361,7 +357,10 @@ async function main(): Promise<void> {
   await writeFile(join(values.out, 'bench.svg'), renderSvg(run));
   if (values.json !== undefined) await writeFile(values.json, `${JSON.stringify(run, null, 2)}\n`);
   // Issue 12: the login gate under a flood, each executable in its own process (bench/login-flood.ts).
-  if (!values['no-login-flood']) await writeFile(join(values.out, 'login-flood.md'), floodMarkdown(await runLoginFlood({ quick: settings.quick, only, log })));
+  if (!values['no-login-flood']) {
+    const flood = await runLoginFlood({ quick: settings.quick, only, log });
+    await writeFile(join(values.out, 'login-flood.md'), ['# Login flood (issue 12)', '', '```', ...flood, '```', ''].join('\n'));
+  }
   log(`bench: wrote ${relative(process.cwd(), join(values.out, 'bench.md'))} and bench.svg in ${run.wallSeconds.toFixed(0)} s`);
 }
 
