@@ -15,37 +15,35 @@ export const USAGE = `usage: npm run conformance -- [--transport stdlib,koa,grpc
 
 const VITEST = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url));
 
-/** The command line as CONFORMANCE_* variables, which the test file reads (vitest takes no custom flags). */
-export function conformanceEnv(argv: readonly string[]): Record<string, string> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      transport: { type: 'string', multiple: true },
-      backend: { type: 'string', multiple: true },
-      driver: { type: 'string', multiple: true },
-      url: { type: 'string' },
-      'admin-url': { type: 'string' },
-      user: { type: 'string', multiple: true },
-      'rest-variant': { type: 'string' },
-      'no-run': { type: 'boolean' },
-    },
-    strict: true,
-  });
-  // Each option as its variable; a repeated one joined with commas.
-  const names = { transport: 'TRANSPORT', backend: 'BACKEND', driver: 'DRIVER', url: 'URL', 'admin-url': 'ADMIN_URL', user: 'USERS', 'rest-variant': 'REST_VARIANT' } as const;
-  const env: Record<string, string> = {};
-  for (const [option, name] of Object.entries(names)) {
-    const value = [values[option as keyof typeof names] ?? []].flat().join(',');
-    if (value !== '') env[`CONFORMANCE_${name}`] = value;
-  }
-  if (values['admin-url'] !== undefined && values.url === undefined) throw new Error('--admin-url needs --url');
-  return env;
-}
-
-/** conformanceEnv, or the usage line and exit code 2 when the command line is wrong. */
+/**
+ * The command line as CONFORMANCE_* variables, which the test file reads (vitest takes no custom flags);
+ * the usage line and exit code 2 when the command line is wrong.
+ */
 export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Record<string, string> {
   try {
-    return conformanceEnv(argv);
+    const { values } = parseArgs({
+      args: [...argv],
+      options: {
+        transport: { type: 'string', multiple: true },
+        backend: { type: 'string', multiple: true },
+        driver: { type: 'string', multiple: true },
+        url: { type: 'string' },
+        'admin-url': { type: 'string' },
+        user: { type: 'string', multiple: true },
+        'rest-variant': { type: 'string' },
+        'no-run': { type: 'boolean' },
+      },
+      strict: true,
+    });
+    // Each option as its variable; a repeated one joined with commas.
+    const names = { transport: 'TRANSPORT', backend: 'BACKEND', driver: 'DRIVER', url: 'URL', 'admin-url': 'ADMIN_URL', user: 'USERS', 'rest-variant': 'REST_VARIANT' } as const;
+    const env: Record<string, string> = {};
+    for (const [option, name] of Object.entries(names)) {
+      const value = [values[option as keyof typeof names] ?? []].flat().join(',');
+      if (value !== '') env[`CONFORMANCE_${name}`] = value;
+    }
+    if (values['admin-url'] !== undefined && values.url === undefined) throw new Error('--admin-url needs --url');
+    return env;
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
     process.exit(2);
