@@ -11,22 +11,15 @@ import type { TransportName } from '../test/support/transports.ts';
 export type { TransportName };
 export type BackendName = 'fake' | 'real';
 
-/** How the orchestrator configures bench/server.ts (JSON in BENCH_SERVER_CONFIG). */
-export interface ServerChildConfig {
-  readonly transport: TransportName;
-  readonly backend: BackendName;
-  readonly logLevel: string;
-  /** Orders seeded for the list user through the repository port. */
-  readonly listOrders: number;
-  /** Real backend only: schema bench_<random>, dropped when the child stops. */
-  readonly schema?: string;
+/**
+ * How the orchestrator configures bench/server.ts (JSON in BENCH_SERVER_CONFIG): `listOrders` orders are
+ * seeded for the list user through the repository port; a real backend gets its own schema
+ * `bench_<random>`, dropped when the child stops.
+ */
+export function serverChildConfig(transport: TransportName, backend: BackendName, logLevel: string, listOrders: number) {
+  return { transport, backend, logLevel, listOrders, schema: backend === 'real' ? newSchemaName() : undefined };
 }
-
-/** A child's configuration; a real backend gets its own schema `bench_<random>`. */
-export function serverChildConfig(transport: TransportName, backend: BackendName, logLevel: string, listOrders: number): ServerChildConfig {
-  const schema = backend === 'real' ? newSchemaName() : undefined;
-  return { transport, backend, logLevel, listOrders, schema };
-}
+export type ServerChildConfig = ReturnType<typeof serverChildConfig>;
 
 /** Command-line options of the tools that start one server child (node:util parseArgs; bench/ab.ts, bench/profile.ts). */
 export const SERVER_OPTIONS = {

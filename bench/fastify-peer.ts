@@ -11,15 +11,6 @@ import type { AddressInfo } from 'node:net';
 import client from 'prom-client';
 import { announce, serveParent } from './child.ts';
 
-interface StoredOrder {
-  id: string;
-  user_id: string;
-  item: string;
-  quantity: number;
-  status: string;
-  created_at: string;
-}
-
 const [host = '127.0.0.1', port = '6379'] = (process.env['REDIS_ADDR'] ?? '127.0.0.1:6379').split(':');
 const prefix = `fastify-peer:${randomBytes(4).toString('hex')}:`;
 const redis = new Redis({ host, port: Number(port), lazyConnect: true, commandTimeout: 500 });
@@ -72,26 +63,26 @@ app.get<{ Params: { id: string } }>(
     const raw = await redis.get(prefix + request.params.id);
     // The database read of a cache miss is not part of this comparison (the order is always cached).
     if (raw === null) return reply.code(404).send({ error: 'order not found' });
-    const order = JSON.parse(raw) as StoredOrder;
+    const order = JSON.parse(raw) as typeof stored;
     if (order.user_id !== (request.user as { sub: string }).sub) return reply.code(403).send({ error: 'forbidden' });
     return order;
   },
 );
 
 const userId = randomUUID();
-const order: StoredOrder = { id: randomUUID(), user_id: userId, item: 'bench item', quantity: 1, status: 'pending', created_at: new Date().toISOString() };
-await redis.set(prefix + order.id, JSON.stringify(order), 'EX', 3_600);
+const stored = { id: randomUUID(), user_id: userId, item: 'bench item', quantity: 1, status: 'pending', created_at: new Date().toISOString() };
+await redis.set(prefix + stored.id, JSON.stringify(stored), 'EX', 3_600);
 const token = app.jwt.sign({ sub: userId, name: 'bench-get' }, { expiresIn: '1h' });
 
 serveParent({
   stop: () =>
     app
       .close()
-      .then(() => redis.del(prefix + order.id))
+      .then(() => redis.del(prefix + stored.id))
       .then(() => redis.quit())
       .then(() => undefined),
 });
 
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address() as AddressInfo;
-announce({ ready: { port: address.port, fixtures: { getOrderId: order.id, getToken: token, listToken: '', postToken: '', loginBody: '' }, seedMs: 0 } });
+announce({ ready: { port: address.port, fixtures: { getOrderId: stored.id, getToken: token, listToken: '', postToken: '', loginBody: '' }, seedMs: 0 } });

@@ -1,14 +1,13 @@
 // The load generators: wrk for HTTP/1.1, h2load for h2c and gRPC (issue 16: efficient generators on
-// their own core), and the grpc-js calls that check a gRPC run will succeed before h2load, which sees
+// their own core), and the gRPC calls that check a gRPC run will succeed before h2load, which sees
 // HTTP statuses only, is trusted with it.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
+import { encodeRequest } from '../conformance/drivers/grpc.ts';
+import { grpcFrame, rawGrpc } from '../test/grpc/raw-grpc.ts';
 import { percentiles } from './percentiles.ts';
 
 /** One measured load run, whatever generated it (wrk, h2load, the bare INSERT loop). */
@@ -166,50 +165,18 @@ export async function probe(scenario: HttpScenario): Promise<string | undefined>
   }
 }
 
-const PROTO = fileURLToPath(new URL('../proto/ordersv1/orders.proto', import.meta.url));
-
-/** GetOrderRequest {id} (field 1, string) in gRPC's length-prefixed framing: flag 0, big-endian length. */
-function getOrderMessage(orderId: string): Buffer {
-  const id = Buffer.from(orderId, 'utf8');
-  if (id.length > 127) throw new Error('order id too long for a one-byte length');
-  const message = Buffer.concat([Buffer.from([0x0a, id.length]), id]);
-  const prefix = Buffer.alloc(5);
-  prefix.writeUInt32BE(message.length, 1);
-  return Buffer.concat([prefix, message]);
-}
-
-type Callback = (error: grpc.ServiceError | null) => void;
-type OrdersClient = grpc.Client & {
-  GetOrder(request: object, metadata: grpc.Metadata, options: grpc.CallOptions, callback: Callback): void;
-  Login(request: object, callback: Callback): void;
-};
-
-/** A grpc-js client of ordersv1.Orders on loopback. */
-export function ordersClient(port: number): OrdersClient {
-  const definition = protoLoader.loadSync(PROTO, { keepCase: false, longs: String, defaults: true });
-  const { Orders } = (grpc.loadPackageDefinition(definition) as unknown as { ordersv1: { Orders: new (target: string, credentials: grpc.ChannelCredentials) => OrdersClient } }).ordersv1;
-  return new Orders(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-}
-
-/** Three GetOrder calls with grpc-js, the same token and id: a gRPC error would be an HTTP 200 to h2load. */
-async function probeGrpc(port: number, token: string, orderId: string): Promise<void> {
-  const client = ordersClient(port);
-  const metadata = new grpc.Metadata();
-  metadata.set('authorization', `Bearer ${token}`);
-  try {
-    for (let i = 0; i < 3; i++) {
-      await new Promise<void>((resolve, reject) =>
-        client.GetOrder({ id: orderId }, metadata, { deadline: Date.now() + 10_000 }, (error) => (error ? reject(new Error(`GetOrder probe failed: ${error.message}`)) : resolve())),
-      );
-    }
-  } finally {
-    client.close();
+/** Three GetOrder calls, the same token and id, each of which must answer gRPC OK: a gRPC error would be an HTTP 200 to h2load. */
+async function probeGrpc(port: number, token: string, message: Buffer): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    const reply = await rawGrpc(`http://127.0.0.1:${port}`, '/ordersv1.Orders/GetOrder', message, { authorization: `Bearer ${token}` });
+    if (reply.grpcStatus !== '0') throw new Error(`GetOrder probe failed: grpc-status ${reply.grpcStatus ?? 'none'} ${reply.grpcMessage ?? ''}`);
   }
 }
 
 /** GetOrder by h2load: one connection with `concurrency` streams, as a gRPC client's one channel. */
 export async function runGrpcLoad(port: number, token: string, orderId: string, bounds: LoadBounds): Promise<LoadResult> {
-  await probeGrpc(port, token, orderId);
+  const message = grpcFrame(encodeRequest('GetOrder', { id: orderId }));
+  await probeGrpc(port, token, message);
   const headers = { 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${token}` };
-  return runH2load({ method: 'POST', url: `http://127.0.0.1:${port}/ordersv1.Orders/GetOrder`, headers }, bounds, bounds.concurrency, getOrderMessage(orderId));
+  return runH2load({ method: 'POST', url: `http://127.0.0.1:${port}/ordersv1.Orders/GetOrder`, headers }, bounds, bounds.concurrency, message);
 }

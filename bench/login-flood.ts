@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { freePort } from '../test/support/ports.ts';
 import { spawnBin } from '../test/support/spawn-bin.ts';
-import { ordersClient } from './load.ts';
+import { ORDERS_PROTO } from '../conformance/drivers/grpc.ts';
 import { percentiles } from './percentiles.ts';
 
 const VICTIM = { username: 'alice', password: 'alice-password' };
@@ -84,8 +84,12 @@ async function restFlood(port: number, durationMs: number): Promise<string> {
   return `one-client REST flood at 45/s: ${answers.length} sent, ${answers.filter((a) => a.status === 429).length} answered 429`;
 }
 
+type LoginClient = grpc.Client & { Login(request: object, callback: (error: grpc.ServiceError | null) => void): void };
+
+/** One grpc-js channel (one connection) for every wave, as a client application would hold it. */
 async function grpcFlood(port: number, durationMs: number): Promise<string> {
-  const client = ordersClient(port);
+  const { Orders } = (grpc.loadPackageDefinition(ORDERS_PROTO) as unknown as { ordersv1: { Orders: new (target: string, credentials: grpc.ChannelCredentials) => LoginClient } }).ordersv1;
+  const client = new Orders(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   const call = (i: number): Promise<number> => new Promise((resolve) => client.Login(wrong(i), (error) => resolve(error?.code ?? 0)));
   let sent = 0;
   let exhausted = 0;
@@ -99,7 +103,7 @@ async function grpcFlood(port: number, durationMs: number): Promise<string> {
   return `300-parallel gRPC Login waves: ${sent} sent, ${exhausted} RESOURCE_EXHAUSTED`;
 }
 
-/** One block of lines per executable, for the log and reports/login-flood.md. */
+/** One block of lines per executable, for the log and reports/login-flood.md (written by bench/run.ts). */
 export async function runLoginFlood(options: { quick: boolean; only?: readonly string[]; log: (line: string) => void }): Promise<string[]> {
   const durationMs = options.quick ? 4_000 : 10_000;
   const out: string[] = [];
@@ -117,11 +121,6 @@ export async function runLoginFlood(options: { quick: boolean; only?: readonly s
     }
   }
   return out;
-}
-
-/** Markdown for the bench report directory (written next to bench.md by bench/run.ts). */
-export function floodMarkdown(lines: readonly string[]): string {
-  return ['# Login flood (issue 12)', '', '```', ...lines, '```', ''].join('\n');
 }
 
 if (import.meta.main) {

@@ -25,25 +25,21 @@ export function loadAverage(): number {
   return loadavg()[0] ?? 0;
 }
 
-/**
- * Issue 16's method: the server under test on one core, the load generator on another, so neither
- * steals the other's cycles (Postgres, Redis and NATS still float over both: they are shared services).
- * Needs taskset (util-linux) and two cores; otherwise nothing is pinned and the report says so.
- */
-export interface Pinning {
-  readonly serverCpu: string;
-  readonly generatorCpu: string;
-}
-
 /** Installed = it could be spawned (whatever `--version` makes it exit with). */
 export function hasTool(tool: string): boolean {
   return spawnSync(tool, ['--version'], { stdio: 'ignore' }).error === undefined;
 }
 
-export function detectPinning(): Pinning | undefined {
+/**
+ * Issue 16's method: the server under test on one core, the load generator on another, so neither
+ * steals the other's cycles (Postgres, Redis and NATS still float over both: they are shared services).
+ * Needs taskset (util-linux) and two cores; otherwise nothing is pinned and the report says so.
+ */
+export function detectPinning(): { readonly serverCpu: string; readonly generatorCpu: string } | undefined {
   if (availableParallelism() < 2 || !hasTool('taskset')) return undefined;
   return { serverCpu: '0', generatorCpu: '1' };
 }
+export type Pinning = NonNullable<ReturnType<typeof detectPinning>>;
 
 /** Every thread of `pid` (V8 and libuv threads included: -a) onto `cpus`; threads made later inherit it. */
 export function pinProcess(pid: number, cpus: string): void {

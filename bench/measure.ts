@@ -80,10 +80,8 @@ export function scenarioRequest(port: number, f: Fixtures | undefined, scenario:
   throw new Error(`${scenario} is not an HTTP scenario`);
 }
 
-export interface RunPlan {
+export interface RunPlan extends LoadBounds {
   readonly scenario: ScenarioId;
-  readonly concurrency: number;
-  readonly durationMs: number;
   /** Warm-up at the same concurrency, numbers dropped; 0 = none. */
   readonly warmupMs: number;
 }

@@ -7,6 +7,7 @@
 //   node bench/profile.ts [--transport stdlib|koa|grpc] [--backend real|fake] [--scenario get|post|list-deep|grpc-get]
 //                         [--seconds 10] [--log-level info|error] [--top 25] [--md FILE]
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import type { Profiler, Runtime } from 'node:inspector';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,36 +47,24 @@ try {
   if (config.schema !== undefined) await dropSchemas(real.POSTGRES_DSN, [config.schema]);
 }
 
-interface CallFrame {
-  readonly functionName: string;
-  readonly url: string;
-  readonly lineNumber: number;
-}
-interface CpuProfile {
-  readonly nodes: { readonly id: number; readonly callFrame: CallFrame }[];
-  readonly startTime: number;
-  readonly samples: number[];
-  readonly timeDeltas: number[];
-}
-
 /** The file of a frame: from the package in node_modules, or from src/, fakes/, bench/ or bin/ of this repository. */
 function shortUrl(url: string): string {
   return url.includes('node_modules/') ? (url.split('node_modules/').at(-1) ?? url) : (/\/((?:src|fakes|bench|bin)\/.*)$/.exec(url)?.[1] ?? url);
 }
 
 /** A package, node internals, an area of this repository (src/transports, …) or a V8 pseudo-frame. */
-function packageOf({ url, functionName }: CallFrame): string {
+function packageOf({ url, functionName }: Runtime.CallFrame): string {
   if (url === '') return functionName.startsWith('(') ? functionName : '(native)';
   if (url.startsWith('node:')) return url.split('/')[0] ?? url;
   const parts = shortUrl(url).split('/');
   return parts.slice(0, url.includes('node_modules/') && !parts[0]?.startsWith('@') ? 1 : 2).join('/');
 }
 
-const frameName = (frame: CallFrame): string => `${frame.functionName || '(anonymous)'}${frame.url === '' ? '' : ` ${shortUrl(frame.url)}:${frame.lineNumber + 1}`}`;
+const frameName = (frame: Runtime.CallFrame): string => `${frame.functionName || '(anonymous)'}${frame.url === '' ? '' : ` ${shortUrl(frame.url)}:${frame.lineNumber + 1}`}`;
 
 const file = (await readdir(profileDir)).find((name) => name.endsWith('.cpuprofile'));
 if (file === undefined) throw new Error(`no .cpuprofile written in ${profileDir}`);
-const profile = JSON.parse(await readFile(join(profileDir, file), 'utf8')) as CpuProfile;
+const profile = JSON.parse(await readFile(join(profileDir, file), 'utf8')) as Required<Profiler.Profile>;
 const frames = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
 const byFunction = new Map<string, number>();
 const byPackage = new Map<string, number>();

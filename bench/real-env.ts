@@ -15,14 +15,10 @@ const LOOPBACK_DEFAULTS: RealEnv = {
   NATS_URL: 'nats://127.0.0.1:4222',
 };
 
+/** The backends' variables, each from `env` or, when unset or empty, from this machine's defaults (named in `fromDefaults`). */
 export function realEnvFrom(env: NodeJS.ProcessEnv): { env: RealEnv; fromDefaults: string[] } {
-  const fromDefaults: string[] = [];
-  const pick = (name: keyof RealEnv): string => {
-    const value = env[name];
-    if (value !== undefined && value !== '') return value;
-    fromDefaults.push(name);
-    return LOOPBACK_DEFAULTS[name];
-  };
+  const pick = (name: keyof RealEnv): string => env[name] || LOOPBACK_DEFAULTS[name];
+  const fromDefaults = (Object.keys(LOOPBACK_DEFAULTS) as (keyof RealEnv)[]).filter((name) => !env[name]);
   return { env: { POSTGRES_DSN: pick('POSTGRES_DSN'), REDIS_ADDR: pick('REDIS_ADDR'), NATS_URL: pick('NATS_URL') }, fromDefaults };
 }
 

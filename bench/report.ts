@@ -130,10 +130,7 @@ export function judgeTargets(run: BenchRun): ReturnType<typeof verdict>[] {
 const n = (value: number | undefined, digits = 0): string => fixed(value, digits, '', '–');
 const x = (ratio: number, digits = 2): string => fixed(ratio, digits, '×', '–');
 
-function share(value: number, base: number): string {
-  const r = value / base;
-  return Number.isFinite(r) ? `${(r * 100).toFixed(r < 0.01 ? 2 : 0)}%` : '–';
-}
+const share = (value: number, base: number): string => fixed((value / base) * 100, value / base < 0.01 ? 2 : 0, '%', '–');
 
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const line = (cells: readonly string[]): string => `| ${cells.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`;
@@ -269,7 +266,7 @@ export function renderMarkdown(run: BenchRun): string {
       `${m.platform}, Node ${m.node}. Load average at start ${n(run.loadAverageStart, 2)} (this machine is shared; see the last column of the raw table).`,
     '',
     `Each run: ${run.settings.warmupMs} ms warm-up (dropped), then ${run.settings.durationMs} ms (login: no warm-up, ${run.settings.loginDurationMs} ms). Every server is its own child process. ` +
-      `HTTP/1.1 keep-alive load: wrk; h2c and gRPC: h2load, gRPC over one connection with \`concurrency\` streams (a gRPC client's one channel; a few grpc-js calls first must all succeed: h2load sees only HTTP statuses). ` +
+      `HTTP/1.1 keep-alive load: wrk; h2c and gRPC: h2load, gRPC over one connection with \`concurrency\` streams (a gRPC client's one channel; a few gRPC calls first must all answer OK: h2load sees only HTTP statuses). ` +
       `Placement: ${run.pinning}. Loopback only.`,
   ];
   if (run.baselineEnd?.result !== undefined) {

@@ -6,14 +6,14 @@
 // against the bare node:http baseline measured in the same run, because this machine is shared and
 // absolute numbers drift.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { ServerChild, serverChildConfig, type BackendName, type TransportName } from './child.ts';
 import { pinGenerators } from './load.ts';
-import { floodMarkdown, runLoginFlood } from './login-flood.ts';
+import { runLoginFlood } from './login-flood.ts';
 import { detectPinning, hasTool, loadAverage, machineInfo, pinProcess, type Pinning } from './machine.ts';
 import { measure, type BenchRun, type Measurement, type RunPlan, type ScaleFigures, type ScenarioId, type ServerLabel } from './measure.ts';
 import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason, vacuumAnalyzeOrders, type RealEnv } from './real-env.ts';
@@ -211,20 +211,12 @@ function requireLoadGenerators(): void {
 }
 
 /** `node ARGS` from the repository root: its stdout, or an error with the tail of its stderr. */
-function nodeOutput(args: readonly string[], timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (err = (err + chunk.toString('utf8')).slice(-300)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', (code) => (clearTimeout(timer), code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${err.trim()}`))));
-  });
-}
-
-function sessionHeap(): Promise<ScaleFigures['sessions']> {
-  return nodeOutput(['--expose-gc', 'bench/session-heap.ts'], 120_000).then((out) => JSON.parse(out) as SessionHeap, (error: Error) => ({ error: error.message }));
+async function nodeOutput(args: readonly string[], timeoutMs: number): Promise<string> {
+  try {
+    return (await promisify(execFile)(process.execPath, args, { cwd: ROOT, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 2 ** 20 })).stdout;
+  } catch (error) {
+    throw new Error(`${(error as Error).message.split('\n')[0]}: ${String((error as { stderr?: string }).stderr ?? '').trim().slice(-300)}`, { cause: error });
+  }
 }
 
 async function startupFigures(settings: Settings, bench: Bench, realReason: string | undefined): Promise<ScaleFigures['startup']> {
@@ -329,7 +321,7 @@ async function main(): Promise<void> {
     if (pinning !== undefined) pinProcess(process.pid, `0-${availableParallelism() - 1}`);
     if (!values['no-scale']) {
       log('scale figures');
-      const sessions = await sessionHeap();
+      const sessions: ScaleFigures['sessions'] = await nodeOutput(['--expose-gc', 'bench/session-heap.ts'], 120_000).then((out) => JSON.parse(out) as SessionHeap, (error: Error) => ({ error: error.message }));
       log(`  sessions: ${JSON.stringify(sessions)}`);
       scale = { sessions, startup: await startupFigures(settings, bench, realReason) };
     }
@@ -365,7 +357,10 @@ async function main(): Promise<void> {
   await writeFile(join(values.out, 'bench.svg'), renderSvg(run));
   if (values.json !== undefined) await writeFile(values.json, `${JSON.stringify(run, null, 2)}\n`);
   // Issue 12: the login gate under a flood, each executable in its own process (bench/login-flood.ts).
-  if (!values['no-login-flood']) await writeFile(join(values.out, 'login-flood.md'), floodMarkdown(await runLoginFlood({ quick: settings.quick, only, log })));
+  if (!values['no-login-flood']) {
+    const flood = await runLoginFlood({ quick: settings.quick, only, log });
+    await writeFile(join(values.out, 'login-flood.md'), ['# Login flood (issue 12)', '', '```', ...flood, '```', ''].join('\n'));
+  }
   log(`bench: wrote ${relative(process.cwd(), join(values.out, 'bench.md'))} and bench.svg in ${run.wallSeconds.toFixed(0)} s`);
 }
 

@@ -5,13 +5,11 @@
  * directory (buf's --output prefixes every `out`), then compares the two trees byte for byte (git diff --no-index).
  * Run with `npm run check:generated`; fix with `npm run generate`.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { bufBinary } from './buf.ts';
-import { embedOpenapi } from './embed-openapi.ts';
-import { generateOpenapiTypes } from './openapi-types.ts';
+import { join } from 'node:path';
+import { generate } from './generate.ts';
 
 const root = join(import.meta.dirname, '..');
 const GEN_DIR = join('src', 'gen');
@@ -19,12 +17,7 @@ const GEN_DIR = join('src', 'gen');
 if (import.meta.main) {
   const scratch = mkdtempSync(join(tmpdir(), 'orders-gen-'));
   try {
-    const bin = join(root, 'node_modules', '.bin');
-    // buf.gen.yaml names the plugin `protoc-gen-es`: found on PATH, as under `npm run`.
-    const env = { ...process.env, PATH: `${bin}${delimiter}${process.env['PATH'] ?? ''}` };
-    execFileSync(bufBinary(), ['generate', '--output', scratch], { cwd: root, stdio: 'inherit', env });
-    embedOpenapi(scratch);
-    await generateOpenapiTypes(scratch);
+    await generate(['--output', scratch], scratch);
     // Byte for byte, both trees: git lists each file that is missing (D), stale (M) or unexpected (A).
     const diff = spawnSync('git', ['diff', '--no-index', '--name-status', join(scratch, GEN_DIR), join(root, GEN_DIR)], { encoding: 'utf8' });
     if (diff.status === 0) process.stdout.write(`${GEN_DIR} is up to date\n`);

@@ -2,51 +2,48 @@
 // Runs the conformance matrix (conformance/conformance.test.ts) through vitest, with filters:
 //   npm run conformance -- --transport stdlib --backend fake [--driver rest-http1]
 //   npm run conformance -- --url http://host:8080 --admin-url http://host:8081 [--user alice:pw] [--driver grpc]
-import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { findUnitCases } from '../conformance/unit-rules.ts';
 import { UNIT_RESULTS_PATH } from '../conformance/runner/results.ts';
+import { runCommand } from './run-command.ts';
 
 export const USAGE = `usage: npm run conformance -- [--transport stdlib,koa,grpc,core] [--backend fake,real,spawned] [--driver rest-http1,rest-h2c,grpc,process,unit]
        npm run conformance -- --url http://host:8080 [--admin-url http://host:8081] [--user name:password ...]
          [--driver rest-http1,rest-h2c,grpc] [--rest-variant stdlib-router|router-framework]`;
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const VITEST = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url));
 
-/** The command line as CONFORMANCE_* variables, which the test file reads (vitest takes no custom flags). */
-export function conformanceEnv(argv: readonly string[]): Record<string, string> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      transport: { type: 'string', multiple: true },
-      backend: { type: 'string', multiple: true },
-      driver: { type: 'string', multiple: true },
-      url: { type: 'string' },
-      'admin-url': { type: 'string' },
-      user: { type: 'string', multiple: true },
-      'rest-variant': { type: 'string' },
-      'no-run': { type: 'boolean' },
-    },
-    strict: true,
-  });
-  // Each option as its variable; a repeated one joined with commas.
-  const names = { transport: 'TRANSPORT', backend: 'BACKEND', driver: 'DRIVER', url: 'URL', 'admin-url': 'ADMIN_URL', user: 'USERS', 'rest-variant': 'REST_VARIANT' } as const;
-  const env: Record<string, string> = {};
-  for (const [option, name] of Object.entries(names)) {
-    const value = [values[option as keyof typeof names] ?? []].flat().join(',');
-    if (value !== '') env[`CONFORMANCE_${name}`] = value;
-  }
-  if (values['admin-url'] !== undefined && values.url === undefined) throw new Error('--admin-url needs --url');
-  return env;
-}
-
-/** conformanceEnv, or the usage line and exit code 2 when the command line is wrong. */
+/**
+ * The command line as CONFORMANCE_* variables, which the test file reads (vitest takes no custom flags);
+ * the usage line and exit code 2 when the command line is wrong.
+ */
 export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Record<string, string> {
   try {
-    return conformanceEnv(argv);
+    const { values } = parseArgs({
+      args: [...argv],
+      options: {
+        transport: { type: 'string', multiple: true },
+        backend: { type: 'string', multiple: true },
+        driver: { type: 'string', multiple: true },
+        url: { type: 'string' },
+        'admin-url': { type: 'string' },
+        user: { type: 'string', multiple: true },
+        'rest-variant': { type: 'string' },
+        'no-run': { type: 'boolean' },
+      },
+      strict: true,
+    });
+    // Each option as its variable; a repeated one joined with commas.
+    const names = { transport: 'TRANSPORT', backend: 'BACKEND', driver: 'DRIVER', url: 'URL', 'admin-url': 'ADMIN_URL', user: 'USERS', 'rest-variant': 'REST_VARIANT' } as const;
+    const env: Record<string, string> = {};
+    for (const [option, name] of Object.entries(names)) {
+      const value = [values[option as keyof typeof names] ?? []].flat().join(',');
+      if (value !== '') env[`CONFORMANCE_${name}`] = value;
+    }
+    if (values['admin-url'] !== undefined && values.url === undefined) throw new Error('--admin-url needs --url');
+    return env;
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
     process.exit(2);
@@ -66,8 +63,7 @@ export function runConformance(env: Record<string, string>): Promise<number> {
   const unitFiles = core ? [...new Set(findUnitCases().map((u) => u.file))] : [];
   rmSync(UNIT_RESULTS_PATH, { force: true });
   const reporters = core ? ['--reporter=default', '--reporter=./test/support/summary-reporter.ts', '--reporter=json', `--outputFile.json=${UNIT_RESULTS_PATH}`] : [];
-  const child = spawn(process.execPath, [VITEST, 'run', 'conformance/conformance.test.ts', ...unitFiles, ...reporters], { cwd: ROOT, env: { ...base, ...env }, stdio: 'inherit' });
-  return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
+  return runCommand(process.execPath, [VITEST, 'run', 'conformance/conformance.test.ts', ...unitFiles, ...reporters], { env: { ...base, ...env } });
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {

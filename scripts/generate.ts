@@ -10,8 +10,14 @@ import { embedOpenapi } from './embed-openapi.ts';
 import { generateOpenapiTypes } from './openapi-types.ts';
 
 const root = join(import.meta.dirname, '..');
-// buf.gen.yaml names the plugin `protoc-gen-es`: found on PATH, as under `npm run`.
-const env = { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}${delimiter}${process.env['PATH'] ?? ''}` };
-execFileSync(bufBinary(), ['generate', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit', env });
-embedOpenapi();
-await generateOpenapiTypes();
+
+/** Everything under `outDir` (the repository root, or a scratch tree for check-generated.ts); `bufArgs` go to `buf generate`. */
+export async function generate(bufArgs: readonly string[], outDir = root): Promise<void> {
+  // buf.gen.yaml names the plugin `protoc-gen-es`: found on PATH, as under `npm run`.
+  const env = { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}${delimiter}${process.env['PATH'] ?? ''}` };
+  execFileSync(bufBinary(), ['generate', ...bufArgs], { cwd: root, stdio: 'inherit', env });
+  embedOpenapi(outDir);
+  await generateOpenapiTypes(outDir);
+}
+
+if (import.meta.main) await generate(process.argv.slice(2));

@@ -3,8 +3,8 @@
  * Postgres, Redis and NATS (test/cluster, its own vitest config; README "Scale-out"). Fails at once, with
  * what is missing, when haproxy (Debian: apt-get install haproxy) or a backend variable is absent.
  */
-import { spawn } from 'node:child_process';
 import { haproxyVersion } from '../test/cluster/haproxy.ts';
+import { runCommand } from './run-command.ts';
 
 const missing = ['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL'].filter((name) => !process.env[name]);
 if (missing.length > 0) {
@@ -17,5 +17,4 @@ if (version === undefined) {
   process.exit(1);
 }
 console.log(`test:cluster: ${version}`);
-const child = spawn('npx', ['vitest', 'run', '--config', 'test/cluster/vitest.config.ts', ...process.argv.slice(2)], { stdio: 'inherit' });
-child.once('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 128)));
+process.exit(await runCommand('npx', ['vitest', 'run', '--config', 'test/cluster/vitest.config.ts', ...process.argv.slice(2)]));

@@ -5,20 +5,12 @@
  * and already ran in `npm test`), then removes the containers. With vitest args, runs exactly those.
  * Exits 1 without running anything when no Docker engine answers.
  */
-import { spawn } from 'node:child_process';
 import { requireDockerAndBaseImages } from '../test/containers/docker-engine.ts';
 import { startContainerBackends } from '../test/containers/container-backends.ts';
+import { runCommand } from './run-command.ts';
 
 /** The suites that read the backend variables (grep -l POSTGRES_DSN, REDIS_ADDR, NATS_URL, realBackendsConfigured). */
 const BACKEND_SUITES = ['conformance/conformance.test.ts', 'test/contracts', 'test/durability', 'test/faults', 'test/rate-limit', 'test/shutdown', 'test/process'];
-
-function runVitest(env: NodeJS.ProcessEnv, args: string[]): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['vitest', 'run', ...args], { stdio: 'inherit', env });
-    child.once('error', reject);
-    child.once('exit', (code, signal) => resolve(code ?? (signal === null ? 1 : 128)));
-  });
-}
 
 await requireDockerAndBaseImages('test:containers');
 
@@ -35,9 +27,10 @@ process.once('SIGTERM', stopOnSignal);
 let code: number;
 try {
   console.log(`test:containers: REDIS_ADDR=${backends.REDIS_ADDR} NATS_URL=${backends.NATS_URL} (PostgreSQL on trust auth)`);
-  code = await runVitest(
-    { ...process.env, ...(process.argv.length > 2 ? {} : { CONFORMANCE_BACKEND: 'real' }), POSTGRES_DSN: backends.POSTGRES_DSN, REDIS_ADDR: backends.REDIS_ADDR, NATS_URL: backends.NATS_URL },
-    process.argv.length > 2 ? process.argv.slice(2) : BACKEND_SUITES,
+  code = await runCommand(
+    'npx',
+    ['vitest', 'run', ...(process.argv.length > 2 ? process.argv.slice(2) : BACKEND_SUITES)],
+    { env: { ...process.env, ...(process.argv.length > 2 ? {} : { CONFORMANCE_BACKEND: 'real' }), POSTGRES_DSN: backends.POSTGRES_DSN, REDIS_ADDR: backends.REDIS_ADDR, NATS_URL: backends.NATS_URL } },
   );
 } finally {
   if (!stopping) await backends.stop();

@@ -9,15 +9,14 @@
  * run against the image too. Exits 1 without running anything when no Docker engine answers.
  * The base images come from docker/standin/build.sh (pulled, or stand-ins built from Debian packages).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { GenericContainer, Network, Wait, type StartedNetwork, type StartedTestContainer } from 'testcontainers';
 import { startContainerBackends, type ContainerBackends } from '../test/containers/container-backends.ts';
 import { requireDockerAndBaseImages } from '../test/containers/docker-engine.ts';
+import { runCommand as run } from './run-command.ts';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const IMAGE = 'orders:test-image';
 
 /** Per executable: the conformance wires it speaks and its REST flavour (conformance/README.md). */
@@ -27,15 +26,6 @@ const EXECUTABLES = {
   grpc: { bin: 'bin/orders-grpc.ts', drivers: 'rest-http1,rest-h2c,grpc', restVariant: 'router-framework' },
 } as const;
 type Executable = keyof typeof EXECUTABLES;
-
-function run(command: string, args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env: options.env ?? process.env, stdio: [options.input === undefined ? 'ignore' : 'pipe', 'inherit', 'inherit'] });
-    child.once('error', reject);
-    child.once('exit', (code, signal) => resolve(code ?? (signal === null ? 1 : 128)));
-    child.stdin?.end(options.input);
-  });
-}
 
 async function must(label: string, code: Promise<number>): Promise<void> {
   const status = await code;
@@ -89,11 +79,7 @@ async function simulatorAbsent(adminUrl: string): Promise<string[]> {
 }
 
 /** The image is the only service under test: no in-process target on the machine's own backends. */
-function blackBoxEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of ['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL']) delete env[name];
-  return env;
-}
+const BLACK_BOX_ENV = Object.fromEntries(Object.entries(process.env).filter(([name]) => !['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL'].includes(name)));
 
 /**
  * One executable from the image (backends undefined: --embedded, on no backends, where the black-box
@@ -113,7 +99,7 @@ async function conformanceRun(network: StartedNetwork, backends: ContainerBacken
       'scripts/conformance.ts', '--url', `http://${service.getHost()}:${service.getMappedPort(8080)}`, '--admin-url', adminUrl,
       ...users.flatMap((user) => ['--user', `${user.name}:${user.password}`]),
       '--driver', drivers, '--rest-variant', restVariant,
-    ], { env: blackBoxEnv() });
+    ], { env: BLACK_BOX_ENV });
   } finally {
     const exit = await stopService(service);
     if (exit !== 0) failures.push(`${label}: exit code ${String(exit)} after SIGTERM`);

@@ -20,18 +20,9 @@ const args = process.argv.slice(2);
 const exact = args[0] === '--exact' ? Boolean(args.shift()) : false;
 const printBin = args[0] === '--print-bin' ? Boolean(args.shift()) : false;
 
-/** a >= b for dotted versions ("22.12" >= "22.12.0"). */
-function atLeast(a, b) {
-  const x = a.split('.').map(Number);
-  const y = b.split('.').map(Number);
-  for (let i = 0; i < Math.max(x.length, y.length); i++) {
-    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) > (y[i] ?? 0);
-  }
-  return true;
-}
-
 const current = process.versions.node;
-const suffices = exact ? current === pinned : atLeast(current, minimum);
+// Dotted versions compared number by number; a missing part counts as lower ("22.12.0" >= "22.12").
+const suffices = exact ? current === pinned : current.localeCompare(minimum, 'en', { numeric: true }) >= 0;
 let bin = '';
 if (!suffices) {
   const cache = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'orders-node');

@@ -16,10 +16,9 @@ import { spawnBin } from '../../test/support/spawn-bin.ts';
 const { values } = parseArgs({ options: { 'reset-seconds': { type: 'string', default: '20' } } });
 const BIN = fileURLToPath(new URL('../../bin/orders-grpc.ts', import.meta.url));
 const bin = spawnBin(BIN, ['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'info' });
-const child = bin.child;
 const port = Number(String((await bin.waitForLine((line) => line['msg'] === 'api: listening', 'api: listening'))['addr']).split(':').at(-1));
 const origin = `http://127.0.0.1:${port}`;
-const rssMiB = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) / 1024;
+const rssMiB = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${bin.child.pid}/status`, 'utf8'))![1]) / 1024;
 const login = await (await fetch(`${origin}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'alice', password: 'alice-password' }) })).json() as { token: string };
 const auth = `Bearer ${login.token}`;
 const order = await (await fetch(`${origin}/orders`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: '{"item":"probe","quantity":1}' })).json() as { id: string };
@@ -96,4 +95,4 @@ const cut = await Promise.all(
 s.destroy();
 const times = cut.map(([, ms]) => ms);
 console.log(`100 trickling streams: reset codes ${[...new Set(cut.map(([c]) => c))].join(',')}, cut between ${(Math.min(...times) / 1000).toFixed(1)} s and ${(Math.max(...times) / 1000).toFixed(1)} s; after: ${await normal()}`);
-child.kill('SIGTERM');
+bin.child.kill('SIGTERM');

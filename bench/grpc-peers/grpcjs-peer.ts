@@ -1,6 +1,5 @@
-import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
+import { ORDERS_PROTO } from '../../conformance/drivers/grpc.ts';
 import type { Core } from '../../src/composition/create-app.ts';
 import { authenticate } from '../../src/service/authenticate.ts';
 import { GRPC_STATUS, mapError } from '../../src/transports/errors/error-table.ts';
@@ -12,15 +11,12 @@ export interface GrpcPeer {
   readonly stop: () => Promise<void>;
 }
 
-const PROTO = fileURLToPath(new URL('../../proto/ordersv1/orders.proto', import.meta.url));
-
 /**
  * The yardstick of issue 18: a plain @grpc/grpc-js server doing GetOrder's work on the same core
  * (token check, session, cache get, owner check), on its own port in the service child. Only GetOrder.
  */
 export async function startGrpcJsPeer(core: Pick<Core, 'orders' | 'tokens'>): Promise<GrpcPeer> {
-  const definition = protoLoader.loadSync(PROTO, { keepCase: true, longs: Number, defaults: true });
-  const loaded = grpc.loadPackageDefinition(definition) as unknown as { ordersv1: { Orders: { service: grpc.ServiceDefinition } } };
+  const loaded = grpc.loadPackageDefinition(ORDERS_PROTO) as unknown as { ordersv1: { Orders: { service: grpc.ServiceDefinition } } };
   const server = new grpc.Server();
   server.addService(loaded.ordersv1.Orders.service, {
     GetOrder: (call: grpc.ServerUnaryCall<{ id: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
