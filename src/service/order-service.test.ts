@@ -213,7 +213,7 @@ describe('OrderService.get', () => {
 });
 
 // OrderService.recent passes the session scope's acquire errors on: ErrScopeFull is the session-cap-reached
-// conformance case (RECENT-503), all three the tagged SESSION-no-key… case in session-rules.test.ts.
+// conformance case (RECENT-503), all three the tagged SESSION-no-key… case in session-scope.test.ts.
 
 describe('OrderService logging (spec 6 rule 3)', () => {
   it('logs nothing on the success paths, a read served from the store while the cache is down included', async () => {
