@@ -39,10 +39,7 @@ describe('Listener readiness (spec 3.3)', () => {
     const busyPort = (occupier.address() as AddressInfo).port;
 
     const listener = listenerOn(doneServer(), busyPort, name);
-    const failure = await listener.run(new AbortController().signal).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const failure = await listener.run(new AbortController().signal).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(Error);
     expect((failure as Error).message).toMatch(new RegExp(`^${name}: listen: `));
     expect((failure as Error).message).toContain('EADDRINUSE');
