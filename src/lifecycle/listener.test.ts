@@ -23,8 +23,8 @@ function doneServer(): Server {
   return server;
 }
 
-function listenerOn(server: Server, port = 0, name = 'api'): Listener {
-  return new Listener({ name, server, address: { host: '127.0.0.1', port }, shutdown: () => closeHttpServer(server, 2_000) });
+function listenerOn(server: Server, port = 0, name = 'api', shutdown = () => closeHttpServer(server, 2_000)): Listener {
+  return new Listener({ name, server, address: { host: '127.0.0.1', port }, shutdown });
 }
 
 describe('Listener readiness (spec 3.3)', () => {
@@ -51,14 +51,9 @@ describe('Listener readiness (spec 3.3)', () => {
   it('run with an already cancelled signal binds and returns at once; stop hands the graceful close to the transport shutdown (HTTP/2 sessions, keep-alive), once, and only when bound', async () => {
     const server = doneServer();
     let shutdowns = 0;
-    const listener = new Listener({
-      name: 'api',
-      server,
-      address: { host: '127.0.0.1', port: 0 },
-      shutdown: async () => {
-        shutdowns += 1;
-        await closeHttpServer(server);
-      },
+    const listener = listenerOn(server, 0, 'api', async () => {
+      shutdowns += 1;
+      await closeHttpServer(server);
     });
     await listener.stop();
     expect(shutdowns).toBe(0);
