@@ -23,8 +23,8 @@ function doneServer(): Server {
   return server;
 }
 
-function listenerOn(server: Server, port = 0, name = 'api'): Listener {
-  return new Listener({ name, server, address: { host: '127.0.0.1', port }, shutdown: () => closeHttpServer(server, 2_000) });
+function listenerOn(server: Server, port = 0, name = 'api', shutdown = () => closeHttpServer(server, 2_000)): Listener {
+  return new Listener({ name, server, address: { host: '127.0.0.1', port }, shutdown });
 }
 
 describe('Listener readiness (spec 3.3)', () => {
@@ -39,10 +39,7 @@ describe('Listener readiness (spec 3.3)', () => {
     const busyPort = (occupier.address() as AddressInfo).port;
 
     const listener = listenerOn(doneServer(), busyPort, name);
-    const failure = await listener.run(new AbortController().signal).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const failure = await listener.run(new AbortController().signal).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(Error);
     expect((failure as Error).message).toMatch(new RegExp(`^${name}: listen: `));
     expect((failure as Error).message).toContain('EADDRINUSE');
@@ -54,14 +51,9 @@ describe('Listener readiness (spec 3.3)', () => {
   it('run with an already cancelled signal binds and returns at once; stop hands the graceful close to the transport shutdown (HTTP/2 sessions, keep-alive), once, and only when bound', async () => {
     const server = doneServer();
     let shutdowns = 0;
-    const listener = new Listener({
-      name: 'api',
-      server,
-      address: { host: '127.0.0.1', port: 0 },
-      shutdown: async () => {
-        shutdowns += 1;
-        await closeHttpServer(server);
-      },
+    const listener = listenerOn(server, 0, 'api', async () => {
+      shutdowns += 1;
+      await closeHttpServer(server);
     });
     await listener.stop();
     expect(shutdowns).toBe(0);

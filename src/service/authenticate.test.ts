@@ -5,13 +5,6 @@ import { TokenService } from './token-service.ts';
 const SECRET = 'a-test-signing-secret-of-32-bytes!!';
 const tokens = new TokenService(SECRET, 3_600_000);
 
-async function failure(header: string | undefined): Promise<unknown> {
-  return authenticate(header, tokens).then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-}
-
 describe('authenticate (spec 5 rules 3-6)', () => {
   // Absent, another scheme, `bearer`/`BEARER`, the bare word and `Bearer ` are the auth-<variant>-<op>
   // conformance cases (AUTH-3-exact-bearer, AUTH-4-missing) on every transport and operation; a valid
@@ -21,10 +14,8 @@ describe('authenticate (spec 5 rules 3-6)', () => {
     ['no space', 'Bearerx'],
     ['leading space', ' Bearer x'],
   ])('%s → ErrMissingCredentials `missing or malformed Authorization header`', async (_name, header) => {
-    const error = await failure(header);
+    const error = await authenticate(header, tokens).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ErrMissingCredentials);
     expect((error as Error).message).toBe('missing or malformed Authorization header');
   });
-
-
 });

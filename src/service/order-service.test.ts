@@ -64,13 +64,6 @@ function harness(options: { deps?: (base: OrderServiceDeps) => Partial<OrderServ
   return { service, store, cache, bus, sessions, logs };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-}
-
 /** Lets the fire-and-forget cache refill of a read settle. */
 function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
@@ -131,7 +124,7 @@ describe('OrderService.create (transactional outbox, issue 13)', () => {
   it('a store failure fails the create; neither order nor event is written, nothing cached or logged', async () => {
     const { service, store, cache, logs } = harness();
     store.trouble.failNext(1);
-    expect(await rejection(service.create(ctx(ALICE), 'widget', 1))).toBeInstanceOf(ErrUnavailable);
+    await expect(service.create(ctx(ALICE), 'widget', 1)).rejects.toBeInstanceOf(ErrUnavailable);
     expect(await store.listByUser(ALICE, { limit: 100, offset: 0 })).toHaveLength(0);
     expect(store.pendingEvents()).toHaveLength(0);
     expect(cache.size).toBe(0);
@@ -141,11 +134,13 @@ describe('OrderService.create (transactional outbox, issue 13)', () => {
 
 describe('OrderService.create with an Idempotency-Key (issue 13)', () => {
   // Same key and body answering the original order, nothing new written: retry-with-same-key-…, replay-publishes-no-second-event.
-  it('quoted and bare forms name one key', async () => {
-    const { service, store } = harness();
+  it('quoted and bare forms name one key; a replay does not rewrite the cache or log', async () => {
+    const { service, store, cache, logs } = harness();
     const first = await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"retry-1"' });
+    cache.trouble.down();
     expect(await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: 'retry-1' })).toStrictEqual(first);
     expect(store.pendingEvents()).toHaveLength(1);
+    expect(logs.lines).toHaveLength(0);
   });
 
   it('[IDEM-expiry] a key expires after 24 hours: then it creates a new order', async () => {
@@ -163,20 +158,12 @@ describe('OrderService.create with an Idempotency-Key (issue 13)', () => {
     ...['', '""', '"unterminated', 'has space', '"tab\there"', `"${'x'.repeat(256)}"`, '"a", "b"'].map((key): [string, number, string, RegExp] => [`key ${JSON.stringify(key)}`, 2, key, /^invalid Idempotency-Key header/]),
   ])('%s is ErrValidation before any backend is touched', async (_label, quantity, idempotencyKey, message) => {
     const { service, store, cache } = harness();
-    const error = await rejection(service.create(ctx(ALICE), 'widget', quantity, idempotencyKey === undefined ? undefined : { idempotencyKey }));
+    const error = await service.create(ctx(ALICE), 'widget', quantity, idempotencyKey === undefined ? undefined : { idempotencyKey }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ErrValidation);
     expect((error as Error).message).toMatch(message);
     expect(await store.listByUser(ALICE, { limit: 100, offset: 0 })).toHaveLength(0);
     expect(store.pendingEvents()).toHaveLength(0);
     expect(cache.size).toBe(0);
-  });
-
-  it('a replay does not rewrite the cache or log', async () => {
-    const { service, cache, logs } = harness();
-    const first = await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"c"' });
-    cache.trouble.down();
-    expect(await service.create(ctx(ALICE), 'widget', 2, { idempotencyKey: '"c"' })).toStrictEqual(first);
-    expect(logs.lines).toHaveLength(0);
   });
 });
 
@@ -187,7 +174,7 @@ describe('OrderService.get', () => {
     const uncached = storedOrder(ALICE);
     await store.insert(uncached);
     for (const id of [cached.id, uncached.id]) {
-      const error = await rejection(service.get(ctx(BOB), id));
+      const error = await service.get(ctx(BOB), id).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ErrForbidden);
       expect((error as Error).message).toBe('forbidden');
     }
@@ -198,7 +185,7 @@ describe('OrderService.get', () => {
     store.trouble.down();
     cache.trouble.down();
     for (const id of ['', 'not-a-uuid', "1' OR '1'='1", '99999999-9999-4999-8999-99999999999']) {
-      const error = await rejection(service.get(ctx(ALICE), id));
+      const error = await service.get(ctx(ALICE), id).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ErrInvalidOrderId);
       expect((error as Error).message).toBe('invalid order id');
     }
@@ -207,13 +194,13 @@ describe('OrderService.get', () => {
   it('a repository outage fails a read on a cache miss and a list', async () => {
     const { service, store } = harness();
     store.trouble.down();
-    expect(await rejection(service.get(ctx(ALICE), '99999999-9999-4999-8999-999999999999'))).toBeInstanceOf(ErrUnavailable);
-    expect(await rejection(service.list(ctx(ALICE), { limit: 20, offset: 0 }))).toBeInstanceOf(ErrUnavailable);
+    await expect(service.get(ctx(ALICE), '99999999-9999-4999-8999-999999999999')).rejects.toBeInstanceOf(ErrUnavailable);
+    await expect(service.list(ctx(ALICE), { limit: 20, offset: 0 })).rejects.toBeInstanceOf(ErrUnavailable);
   });
 });
 
 // OrderService.recent passes the session scope's acquire errors on: ErrScopeFull is the session-cap-reached
-// conformance case (RECENT-503), all three the tagged SESSION-no-key… case in session-rules.test.ts.
+// conformance case (RECENT-503), all three the tagged SESSION-no-key… case in session-scope.test.ts.
 
 describe('OrderService logging (spec 6 rule 3)', () => {
   it('logs nothing on the success paths, a read served from the store while the cache is down included', async () => {

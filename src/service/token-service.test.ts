@@ -12,10 +12,7 @@ function at(ms: number): () => number {
 }
 
 async function expectInvalid(service: TokenService, token: string): Promise<void> {
-  const error = await service.verify(token).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const error = await service.verify(token).catch((e: unknown) => e);
   expect(error).toBeInstanceOf(ErrInvalidToken);
   expect((error as Error).message).toBe('invalid or expired token');
 }

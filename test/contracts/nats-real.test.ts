@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
@@ -8,6 +7,7 @@ import { natsConfigFromEnv, type NatsConfig } from '../../src/adapters/nats/nats
 import { NatsEventBus } from '../../src/adapters/nats/nats-event-bus.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import type { OrderPlacedEnvelope } from '../../src/ports/order-events.ts';
+import { until } from '../support/eventually.ts';
 import { orderEventsContract, sampleEnvelope } from './order-events.contract.ts';
 
 const NATS_URL = process.env.NATS_URL;
@@ -51,9 +51,21 @@ describe.skipIf(!NATS_URL)('NatsEventBus against NATS_URL', () => {
   const runId = randomUUID().replaceAll('-', '').slice(0, 12);
   let config: NatsConfig;
   let counter = 0;
+  /** The bus and the raw connection the wire-format tests look through, on a subject of their own. */
+  let bus: NatsEventBus;
+  let raw: NatsConnection;
+  const subject = `${runSubject}.wire`;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     config = natsConfigFromEnv(process.env);
+    bus = new NatsEventBus(config, silent, { subject, stream: `T_${runId}_wire`, deleteStreamOnStop: true });
+    await bus.init();
+    raw = await connect({ servers: [...config.servers] });
+  });
+
+  afterAll(async () => {
+    await bus.stop();
+    await raw.close();
   });
 
   // A fresh subject and stream per test too, deleted at cleanup, so nothing from one test reaches the next.
@@ -69,21 +81,6 @@ describe.skipIf(!NATS_URL)('NatsEventBus against NATS_URL', () => {
   });
 
   describe('wire format and robustness', () => {
-    let bus: NatsEventBus;
-    let raw: NatsConnection;
-    const subject = `${runSubject}.wire`;
-
-    beforeAll(async () => {
-      bus = new NatsEventBus(config, silent, { subject, stream: `T_${runId}_wire`, deleteStreamOnStop: true });
-      await bus.init();
-      raw = await connect({ servers: [...config.servers] });
-    });
-
-    afterAll(async () => {
-      await bus.stop();
-      await raw.close();
-    });
-
     it('the stream holds the payload as JSON with the snake_case fields and Nats-Msg-Id = the event id', async () => {
       const envelope = sampleEnvelope({ item: 'wire', quantity: 4 });
       await bus.publishOrderPlaced(envelope);
@@ -106,7 +103,7 @@ describe.skipIf(!NATS_URL)('NatsEventBus against NATS_URL', () => {
       await js.publish(subject, JSON.stringify({ order_id: 1 }), { msgID: randomUUID() });
       const good = sampleEnvelope({ item: 'ok' });
       await bus.publishOrderPlaced(good);
-      for (let i = 0; i < 300 && !received.some((e) => e.id === good.id); i++) await sleep(10);
+      await until(() => received.some((e) => e.id === good.id), 'the good message after the undecodable ones');
       controller.abort();
       await done;
       expect(received.filter((e) => e.event.item !== 'wire')).toEqual([good]);

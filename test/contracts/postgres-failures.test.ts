@@ -9,10 +9,7 @@ const SECRET = 's3cret';
 const log = captureLogger();
 
 async function failure(promise: Promise<unknown>): Promise<Error> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const error = await promise.catch((e: unknown) => e);
   expect(error).toBeInstanceOf(ErrUnavailable);
   return error as Error;
 }

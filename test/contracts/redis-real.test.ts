@@ -74,14 +74,19 @@ describe.skipIf(!REDIS_ADDR)('RedisOrderCache against REDIS_ADDR', () => {
   const prefix = `test:orders:${randomUUID()}:`;
   let admin: Redis;
   let config: RedisConfig;
+  /** The cache the storage-format tests read back through. */
+  let cache: RedisOrderCache;
 
   beforeAll(async () => {
     config = { ...redisConfigFromEnv(process.env), keyPrefix: prefix };
     admin = new Redis({ host: config.host, port: config.port, lazyConnect: true, maxRetriesPerRequest: 1 });
     await admin.connect();
+    cache = new RedisOrderCache(config, silent);
+    await cache.init();
   });
 
   afterAll(async () => {
+    await cache.stop();
     const keys = await admin.keys(`${prefix}*`);
     if (keys.length > 0) await admin.del(...keys);
     await admin.quit();
@@ -94,17 +99,6 @@ describe.skipIf(!REDIS_ADDR)('RedisOrderCache against REDIS_ADDR', () => {
   });
 
   describe('storage format', () => {
-    let cache: RedisOrderCache;
-
-    beforeAll(async () => {
-      cache = new RedisOrderCache(config, silent);
-      await cache.init();
-    });
-
-    afterAll(async () => {
-      await cache.stop();
-    });
-
     const order = sampleOrder({ item: 'format', quantity: 7, createdAt: new Date('2024-02-03T04:05:06.789Z') });
 
     it('stores JSON with created_at as ISO 8601 under prefix+id with a TTL of 300 s', async () => {
