@@ -128,8 +128,7 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     await stillServes(t, me, id, 'after the malformed calls');
   }),
   flow('finite-concurrent-streams-and-2000-requests-on-one-session', ['H2-limits'], { transports: GRPC_ONLY, api: 'rest', target: { env: { RATE_LIMIT_RPS: '1000000' } } }, async (t) => {
-    const me = await t.user();
-    await t.order(me);
+    const { me } = await t.userWithOrder();
     const session = await h2session(t.target.baseUrl);
     try {
       const max = session.remoteSettings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
