@@ -25,14 +25,6 @@ import { freePort, waitForPort } from '../../test/support/ports.ts';
 
 const SECRET = randomBytes(32).toString('base64url');
 
-async function getStatus(url: string): Promise<number> {
-  try {
-    return (await fetch(url, { signal: AbortSignal.timeout(2000) })).status;
-  } catch {
-    return 0;
-  }
-}
-
 /** A loopback listener on a free port; returns the port. */
 async function listenLocal(server: Server): Promise<number> {
   server.listen(0, '127.0.0.1');
@@ -60,7 +52,8 @@ async function serveThenStop(p: ProcessContext, level: string): Promise<{ exit: 
   const bin = spawnBin(p.transport.bin, ['--embedded'], { HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: level });
   try {
     p.assert(await waitForPort(port, HANG_GUARD_MS).then(() => true, () => false), `${p.transport.bin} with LOG_LEVEL=${level} did not come up`);
-    p.assert((await getStatus(`http://127.0.0.1:${port}/openapi.yaml`)) === 200, `${p.transport.bin} with LOG_LEVEL=${level} does not serve GET /openapi.yaml on its public port`);
+    const status = await fetch(`http://127.0.0.1:${port}/openapi.yaml`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => 0);
+    p.assert(status === 200, `${p.transport.bin} with LOG_LEVEL=${level} does not serve GET /openapi.yaml on its public port`);
     bin.child.kill('SIGTERM');
     return { exit: await exitWithin(bin, HANG_GUARD_MS, `${p.transport.bin} LOG_LEVEL=${level} after SIGTERM`), lines: bin.lines };
   } finally {
