@@ -153,8 +153,8 @@ export interface FlowContext {
   user(label?: string): Promise<Actor>;
   /** Creates an order through the driver and returns its id (asserts success). */
   order(actor: Actor, item?: string, quantity?: number): Promise<string>;
-  /** A fresh user with one order of theirs (a widget), the opening step of most flows. */
-  userWithOrder(): Promise<{ readonly me: Actor; readonly id: string }>;
+  /** A fresh user with one order of theirs (a widget unless named), the opening step of most flows. */
+  userWithOrder(item?: string, quantity?: number): Promise<{ readonly me: Actor; readonly id: string }>;
   /** Checks a reply against the expectation for this driver's API; `label` names the step on failure. */
   check(reply: Reply, expectation: Expectation, label: string): void;
   /** Fails the case with a message naming the step. */

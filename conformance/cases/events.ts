@@ -15,8 +15,7 @@ function serviceLines(t: FlowContext, from: number): LogLine[] {
 
 export const EVENT_CASES: Case[] = [
   flow('notifier-logs-order-placed', ['EVT-2-notifier', 'SVC-publish', 'EVT-1-publish'], { needs: ['logs'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me, 'notified item', 4);
+    const { me, id } = await t.userWithOrder('notified item', 4);
     const line = await t.waitFor(() => placedLine(t, id), '`order placed` log line from the notifier');
     t.assert(line.level === 'info', `order placed logged at ${line.level}, expected info`);
     t.assert(line['user_id'] === me.userId, `order placed user_id is ${String(line['user_id'])}, expected ${me.userId}`);

@@ -9,6 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { create } from '@bufbuild/protobuf';
 import { flow, processCase, type Actor, type Case, type FlowContext } from '../case-model.ts';
 import { encodeRequest } from '../drivers/grpc.ts';
+import { h2Request } from '../drivers/rest-h2c.ts';
 import { grpcFrame, rawGrpc } from '../../test/grpc/raw-grpc.ts';
 import { OrderSchema, RecentRequestSchema } from '../../src/gen/ordersv1/orders_pb.js';
 import { HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
@@ -40,23 +41,6 @@ function h2session(origin: string): Promise<ClientHttp2Session> {
   const session = connect(origin);
   session.on('error', () => undefined);
   return new Promise((resolve) => session.once('remoteSettings', () => resolve(session)));
-}
-
-/** One stream on a session: its status (-1 when the stream errored), grpc-status (headers or trailers) and text. */
-function exchange(session: ClientHttp2Session, headers: Record<string, string>, body?: Uint8Array): Promise<{ status: number; grpcStatus: unknown; text: string }> {
-  return new Promise((resolve) => {
-    const stream = session.request(headers);
-    let status = 0;
-    let grpcStatus: unknown;
-    let text = '';
-    let failed = false;
-    stream.once('response', (h) => ((status = Number(h[':status'])), (grpcStatus = h['grpc-status'])));
-    stream.once('trailers', (t) => (grpcStatus = t['grpc-status']));
-    stream.on('data', (c: Buffer) => (text += c.toString('latin1')));
-    stream.on('error', () => (failed = true));
-    stream.once('close', () => resolve({ status: failed ? -1 : status, grpcStatus, text }));
-    stream.end(body);
-  });
 }
 
 export const ONE_PORT_ATTACK_CASES: Case[] = [
@@ -144,14 +128,13 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     await stillServes(t, me, id, 'after the malformed calls');
   }),
   flow('finite-concurrent-streams-and-2000-requests-on-one-session', ['H2-limits'], { transports: GRPC_ONLY, api: 'rest', target: { env: { RATE_LIMIT_RPS: '1000000' } } }, async (t) => {
-    const me = await t.user();
-    await t.order(me);
+    const { me } = await t.userWithOrder();
     const session = await h2session(t.target.baseUrl);
     try {
       const max = session.remoteSettings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
       t.assert(max >= 100 && max <= 256, `SETTINGS_MAX_CONCURRENT_STREAMS is ${max}`);
       // 2,000 at once on one session: the client queues beyond the limit, none is lost.
-      const statuses = await Promise.all(Array.from({ length: 2_000 }, async () => (await exchange(session, { ':method': 'GET', ':path': '/orders?limit=100', authorization: me.auth })).status));
+      const statuses = await Promise.all(Array.from({ length: 2_000 }, () => h2Request(session, { method: 'GET', path: '/orders?limit=100', headers: { authorization: me.auth } }).then((r) => r.status, () => -1)));
       const failed = statuses.filter((s) => s !== 200);
       t.assert(failed.length === 0, `${failed.length} of 2,000 concurrent requests on one session failed: ${[...new Set(failed)].join(', ')}`);
     } finally {
@@ -179,10 +162,10 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     try {
       await new Promise((resolve) => session.once('connect', resolve));
       p.assert(session.alpnProtocol === 'h2', `ALPN chose ${String(session.alpnProtocol)}`);
-      const rest = await exchange(session, { ':method': 'GET', ':path': '/openapi.yaml' });
-      p.assert(rest.status === 200 && rest.text.startsWith('openapi:'), `REST over h2+TLS: ${rest.status}`);
-      const rpc = await exchange(session, { ':method': 'POST', ':path': '/grpc.health.v1.Health/Check', 'content-type': 'application/grpc', te: 'trailers' }, grpcFrame(new Uint8Array()));
-      p.assert(rpc.grpcStatus === '0', `gRPC over the same h2+TLS connection: grpc-status ${String(rpc.grpcStatus)}`);
+      const rest = await h2Request(session, { method: 'GET', path: '/openapi.yaml' });
+      p.assert(rest.status === 200 && rest.text?.startsWith('openapi:'), `REST over h2+TLS: ${rest.status}`);
+      const rpc = await h2Request(session, { method: 'POST', path: '/grpc.health.v1.Health/Check', headers: { 'content-type': 'application/grpc', te: 'trailers' }, body: grpcFrame(new Uint8Array()) });
+      p.assert(rpc.headers?.['grpc-status'] === '0', `gRPC over the same h2+TLS connection: grpc-status ${String(rpc.headers?.['grpc-status'])}`);
     } finally {
       session.destroy();
       await app.stop();

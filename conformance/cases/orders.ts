@@ -96,14 +96,12 @@ const getCases: Case[] = [
   }),
   // An upper-case UUID is still a UUID (spec 4.1 table, GET-400-id): the same order, its id as stored.
   flow('get-upper-case-id-is-the-same-order', ['GET-400-id', 'GET-200'], {}, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me, 'upper', 1);
+    const { me, id } = await t.userWithOrder('upper', 1);
     const got = await t.driver.getOrder(me.auth, id.toUpperCase());
     t.check(got, answers({ fields: { id } }), 'get by the upper-case id');
   }),
   flow('created-order-is-stored', ['SVC-create-durable'], { needs: ['inProcess'] }, async (t) => {
-    const me = await t.user();
-    const id = await t.order(me, 'durable', 2);
+    const { me, id } = await t.userWithOrder('durable', 2);
     const stored = await t.target.hooks!.backends.repository.findById(id);
     t.assert(stored !== undefined, `order ${id} is not in the relational store after create`);
     if (stored === undefined) return;
@@ -174,9 +172,8 @@ const getCases: Case[] = [
       }),
   ),
   flow('created-order-belongs-to-the-caller', ['AUTH-own-user'], { needs: ['users'] }, async (t) => {
-    const me = await t.user();
+    const { me, id } = await t.userWithOrder();
     const other = await t.user();
-    const id = await t.order(me);
     t.check(await t.driver.listOrders(me.auth, {}), answers({ orders: [id] }), 'creator lists it');
     t.check(await t.driver.listOrders(other.auth, {}), answers({ orders: [] }), 'another user does not');
   }),

@@ -25,14 +25,6 @@ import { freePort, waitForPort } from '../../test/support/ports.ts';
 
 const SECRET = randomBytes(32).toString('base64url');
 
-async function getStatus(url: string): Promise<number> {
-  try {
-    return (await fetch(url, { signal: AbortSignal.timeout(2000) })).status;
-  } catch {
-    return 0;
-  }
-}
-
 /** A loopback listener on a free port; returns the port. */
 async function listenLocal(server: Server): Promise<number> {
   server.listen(0, '127.0.0.1');
@@ -51,6 +43,24 @@ async function withApp(p: ProcessContext, env: Env | undefined, body: (app: InPr
   return app;
 }
 
+/**
+ * The executable at this LOG_LEVEL, on a port chosen here and polled (at warn the `api: listening` line
+ * is not logged): it must serve GET /openapi.yaml; then SIGTERM. Returns its exit and its log lines.
+ */
+async function serveThenStop(p: ProcessContext, level: string): Promise<{ exit: Awaited<ReturnType<typeof exitWithin>>; lines: Record<string, unknown>[] }> {
+  const port = await freePort();
+  const bin = spawnBin(p.transport.bin, ['--embedded'], { HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: level });
+  try {
+    p.assert(await waitForPort(port, HANG_GUARD_MS).then(() => true, () => false), `${p.transport.bin} with LOG_LEVEL=${level} did not come up`);
+    const status = await fetch(`http://127.0.0.1:${port}/openapi.yaml`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => 0);
+    p.assert(status === 200, `${p.transport.bin} with LOG_LEVEL=${level} does not serve GET /openapi.yaml on its public port`);
+    bin.child.kill('SIGTERM');
+    return { exit: await exitWithin(bin, HANG_GUARD_MS, `${p.transport.bin} LOG_LEVEL=${level} after SIGTERM`), lines: bin.lines };
+  } finally {
+    bin.kill();
+  }
+}
+
 /** Builds the composition root without running it, on fakes, with captured logs. */
 async function buildApp(transport: Transport) {
   const logs = new LogCapture();
@@ -63,23 +73,14 @@ async function buildApp(transport: Transport) {
 
 export const PROCESS_TRANSPORT_CASES: Case[] = [
   processCase('executable-serves-then-stops-on-sigterm', ['SVC-executables', 'LIFE-4-shutdown', 'LOG-json'], {}, async (p) => {
-    const bin = spawnBin(p.transport.bin, ['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'info' });
-    try {
-      const listening = await bin.waitForLine((l) => l['msg'] === 'api: listening', '`api: listening`');
-      const port = String(listening['addr']).split(':').pop();
-      p.assert((await getStatus(`http://127.0.0.1:${port}/openapi.yaml`)) === 200, `${p.transport.bin} does not serve GET /openapi.yaml on its public port`);
-      bin.child.kill('SIGTERM');
-      const exit = await exitWithin(bin, HANG_GUARD_MS, `${p.transport.bin} after SIGTERM`);
-      p.assert(exit.code === 0, `${p.transport.bin} exited with ${exit.code ?? exit.signal} after SIGTERM, expected 0`);
-      const msgs = bin.lines.map((l) => l['msg']);
-      p.assert(msgs.includes('shutting down') && msgs.at(-1) === 'stopped', `shutdown log lines are ${JSON.stringify(msgs.slice(-4))}, expected shutting down … stopped`);
-      for (const line of bin.lines) {
-        p.assert(typeof line['time'] === 'string' && typeof line['level'] === 'string' && typeof line['msg'] === 'string' && line['msg'] !== '<not json>', `stdout line is not a JSON log line with time, level, msg: ${JSON.stringify(line)}`);
-      }
-      p.assert(!bin.lines.some((l) => l['msg'] === 'lifecycle: run failed' || l['msg'] === 'lifecycle: stop failed'), 'a component failed during shutdown');
-    } finally {
-      bin.kill();
+    const { exit, lines } = await serveThenStop(p, 'info');
+    p.assert(exit.code === 0, `${p.transport.bin} exited with ${exit.code ?? exit.signal} after SIGTERM, expected 0`);
+    const msgs = lines.map((l) => l['msg']);
+    p.assert(msgs.includes('shutting down') && msgs.at(-1) === 'stopped', `shutdown log lines are ${JSON.stringify(msgs.slice(-4))}, expected shutting down … stopped`);
+    for (const line of lines) {
+      p.assert(typeof line['time'] === 'string' && typeof line['level'] === 'string' && typeof line['msg'] === 'string' && line['msg'] !== '<not json>', `stdout line is not a JSON log line with time, level, msg: ${JSON.stringify(line)}`);
     }
+    p.assert(!lines.some((l) => l['msg'] === 'lifecycle: run failed' || l['msg'] === 'lifecycle: stop failed'), 'a component failed during shutdown');
   }),
   // Start-up fails before any listener: without JWT_SECRET, and with every backend unreachable.
   ...(
@@ -105,21 +106,7 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
       }),
   ),
   processCase('executable-log-level', ['LOG-level', 'LOG-json'], {}, async (p) => {
-    const run = async (level: string): Promise<Record<string, unknown>[]> => {
-      // At warn the `api: listening` line is not logged: the port is chosen here and polled.
-      const port = await freePort();
-      const bin = spawnBin(p.transport.bin, ['--embedded'], { HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: level });
-      try {
-        p.assert(await waitForPort(port, HANG_GUARD_MS).then(() => true, () => false), `${p.transport.bin} with LOG_LEVEL=${level} did not come up`);
-        p.assert((await getStatus(`http://127.0.0.1:${port}/openapi.yaml`)) === 200, `${p.transport.bin} with LOG_LEVEL=${level} does not serve`);
-        bin.child.kill('SIGTERM');
-        await exitWithin(bin, HANG_GUARD_MS, `${p.transport.bin} LOG_LEVEL=${level}`);
-        return bin.lines;
-      } finally {
-        bin.kill();
-      }
-    };
-    const [warn, verbose] = await Promise.all([run('warn'), run('verbose')]);
+    const [{ lines: warn }, { lines: verbose }] = await Promise.all([serveThenStop(p, 'warn'), serveThenStop(p, 'verbose')]);
     const levels = (lines: Record<string, unknown>[]) => new Set(lines.map((l) => l['level']));
     p.assert(![...levels(warn)].some((l) => l === 'info' || l === 'debug'), `LOG_LEVEL=warn still logs ${[...levels(warn)].join(', ')}`);
     p.assert(warn.some((l) => l['level'] === 'warn'), 'LOG_LEVEL=warn logged no warning (embedded mode warns about JWT_SECRET)');
@@ -180,13 +167,11 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
     const blocker = createNetServer();
     const port = await listenLocal(blocker);
     try {
-      let failure: unknown;
-      try {
-        const app = await startInProcess({ transport: p.transport.factory, env: { HTTP_ADDR: `127.0.0.1:${port}` } });
-        await app.stop();
-      } catch (error) {
-        failure = error;
-      }
+      // Undefined when start-up succeeds (the app is stopped again), else what it threw.
+      const failure = await startInProcess({ transport: p.transport.factory, env: { HTTP_ADDR: `127.0.0.1:${port}` } }).then(
+        (app) => app.stop(),
+        (error: unknown) => error,
+      );
       const message = failure instanceof Error ? failure.message : String(failure);
       p.assert(failure !== undefined, `start-up succeeded on a port already in use (${port})`);
       p.assert(message.startsWith('api: listen:'), `bind failure text is "${message}", expected it to begin "api: listen:"`);
@@ -244,12 +229,13 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
     });
     const port = await listenLocal(collector);
     try {
-      const app = await startInProcess({ transport: p.transport.factory, env: { OTLP_ENDPOINT: `127.0.0.1:${port}` } });
-      const status = (await fetch(`${app.baseUrl}/openapi.yaml`)).status;
-      p.assert(status === 200, `GET /openapi.yaml answered ${status}`);
-      await sleep(50);
-      p.assert(received.length === 0, 'a span was exported at once rather than in a batch');
-      await app.stop(); // the tracer's Stop flushes the batch
+      // withApp stops the app before it returns: the tracer's Stop flushes the batch.
+      await withApp(p, { OTLP_ENDPOINT: `127.0.0.1:${port}` }, async (app) => {
+        const status = (await fetch(`${app.baseUrl}/openapi.yaml`)).status;
+        p.assert(status === 200, `GET /openapi.yaml answered ${status}`);
+        await sleep(50);
+        p.assert(received.length === 0, 'a span was exported at once rather than in a batch');
+      });
       p.assert(received.some((r) => r.method === 'POST' && r.url === '/v1/traces'), `nothing exported to http://127.0.0.1:${port}/v1/traces: ${JSON.stringify(received)}`);
     } finally {
       collector.close();

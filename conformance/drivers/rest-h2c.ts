@@ -15,27 +15,36 @@ export function restH2cDriver(options: DriverOptions): Driver {
     }
     return session;
   };
-  const send = (raw: RawRequest): Promise<Reply> =>
-    new Promise((resolve, reject) => {
-      // node ends GET/HEAD/DELETE streams at once unless told otherwise; a DELETE may carry a body here.
-      const stream = open().request(
-        { [constants.HTTP2_HEADER_METHOD]: raw.method, [constants.HTTP2_HEADER_PATH]: raw.path, ...raw.headers },
-        { endStream: raw.body === undefined },
-      );
-      stream.setTimeout(TIMEOUT_MS, () => stream.close(constants.NGHTTP2_CANCEL));
-      let status = 0;
-      let headers: Record<string, string> = {};
-      const chunks: Buffer[] = [];
-      stream.on('response', (h) => {
-        status = Number(h[constants.HTTP2_HEADER_STATUS]);
-        headers = flatHeaders(h);
-      });
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => resolve(restReply(status, headers, Buffer.concat(chunks).toString('utf8'), '2.0')));
-      stream.on('error', (error) => (status !== 0 ? resolve(restReply(status, headers, Buffer.concat(chunks).toString('utf8'), '2.0')) : reject(error)));
-      if (raw.body !== undefined) stream.end(raw.body);
-    });
+  const send = (raw: RawRequest): Promise<Reply> => h2Request(open(), raw, TIMEOUT_MS);
   return restDriver('rest-h2c', send, options, async () => {
     await new Promise<void>((resolve) => (session === undefined || session.closed ? resolve() : session.close(() => resolve())));
+  });
+}
+
+/**
+ * One stream on an HTTP/2 session as a REST reply; trailers (where gRPC puts its status) are merged into
+ * the headers. `timeoutMs`: cancel a stream idle that long (none when omitted: streams queued beyond
+ * SETTINGS_MAX_CONCURRENT_STREAMS may wait).
+ */
+export function h2Request(session: ClientHttp2Session, raw: RawRequest, timeoutMs?: number): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    // node ends GET/HEAD/DELETE streams at once unless told otherwise; a DELETE may carry a body here.
+    const stream = session.request(
+      { [constants.HTTP2_HEADER_METHOD]: raw.method, [constants.HTTP2_HEADER_PATH]: raw.path, ...raw.headers },
+      { endStream: raw.body === undefined },
+    );
+    if (timeoutMs !== undefined) stream.setTimeout(timeoutMs, () => stream.close(constants.NGHTTP2_CANCEL));
+    let status = 0;
+    let headers: Record<string, string> = {};
+    const chunks: Buffer[] = [];
+    stream.on('response', (h) => {
+      status = Number(h[constants.HTTP2_HEADER_STATUS]);
+      headers = flatHeaders(h);
+    });
+    stream.on('trailers', (h) => Object.assign(headers, flatHeaders(h)));
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('end', () => resolve(restReply(status, headers, Buffer.concat(chunks).toString('utf8'), '2.0')));
+    stream.on('error', (error) => (status !== 0 ? resolve(restReply(status, headers, Buffer.concat(chunks).toString('utf8'), '2.0')) : reject(error)));
+    if (raw.body !== undefined) stream.end(raw.body);
   });
 }

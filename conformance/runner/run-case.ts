@@ -186,9 +186,9 @@ function flowContext(env: RunEnv): FlowContext {
       return actor;
     },
     order: (actor, item = 'widget', quantity = 1) => scope.createOrder(actor, item, quantity, true),
-    async userWithOrder() {
+    async userWithOrder(item, quantity) {
       const me = await context.user();
-      return { me, id: await context.order(me) };
+      return { me, id: await context.order(me, item, quantity) };
     },
     check: (reply: Reply, expectation: Expectation, label: string) => checkReply(reply, expectation, env.transport.restVariant, scope.resolve, label),
     assert,
