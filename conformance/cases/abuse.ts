@@ -3,7 +3,7 @@ import type { Reply } from '../drivers/driver.ts';
 import { decodeClaims, mintToken } from '../runner/tokens.ts';
 import { MSG, OK, restCase, unauthenticated } from './messages.ts';
 import { parseScrape } from './observability.ts';
-import { rawHttp1 } from './raw-http1.ts';
+import { rawHttp1, rawHttp1PastRateLimit } from './raw-http1.ts';
 
 /**
  * Issue 12, abuse on every REST side and the login on every transport: the login gate, HTTP/1.1
@@ -110,7 +110,7 @@ const PARSER_ERRORS: readonly { readonly tag: string; readonly request: (host: s
 const parserCases: Case[] = PARSER_ERRORS.map(
   (p): Case => 
     flow(`parser-error-${p.tag}-has-error-body`, ['HTTP-parser-errors'], { api: 'rest', drivers: [...HTTP1_ONLY] }, async (t) => {
-      const { reply } = await rawHttp1(t.target.baseUrl, p.request(host(t.target.baseUrl)));
+      const { reply } = await rawHttp1PastRateLimit(t.target.baseUrl, p.request(host(t.target.baseUrl)));
       t.check(reply, errorAnswer(p.status, p.error), p.tag);
       t.assert(JSON.stringify(Object.keys(reply.body as object)) === '["error"]', `${p.tag}: body is ${reply.text}, expected exactly {"error": "..."}`);
     }),
@@ -125,7 +125,7 @@ const parserCases: Case[] = PARSER_ERRORS.map(
  */
 async function twoAuthorizations(t: FlowContext, first: string, second: string): Promise<Reply> {
   const base = t.target.baseUrl;
-  return (await rawHttp1(base, `GET /orders HTTP/1.1\r\nHost: ${host(base)}\r\nAuthorization: ${first}\r\nAuthorization: ${second}\r\n\r\n`)).reply;
+  return (await rawHttp1PastRateLimit(base, `GET /orders HTTP/1.1\r\nHost: ${host(base)}\r\nAuthorization: ${first}\r\nAuthorization: ${second}\r\n\r\n`)).reply;
 }
 
 const headerCases: Case[] = [
@@ -146,7 +146,7 @@ const headerCases: Case[] = [
       ['HTTP/1.0 without Host', `GET /openapi.yaml HTTP/1.0\r\n\r\n`, served],
       ['one Host header', `GET /openapi.yaml HTTP/1.1\r\nHost: ${host(base)}\r\nConnection: close\r\n\r\n`, served],
     ] as const) {
-      t.check((await rawHttp1(base, head)).reply, expected, label);
+      t.check((await rawHttp1PastRateLimit(base, head)).reply, expected, label);
     }
   }),
 ];

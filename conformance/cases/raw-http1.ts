@@ -20,6 +20,20 @@ export interface RawOptions {
  * written on a TCP socket to the public listener, and the first response read back (by
  * Content-Length, or up to the close).
  */
+/**
+ * rawHttp1, with a 429 of the rate limiter waited out (Retry-After) and the request sent again, up to 10
+ * times: an external target keeps its own RATE_LIMIT_RPS, and a case not about rate limiting must not fail
+ * on one (the drivers' retryRateLimited does the same for driver requests).
+ */
+export async function rawHttp1PastRateLimit(baseUrl: string, head: string | Buffer): Promise<RawAnswer> {
+  let answer = await rawHttp1(baseUrl, head);
+  for (let attempt = 0; answer.reply.status === 429 && attempt < 10; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, Math.max(1, Number(answer.reply.headers?.['retry-after']) || 1) * 1000));
+    answer = await rawHttp1(baseUrl, head);
+  }
+  return answer;
+}
+
 export function rawHttp1(baseUrl: string, head: string | Buffer, options: RawOptions = {}): Promise<RawAnswer> {
   const url = new URL(baseUrl);
   const started = performance.now();
