@@ -1,5 +1,8 @@
 import { gzipSync } from 'node:zlib';
+import { createClient } from '@connectrpc/connect';
+import { compressionGzip, createGrpcTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Orders } from '../../src/gen/ordersv1/orders_pb.js';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
 import { encodeGrpcMessage, MAX_MESSAGE_BYTES, parseGrpcTimeout } from '../../src/transports/grpc/unary-server/wire.ts';
 import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
@@ -32,29 +35,52 @@ describe('grpc-message encoding', () => {
   });
 });
 
+let app: InProcessApp;
+let token: string;
+let orderId: string;
+const auth = (): Record<string, string> => ({ authorization: `Bearer ${token}` });
+
+beforeAll(async () => {
+  app = await startInProcess({ transport: grpcTransport });
+  token = await app.login('alice');
+  const client = grpcDriver({ baseUrl: app.baseUrl, adminUrl: undefined, hooks: undefined });
+  orderId = ((await client.createOrder(`Bearer ${token}`, { item: 'probe', quantity: 1 })).body as { id: string }).id;
+  await client.close();
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+/**
+ * The second independent client of the unary server (issue 18 item 1): @connectrpc/connect-node's
+ * gRPC transport, with and without gzip, with deadlines. The first is @grpc/grpc-js (conformance's gRPC driver,
+ * which also sends every case of spec 7's error mapping).
+ */
+describe('ordersv1.Orders through @connectrpc/connect-node’s gRPC client', () => {
+  it('Login, CreateOrder, GetOrder, ListOrders and Recent, plain and gzip-compressed', async () => {
+    const plain = createClient(Orders, createGrpcTransport({ baseUrl: app.baseUrl }));
+    const gzip = createClient(Orders, createGrpcTransport({ baseUrl: app.baseUrl, sendCompression: compressionGzip, acceptCompression: [compressionGzip], compressMinBytes: 0 }));
+    for (const client of [plain, gzip]) {
+      expect((await client.login({ username: 'alice', password: 'alice-password' })).token).toMatch(/^ey/);
+      const created = await client.createOrder({ item: 'pen', quantity: 2 }, { headers: auth() });
+      expect(created).toMatchObject({ item: 'pen', quantity: 2, status: 'pending' });
+      const fetched = await client.getOrder({ id: created.id }, { headers: auth(), timeoutMs: 5_000 });
+      expect(fetched.id).toBe(created.id);
+      expect(fetched.createdAt?.seconds).toBe(created.createdAt?.seconds);
+      expect((await client.listOrders({ limit: 100 }, { headers: auth() })).orders.map((o) => o.id)).toContain(created.id);
+      expect((await client.recent({}, { headers: auth() })).recent[0]).toBe(created.id);
+    }
+  });
+});
+
 /**
  * The unary server's answers to input the conformance cases (conformance/cases/one-port-attacks.ts: gzip
  * bombs, 50 MB messages with and without a token, malformed messages, application/grpc+json, huge
- * grpc-timeouts) do not send. A gzip message within the limit being served is connect-client.test.ts's gzip client.
+ * grpc-timeouts) do not send. A gzip message within the limit being served is the connect-node gzip client above.
  */
 describe('the unary gRPC server against malformed, oversized and unauthenticated input (issue 18)', () => {
-  let app: InProcessApp;
-  let token: string;
-  let orderId: string;
   const call = (path: string, body: Buffer, headers: Record<string, string> = {}): ReturnType<typeof rawGrpc> => rawGrpc(app.baseUrl, path, body, headers);
-  const auth = (): Record<string, string> => ({ authorization: `Bearer ${token}` });
   const getOrder = (): Buffer => Buffer.from(encodeRequest('GetOrder', { id: orderId }));
-
-  beforeAll(async () => {
-    app = await startInProcess({ transport: grpcTransport });
-    token = await app.login('alice');
-    const client = grpcDriver({ baseUrl: app.baseUrl, adminUrl: undefined, hooks: undefined });
-    orderId = ((await client.createOrder(`Bearer ${token}`, { item: 'probe', quantity: 1 })).body as { id: string }).id;
-    await client.close();
-  });
-  afterAll(async () => {
-    await app?.stop();
-  });
 
   it('a well-formed GetOrder by hand (application/grpc+proto) answers OK with one message and grpc-status 0 in the trailers', async () => {
     const reply = await call('/ordersv1.Orders/GetOrder', grpcFrame(getOrder()), { ...auth(), 'content-type': 'application/grpc+proto' });
