@@ -40,7 +40,8 @@ function rssGrowth(before: number): number {
   return process.memoryUsage.rss() - before;
 }
 
-function h2session(origin: string): Promise<ClientHttp2Session> {
+/** An HTTP/2 session to `origin`, once the server's SETTINGS have arrived; session errors are ignored. */
+export function h2session(origin: string): Promise<ClientHttp2Session> {
   const session = connect(origin);
   session.on('error', () => undefined);
   return new Promise((resolve) => session.once('remoteSettings', () => resolve(session)));
