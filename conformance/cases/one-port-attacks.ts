@@ -4,7 +4,6 @@ import { connect, constants as h2, type ClientHttp2Session } from 'node:http2';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { gzipSync } from 'node:zlib';
@@ -18,6 +17,7 @@ import { OrderSchema, RecentRequestSchema } from '../../src/gen/ordersv1/orders_
 import { HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
 import { createOnePortServer } from '../../src/transports/grpc/one-port-server.ts';
 import { startInProcess } from '../../test/support/in-process-app.ts';
+import { listenLocal } from '../../test/support/ports.ts';
 import { createUnaryServer } from '../../src/transports/grpc/unary-server/unary-server.ts';
 
 /**
@@ -206,8 +206,7 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
       req.once('end', () => res.end('ok'));
     };
     const front = createOnePortServer({ grpc, rest: rest as never, http2Guard: { streamRequestMs: 400, idleMs: 3000 } });
-    await new Promise<void>((resolve) => front.server.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(front.server.address() as AddressInfo).port}`;
+    const origin = `http://127.0.0.1:${await listenLocal(front.server)}`;
     try {
       const session = await h2session(origin);
       // 100 streams trickling their body (REST and gRPC): every one is reset with CANCEL.

@@ -1,5 +1,4 @@
 import { constants as h2, type ClientHttp2Session } from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import { create } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetOrderRequestSchema as Empty, OrderSchema } from '../../src/gen/ordersv1/orders_pb.js';
@@ -9,6 +8,7 @@ import { HTTP2_MAX_HEADER_LIST_BYTES, HTTP2_RESET_ALLOWANCE } from '../../src/tr
 import { createOnePortServer, type OnePortServer } from '../../src/transports/grpc/one-port-server.ts';
 import { createUnaryServer, type UnaryMethod } from '../../src/transports/grpc/unary-server/unary-server.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
+import { listenLocal } from '../support/ports.ts';
 
 /**
  * The one-port server's HTTP/2 limits and cancellation, on a server whose one gRPC method parks until
@@ -54,8 +54,7 @@ describe('HTTP/2 limits and cancellation on the one-port server (issue 18 items 
         res.end('rest');
       },
     });
-    await new Promise<void>((resolve) => front.server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(front.server.address() as AddressInfo).port}`;
+    origin = `http://127.0.0.1:${await listenLocal(front.server)}`;
   });
   afterAll(async () => {
     await front?.shutdown();

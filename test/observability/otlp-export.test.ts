@@ -1,10 +1,9 @@
-import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRequest } from '../../conformance/drivers/grpc.ts';
 import { grpcFrame, rawGrpc } from '../grpc/raw-grpc.ts';
 import { startInProcess } from '../support/in-process-app.ts';
+import { listenLocal } from '../support/ports.ts';
 import { TRANSPORTS } from '../support/transports.ts';
 
 /** One span as an OTLP/HTTP JSON export carries it (opentelemetry-proto, JSON encoding: hex ids). */
@@ -50,9 +49,7 @@ async function startReceiver(): Promise<{ port: number; spans: OtlpSpan[]; bodie
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return { port: (server.address() as AddressInfo).port, spans, bodies, close: () => server.close() };
+  return { port: await listenLocal(server), spans, bodies, close: () => server.close() };
 }
 
 const hex = (bytes: number): string => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
