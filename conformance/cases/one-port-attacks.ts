@@ -1,20 +1,23 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect, constants as h2, type ClientHttp2Session } from 'node:http2';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import { gzipSync } from 'node:zlib';
 import { create } from '@bufbuild/protobuf';
 import { flow, processCase, type Actor, type Case, type FlowContext } from '../case-model.ts';
 import { encodeRequest } from '../drivers/grpc.ts';
 import { h2Request } from '../drivers/rest-h2c.ts';
+import { rawHttp1 } from './raw-http1.ts';
 import { grpcFrame, rawGrpc } from '../../test/grpc/raw-grpc.ts';
 import { OrderSchema, RecentRequestSchema } from '../../src/gen/ordersv1/orders_pb.js';
 import { HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
 import { createOnePortServer } from '../../src/transports/grpc/one-port-server.ts';
 import { startInProcess } from '../../test/support/in-process-app.ts';
+import { listenLocal } from '../../test/support/ports.ts';
 import { createUnaryServer } from '../../src/transports/grpc/unary-server/unary-server.ts';
 
 /**
@@ -37,7 +40,8 @@ function rssGrowth(before: number): number {
   return process.memoryUsage.rss() - before;
 }
 
-function h2session(origin: string): Promise<ClientHttp2Session> {
+/** An HTTP/2 session to `origin`, once the server's SETTINGS have arrived; session errors are ignored. */
+export function h2session(origin: string): Promise<ClientHttp2Session> {
   const session = connect(origin);
   session.on('error', () => undefined);
   return new Promise((resolve) => session.once('remoteSettings', () => resolve(session)));
@@ -152,12 +156,15 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     const unknown = await rawGrpc(t.target.baseUrl, '/grpc.health.v1.Health/Check', grpcFrame(Buffer.from([0x0a, 0x03, 0x66, 0x6f, 0x6f])));
     t.assert(unknown.grpcStatus === '5', `Health/Check of service "foo": grpc-status ${unknown.grpcStatus}, expected NOT_FOUND`);
   }),
+  // ALPN picks the protocol per connection (issue 18 item 6): h2 carries REST and gRPC on one connection,
+  // http/1.1 reaches REST, and cleartext on the TLS port is not served.
   processCase('tls-alpn-serves-rest-and-grpc-on-one-connection', ['ONEPORT-tls', 'ONEPORT-dispatch'], { transports: GRPC_ONLY }, async (p) => {
     const dir = mkdtempSync(join(tmpdir(), 'orders-tls-'));
     const [certFile, keyFile] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
     const app = await startInProcess({ transport: p.transport!.factory, env: { TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile } });
-    const session = connect(`https://127.0.0.1:${app.port}`, { ca: readFileSync(certFile) });
+    const ca = readFileSync(certFile);
+    const session = connect(`https://127.0.0.1:${app.port}`, { ca });
     session.on('error', () => undefined);
     try {
       await new Promise((resolve) => session.once('connect', resolve));
@@ -166,6 +173,17 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
       p.assert(rest.status === 200 && rest.text?.startsWith('openapi:'), `REST over h2+TLS: ${rest.status}`);
       const rpc = await h2Request(session, { method: 'POST', path: '/grpc.health.v1.Health/Check', headers: { 'content-type': 'application/grpc', te: 'trailers' }, body: grpcFrame(new Uint8Array()) });
       p.assert(rpc.headers?.['grpc-status'] === '0', `gRPC over the same h2+TLS connection: grpc-status ${String(rpc.headers?.['grpc-status'])}`);
+      const http1 = await new Promise<{ status?: number; alpn: string | false | null }>((resolve, reject) => {
+        const options = { host: '127.0.0.1', port: app.port, path: '/openapi.yaml', ca, ALPNProtocols: ['http/1.1'] };
+        const req = httpsRequest(options as RequestOptions, (res) => {
+          res.resume();
+          resolve({ status: res.statusCode, alpn: (res.socket as TLSSocket).alpnProtocol });
+        });
+        req.on('error', reject).end();
+      });
+      p.assert(http1.status === 200 && http1.alpn === 'http/1.1', `REST over HTTPS with ALPN http/1.1: ${http1.status} (ALPN ${String(http1.alpn)})`);
+      const cleartext = await rawHttp1(`http://127.0.0.1:${app.port}`, 'GET /openapi.yaml HTTP/1.1\r\nHost: x\r\n\r\n').then((a) => a.reply.status, () => undefined);
+      p.assert(cleartext === undefined, `cleartext HTTP/1.1 on the TLS port was answered ${String(cleartext)}`);
     } finally {
       session.destroy();
       await app.stop();
@@ -188,8 +206,7 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
       req.once('end', () => res.end('ok'));
     };
     const front = createOnePortServer({ grpc, rest: rest as never, http2Guard: { streamRequestMs: 400, idleMs: 3000 } });
-    await new Promise<void>((resolve) => front.server.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(front.server.address() as AddressInfo).port}`;
+    const origin = `http://127.0.0.1:${await listenLocal(front.server)}`;
     try {
       const session = await h2session(origin);
       // 100 streams trickling their body (REST and gRPC): every one is reset with CANCEL.

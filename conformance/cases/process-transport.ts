@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer as createHttpServer } from 'node:http';
-import { connect as netConnect, createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
+import { connect as netConnect, createServer as createNetServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Env } from '../../src/config/env.ts';
 import { loadServiceConfig } from '../../src/config/service-config.ts';
@@ -16,7 +16,7 @@ import { startInProcess, type InProcessApp } from '../../test/support/in-process
 import { processCase, type Case, type ProcessContext } from '../case-model.ts';
 import { exitWithin, HANG_GUARD_MS, spawnBin } from '../../test/support/spawn-bin.ts';
 import type { Transport } from '../../test/support/transports.ts';
-import { freePort, waitForPort } from '../../test/support/ports.ts';
+import { freePort, listenLocal, waitForPort } from '../../test/support/ports.ts';
 
 /**
  * Checks that need the process itself, once per transport: its executable (spawned), its
@@ -24,13 +24,6 @@ import { freePort, waitForPort } from '../../test/support/ports.ts';
  */
 
 const SECRET = randomBytes(32).toString('base64url');
-
-/** A loopback listener on a free port; returns the port. */
-async function listenLocal(server: Server): Promise<number> {
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return (server.address() as AddressInfo).port;
-}
 
 /** The transport's app in process, stopped once `body` is done; returns the app (its logs stay readable). */
 async function withApp(p: ProcessContext, env: Env | undefined, body: (app: InProcessApp) => Promise<void>): Promise<InProcessApp> {

@@ -91,6 +91,11 @@ describe('loadServiceConfig (spec 8.1)', () => {
     });
   });
 
+  it('TLS_CERT_FILE without TLS_KEY_FILE, or an unreadable file, fails naming the variable (rule ONEPORT-tls)', () => {
+    expect(() => load({ TLS_CERT_FILE: '/tmp/cert.pem' }, true)).toThrow('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+    expect(() => load({ TLS_CERT_FILE: '/nonexistent/missing.pem', TLS_KEY_FILE: '/nonexistent/key.pem' }, true)).toThrow(/TLS_CERT_FILE: cannot read .*missing\.pem \(ENOENT\)/);
+  });
+
   describe('TRUST_PROXY (rule LIMIT-rate-keying)', () => {
     it('reads addresses and CIDRs of both families, spaces around commas allowed', () => {
       expect(load({ TRUST_PROXY: ' 127.0.0.1 , ::1, 172.16.0.0/12,2001:db8::/32' }).trustProxy).toEqual([

@@ -1,7 +1,6 @@
-import { once } from 'node:events';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { listenLocal } from '../../test/support/ports.ts';
 import { HttpMetrics } from '../observability/metrics.ts';
 import { createAdminHandler } from '../transports/http/admin-handler.ts';
 import { ComponentChecker, type Checker } from './checker.ts';
@@ -9,10 +8,10 @@ import { ComponentChecker, type Checker } from './checker.ts';
 const CLEAN: Checker = { health: async () => ({ clean: true, nodes: null }), ready: async () => ({ clean: true, nodes: null }) };
 
 async function get(checker: Checker, path: string, method = 'GET', metrics = new HttpMetrics()): Promise<{ status: number; type: string; text: string }> {
-  const server = createServer(createAdminHandler(checker, metrics)).listen(0, '127.0.0.1');
-  await once(server, 'listening');
+  const server = createServer(createAdminHandler(checker, metrics));
+  const port = await listenLocal(server);
   try {
-    const reply = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`, { method });
+    const reply = await fetch(`http://127.0.0.1:${port}${path}`, { method });
     return { status: reply.status, type: reply.headers.get('content-type') ?? '', text: await reply.text() };
   } finally {
     server.close();

@@ -1,10 +1,10 @@
-import { once } from 'node:events';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { isSpanContextValid, TraceFlags } from '@opentelemetry/api';
 import { BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { register } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
+import { listenLocal } from '../../test/support/ports.ts';
 import { createLogger, defaultLogger, parseLogLevel } from './logger.ts';
 import { HttpMetrics } from './metrics.ts';
 import { Tracing } from './tracer.ts';
@@ -65,9 +65,9 @@ describe('observability rules (spec 4.5)', () => {
       connections.push(socket);
       socket.on('data', () => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n'));
     });
-    await once(collector.listen(0, '127.0.0.1'), 'listening');
+    const port = await listenLocal(collector);
     try {
-      const exporting = new Tracing({ serviceName: 'probe', otlpEndpoint: `127.0.0.1:${(collector.address() as AddressInfo).port}` });
+      const exporting = new Tracing({ serviceName: 'probe', otlpEndpoint: `127.0.0.1:${port}` });
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(connections).toHaveLength(0);
       exporting.tracer.startSpan('exported').end();

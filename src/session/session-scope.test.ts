@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { FakeTimers } from '../../test/support/fake-timers.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { REPO_ROOT } from '../../test/support/transports.ts';
+import { typeCheckSource } from '../../test/support/type-check.ts';
 import { loadServiceConfig } from '../config/service-config.ts';
 import { sessionKeyFromVerifiedSubject, type SessionKey } from '../domain/session-key.ts';
 import { createLogger } from '../observability/logger.ts';
@@ -121,24 +121,7 @@ describe('session scope rules (spec 3.2)', () => {
       "export const minted: SessionKey = sessionKeyFromVerifiedSubject('user-1');",
       "export const bare: SessionKey = 'user-1';",
     ].join('\n');
-    const options: ts.CompilerOptions = {
-      target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      strict: true,
-      noEmit: true,
-      allowImportingTsExtensions: true,
-      skipLibCheck: true,
-      types: [],
-      lib: ['lib.es2022.d.ts'],
-    };
-    const host = ts.createCompilerHost(options);
-    const getSourceFile = host.getSourceFile.bind(host);
-    host.getSourceFile = (name, version, ...rest) => (name === probe ? ts.createSourceFile(name, source, version) : getSourceFile(name, version, ...rest));
-    const fileExists = host.fileExists.bind(host);
-    host.fileExists = (name) => name === probe || fileExists(name);
-    const program = ts.createProgram([probe], options, host);
-    const lines = ts.getPreEmitDiagnostics(program, program.getSourceFile(probe)).map((d) => d.file?.getLineAndCharacterOfPosition(d.start ?? 0).line);
+    const lines = typeCheckSource(probe, source).map((problem) => problem.line);
     expect(lines.length).toBeGreaterThan(0);
     expect(new Set(lines)).toEqual(new Set([3])); // only the bare string fails
   });

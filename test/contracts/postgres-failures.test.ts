@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import { captureLogger, postgresConfig } from './postgres-harness.ts';
+import { listenLocal } from '../support/ports.ts';
 
 /** Failure paths that need no database server at all, so they always run. */
 const SECRET = 's3cret';
@@ -56,8 +57,7 @@ describe('PostgresDatabase against a server that accepts but never answers', () 
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as { port: number }).port;
+    port = await listenLocal(server);
   });
   afterAll(async () => {
     for (const socket of sockets) socket.destroy();

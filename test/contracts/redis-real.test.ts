@@ -8,6 +8,7 @@ import { redisConfigFromEnv, type RedisConfig } from '../../src/adapters/redis/r
 import { RedisOrderCache } from '../../src/adapters/redis/redis-order-cache.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import { orderCacheContract, sampleOrder } from './order-cache.contract.ts';
+import { listenLocal } from '../support/ports.ts';
 
 const REDIS_ADDR = process.env.REDIS_ADDR;
 const silent = pino({ enabled: false });
@@ -44,13 +45,14 @@ describe('RedisOrderCache start-up (spec 3.4 rule 2)', () => {
   describe('against a server that hangs up on every connection', () => {
     let server: Server;
     let connections = 0;
+    let port: number;
 
     beforeAll(async () => {
       server = createServer((socket: Socket) => {
         connections += 1;
         socket.destroy();
       });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = await listenLocal(server);
     });
 
     afterAll(async () => {
@@ -58,9 +60,7 @@ describe('RedisOrderCache start-up (spec 3.4 rule 2)', () => {
     });
 
     it('init fails once and the client does not keep reconnecting afterwards', async () => {
-      const address = server.address();
-      if (address === null || typeof address === 'string') throw new Error('no port');
-      const cache = new RedisOrderCache(redisConfigFromEnv({ REDIS_ADDR: `127.0.0.1:${address.port}` }), silent);
+      const cache = new RedisOrderCache(redisConfigFromEnv({ REDIS_ADDR: `127.0.0.1:${port}` }), silent);
       await expect(cache.init()).rejects.toThrow(/REDIS_ADDR/);
       const afterInit = connections;
       expect(afterInit).toBe(1);

@@ -1,8 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -11,6 +9,7 @@ import { loadServiceConfig } from '../../src/config/service-config.ts';
 import type { Checker } from '../../src/lifecycle/checker.ts';
 import { HttpMetrics } from '../../src/observability/metrics.ts';
 import { createAdminHandler } from '../../src/transports/http/admin-handler.ts';
+import { listenLocal } from '../support/ports.ts';
 import { parseManifests, readManifests, schemaProblems, unknownFieldProblems, type Manifest } from './kubernetes-schema.ts';
 import { allProblems, apiPods, find, networkPolicyProblems, serviceProblems } from './kubernetes-semantics.ts';
 
@@ -63,10 +62,9 @@ describe('deploy/kubernetes base', () => {
       health: async () => ({ clean: false, nodes: [{ name: 'database', status: 'unavailable', error: 'database: down' }] }),
       ready: async () => ({ clean: true, nodes: [{ name: 'api', status: 'ok' }] }),
     };
-    const server = createServer(createAdminHandler(failing, new HttpMetrics())).listen(0, '127.0.0.1');
-    await once(server, 'listening');
+    const server = createServer(createAdminHandler(failing, new HttpMetrics()));
+    const url = `http://127.0.0.1:${await listenLocal(server)}`;
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
         const response = await fetch(`${url}${container[probe].httpGet.path}`);
         expect([probe, response.status]).toEqual([probe, 200]);

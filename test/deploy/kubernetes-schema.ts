@@ -6,8 +6,8 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import ts from 'typescript';
 import { parseAllDocuments } from 'yaml';
+import { typeCheckSource } from '../support/type-check.ts';
 
 /**
  * Kubernetes manifest checks against the OpenAPI schemas of one release, as shipped by the
@@ -71,26 +71,9 @@ export function unknownFieldProblems(docs: readonly Manifest[], root: string): s
   const lines = docs.map((doc, i) => (known[i] ? `export const m${i}: I${doc.kind} = ${JSON.stringify(doc)};` : ''));
   const fileName = join(root, 'test/deploy/__kubernetes-manifests__.ts');
   const source = [...imports, ...lines].join('\n');
-  const options: ts.CompilerOptions = {
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    strict: true,
-    skipLibCheck: true,
-    noEmit: true,
-    types: [],
-  };
-  const host = ts.createCompilerHost(options);
-  const getSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (name, version, ...rest) => (name === fileName ? ts.createSourceFile(name, source, version) : getSourceFile(name, version, ...rest));
-  const fileExists = host.fileExists.bind(host);
-  host.fileExists = (name) => name === fileName || fileExists(name);
-  const program = ts.createProgram([fileName], options, host);
-  const file = program.getSourceFile(fileName);
-  for (const diagnostic of ts.getPreEmitDiagnostics(program, file)) {
-    const line = diagnostic.file && diagnostic.start !== undefined ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start).line : -1;
+  for (const { line, message } of typeCheckSource(fileName, source)) {
     const doc = docs[line - imports.length];
-    problems.push(`${doc ? label(doc) : 'manifests'}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`);
+    problems.push(`${doc ? label(doc) : 'manifests'}: ${message}`);
   }
   return problems;
 }

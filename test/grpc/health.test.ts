@@ -2,12 +2,12 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AddressInfo } from 'node:net';
 import type { HealthReport } from '../../src/lifecycle/checker.ts';
 import { createHealthMethods } from '../../src/transports/grpc/health-service.ts';
 import { createOnePortServer, type OnePortServer } from '../../src/transports/grpc/one-port-server.ts';
 import { createUnaryServer } from '../../src/transports/grpc/unary-server/unary-server.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
+import { listenLocal } from '../support/ports.ts';
 
 const HEALTH_PROTO = join(import.meta.dirname, '..', '..', 'proto', 'grpc', 'health', 'v1', 'health.proto');
 type Reply = { status: string };
@@ -31,12 +31,13 @@ describe('health follows the readiness report (a switchable report behind the sa
   let front: OnePortServer;
   let clean = false;
   let client: HealthClient;
+  let port: number;
   beforeAll(async () => {
     const readiness = async (): Promise<HealthReport> => ({ clean, nodes: [{ name: 'api', status: clean ? 'ok' : 'unavailable' }] });
     const grpcHandler = createUnaryServer({ methods: createHealthMethods(readiness, 20), authenticate: () => undefined, toStatus: () => ({ code: 13, message: 'internal server error' }) });
     front = createOnePortServer({ grpc: grpcHandler, rest: (_req, res) => res.end() });
-    await new Promise<void>((resolve) => front.server.listen(0, '127.0.0.1', resolve));
-    client = healthClient(`127.0.0.1:${(front.server.address() as AddressInfo).port}`);
+    port = await listenLocal(front.server);
+    client = healthClient(`127.0.0.1:${port}`);
   });
   afterAll(async () => {
     client?.close();
@@ -78,8 +79,7 @@ describe('health follows the readiness report (a switchable report behind the sa
 
   it('a server stream past its grpc-timeout: Watch with 200m sends its first message, then ends DEADLINE_EXCEEDED in the trailers', async () => {
     clean = true;
-    const origin = `http://127.0.0.1:${(front.server.address() as AddressInfo).port}`;
-    const reply = await rawGrpc(origin, '/grpc.health.v1.Health/Watch', grpcFrame(new Uint8Array()), { 'grpc-timeout': '200m' });
+    const reply = await rawGrpc(`http://127.0.0.1:${port}`, '/grpc.health.v1.Health/Watch', grpcFrame(new Uint8Array()), { 'grpc-timeout': '200m' });
     expect([reply.grpcStatus, reply.grpcMessage]).toEqual(['4', 'deadline exceeded']);
     expect([...reply.body]).toEqual([0, 0, 0, 0, 2, 0x08, 0x01]); // one message: SERVING
   });

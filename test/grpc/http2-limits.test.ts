@@ -1,13 +1,14 @@
-import { connect, constants as h2, type ClientHttp2Session } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import { constants as h2, type ClientHttp2Session } from 'node:http2';
 import { create } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetOrderRequestSchema as Empty, OrderSchema } from '../../src/gen/ordersv1/orders_pb.js';
+import { h2session } from '../../conformance/cases/one-port-attacks.ts';
 import { encodeRequest } from '../../conformance/drivers/grpc.ts';
 import { HTTP2_MAX_HEADER_LIST_BYTES, HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
 import { createOnePortServer, type OnePortServer } from '../../src/transports/grpc/one-port-server.ts';
 import { createUnaryServer, type UnaryMethod } from '../../src/transports/grpc/unary-server/unary-server.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
+import { listenLocal } from '../support/ports.ts';
 
 /**
  * The one-port server's HTTP/2 limits and cancellation, on a server whose one gRPC method parks until
@@ -53,19 +54,13 @@ describe('HTTP/2 limits and cancellation on the one-port server (issue 18 items 
         res.end('rest');
       },
     });
-    await new Promise<void>((resolve) => front.server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(front.server.address() as AddressInfo).port}`;
+    origin = `http://127.0.0.1:${await listenLocal(front.server)}`;
   });
   afterAll(async () => {
     await front?.shutdown();
   });
 
-  const session = async (): Promise<ClientHttp2Session> => {
-    const s = connect(origin);
-    s.on('error', () => undefined);
-    await new Promise((resolve) => s.once('remoteSettings', resolve));
-    return s;
-  };
+  const session = (): Promise<ClientHttp2Session> => h2session(origin);
   const message = grpcFrame(encodeRequest('GetOrder', { id: 'x' }));
   const open = (s: ClientHttp2Session, path: string) => {
     const stream = s.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' });

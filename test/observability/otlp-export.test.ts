@@ -1,10 +1,9 @@
-import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRequest } from '../../conformance/drivers/grpc.ts';
 import { grpcFrame, rawGrpc } from '../grpc/raw-grpc.ts';
 import { startInProcess } from '../support/in-process-app.ts';
+import { listenLocal } from '../support/ports.ts';
 import { TRANSPORTS } from '../support/transports.ts';
 
 /** One span as an OTLP/HTTP JSON export carries it (opentelemetry-proto, JSON encoding: hex ids). */
@@ -50,9 +49,7 @@ async function startReceiver(): Promise<{ port: number; spans: OtlpSpan[]; bodie
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return { port: (server.address() as AddressInfo).port, spans, bodies, close: () => server.close() };
+  return { port: await listenLocal(server), spans, bodies, close: () => server.close() };
 }
 
 const hex = (bytes: number): string => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
@@ -85,26 +82,19 @@ describe('spans reach a real OTLP/HTTP receiver (issue 15, rules TRACE-context, 
       await app.stop(); // the tracer's Stop flushes the batch to the receiver
     }
     const ours = receiver.spans.filter((s) => s.service === `orders-${name}`);
-    const restSpans = ours.filter((s) => s.traceId === rest.traceId);
-    expect(restSpans).toHaveLength(1);
-    expect(restSpans[0]).toMatchObject({
-      parentSpanId: rest.parent,
-      kind: SPAN_KIND_SERVER,
-      name: 'POST /auth/login',
-      attributes: { 'http.route': '/auth/login', 'http.request.method': 'POST', 'http.response.status_code': 200 },
-    });
+    /** The one span of the call's trace: a SERVER span whose parent is the caller's span. */
+    const serverSpanOf = (call: typeof rest, name: string, attributes: OtlpSpan['attributes']): OtlpSpan => {
+      const spans = ours.filter((s) => s.traceId === call.traceId);
+      expect(spans).toHaveLength(1);
+      expect(spans[0]).toMatchObject({ parentSpanId: call.parent, kind: SPAN_KIND_SERVER, name, attributes });
+      return spans[0]!;
+    };
+    const restSpan = serverSpanOf(rest, 'POST /auth/login', { 'http.route': '/auth/login', 'http.request.method': 'POST', 'http.response.status_code': 200 });
     const requestLines = app.logs.lines.filter((l) => l.msg === 'request' && l['path'] === '/auth/login');
-    expect(requestLines.map((l) => [l['trace_id'], l['span_id']])).toStrictEqual([[rest.traceId, restSpans[0]!.spanId]]);
+    expect(requestLines.map((l) => [l['trace_id'], l['span_id']])).toStrictEqual([[rest.traceId, restSpan.spanId]]);
     if (transport.drivers.includes('grpc')) {
-      const grpcSpans = ours.filter((s) => s.traceId === grpc.traceId);
-      expect(grpcSpans).toHaveLength(1);
-      expect(grpcSpans[0]).toMatchObject({
-        parentSpanId: grpc.parent,
-        kind: SPAN_KIND_SERVER,
-        name: 'ordersv1.Orders/Login',
-        attributes: { 'rpc.system': 'grpc', 'rpc.service': 'ordersv1.Orders', 'rpc.method': 'Login', 'rpc.grpc.status_code': 16 },
-      });
-      expect(Object.keys(grpcSpans[0]!.attributes).filter((k) => k.startsWith('http.'))).toStrictEqual([]);
+      const grpcSpan = serverSpanOf(grpc, 'ordersv1.Orders/Login', { 'rpc.system': 'grpc', 'rpc.service': 'ordersv1.Orders', 'rpc.method': 'Login', 'rpc.grpc.status_code': 16 });
+      expect(Object.keys(grpcSpan.attributes).filter((k) => k.startsWith('http.'))).toStrictEqual([]);
     }
     // No password, token or JWT_SECRET in what was exported or logged.
     const exported = [...receiver.bodies, ...app.logs.raw].join('\n');

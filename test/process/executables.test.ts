@@ -2,9 +2,9 @@
 // shutdown flush of a session, the embedded banner, a port in use at LOG_LEVEL=error, bad arguments.
 // (A short JWT_SECRET: src/config/service-config.test.ts, and conformance's executable-missing-variable-….)
 import { createServer } from 'node:net';
-import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
+import { listenLocal } from '../support/ports.ts';
 
 const BIN = 'bin/orders-stdlib.ts';
 const JWT_SECRET = 'process-test-secret-0123456789-abcdefghijklmnop';
@@ -49,10 +49,9 @@ describe('runMain through bin/orders-stdlib.ts (spec 3.4, 4.5, 8.1)', { timeout:
   });
 
   it('HTTP_ADDR in use at LOG_LEVEL=error: exit 1, only error lines, the last `start-up failed` with `api: listen:`', async () => {
-    const blocker = createServer().listen(0, '127.0.0.1');
-    await once(blocker, 'listening');
+    const blocker = createServer();
+    const port = await listenLocal(blocker);
     try {
-      const { port } = blocker.address() as { port: number };
       const bin = start(['--embedded'], { JWT_SECRET, HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'error' });
       expect((await bin.exited).code).toBe(1);
       expect(bin.lines.length).toBeGreaterThan(0);

@@ -1,0 +1,248 @@
+import { connect } from 'node:http2';
+import { connect as netConnect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { gzipSync } from 'node:zlib';
+import { createClient } from '@connectrpc/connect';
+import { compressionGzip, createGrpcTransport } from '@connectrpc/connect-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseScrape } from '../../conformance/cases/observability.ts';
+import { encodeRequest, grpcDriver } from '../../conformance/drivers/grpc.ts';
+import { Orders } from '../../src/gen/ordersv1/orders_pb.js';
+import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
+import { isGrpcRequest } from '../../src/transports/grpc/one-port-server.ts';
+import { encodeGrpcMessage, MAX_MESSAGE_BYTES, parseGrpcTimeout } from '../../src/transports/grpc/unary-server/wire.ts';
+import { until } from '../support/eventually.ts';
+import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
+import { grpcFrame, rawGrpc } from './raw-grpc.ts';
+
+// orders-grpc in process: its pure wire helpers first, then one app (one user, alice) that every
+// describe below calls, each about a different side of the one-port gRPC server.
+
+describe('isGrpcRequest: spec 4.4 rule 1 taken literally', () => {
+  it.each([
+    [2, 'application/grpc', true],
+    [2, 'application/grpc+proto', true],
+    [2, 'application/grpc; charset=utf-8', true],
+    [2, 'application/grpc-web', true],
+    [2, 'application/grpc-web-text', true],
+    [2, 'application/grpcfoo', true],
+    [1, 'application/grpc', false],
+    [1, 'application/grpc+proto', false],
+    [2, 'application/json', false],
+    [2, undefined, false],
+    [2, '', false],
+    [2, 'Application/grpc', false],
+    [2, ' application/grpc', false],
+  ] as const)('HTTP/%i with %o → gRPC: %s', (major, contentType, expected) => {
+    expect(isGrpcRequest(major, contentType)).toBe(expected);
+  });
+});
+
+describe('grpc-timeout (rule GRPC-timeout-clamp)', () => {
+  it.each([
+    ['1S', 1_000],
+    ['250m', 250],
+    ['2M', 120_000],
+    ['1H', 3_600_000],
+    ['1500u', 2],
+    ['1n', 1],
+    ['0m', 0],
+    ['99999999H', 2 ** 31 - 1],
+    ['99999999S', 2 ** 31 - 1],
+  ])('%s → %i ms', (value, ms) => expect(parseGrpcTimeout(value)).toBe(ms));
+  it.each(['', '1', 'S', '123456789S', '1s', '-1S', '1.5S', ' 1S'])('%o is malformed', (value) => expect(parseGrpcTimeout(value)).toBeNaN());
+  it('absent: no deadline', () => expect(parseGrpcTimeout(undefined)).toBeUndefined());
+});
+
+describe('grpc-message encoding', () => {
+  it('printable ASCII without % goes as is; anything else is percent-encoded UTF-8 that decodes back', () => {
+    expect(encodeGrpcMessage('invalid order id')).toBe('invalid order id');
+    for (const text of ['100% sure', 'café', 'line\nbreak']) {
+      expect(encodeGrpcMessage(text)).toMatch(/^[\x20-\x7e]*$/);
+      expect(decodeURIComponent(encodeGrpcMessage(text))).toBe(text);
+    }
+  });
+});
+
+let app: InProcessApp;
+let token: string;
+let orderId: string;
+const auth = (): Record<string, string> => ({ authorization: `Bearer ${token}` });
+
+beforeAll(async () => {
+  app = await startInProcess({ transport: grpcTransport });
+  token = await app.login('alice');
+  const client = grpcDriver({ baseUrl: app.baseUrl, adminUrl: undefined, hooks: undefined });
+  orderId = ((await client.createOrder(`Bearer ${token}`, { item: 'probe', quantity: 1 })).body as { id: string }).id;
+  await client.close();
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+/**
+ * The second independent client of the unary server (issue 18 item 1): @connectrpc/connect-node's
+ * gRPC transport, with and without gzip, with deadlines. The first is @grpc/grpc-js (conformance's gRPC driver,
+ * which also sends every case of spec 7's error mapping).
+ */
+describe('ordersv1.Orders through @connectrpc/connect-node’s gRPC client', () => {
+  it('Login, CreateOrder, GetOrder, ListOrders and Recent, plain and gzip-compressed', async () => {
+    const plain = createClient(Orders, createGrpcTransport({ baseUrl: app.baseUrl }));
+    const gzip = createClient(Orders, createGrpcTransport({ baseUrl: app.baseUrl, sendCompression: compressionGzip, acceptCompression: [compressionGzip], compressMinBytes: 0 }));
+    for (const client of [plain, gzip]) {
+      expect((await client.login({ username: 'alice', password: 'alice-password' })).token).toMatch(/^ey/);
+      const created = await client.createOrder({ item: 'pen', quantity: 2 }, { headers: auth() });
+      expect(created).toMatchObject({ item: 'pen', quantity: 2, status: 'pending' });
+      const fetched = await client.getOrder({ id: created.id }, { headers: auth(), timeoutMs: 5_000 });
+      expect(fetched.id).toBe(created.id);
+      expect(fetched.createdAt?.seconds).toBe(created.createdAt?.seconds);
+      expect((await client.listOrders({ limit: 100 }, { headers: auth() })).orders.map((o) => o.id)).toContain(created.id);
+      expect((await client.recent({}, { headers: auth() })).recent[0]).toBe(created.id);
+    }
+  });
+});
+
+/**
+ * The unary server's answers to input the conformance cases (conformance/cases/one-port-attacks.ts: gzip
+ * bombs, 50 MB messages with and without a token, malformed messages, application/grpc+json, huge
+ * grpc-timeouts) do not send. A gzip message within the limit being served is the connect-node gzip client above.
+ */
+describe('the unary gRPC server against malformed, oversized and unauthenticated input (issue 18)', () => {
+  const call = (path: string, body: Buffer, headers: Record<string, string> = {}): ReturnType<typeof rawGrpc> => rawGrpc(app.baseUrl, path, body, headers);
+  const getOrder = (): Buffer => Buffer.from(encodeRequest('GetOrder', { id: orderId }));
+
+  it('a well-formed GetOrder by hand (application/grpc+proto) answers OK with one message and grpc-status 0 in the trailers', async () => {
+    const reply = await call('/ordersv1.Orders/GetOrder', grpcFrame(getOrder()), { ...auth(), 'content-type': 'application/grpc+proto' });
+    expect({ status: reply.grpcStatus, http: reply.httpStatus, type: reply.headers['content-type'] }).toEqual({ status: '0', http: 200, type: 'application/grpc+proto' });
+    expect(reply.body.readUInt32BE(1)).toBe(reply.body.length - 5);
+  });
+
+  it('exactly 1 MiB is read (and is then not a valid GetOrderRequest: INVALID_ARGUMENT, not RESOURCE_EXHAUSTED)', async () => {
+    const reply = await call('/ordersv1.Orders/GetOrder', grpcFrame(Buffer.alloc(MAX_MESSAGE_BYTES, 0xff)), auth());
+    expect(reply.grpcStatus).toBe('3');
+  });
+
+  // No answer carries parser internals.
+  const message = Buffer.from(encodeRequest('GetOrder', { id: crypto.randomUUID() }));
+  it.each([
+    ['a prefix cut short', Buffer.from([0, 0, 0]), {}, '3', 'malformed request message'],
+    ['no message at all', Buffer.alloc(0), {}, '3', 'malformed request message'],
+    ['a compressed flag of 2', Buffer.from([2, 0, 0, 0, 0]), {}, '3', 'malformed request message'],
+    ['gzip flag with bytes that are not gzip', grpcFrame(Buffer.from('not gzip'), true), { 'grpc-encoding': 'gzip' }, '3', 'malformed request message'],
+    // The gRPC protocol rule: a compressed flag needs a grpc-encoding.
+    ['a compressed message without grpc-encoding', grpcFrame(gzipSync(message), true), {}, '13', 'compressed message without grpc-encoding'],
+    // The client learns it without sending grpc-accept-encoding.
+    ['an unsupported grpc-encoding', grpcFrame(message), { 'grpc-encoding': 'br' }, '12', 'unsupported grpc-encoding br'],
+    ['a malformed grpc-timeout', grpcFrame(message), { 'grpc-timeout': '1.5S' }, '3', 'malformed grpc-timeout'],
+  ])('%s → grpc-status %s, %s', async (_name, body, headers: Record<string, string>, status, grpcMessage) => {
+    const reply = await call('/ordersv1.Orders/GetOrder', body, { ...auth(), ...headers });
+    expect([reply.grpcStatus, reply.grpcMessage]).toEqual([status, grpcMessage]);
+  });
+});
+
+// Edge cases of the one-port sniffing that the conformance one-port cases do not send (spec 4.4 rules 1-3); a REST
+// path with application/grpc over HTTP/2 going to gRPC, unseen by REST, is http2-with-grpc-content-type-goes-to-grpc
+// and grpc-not-observed-by-http-middleware.
+describe('one port: edge cases of spec 4.4 rule 1', () => {
+  const restLines = (): number => app.logs.find('request').length;
+
+  it('HTTP/2 with Application/gRPC (other case) is not gRPC by the literal rule: REST answers', async () => {
+    const res = await rawGrpc(app.baseUrl, '/ordersv1.Orders/Login', grpcFrame(encodeRequest('Login', { username: 'alice', password: 'alice-password' })), { 'content-type': 'Application/gRPC', te: undefined });
+    expect(res.httpStatus).toBe(404);
+    expect(JSON.parse(res.body.toString())).toEqual({ error: 'not found' });
+  });
+
+  it('HTTP/2 + application/grpc-web goes to the gRPC side, which serves gRPC only: 415, REST never sees it', async () => {
+    const before = restLines();
+    for (const contentType of ['application/grpc-web+proto', 'application/grpc-web-text', 'application/grpcfoo']) {
+      const res = await rawGrpc(app.baseUrl, '/ordersv1.Orders/Login', grpcFrame(encodeRequest('Login', { username: 'alice', password: 'alice-password' })), { 'content-type': contentType, te: undefined });
+      expect(res.httpStatus, contentType).toBe(415);
+      expect(res.headers['x-ratelimit-limit'], contentType).toBeUndefined();
+      expect(res.headers['ratelimit-limit'], contentType).toBeUndefined();
+    }
+    expect(restLines()).toBe(before);
+  });
+
+  it('HTTP/1.1 sent one byte at a time, starting like the HTTP/2 preface (P…), still reaches REST', async () => {
+    const body = JSON.stringify({ username: 'alice', password: 'wrong' });
+    const request = `POST /auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+    const socket = netConnect(app.port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    for (let i = 0; i < 8; i++) {
+      socket.write(request[i]!);
+      await sleep(5);
+    }
+    socket.write(request.slice(8));
+    await closed;
+    const response = Buffer.concat(chunks).toString();
+    expect(response).toMatch(/^HTTP\/1\.1 401 /);
+    expect(response).toContain('{"error":"invalid credentials"}');
+  });
+});
+
+/**
+ * Rules TRACE-grpc and METRICS-grpc at the edges the conformance case does not reach: paths the server
+ * does not serve (bounded labels), a call its client resets, a call past its deadline. A served call's span and
+ * counters are conformance's grpc-layer-spans-and-metrics.
+ */
+describe('the gRPC layer observes every call, however it ends', () => {
+  const handled = async (labels: Record<string, string>): Promise<number> =>
+    parseScrape(await (await fetch(`${app.adminUrl}/metrics`)).text())
+      .filter((s) => s.name === 'grpc_server_handled_total' && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+      .reduce((sum, s) => sum + s.value, 0);
+  const spansOf = (name: string) => app.spans.getFinishedSpans().filter((s) => s.name === name);
+
+  /** A GetOrder whose message never finishes arriving: the prefix promises 100 bytes, 10 come. */
+  function unfinishedGetOrder(headers: Record<string, string>): { close: () => void; closed: Promise<void> } {
+    const session = connect(app.baseUrl);
+    const stream = session.request({ ':method': 'POST', ':path': '/ordersv1.Orders/GetOrder', 'content-type': 'application/grpc', authorization: `Bearer ${token}`, ...headers });
+    stream.on('error', () => undefined);
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(100, 1);
+    stream.write(Buffer.concat([prefix, Buffer.alloc(10)]));
+    const closed = new Promise<void>((resolve) => stream.once('close', () => (session.destroy(), resolve())));
+    // Dropping the connection: Node's client would end the request (END_STREAM) before an RST_STREAM.
+    return { close: () => session.destroy(), closed };
+  }
+
+  it('paths the server does not serve are counted and traced as unknown: no raw path becomes a label', async () => {
+    const before = await handled({ grpc_service: 'unknown', grpc_method: 'unknown', grpc_code: 'Unimplemented' });
+    const probe = `/probe.${crypto.randomUUID().slice(0, 8)}/Scan`;
+    for (const path of [probe, '/ordersv1.Orders/NoSuchMethod']) expect((await rawGrpc(app.baseUrl, path, grpcFrame(new Uint8Array()))).grpcStatus).toBe('12');
+    expect(await handled({ grpc_service: 'unknown', grpc_method: 'unknown', grpc_code: 'Unimplemented' })).toBe(before + 2);
+    const scrape = await (await fetch(`${app.adminUrl}/metrics`)).text();
+    expect(scrape).not.toContain('NoSuchMethod');
+    expect(scrape).not.toContain(probe.split('/')[1]);
+    const spans = spansOf('grpc.unknown').slice(-2);
+    expect(spans.map((s) => [s.attributes['rpc.system'], s.attributes['rpc.method'], s.attributes['rpc.grpc.status_code']])).toStrictEqual([
+      ['grpc', undefined, 12],
+      ['grpc', undefined, 12],
+    ]);
+  });
+
+  it('a call whose client goes away before the answer ends CANCELLED in the metrics and its span', async () => {
+    const labels = { grpc_method: 'GetOrder', grpc_code: 'Canceled' };
+    const before = await handled(labels);
+    const spansBefore = spansOf('ordersv1.Orders/GetOrder').length;
+    const call = unfinishedGetOrder({});
+    // Reset only once the server has started the call.
+    await until(async () => (await fetch(`${app.adminUrl}/metrics`).then((r) => r.text())).includes('grpc_server_started_total{grpc_type="unary",grpc_service="ordersv1.Orders",grpc_method="GetOrder"}'), 'the call to start');
+    call.close();
+    await call.closed;
+    await until(async () => (await handled(labels)) === before + 1, 'grpc_server_handled_total{grpc_code="Canceled"} + 1');
+    const span = spansOf('ordersv1.Orders/GetOrder').slice(spansBefore).at(-1);
+    expect(span?.attributes['rpc.grpc.status_code']).toBe(1);
+  });
+
+  it('a call past its deadline ends DEADLINE_EXCEEDED, an error status on its span', async () => {
+    const labels = { grpc_method: 'GetOrder', grpc_code: 'DeadlineExceeded' };
+    const before = await handled(labels);
+    const call = unfinishedGetOrder({ 'grpc-timeout': '200m' });
+    await call.closed;
+    expect(await handled(labels)).toBe(before + 1);
+    const span = spansOf('ordersv1.Orders/GetOrder').at(-1);
+    expect([span?.attributes['rpc.grpc.status_code'], span?.status.code]).toStrictEqual([4, 2 /* SpanStatusCode.ERROR */]);
+  });
+});
