@@ -3,7 +3,7 @@ import type { Core } from '../../composition/create-app.ts';
 import type { KoaState } from './koa-context.ts';
 import { notMatched, observe, recovery, requestScope } from './koa-middleware.ts';
 import { rateLimiting } from './koa-rate-limit.ts';
-import { createProtectedRouter, createPublicRouter } from './koa-routes.ts';
+import { createRouter } from './koa-routes.ts';
 
 /**
  * The complete REST API on Koa (spec 1, transport 2). It owns no server: orders-koa mounts
@@ -18,17 +18,15 @@ export function createKoaApp(core: Core): Koa<KoaState> {
   app.proxy = false;
 
   const { observability } = core;
-  const publicRoutes = createPublicRouter(core.api);
-  const protectedRoutes = createProtectedRouter(core.api, core.tokens);
+  const router = createRouter(core.api, core.tokens);
   // Spec 4.3 ordering, outermost first: recovery, tracing, metrics, request logging, rate limiter, router.
   app.use(recovery(observability.logger));
   app.use(observe(observability));
   // The one REST limiter (memory or shared, per RATE_LIMIT_STORE), as on node:http.
-  app.use(rateLimiting(core.rateLimiter, [publicRoutes, protectedRoutes]));
+  app.use(rateLimiting(core.rateLimiter, router));
   // The router: the pieces below answer every request the limiter lets through.
   app.use(requestScope(observability.logger));
-  app.use(publicRoutes.routes());
-  app.use(protectedRoutes.routes());
+  app.use(router.routes());
   app.use(notMatched());
   return app;
 }

@@ -33,7 +33,7 @@ export function sendError(ctx: KoaContext, status: number, message: string): voi
 /** Koa keeps a content type that is already set when the body is a string. */
 export function sendText(ctx: KoaContext, status: number, contentType: string, text: string): void {
   ctx.status = status;
-  ctx.set('Content-Type', contentType);
+  ctx.res.setHeader('Content-Type', contentType);
   ctx.body = text;
 }
 

@@ -4,7 +4,7 @@ import { logMappedFailure, logPanic } from '../errors/error-log.ts';
 import { endRequestSpan, logRequest, recordRequestMetrics, startRequestSpan } from '../http/http-observability.ts';
 import { INTERNAL_ERROR, toHttpError } from '../http/http-errors.ts';
 import { matchedRouteLabel, sendError, type KoaContext, type KoaMiddleware } from './koa-context.ts';
-import { REQUEST_ENDED } from '../http/request-ended.ts';
+import { requestDoneSignal } from '../http/request-ended.ts';
 import { checkHostHeader } from '../http/request-headers.ts';
 import { allowHeader } from '../http/routes.ts';
 import { runInRequestScope } from '../../observability/request-trace.ts';
@@ -69,9 +69,7 @@ export function observe(observability: HttpObservability): KoaMiddleware {
  */
 export function requestScope(logger: Logger): KoaMiddleware {
   return async (ctx, next) => {
-    const done = new AbortController();
-    ctx.res.once('close', () => done.abort(REQUEST_ENDED));
-    ctx.state.done = done.signal;
+    ctx.state.done = requestDoneSignal(ctx.res);
     try {
       checkHostHeader(ctx.req);
       await next();

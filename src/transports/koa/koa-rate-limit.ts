@@ -10,14 +10,15 @@ import { routeLabelOfLayers, sendError, type KoaMiddleware, type KoaState } from
  * (2 x RATE_LIMIT_RPS across a boundary) and would be a second limiter beside node:http's.
  *
  * A refused request never reaches the routers, so the route label the observers record is resolved
- * here through the routers' own matching (rule OBS-429-route-label).
+ * here through the router's own matching (rule OBS-429-route-label).
  */
-export function rateLimiting(limiter: HttpRateLimiter, routers: readonly Router<KoaState>[]): KoaMiddleware {
+export function rateLimiting(limiter: HttpRateLimiter, router: Router<KoaState>): KoaMiddleware {
   return async (ctx, next) => {
     const decision = await limiter.take({ peer: ctx.req.socket.remoteAddress, forwardedFor: ctx.req.headers['x-forwarded-for'] });
-    ctx.set(rateLimitHeaders(decision));
+    // node:http's setHeader, not ctx.set: Koa's maps and normalises every pair on each request.
+    for (const [name, value] of Object.entries(rateLimitHeaders(decision))) ctx.res.setHeader(name, value);
     if (!decision.allowed) {
-      ctx.state.throttledRoute = routeLabelOfLayers(routers.flatMap((router) => router.match(ctx.path, ctx.method).pathAndMethod), ctx.method);
+      ctx.state.throttledRoute = routeLabelOfLayers(router.match(ctx.path, ctx.method).pathAndMethod, ctx.method);
       sendError(ctx, 429, RATE_LIMITED_MESSAGE);
       return;
     }

@@ -74,8 +74,13 @@ function register(router: Router<KoaState>, method: Method, path: string, ...mid
   router.register(toColonPattern(path), [method], middleware);
 }
 
-/** Login and the contract documents: no authentication. */
-export function createPublicRouter(api: RestApi): Router<KoaState> {
+/**
+ * The whole REST surface on one router (one match per request; two routers matched every request twice,
+ * issue 16). Login and the contract documents need no authentication. Spec 4.1 rule 1: every route of
+ * PROTECTED_ROUTES has authentication as its first middleware; it runs only when the route matched path
+ * and method, so an unknown path is still 404 and a wrong method 405, not 401.
+ */
+export function createRouter(api: RestApi, tokens: TokenService): Router<KoaState> {
   const router = new Router<KoaState>(ROUTER_OPTIONS);
   for (const route of PUBLIC_ROUTES) {
     const guards = route.operation === 'login' ? [loginValidation()] : [];
@@ -84,17 +89,7 @@ export function createPublicRouter(api: RestApi): Router<KoaState> {
   for (const route of CONTRACT_ROUTES) {
     register(router, 'GET', route.path, (ctx) => sendStatic(ctx, route.reply(ctx.get('if-none-match') || undefined)));
   }
-  return router;
-}
-
-/**
- * Spec 4.1 rule 1: the group's first middleware authenticates, so a route registered on this router
- * cannot be published without authentication. It runs only when one of the group's routes matched
- * path and method, so an unknown path is still 404 and a wrong method 405, not 401.
- */
-export function createProtectedRouter(api: RestApi, tokens: TokenService): Router<KoaState> {
-  const router = new Router<KoaState>(ROUTER_OPTIONS);
-  router.use(authentication(tokens));
-  for (const route of PROTECTED_ROUTES) register(router, route.method, route.path, protectedHandler(api[route.operation]));
+  const authenticated = authentication(tokens);
+  for (const route of PROTECTED_ROUTES) register(router, route.method, route.path, authenticated, protectedHandler(api[route.operation]));
   return router;
 }

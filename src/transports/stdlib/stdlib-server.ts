@@ -9,7 +9,7 @@ import { createHttp1Server } from '../http/http1-server.ts';
 import type { Exchange, Handler, Middleware } from './exchange.ts';
 import { metrics, rateLimiting, recovery, requestLogging, tracing } from './middleware.ts';
 import { Router } from './router.ts';
-import { REQUEST_ENDED } from '../http/request-ended.ts';
+import { requestDoneSignal } from '../http/request-ended.ts';
 
 export interface StdlibDeps {
   readonly api: RestApi;
@@ -47,15 +47,13 @@ export function createStdlibHandler(deps: StdlibDeps): (req: IncomingMessage, re
   return (req, res) => {
     const target = req.url ?? '/';
     const url = parseTarget(target);
-    const done = new AbortController();
-    res.once('close', () => done.abort(REQUEST_ENDED));
     const exchange: Exchange = {
       req,
       res,
       method: req.method ?? 'GET',
       path: url?.pathname ?? target,
       query: url?.searchParams ?? new URLSearchParams(),
-      signal: done.signal,
+      signal: requestDoneSignal(res),
       route: undefined,
     };
     void handler(exchange);
