@@ -10,7 +10,6 @@ import { createEmbeddedBackends } from '../../src/composition/embedded-backends.
 import type { Component } from '../../src/lifecycle/component.ts';
 import { runComponents } from '../../src/lifecycle/runner.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import { hashPassword } from '../../src/service/password-hasher.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { startInProcess, type InProcessApp } from '../../test/support/in-process-app.ts';
 import { processCase, type Case, type ProcessContext } from '../case-model.ts';
@@ -244,11 +243,8 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
     const env = { JWT_SECRET: SECRET };
     const [one, two] = await Promise.all([startInProcess({ transport: p.transport.factory, env }), startInProcess({ transport: p.transport.factory, env })]);
     try {
-      const user = { id: randomUUID(), username: `replica-${randomUUID()}`, passwordHash: await hashPassword('pw', { N: 1024, r: 8, p: 1 }) };
-      await one.backends.credentials.add(user);
-      await two.backends.credentials.add(user);
-      const login = await fetch(`${one.baseUrl}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: user.username, password: 'pw' }) });
-      const auth = { authorization: `Bearer ${((await login.json()) as { token: string }).token}`, 'content-type': 'application/json' };
+      // The same JWT_SECRET: replica two accepts the token replica one issued, as behind a load balancer.
+      const auth = { authorization: `Bearer ${await one.login(`replica-${randomUUID()}`)}`, 'content-type': 'application/json' };
       const created = await fetch(`${one.baseUrl}/orders`, { method: 'POST', headers: auth, body: JSON.stringify({ item: 'x', quantity: 1 }) });
       const id = ((await created.json()) as { id: string }).id;
       p.assert((await fetch(`${one.baseUrl}/orders/${id}`, { headers: auth })).status === 200, 'fetch on replica one failed');

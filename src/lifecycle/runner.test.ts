@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { until } from '../../test/support/eventually.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { createLogger } from '../observability/logger.ts';
 import type { Component } from './component.ts';
@@ -42,12 +43,6 @@ function setup() {
   return { logs, logger: createLogger('debug', logs), journal: [] as string[], controller: new AbortController() };
 }
 
-/** Resolves once the journal holds `entry` (runs start asynchronously). */
-async function until(journal: string[], entry: string): Promise<void> {
-  for (let i = 0; i < 200 && !journal.includes(entry); i += 1) await sleep(5);
-  expect(journal).toContain(entry);
-}
-
 describe('runComponents (spec 3.4)', () => {
   // Init order, every Run returning on cancel before Stop runs in reverse, over the real components, is the
   // lifecycle-order-and-shutdown process case (once per transport); these are the failure paths and edges.
@@ -71,7 +66,7 @@ describe('runComponents (spec 3.4)', () => {
     };
     const bare: Component = { name: 'bare' };
     const done = runComponents([fake('a', journal, { run: slow }), bare, fake('b', journal), fake('c', journal, { run: null })], controller.signal, logger);
-    await until(journal, 'run b');
+    await until(() => journal.includes('run b'), 'run b (runs start asynchronously)');
     controller.abort();
     await done;
     expect(journal).toEqual(['init a', 'init b', 'init c', 'run a', 'run b', 'ran b', 'ran a', 'stop c', 'stop b', 'stop a']);

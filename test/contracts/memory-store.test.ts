@@ -8,7 +8,10 @@ import { orderRepositoryContract } from './order-repository.contract.ts';
 import { outboxContract } from './outbox.contract.ts';
 
 orderRepositoryContract('memory', () => new MemoryStore());
-outboxContract('memory', () => new MemoryStore());
+outboxContract('memory', () => {
+  const store = new MemoryStore();
+  return { repository: store, outbox: store };
+});
 credentialStoreContract('memory', () => new MemoryStore());
 
 function order(userId: string, createdAtMs: number, id: string = randomUUID()): Order {

@@ -43,7 +43,6 @@ describe('NatsEventBus start-up (spec 3.4 rule 2)', () => {
     await expect(bus.publishOrderPlaced(sampleEnvelope())).rejects.toBeInstanceOf(ErrUnavailable);
     await bus.stop();
   });
-
 });
 
 describe.skipIf(!NATS_URL)('NatsEventBus against NATS_URL', () => {

@@ -5,7 +5,8 @@ import type { OrderPlacedEnvelope } from '../../src/ports/order-events.ts';
 import type { IdempotencyClaim, OrderRepository, Placement } from '../../src/ports/order-repository.ts';
 import type { NotificationLedger, OutboxStore } from '../../src/ports/outbox.ts';
 
-export type OutboxUnderTest = OrderRepository & OutboxStore & NotificationLedger;
+/** The repository that places orders and the outbox that relays their events, over one store. */
+export type OutboxUnderTest = { readonly repository: OrderRepository; readonly outbox: OutboxStore & NotificationLedger };
 
 /**
  * The transactional outbox, idempotency keys and notification ledger (issue 13), one contract for
@@ -14,9 +15,10 @@ export type OutboxUnderTest = OrderRepository & OutboxStore & NotificationLedger
  */
 export function outboxContract(name: string, factory: () => OutboxUnderTest | Promise<OutboxUnderTest>): void {
   describe(`Outbox contract/${name}`, () => {
-    let store: OutboxUnderTest;
+    let repository: OutboxUnderTest['repository'];
+    let outbox: OutboxUnderTest['outbox'];
     beforeEach(async () => {
-      store = await factory();
+      ({ repository, outbox } = await factory());
     });
 
     const now = new Date('2030-01-01T00:00:00.000Z');
@@ -40,7 +42,7 @@ export function outboxContract(name: string, factory: () => OutboxUnderTest | Pr
     async function relayAll(acked: (batch: readonly OrderPlacedEnvelope[]) => readonly string[] = (b) => b.map((e) => e.id)): Promise<OrderPlacedEnvelope[]> {
       const sent: OrderPlacedEnvelope[] = [];
       for (let round = 0; round < 1_000; round++) {
-        const { sent: marked } = await store.relayPending(100, async (batch) => {
+        const { sent: marked } = await outbox.relayPending(100, async (batch) => {
           const ids = acked(batch);
           sent.push(...batch.filter((e) => ids.includes(e.id)));
           return ids;
@@ -52,15 +54,15 @@ export function outboxContract(name: string, factory: () => OutboxUnderTest | Pr
 
     it('place writes the order and its event together; the relay sends the event with its payload', async () => {
       const p = placement();
-      expect(await store.place(p)).toEqual({ outcome: 'created', order: p.order });
-      expect(await store.findById(p.order.id)).toEqual(p.order);
+      expect(await repository.place(p)).toEqual({ outcome: 'created', order: p.order });
+      expect(await repository.findById(p.order.id)).toEqual(p.order);
       const sent = await relayAll();
       expect(sent.filter((e) => e.id === p.event.id)).toEqual([p.event]);
     });
 
     it('an event marked sent is never claimed again; an unacknowledged one is', async () => {
       const p = placement();
-      await store.place(p);
+      await repository.place(p);
       const first = await relayAll((batch) => batch.filter((e) => e.id !== p.event.id).map((e) => e.id));
       expect(first.some((e) => e.id === p.event.id)).toBe(false);
       const again = await relayAll();
@@ -70,18 +72,18 @@ export function outboxContract(name: string, factory: () => OutboxUnderTest | Pr
 
     it('a batch whose send rejects stays pending', async () => {
       const p = placement();
-      await store.place(p);
-      await expect(store.relayPending(1_000, async () => Promise.reject(new Error('broker down')))).rejects.toThrow();
+      await repository.place(p);
+      await expect(outbox.relayPending(1_000, async () => Promise.reject(new Error('broker down')))).rejects.toThrow();
       expect((await relayAll()).map((e) => e.id)).toContain(p.event.id);
     });
 
     it('two relays at once claim disjoint batches (each event sent once)', async () => {
       const placed = Array.from({ length: 30 }, () => placement());
-      for (const p of placed) await store.place(p);
+      for (const p of placed) await repository.place(p);
       const sent: string[] = [];
       const relay = async (): Promise<void> => {
         for (;;) {
-          const { claimed } = await store.relayPending(5, async (batch) => {
+          const { claimed } = await outbox.relayPending(5, async (batch) => {
             await new Promise((resolve) => setTimeout(resolve, 5));
             sent.push(...batch.map((e) => e.id));
             return batch.map((e) => e.id);
@@ -97,10 +99,10 @@ export function outboxContract(name: string, factory: () => OutboxUnderTest | Pr
 
     it('backlog counts pending events and dates the oldest', async () => {
       await relayAll();
-      expect(await store.backlog()).toEqual({ pending: 0, oldestCreatedAt: undefined });
-      await store.place(placement());
-      await store.place(placement());
-      const backlog = await store.backlog();
+      expect(await outbox.backlog()).toEqual({ pending: 0, oldestCreatedAt: undefined });
+      await repository.place(placement());
+      await repository.place(placement());
+      const backlog = await outbox.backlog();
       expect(backlog.pending).toBe(2);
       expect(backlog.oldestCreatedAt?.toISOString()).toBe(now.toISOString());
       await relayAll();
@@ -108,35 +110,35 @@ export function outboxContract(name: string, factory: () => OutboxUnderTest | Pr
 
     it('announceOnce announces an id once, across concurrent callers and repeats', async () => {
       const p = placement();
-      await store.place(p);
+      await repository.place(p);
       const announced: string[] = [];
       const announce = (fresh: ReadonlySet<string>): void => void announced.push(...fresh);
-      await Promise.all([store.announceOnce([p.event.id], announce), store.announceOnce([p.event.id], announce)]);
-      await store.announceOnce([p.event.id, 'not-a-uuid'], announce);
+      await Promise.all([outbox.announceOnce([p.event.id], announce), outbox.announceOnce([p.event.id], announce)]);
+      await outbox.announceOnce([p.event.id, 'not-a-uuid'], announce);
       expect(announced).toEqual([p.event.id]);
     });
 
     it('announceOnce whose announce throws records nothing (announced again later)', async () => {
       const p = placement();
-      await store.place(p);
-      await expect(store.announceOnce([p.event.id], () => {
+      await repository.place(p);
+      await expect(outbox.announceOnce([p.event.id], () => {
         throw new Error('log failed');
       })).rejects.toThrow();
       const announced: string[] = [];
-      await store.announceOnce([p.event.id], (fresh) => void announced.push(...fresh));
+      await outbox.announceOnce([p.event.id], (fresh) => void announced.push(...fresh));
       expect(announced).toEqual([p.event.id]);
     });
 
     it('purge deletes sent and announced events before the cutoff, never unannounced ones', async () => {
       const announcedP = placement();
       const unannounced = placement();
-      await store.place(announcedP);
-      await store.place(unannounced);
+      await repository.place(announcedP);
+      await repository.place(unannounced);
       await relayAll();
-      await store.announceOnce([announcedP.event.id], () => undefined);
-      await store.purge(new Date(Date.now() + 60_000), now);
+      await outbox.announceOnce([announcedP.event.id], () => undefined);
+      await outbox.purge(new Date(Date.now() + 60_000), now);
       const announced: string[] = [];
-      await store.announceOnce([announcedP.event.id, unannounced.event.id], (fresh) => void announced.push(...fresh));
+      await outbox.announceOnce([announcedP.event.id, unannounced.event.id], (fresh) => void announced.push(...fresh));
       // The purged row is gone, so it is not announced again; the unannounced one still is.
       expect(announced).toEqual([unannounced.event.id]);
     });
@@ -145,47 +147,47 @@ export function outboxContract(name: string, factory: () => OutboxUnderTest | Pr
       it('the first use creates; a retry with the same fingerprint replays the original order and writes nothing; keys are per user', async () => {
         const user = randomUUID();
         const first = placement(user, 'a', {});
-        expect((await store.place(first)).outcome).toBe('created');
+        expect((await repository.place(first)).outcome).toBe('created');
         const retry = placement(user, 'a', {});
-        expect(await store.place(retry)).toEqual({ outcome: 'replayed', order: first.order });
-        expect(await store.findById(retry.order.id)).toBeUndefined();
+        expect(await repository.place(retry)).toEqual({ outcome: 'replayed', order: first.order });
+        expect(await repository.findById(retry.order.id)).toBeUndefined();
         expect((await relayAll()).map((e) => e.id)).not.toContain(retry.event.id);
-        expect((await store.place(placement(randomUUID(), 'a', {}))).outcome).toBe('created');
+        expect((await repository.place(placement(randomUUID(), 'a', {}))).outcome).toBe('created');
       });
 
       it('the same key with another fingerprint is a mismatch and writes nothing', async () => {
         const user = randomUUID();
-        await store.place(placement(user, 'a', {}));
+        await repository.place(placement(user, 'a', {}));
         const other = placement(user, 'b', {});
-        expect(await store.place(other)).toEqual({ outcome: 'key-mismatch' });
-        expect(await store.findById(other.order.id)).toBeUndefined();
+        expect(await repository.place(other)).toEqual({ outcome: 'key-mismatch' });
+        expect(await repository.findById(other.order.id)).toBeUndefined();
       });
 
       it('an expired key is claimed anew', async () => {
         const user = randomUUID();
-        await store.place(placement(user, 'a', { expiresAt: new Date(now.getTime() + 1_000) }));
+        await repository.place(placement(user, 'a', { expiresAt: new Date(now.getTime() + 1_000) }));
         const later = placement(user, 'b', { now: new Date(now.getTime() + 1_000) });
-        expect(await store.place(later)).toEqual({ outcome: 'created', order: later.order });
-        expect(await store.place(placement(user, 'b', { now: new Date(now.getTime() + 2_000) }))).toEqual({ outcome: 'replayed', order: later.order });
+        expect(await repository.place(later)).toEqual({ outcome: 'created', order: later.order });
+        expect(await repository.place(placement(user, 'b', { now: new Date(now.getTime() + 2_000) }))).toEqual({ outcome: 'replayed', order: later.order });
       });
 
       it('concurrent first uses of one key create one order; the others replay it', async () => {
         const user = randomUUID();
         const attempts = Array.from({ length: 4 }, () => placement(user, 'same', {}));
-        const results = await Promise.all(attempts.map((p) => store.place(p)));
+        const results = await Promise.all(attempts.map((p) => repository.place(p)));
         const created = results.filter((r) => r.outcome === 'created');
         expect(created).toHaveLength(1);
         const id = created[0]?.outcome === 'created' ? created[0].order.id : undefined;
         for (const r of results) expect(r.outcome === 'key-mismatch' ? undefined : r.order.id).toBe(id);
-        expect(await store.listByUser(user, { limit: 10, offset: 0 })).toHaveLength(1);
+        expect(await repository.listByUser(user, { limit: 10, offset: 0 })).toHaveLength(1);
       });
 
       it('purge removes expired keys', async () => {
         const user = randomUUID();
-        await store.place(placement(user, 'a', { expiresAt: new Date(now.getTime() + 1_000) }));
-        await store.purge(new Date(0), new Date(now.getTime() + 1_000));
+        await repository.place(placement(user, 'a', { expiresAt: new Date(now.getTime() + 1_000) }));
+        await outbox.purge(new Date(0), new Date(now.getTime() + 1_000));
         // With the key gone, the same key and another body is a fresh claim, not a mismatch.
-        expect((await store.place(placement(user, 'b', {}))).outcome).toBe('created');
+        expect((await repository.place(placement(user, 'b', {}))).outcome).toBe('created');
       });
     });
   });

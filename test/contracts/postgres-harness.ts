@@ -35,16 +35,5 @@ export async function dropSchemas(dsn: string, schemas: readonly string[]): Prom
 
 /** The repository and the outbox over one database, as the outbox contract wants them. */
 export function outboxOn(db: PostgresDatabase): OutboxUnderTest {
-  const repository = new PostgresOrderRepository(db);
-  const outbox = new PostgresOutbox(db);
-  return {
-    insert: (order) => repository.insert(order),
-    place: (placement) => repository.place(placement),
-    findById: (id) => repository.findById(id),
-    listByUser: (userId, page) => repository.listByUser(userId, page),
-    relayPending: (limit, send) => outbox.relayPending(limit, send),
-    backlog: () => outbox.backlog(),
-    purge: (sentBefore, now) => outbox.purge(sentBefore, now),
-    announceOnce: (ids, announce) => outbox.announceOnce(ids, announce),
-  };
+  return { repository: new PostgresOrderRepository(db), outbox: new PostgresOutbox(db) };
 }

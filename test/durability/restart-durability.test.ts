@@ -82,7 +82,6 @@ describe.skipIf(!configured)('durability across a restart of orders-stdlib (shar
     run = undefined;
   }
 
-
   beforeAll(async () => {
     // The user, written the way the operator CLI does: straight into the credential store.
     const database = new PostgresDatabase({ ...POSTGRES_DEFAULTS, dsn, schema }, createLogger('error'));

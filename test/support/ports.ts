@@ -2,24 +2,19 @@ import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** A port the OS just handed out on loopback; free again once this resolves. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('freePort: no port assigned');
-  return address.port;
-}
-
 /** Starts `server` on a free loopback port; returns the port. */
 export async function listenLocal(server: Server): Promise<number> {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return (server.address() as AddressInfo).port;
+}
+
+/** A port the OS just handed out on loopback; free again once this resolves. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  const port = await listenLocal(server);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 /** True when a TCP connect to the loopback port succeeds. */

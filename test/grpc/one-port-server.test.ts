@@ -1,0 +1,221 @@
+import { join } from 'node:path';
+import { constants as h2, type ClientHttp2Session } from 'node:http2';
+import { create } from '@bufbuild/protobuf';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetOrderRequestSchema as Empty, OrderSchema } from '../../src/gen/ordersv1/orders_pb.js';
+import { h2session } from '../../conformance/cases/one-port-attacks.ts';
+import { encodeRequest } from '../../conformance/drivers/grpc.ts';
+import type { HealthReport } from '../../src/lifecycle/checker.ts';
+import type { Principal } from '../../src/service/authenticate.ts';
+import { createHealthMethods } from '../../src/transports/grpc/health-service.ts';
+import { HTTP2_MAX_HEADER_LIST_BYTES, HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
+import { createOnePortServer, type OnePortServer } from '../../src/transports/grpc/one-port-server.ts';
+import { createUnaryServer, type UnaryMethod } from '../../src/transports/grpc/unary-server/unary-server.ts';
+import { grpcFrame, rawGrpc } from './raw-grpc.ts';
+import { listenLocal } from '../support/ports.ts';
+
+const HEALTH_PROTO = join(import.meta.dirname, '..', '..', 'proto', 'grpc', 'health', 'v1', 'health.proto');
+type Reply = { status: string };
+type HealthClient = grpc.Client & {
+  Check(req: { service: string }, md: grpc.Metadata, cb: (e: grpc.ServiceError | null, r?: Reply) => void): void;
+  Watch(req: { service: string }): grpc.ClientReadableStream<Reply>;
+};
+
+function healthClient(address: string): HealthClient {
+  const definition = protoLoader.loadSync(HEALTH_PROTO, { enums: String, defaults: true });
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as { grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } } };
+  return new loaded.grpc.health.v1.Health(address, grpc.credentials.createInsecure());
+}
+
+/**
+ * One one-port server (no app around it) whose gRPC side serves grpc.health.v1 over a switchable
+ * readiness report, and two test methods: /t.T/Park parks until its done signal aborts, /t.T/Echo
+ * answers at once. Every started Park and every abort is counted, so the HTTP/2 tests see work start
+ * and stop instead of timing it.
+ */
+let front: OnePortServer;
+let origin: string;
+let client: HealthClient;
+let clean = false;
+let started = 0;
+let aborted = 0;
+let restRequests = 0;
+const waiters: Array<() => void> = [];
+const untilStarted = async (n: number): Promise<void> => {
+  while (started < n) await new Promise<void>((resolve) => waiters.push(resolve));
+};
+
+beforeAll(async () => {
+  const readiness = async (): Promise<HealthReport> => ({ clean, nodes: [{ name: 'api', status: clean ? 'ok' : 'unavailable' }] });
+  const park: UnaryMethod<Principal> = {
+    input: Empty,
+    output: OrderSchema,
+    handle: (_req, call) =>
+      new Promise((_resolve, reject) => {
+        started += 1;
+        for (const wake of waiters.splice(0)) wake();
+        call.signal.addEventListener('abort', () => {
+          aborted += 1;
+          reject(new Error('aborted'));
+        });
+      }),
+  };
+  const echo: UnaryMethod<Principal> = { input: Empty, output: OrderSchema, handle: async () => create(OrderSchema, { id: 'ok' }) };
+  const grpcHandler = createUnaryServer<Principal>({
+    methods: new Map([...createHealthMethods(readiness, 20), ['/t.T/Park', park], ['/t.T/Echo', echo]]),
+    authenticate: () => undefined,
+    toStatus: () => ({ code: 13, message: 'internal server error' }),
+  });
+  front = createOnePortServer({
+    grpc: grpcHandler,
+    rest: (_req, res) => {
+      restRequests += 1;
+      res.end('rest');
+    },
+  });
+  origin = `http://127.0.0.1:${await listenLocal(front.server)}`;
+  client = healthClient(new URL(origin).host);
+});
+afterAll(async () => {
+  client?.close();
+  await front?.shutdown();
+});
+
+/**
+ * grpc.health.v1 through @grpc/grpc-js with the .proto loaded at run time (rule GRPC-health): Watch, and
+ * Check following a switchable report. Check on the real public port, its NOT_FOUND for another name and
+ * its agreement with /readyz are conformance/cases/one-port-attacks.ts (grpc-health-check-…).
+ */
+describe('health follows the readiness report (a switchable report behind the same server)', () => {
+  it('Check is NOT_SERVING while the report is not clean, SERVING once it is; Watch sends each change', async () => {
+    const check = (): Promise<string> => new Promise((resolve) => client.Check({ service: '' }, new grpc.Metadata(), (e, r) => resolve(e === null ? r!.status : String(e.code))));
+    expect(await check()).toBe('NOT_SERVING');
+    const call = client.Watch({ service: 'ordersv1.Orders' });
+    call.on('error', () => undefined);
+    const seen: string[] = [];
+    const twoSeen = new Promise<void>((resolve) =>
+      call.on('data', (reply: Reply) => {
+        seen.push(reply.status);
+        if (seen.length === 1) clean = true;
+        if (seen.length === 2) resolve();
+      }),
+    );
+    await twoSeen;
+    call.cancel();
+    expect(seen).toEqual(['NOT_SERVING', 'SERVING']);
+    expect(await check()).toBe('SERVING');
+  });
+
+  it('Watch sends the current status at once, and SERVICE_UNKNOWN for an unknown name; cancelling ends it', async () => {
+    for (const [service, expected] of [['', 'SERVING'], ['nope.Nope', 'SERVICE_UNKNOWN']] as const) {
+      const call = client.Watch({ service });
+      const first = await new Promise<string>((resolve, reject) => {
+        call.once('data', (reply: Reply) => resolve(reply.status));
+        call.once('error', reject);
+      });
+      expect(first, service).toBe(expected);
+      const ended = new Promise<string>((resolve) => call.once('error', (e: grpc.ServiceError) => resolve(grpc.status[e.code])));
+      call.cancel();
+      expect(await ended).toBe('CANCELLED');
+    }
+  });
+
+  it('a server stream past its grpc-timeout: Watch with 200m sends its first message, then ends DEADLINE_EXCEEDED in the trailers', async () => {
+    clean = true;
+    const reply = await rawGrpc(origin, '/grpc.health.v1.Health/Watch', grpcFrame(new Uint8Array()), { 'grpc-timeout': '200m' });
+    expect([reply.grpcStatus, reply.grpcMessage]).toEqual(['4', 'deadline exceeded']);
+    expect([...reply.body]).toEqual([0, 0, 0, 0, 2, 0x08, 0x01]); // one message: SERVING
+  });
+});
+
+/**
+ * The one-port server's HTTP/2 limits and cancellation (issue 18 items 3-4). SETTINGS_MAX_CONCURRENT_STREAMS
+ * and trickling streams reset at the deadline are conformance/cases/one-port-attacks.ts
+ * (finite-concurrent-streams-…, http2-stream-and-idle-…).
+ */
+describe('HTTP/2 limits and cancellation on the one-port server (issue 18 items 3-4)', () => {
+  const session = (): Promise<ClientHttp2Session> => h2session(origin);
+  const message = grpcFrame(encodeRequest('GetOrder', { id: 'x' }));
+  const open = (s: ClientHttp2Session, path: string) => {
+    const stream = s.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' });
+    stream.on('error', () => undefined);
+    return stream;
+  };
+
+  it('a header list above the limit is refused, and the server still answers', async () => {
+    const s = await session();
+    try {
+      const stream = s.request({ ':method': 'GET', ':path': '/', 'x-big': 'a'.repeat(HTTP2_MAX_HEADER_LIST_BYTES + 1) });
+      const outcome = await new Promise<string>((resolve) => {
+        stream.once('response', (h) => resolve(String(h[':status'])));
+        stream.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+        stream.once('close', () => resolve(`closed ${stream.rstCode}`));
+      });
+      expect(outcome).not.toBe('200');
+    } finally {
+      s.destroy();
+    }
+    expect((await rawGrpc(origin, '/t.T/Echo', message)).grpcStatus).toBe('0');
+  });
+
+  it('work for a call stops when the client resets its stream, and a client’s backlog does not outlive its connection', async () => {
+    const s = await session();
+    const before = { started, aborted };
+    const reset = open(s, '/t.T/Park');
+    reset.end(message);
+    await untilStarted(before.started + 1);
+    reset.close(h2.NGHTTP2_CANCEL);
+    await new Promise((resolve) => reset.once('close', resolve));
+    while (aborted < before.aborted + 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(aborted - before.aborted).toBe(1);
+    // Closing the connection aborts every call it had in flight.
+    for (let i = 0; i < 20; i++) open(s, '/t.T/Park').end(message);
+    await untilStarted(before.started + 21);
+    s.destroy();
+    for (let i = 0; i < 10_000 && aborted < before.aborted + 21; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(aborted - before.aborted).toBe(21);
+  });
+
+  it('rapid reset: HEADERS then RST_STREAM, over and over, gets GOAWAY ENHANCE_YOUR_CALM; the reset streams mostly never reach a handler', async () => {
+    const s = await session();
+    const before = { started, rest: restRequests };
+    const goaway = new Promise<number>((resolve) => s.once('goaway', (code: number) => resolve(code)));
+    const closed = new Promise((resolve) => s.once('close', resolve));
+    let sent = 0;
+    // Bounded: the allowance is 64; a few hundred is plenty, and the loop stops at the GOAWAY.
+    let stop = false;
+    void goaway.then(() => (stop = true));
+    for (let i = 0; i < 600 && !stop && !s.destroyed && !s.closed; i++) {
+      const stream = i % 2 === 0 ? open(s, '/t.T/Park') : s.request({ ':method': 'GET', ':path': '/orders' });
+      stream.on('error', () => undefined);
+      stream.close(h2.NGHTTP2_CANCEL);
+      sent += 1;
+      if (i % 50 === 49) await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(await goaway).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+    await closed;
+    expect(sent).toBeGreaterThan(HTTP2_RESET_ALLOWANCE);
+    // Started work is a small fraction of the resets (deferred dispatch sees most streams already gone).
+    expect(started - before.started + restRequests - before.rest).toBeLessThan(sent / 2);
+    // And the server is there for the next client.
+    expect((await rawGrpc(origin, '/t.T/Echo', message)).grpcStatus).toBe('0');
+  });
+
+  it('a client that completes its calls is never cut for occasional resets', async () => {
+    const s = await session();
+    try {
+      for (let i = 0; i < 3 * HTTP2_RESET_ALLOWANCE; i++) {
+        const stream = open(s, i % 3 === 0 ? '/t.T/Park' : '/t.T/Echo');
+        stream.on('data', () => undefined);
+        stream.end(message);
+        if (i % 3 === 0) stream.close(h2.NGHTTP2_CANCEL);
+        await new Promise((resolve) => stream.once('close', resolve));
+      }
+      expect(s.destroyed || s.closed).toBe(false);
+    } finally {
+      s.destroy();
+    }
+  });
+});
