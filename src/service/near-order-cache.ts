@@ -4,7 +4,7 @@ import type { OrderCache } from '../ports/order-cache.ts';
 
 /** Our choices (spec/rules.yaml SVC-near-cache). */
 export const NEAR_CACHE_DEFAULTS = {
-  /** Entries held; the oldest goes first. An entry is a few hundred bytes: ~3 MB at the bound. */
+  /** Entries held, in two generations of half (the older half goes first). An entry is a few hundred bytes: ~3 MB at the bound. */
   maxEntries: 10_000,
   /** Well under the shared cache's five minutes (SVC-cache-ttl), so an entry never outlives its source for long. */
   ttlMs: 30_000,
@@ -22,35 +22,39 @@ export interface NearOrderCacheOptions {
  * hit there fills the near tier; every write goes to the shared cache first and is remembered here
  * only once it succeeded, so the shared cache is still filled for the other replicas. Orders are
  * immutable (spec 3.1), so an entry never needs invalidating; it lapses after ttlMs.
+ *
+ * Entries live in two generations of maxEntries / 2: new ones go to the young map, and when it is
+ * full it becomes the old one and the previous old generation is dropped whole. Dropping a Map's
+ * oldest key one at a time, as this did first, makes V8 step over every deleted slot at the front of
+ * its table on each insert: ~6 µs per create at 10,000 entries (issue 13), against ~0.1 µs now.
  */
 export class NearOrderCache implements OrderCache {
   readonly #inner: OrderCache;
-  readonly #maxEntries: number;
+  readonly #generationSize: number;
   readonly #ttlMs: number;
   readonly #clock: Clock;
-  /** Insertion order is eviction order (first in, first out). */
-  readonly #entries = new Map<string, { readonly order: Order; readonly expiresAtMs: number }>();
+  #young = new Map<string, Entry>();
+  #old = new Map<string, Entry>();
 
   constructor(inner: OrderCache, options: NearOrderCacheOptions = {}) {
     if (inner === undefined) throw new TypeError('NearOrderCache: missing the shared cache');
+    const maxEntries = options.maxEntries ?? NEAR_CACHE_DEFAULTS.maxEntries;
+    if (!(maxEntries >= 2)) throw new RangeError('NearOrderCache: maxEntries must be at least 2');
     this.#inner = inner;
-    this.#maxEntries = options.maxEntries ?? NEAR_CACHE_DEFAULTS.maxEntries;
+    this.#generationSize = Math.floor(maxEntries / 2);
     this.#ttlMs = options.ttlMs ?? NEAR_CACHE_DEFAULTS.ttlMs;
     this.#clock = options.clock ?? systemClock;
-    if (!(this.#maxEntries >= 1)) throw new RangeError('NearOrderCache: maxEntries must be at least 1');
   }
 
+  /** Entries held (an order remembered again while in the old generation counts twice until it goes). */
   get size(): number {
-    return this.#entries.size;
+    return this.#young.size + this.#old.size;
   }
 
   /** Not async: a near hit resolves without another promise hop. */
   get(id: string): Promise<Order | undefined> {
-    const entry = this.#entries.get(id);
-    if (entry !== undefined) {
-      if (entry.expiresAtMs > this.#clock.now().getTime()) return Promise.resolve(entry.order);
-      this.#entries.delete(id);
-    }
+    const entry = this.#young.get(id) ?? this.#old.get(id);
+    if (entry !== undefined && entry.expiresAtMs > this.#clock.now().getTime()) return Promise.resolve(entry.order);
     return this.#inner.get(id).then((order) => {
       if (order !== undefined) this.#remember(order);
       return order;
@@ -63,11 +67,15 @@ export class NearOrderCache implements OrderCache {
   }
 
   #remember(order: Order): void {
-    this.#entries.delete(order.id);
-    if (this.#entries.size >= this.#maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done !== true) this.#entries.delete(oldest.value);
+    if (this.#young.size >= this.#generationSize) {
+      this.#old = this.#young;
+      this.#young = new Map();
     }
-    this.#entries.set(order.id, { order, expiresAtMs: this.#clock.now().getTime() + this.#ttlMs });
+    this.#young.set(order.id, { order, expiresAtMs: this.#clock.now().getTime() + this.#ttlMs });
   }
+}
+
+interface Entry {
+  readonly order: Order;
+  readonly expiresAtMs: number;
 }

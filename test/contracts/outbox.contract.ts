@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { ErrConflict } from '../../src/domain/errors.ts';
 import type { Order } from '../../src/domain/order.ts';
 import type { OrderPlacedEnvelope } from '../../src/ports/order-events.ts';
 import type { IdempotencyClaim, OrderRepository, Placement } from '../../src/ports/order-repository.ts';
@@ -58,6 +59,21 @@ export function outboxContract(name: string, factory: () => OutboxUnderTest | Pr
       expect(await repository.findById(p.order.id)).toEqual(p.order);
       const sent = await relayAll();
       expect(sent.filter((e) => e.id === p.event.id)).toEqual([p.event]);
+    });
+
+    it('creates placed at once are each written with their event; one the store refuses fails alone', async () => {
+      const first = placement();
+      await repository.place(first);
+      const fresh = Array.from({ length: 5 }, () => placement());
+      // The same order id again (a unique violation) among the fresh ones, all in one turn.
+      const duplicate: Placement = { ...placement(), order: { ...first.order } };
+      const results = await Promise.allSettled([...fresh, duplicate].map((p) => repository.place(p)));
+      expect(results.slice(0, 5).map((r) => r.status)).toEqual(Array(5).fill('fulfilled'));
+      expect(results[5]).toMatchObject({ status: 'rejected', reason: expect.any(ErrConflict) });
+      for (const p of fresh) expect(await repository.findById(p.order.id)).toEqual(p.order);
+      const sent = await relayAll();
+      const mine = new Set([...fresh, duplicate].map((p) => p.event.id));
+      expect(sent.filter((e) => mine.has(e.id)).map((e) => e.id).sort()).toEqual(fresh.map((p) => p.event.id).sort());
     });
 
     it('an event marked sent is never claimed again; an unacknowledged one is', async () => {

@@ -2,6 +2,7 @@ import type { Order } from '../../domain/order.ts';
 import { ORDER_STATUS_PENDING } from '../../domain/order.ts';
 import type { OrderRepository, Page, Placement, PlacementResult } from '../../ports/order-repository.ts';
 import { translatePgError } from './pg-errors.ts';
+import { PlacementCoalescer, type PlacementRow } from './placement-coalescer.ts';
 import type { NamedStatement, Queryable, Transactional } from './postgres-database.ts';
 
 interface OrderRow {
@@ -16,8 +17,6 @@ interface OrderRow {
 const COLUMNS = 'id, user_id, item, quantity, status, created_at';
 const INSERT_ORDER = `INSERT INTO orders (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`;
 const INSERT_EVENT = 'INSERT INTO order_outbox (id, payload, created_at) VALUES ($1, $2, $3)';
-/** The event insert after INSERT_ORDER in one statement: event id $7, payload $8, created_at the order's $6. */
-const INSERT_EVENT_FROM_7 = 'INSERT INTO order_outbox (id, payload, created_at) VALUES ($7, $8, $6)';
 
 /**
  * Claims (user, key) unless a live claim exists; an expired one is taken over. A concurrent first
@@ -77,8 +76,13 @@ export function listSql(offset: number): string {
 }
 
 const FIND_SQL = `SELECT ${selectList('orders')} FROM orders WHERE id = $1`;
-/** Without a key, a create is one statement (a single statement is its own transaction). */
-const PLACE_SQL = `WITH placed AS (${INSERT_ORDER}) ${INSERT_EVENT_FROM_7}`;
+/**
+ * Creates without a key, any number of them in one statement (placement-coalescer.ts): column arrays,
+ * the orders first, then their events (a single statement is its own transaction).
+ */
+const PLACE_MANY_SQL = `WITH placed AS (
+  INSERT INTO orders (${COLUMNS}) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::timestamptz[]))
+INSERT INTO order_outbox (id, payload, created_at) SELECT * FROM unnest($7::uuid[], $8::jsonb[], $6::timestamptz[])`;
 
 /** The statements of every request, prepared once per connection (NamedStatement). */
 function named(name: string, text: string, values: unknown[]): NamedStatement {
@@ -87,9 +91,11 @@ function named(name: string, text: string, values: unknown[]): NamedStatement {
 
 export class PostgresOrderRepository implements OrderRepository {
   readonly #db: Transactional;
+  readonly #placements: PlacementCoalescer;
 
   constructor(db: Transactional) {
     this.#db = db;
+    this.#placements = new PlacementCoalescer((rows) => this.#placeMany(rows));
   }
 
   async insert(order: Order): Promise<void> {
@@ -102,14 +108,13 @@ export class PostgresOrderRepository implements OrderRepository {
 
   /**
    * One transaction: key claim (if any), order row, outbox row (migrations/003_outbox_idempotency.sql).
-   * Without a key it is one statement (a single statement is its own transaction): one round trip,
-   * like the bare INSERT it replaces.
+   * Without a key, the creates of one event-loop turn share one statement (placement-coalescer.ts).
    */
   async place(placement: Placement): Promise<PlacementResult> {
     const { order, event, idempotency } = placement;
     try {
       if (idempotency === undefined) {
-        await this.#db.query(named('orders_place', PLACE_SQL, [...orderValues(order), event.id, JSON.stringify(event.event)]));
+        await this.#placements.place({ order, eventId: event.id, payload: JSON.stringify(event.event) });
         return { outcome: 'created', order };
       }
       return await this.#db.transaction(async (tx): Promise<PlacementResult> => {
@@ -126,6 +131,15 @@ export class PostgresOrderRepository implements OrderRepository {
     } catch (error) {
       throw translatePgError(error, 'place order');
     }
+  }
+
+  /** One column array per parameter of PLACE_MANY_SQL: the order's columns (orderValues), event id, payload. */
+  async #placeMany(rows: readonly PlacementRow[]): Promise<void> {
+    const columns = Array.from({ length: 8 }, (): unknown[] => []);
+    for (const { order, eventId, payload } of rows) {
+      [...orderValues(order), eventId, payload].forEach((value, i) => (columns[i] as unknown[]).push(value));
+    }
+    await this.#db.query(named('orders_place_many', PLACE_MANY_SQL, columns));
   }
 
   async findById(id: string): Promise<Order | undefined> {
