@@ -93,6 +93,20 @@ describe.skipIf(!NATS_URL)('NatsEventBus against NATS_URL', () => {
       expect(JSON.parse(stored?.string() ?? '')).toEqual(envelope.event);
     });
 
+    it('a publish no stream stores (the stream was deleted) rejects with ErrUnavailable', async () => {
+      const orphan = new NatsEventBus(config, silent, { subject: `${runSubject}.orphan`, stream: `T_${runId}_orphan` });
+      await orphan.init();
+      try {
+        await orphan.publishOrderPlaced(sampleEnvelope());
+        await (await jetstreamManager(raw)).streams.delete(orphan.stream);
+        const failure = await orphan.publishOrderPlaced(sampleEnvelope()).then(() => undefined, (err: unknown) => err);
+        expect(failure).toBeInstanceOf(ErrUnavailable);
+        expect((failure as Error).message).toMatch(/^publisher: publish: stream unavailable \(503/);
+      } finally {
+        await orphan.stop();
+      }
+    });
+
     it('an undecodable message is dropped and the consumer keeps going', async () => {
       const received: OrderPlacedEnvelope[] = [];
       const controller = new AbortController();

@@ -13,6 +13,7 @@ import type {
 } from '../../ports/order-events.ts';
 import type { NatsConfig } from './nats-config.ts';
 import { decodeOrderPlaced, encodeOrderPlaced } from './order-placed-codec.ts';
+import { StreamAcks } from './stream-acks.ts';
 import { ensureOrderStream, ORDER_STREAM_DEFAULTS, type OrderStreamSettings } from './order-stream.ts';
 
 export interface NatsEventBusOptions extends Partial<OrderStreamSettings> {
@@ -59,6 +60,8 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
   readonly #deleteStreamOnStop: boolean;
   #nc: NatsConnection | undefined;
   #js: JetStreamClient | undefined;
+  /** The relay's publishes and their acknowledgements (stream-acks.ts). */
+  #acks: StreamAcks | undefined;
   /** A manager whose requests time out after healthTimeoutMs: the health probe. */
   #probe: JetStreamManager | undefined;
   /** Tracked from the client's status stream: isClosed() alone stays false during an outage. */
@@ -115,9 +118,10 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
         pingInterval: this.#pingIntervalMs,
         maxPingOut: 2,
         name: 'orders',
-        // Every JetStream publish is a request: with async traces the client builds two Error objects
-        // (stack captured) per publish in advance, ~5% of a POST's CPU in bench/profile.ts --scenario post.
-        // Failures still reject with the client's error; only the caller's stack is not attached.
+        // With async traces the client builds two Error objects (stack captured) in advance for every
+        // request (JetStream API calls, pulls); when publishes were requests that was ~5% of a POST's CPU
+        // (bench/profile.ts --scenario post). Failures still reject with the client's error; only the
+        // caller's stack is not attached.
         noAsyncTraces: true,
       });
     } catch (err) {
@@ -134,6 +138,7 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
       throw new ErrUnavailable(`publisher: JetStream stream ${this.#settings.stream} unavailable: ${describe(err)}`, { cause: err });
     }
     this.#js = jetstream(nc, { timeout: this.#publishTimeoutMs });
+    this.#acks = new StreamAcks(nc, this.#publishTimeoutMs);
     void this.#watchStatus(nc);
     void nc.closed().then((err) => {
       this.#connected = false;
@@ -148,13 +153,11 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
    * backs off and retries, and memory does not grow for the length of an outage.
    */
   async publishOrderPlaced(envelope: OrderPlacedEnvelope): Promise<void> {
-    const js = this.#requireJs('publish');
+    const acks = this.#acks;
+    if (acks === undefined) throw new ErrUnavailable('publisher: publish: not connected');
     if (!this.#connected) throw new ErrUnavailable('publisher: publish: not connected to the broker');
     try {
-      await js.publish(this.#settings.subject, encodeOrderPlaced(envelope.event), {
-        msgID: envelope.id,
-        timeout: this.#publishTimeoutMs,
-      });
+      await acks.publish(this.#settings.subject, encodeOrderPlaced(envelope.event), envelope.id);
     } catch (err) {
       throw new ErrUnavailable(`publisher: publish: ${describe(err)}`, { cause: err });
     }
@@ -248,6 +251,8 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
       await withTimeout(nc.drain(), this.#drainTimeoutMs, 'drain timed out');
     } catch {
       await nc.close();
+    } finally {
+      this.#acks?.close();
     }
   }
 
