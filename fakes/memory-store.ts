@@ -12,7 +12,6 @@ interface OutboxRow {
   readonly envelope: OrderPlacedEnvelope;
   readonly createdAt: Date;
   sentAt: Date | undefined;
-  notifiedAt: Date | undefined;
   /** Held by a relay round (the fake's FOR UPDATE SKIP LOCKED). */
   claimed: boolean;
 }
@@ -82,7 +81,6 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
       envelope: { id: event.id, event: { ...event.event } },
       createdAt: new Date(order.createdAt.getTime()),
       sentAt: undefined,
-      notifiedAt: undefined,
       claimed: false,
     });
     if (idempotency !== undefined && keyId !== undefined) {
@@ -123,15 +121,9 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
     return { pending, oldestCreatedAt: oldestCreatedAt === undefined ? undefined : new Date(oldestCreatedAt.getTime()) };
   }
 
-  async purge(sentBefore: Date, now: Date): Promise<number> {
-    await this.trouble.checkBackground('purge outbox');
+  async purge(now: Date): Promise<number> {
+    await this.trouble.checkBackground('purge idempotency keys');
     let deleted = 0;
-    for (const [id, row] of this.#outbox) {
-      if (row.sentAt !== undefined && row.sentAt < sentBefore && row.notifiedAt !== undefined) {
-        this.#outbox.delete(id);
-        deleted += 1;
-      }
-    }
     for (const [key, claim] of this.#keys) {
       if (claim.expiresAt <= now) {
         this.#keys.delete(key);
@@ -141,12 +133,12 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
     return deleted;
   }
 
+  /** As in PostgreSQL: an announced event's row is deleted (a row that is gone was announced). */
   async announceOnce(ids: readonly string[], announce: (fresh: ReadonlySet<string>) => void): Promise<void> {
     await this.trouble.checkBackground('record notification');
-    const fresh = new Set(ids.filter((id) => this.#outbox.get(id)?.notifiedAt === undefined && this.#outbox.has(id)));
+    const fresh = new Set(ids.filter((id) => this.#outbox.has(id)));
     announce(fresh);
-    const now = new Date();
-    for (const id of fresh) (this.#outbox.get(id) as OutboxRow).notifiedAt = now;
+    for (const id of fresh) this.#outbox.delete(id);
   }
 
   /** Pending (unsent) outbox events, oldest first, for assertions. */

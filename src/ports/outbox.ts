@@ -25,11 +25,8 @@ export interface OutboxStore {
    */
   relayPending(limit: number, send: SendBatch): Promise<{ readonly claimed: number; readonly sent: number }>;
   backlog(): Promise<OutboxBacklog>;
-  /**
-   * Housekeeping: deletes events sent and announced before `sentBefore`, and idempotency keys expired
-   * at `now`. Returns the number of rows deleted.
-   */
-  purge(sentBefore: Date, now: Date): Promise<number>;
+  /** Housekeeping: deletes idempotency keys expired at `now`; returns how many. */
+  purge(now: Date): Promise<number>;
 }
 
 /**
@@ -39,7 +36,8 @@ export interface OutboxStore {
 export interface NotificationLedger {
   /**
    * Calls `announce` with the ids of `ids` not yet recorded and records them, atomically: a replica
-   * announcing the same id at the same time waits and then finds it recorded. If recording fails
+   * announcing the same id at the same time waits and then finds it recorded. A recorded event is
+   * done with: the relay never claims it again, even if its sent mark was lost. If recording fails
    * after `announce` ran, the method rejects and the ids stay unrecorded (a later redelivery
    * announces them again: at least once).
    */

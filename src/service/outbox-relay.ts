@@ -21,8 +21,7 @@ export interface OutboxRelayOptions {
   readonly unhealthyPending?: number;
   /** …or the oldest pending event is this old. */
   readonly unhealthyAgeMs?: number;
-  /** Sent and announced events are deleted after this long; expired idempotency keys with them. */
-  readonly retentionMs?: number;
+  /** How often expired idempotency keys are deleted. */
   readonly purgeEveryMs?: number;
   /** Bound on the stop-time flush. */
   readonly flushTimeoutMs?: number;
@@ -37,7 +36,6 @@ export const OUTBOX_RELAY_DEFAULTS = {
   sampleMs: 1_000,
   unhealthyPending: 10_000,
   unhealthyAgeMs: 10_000,
-  retentionMs: 60 * 60_000,
   purgeEveryMs: 60_000,
   flushTimeoutMs: 5_000,
 } as const;
@@ -196,8 +194,7 @@ export class OutboxRelay implements Component {
   }
 
   async #purge(): Promise<void> {
-    const now = this.#clock.now();
-    await this.#outbox.purge(new Date(now.getTime() - this.#options.retentionMs), now);
+    await this.#outbox.purge(this.#clock.now());
   }
 
   /** Runs `task` now and every `ms` until the signal aborts; a failed task is retried next time. */

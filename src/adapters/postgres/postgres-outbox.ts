@@ -8,8 +8,8 @@ import type { Transactional } from './postgres-database.ts';
 const PURGE_CHUNK = 5_000;
 
 /**
- * The outbox table (migrations/003_outbox_idempotency.sql) for the relay, and its notified_at column
- * as the notifier's ledger.
+ * The outbox table (migrations/003_outbox_idempotency.sql) for the relay, and, its rows being deleted
+ * as they are announced, the notifier's ledger.
  */
 export class PostgresOutbox implements OutboxStore, NotificationLedger {
   readonly #db: Transactional;
@@ -51,29 +51,26 @@ export class PostgresOutbox implements OutboxStore, NotificationLedger {
     }
   }
 
-  /** Only announced events go: a redelivery of a deleted row would otherwise look announced. */
-  async purge(sentBefore: Date, now: Date): Promise<number> {
+  /** Expired idempotency keys (an announced event's outbox row is already gone: announceOnce). */
+  async purge(now: Date): Promise<number> {
     try {
-      const outbox = await this.#db.query(
-        `DELETE FROM order_outbox WHERE id IN (
-           SELECT id FROM order_outbox WHERE sent_at < $1 AND notified_at IS NOT NULL LIMIT ${PURGE_CHUNK})`,
-        [sentBefore],
-      );
       const keys = await this.#db.query(
         `DELETE FROM idempotency_keys WHERE (user_id, key) IN (
            SELECT user_id, key FROM idempotency_keys WHERE expires_at <= $1 LIMIT ${PURGE_CHUNK})`,
         [now],
       );
-      return (outbox.rowCount ?? 0) + (keys.rowCount ?? 0);
+      return keys.rowCount ?? 0;
     } catch (error) {
-      throw translatePgError(error, 'purge outbox');
+      throw translatePgError(error, 'purge idempotency keys');
     }
   }
 
   /**
-   * The UPDATE takes the rows' locks: a second replica announcing the same id waits for this
-   * transaction and then finds notified_at set. `announce` runs before COMMIT, so a failed commit
-   * leaves the ids unrecorded (announced again on redelivery: at least once).
+   * A row that is gone has been announced (migrations/004_outbox_delete_on_announce.sql). The DELETE
+   * takes the rows' locks: a second replica announcing the same id waits for this transaction and then
+   * finds the row gone; a relay still holding the row (FOR UPDATE, until its sent mark commits) is
+   * waited for too. `announce` runs before COMMIT, so a failed commit leaves the rows in place
+   * (announced again on redelivery: at least once).
    */
   async announceOnce(ids: readonly string[], announce: (fresh: ReadonlySet<string>) => void): Promise<void> {
     // Ids are outbox row ids (uuid); anything else was never written by a relay and is never announced.
@@ -82,7 +79,7 @@ export class PostgresOutbox implements OutboxStore, NotificationLedger {
     try {
       await this.#db.transaction(async (tx) => {
         const { rows } = await tx.query<{ id: string }>(
-          'UPDATE order_outbox SET notified_at = now() WHERE id = ANY($1::uuid[]) AND notified_at IS NULL RETURNING id',
+          'DELETE FROM order_outbox WHERE id = ANY($1::uuid[]) RETURNING id',
           [valid],
         );
         announce(new Set(rows.map((row) => row.id)));
