@@ -249,7 +249,7 @@ const METHOD_NOTES = [
   '- Servers are started exactly as the executables start them (startService), LOG_LEVEL=info (request logging is part of the product; the JSON lines go to /dev/null), RATE_LIMIT_RPS=1e9 (the limiter runs but never refuses). One GET row per real server is repeated with LOG_LEVEL=error.',
   '- Real backends: own schema `bench_<random>` (dropped by the child on stop, and again by the orchestrator), own Redis key prefix and NATS subject. Seeding goes through the repository port in the child and is not measured.',
   '- GET uses one user and one cached order (one session); POST one user; login one user with the production scrypt cost (N=16384), so login measures the hash.',
-  '- The bare INSERT runs inside the server child, on the service’s own pg Pool (10 connections), with 32 concurrent callers: the same statement the repository issues, without HTTP, auth, Redis or NATS.',
+  '- The bare INSERT runs inside the server child, on the service’s own pg Pool (10 connections), with 32 concurrent callers: one single-row INSERT INTO orders per call, without HTTP, auth, the outbox, Redis or NATS. POST writes the order and its outbox event, and the creates of one event-loop turn share one statement (placement-coalescer.ts, issue 13).',
   '- Ratios for the targets are taken side by side: the GET targets on the medians of interleaved rounds (bare node:http, Fastify peer, subject), the REST GET again right after gRPC GetOrder, the bare INSERT before and after POST (the mean of the two is the denominator). The tables of shares use the baseline measured at the start.',
 ];
 
