@@ -17,6 +17,7 @@ export const MSG = {
   methodNotAllowed: 'method not allowed',
   itemRequired: 'item is required',
   itemTooLong: 'item must be at most 200 characters',
+  itemNul: 'item must not contain NUL characters',
   quantityPositive: 'quantity must be a positive integer',
   quantityTooLarge: 'quantity must be at most 2147483647',
   loginFieldsRequired: 'username and password are required',

@@ -32,6 +32,7 @@ const createCases: Case[] = [
       ['create-item-blank', { item: '   ', quantity: 1 }, MSG.itemRequired],
       ['create-item-absent', { quantity: 1 }, MSG.itemRequired],
       ['create-item-201-characters', { item: 'x'.repeat(201), quantity: 1 }, MSG.itemTooLong],
+      ['create-item-with-nul', { item: 'a\u0000b', quantity: 1 }, MSG.itemNul],
       ['create-quantity-zero', { item: 'widget', quantity: 0 }, MSG.quantityPositive],
       ['create-quantity-negative', { item: 'widget', quantity: -5 }, MSG.quantityPositive],
       ['create-quantity-absent', { item: 'widget' }, MSG.quantityPositive],

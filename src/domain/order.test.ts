@@ -33,6 +33,7 @@ describe('validateNewOrder (spec 2.1, 7 rule 2)', () => {
     // Characters, not UTF-16 units: 200 astral characters are 400 units.
     ['200 astral characters', { item: '📦'.repeat(200) }, undefined],
     ['201 astral characters', { item: '📦'.repeat(201) }, 'item must be at most 200 characters'],
+    ['a NUL character', { item: 'a\u0000b' }, 'item must not contain NUL characters'],
     // One error, the first rule that fails: the item before the quantity.
     ['an empty item and quantity 0', { item: '', quantity: 0 }, 'item is required'],
   ])('%s → %s', (_label, overrides, message) => {

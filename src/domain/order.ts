@@ -34,6 +34,8 @@ export function validateNewOrder(input: NewOrderInput): void {
   if ([...input.item].length > ITEM_MAX_LENGTH) {
     throw new ErrValidation(`item must be at most ${ITEM_MAX_LENGTH} characters`);
   }
+  // PostgreSQL text cannot hold U+0000: refused here as the caller's mistake, not a 500 from the store.
+  if (input.item.includes('\u0000')) throw new ErrValidation('item must not contain NUL characters');
   if (!Number.isSafeInteger(input.quantity) || input.quantity <= 0) {
     throw new ErrValidation('quantity must be a positive integer');
   }
