@@ -23,7 +23,7 @@ const IMAGE = 'orders:test-image';
 const EXECUTABLES = {
   stdlib: { bin: 'bin/orders-stdlib.ts', drivers: 'rest-http1', restVariant: 'stdlib-router' },
   koa: { bin: 'bin/orders-koa.ts', drivers: 'rest-http1', restVariant: 'router-framework' },
-  grpc: { bin: 'bin/orders-grpc.ts', drivers: 'rest-http1,rest-h2c,grpc', restVariant: 'router-framework' },
+  grpc: { bin: 'bin/orders-grpc.ts', drivers: 'rest-http1,rest-h2c,grpc', restVariant: 'stdlib-router' },
 } as const;
 type Executable = keyof typeof EXECUTABLES;
 

@@ -77,8 +77,7 @@ export function requestScope(logger: Logger): KoaMiddleware {
       const mapped = toHttpError(error);
       if (!mapped.expected) throw error;
       if (mapped.logAs !== undefined) logMappedFailure(logger, mapped.logAs, error, ctx.path);
-      // HTTP/2 (the gRPC executable's REST side) forbids the header and resets just the stream.
-      if (mapped.closeConnection && ctx.req.httpVersionMajor < 2) ctx.set('Connection', 'close');
+      if (mapped.closeConnection) ctx.set('Connection', 'close');
       sendError(ctx, mapped.status, mapped.message);
     }
   };

@@ -12,5 +12,7 @@ export function respondWithError(exchange: Exchange, error: unknown, logger: Log
   const mapped = toHttpError(error);
   if (!mapped.expected) throw error;
   if (mapped.logAs !== undefined) logMappedFailure(logger, mapped.logAs, error, exchange.path);
-  sendError(exchange.res, mapped.status, mapped.message, mapped.closeConnection ? { connection: 'close' } : {});
+  // HTTP/2 (the gRPC executable's REST side) forbids the header; there the stream alone ends.
+  const close = mapped.closeConnection && exchange.req.httpVersionMajor < 2;
+  sendError(exchange.res, mapped.status, mapped.message, close ? { connection: 'close' } : {});
 }
