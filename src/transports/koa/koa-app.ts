@@ -6,8 +6,8 @@ import { rateLimiting } from './koa-rate-limit.ts';
 import { createRouter } from './koa-routes.ts';
 
 /**
- * The complete REST API on Koa (spec 1, transport 2). It owns no server: orders-koa mounts
- * `app.callback()` on node:http, the gRPC executable on its shared port.
+ * The complete REST API on Koa (spec 1, transport 2). It owns no server: orders-koa mounts it on
+ * node:http through koaRequestHandler (koa-handler.ts).
  */
 export function createKoaApp(core: Core): Koa<KoaState> {
   const app = new Koa<KoaState>();

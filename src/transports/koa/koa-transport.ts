@@ -3,11 +3,12 @@ import { closeHttpServer, trackConnections } from '../http/http-shutdown.ts';
 import { createHttp1Server } from '../http/http1-server.ts';
 import { HTTP1_SERVER_TIMEOUTS } from '../http/server-timeouts.ts';
 import { createKoaApp } from './koa-app.ts';
+import { koaRequestHandler } from './koa-handler.ts';
 
 /** orders-koa's public listener: the Koa app on node:http, with the shared server timeouts. */
 export const koaTransport: TransportFactory = (core) => {
   const app = createKoaApp(core);
-  const server = createHttp1Server(app.callback());
+  const server = createHttp1Server(koaRequestHandler(app));
   trackConnections(server);
   return { server, shutdown: () => closeHttpServer(server), timeouts: HTTP1_SERVER_TIMEOUTS };
 };
