@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, isoTimeField } from './logger.ts';
 import { runInRequestScope, startServerSpan } from './request-trace.ts';
 import { UnexportedTracer } from './unexported-tracer.ts';
 
@@ -41,5 +41,18 @@ describe('createLogger (spec 4.5)', () => {
     expect(inside).toMatchObject({ trace_id: '0af7651916cd43dd8448eb211c80319c', k: 1 });
     expect(inside!.span_id).toMatch(/^[0-9a-f]{16}$/);
     expect(inside!.span_id).not.toBe('b7ad6b7169203331');
+  });
+
+  it('[LOG-json] time is the ISO 8601 instant of the line, formatted once per millisecond', () => {
+    const before = Date.now();
+    const field = isoTimeField();
+    const after = Date.now();
+    const time = Date.parse((JSON.parse(`{${field.slice(1)}}`) as { time: string }).time);
+    expect(time).toBeGreaterThanOrEqual(before);
+    expect(time).toBeLessThanOrEqual(after);
+    const capture = new LogCapture();
+    createLogger('info', capture).info({}, 'now');
+    expect(capture.lines[0]?.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Date.parse(capture.lines[0]?.time as string)).toBeGreaterThanOrEqual(before);
   });
 });

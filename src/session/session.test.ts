@@ -8,6 +8,8 @@ describe('Session (spec 2.2)', () => {
     ['a re-view of the id already first changes nothing but the count', 3, ['a', 'b', 'c', 'a', 'a'], ['a', 'c', 'b']],
     ['a re-viewed id keeps the others inside the bound (no eviction of a still-listed id)', 3, ['a', 'b', 'c', 'b'], ['b', 'c', 'a']],
     ['capacity 1 holds only the latest view', 1, ['a', 'b'], ['b']],
+    // The first entry is compared whole, never as a prefix of the viewed id or the other way round.
+    ['an id the first one begins with, or that begins with it, is a different id', 3, ['ab', 'a', 'ab'], ['ab', 'a']],
     ['keeps ids exactly as given, the empty string included', 3, ['', 'a,b', ' x '], [' x ', 'a,b', '']],
   ])('%s; every view counts', (_label, capacity, views, recent) => {
     const session = new Session(capacity);

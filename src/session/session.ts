@@ -45,6 +45,9 @@ export class Session {
     if (orderId.includes(SEPARATOR)) throw new RangeError('session: an order id cannot contain NUL');
     this.#views += 1;
     const entry = encode(orderId);
+    // Viewed again while it is the most recent (a client polling one order): the list is unchanged.
+    // Entries are self-delimiting (fixed length or SEPARATOR-terminated), so a prefix match is the entry.
+    if (this.#recent?.startsWith(entry) === true) return;
     // A fresh flat string each time (strings are immutable, join flattens): a snapshot taken by flush
     // (spec 3.2 rule 4) never changes.
     this.#recent = [entry, ...this.#entries().filter((e) => e !== entry)].slice(0, this.#capacity).join('');

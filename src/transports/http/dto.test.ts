@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCreateOrderRequest, decodeLoginRequest } from './dto.ts';
+import { decodeCreateOrderRequest, decodeLoginRequest, toCachedOrderDto, toOrderDto } from './dto.ts';
 import { ErrMalformedBody } from '../errors/request-errors.ts';
 
 function malformed(decode: (raw: string) => unknown, raw: string): unknown {
@@ -44,5 +44,18 @@ describe('decodeCreateOrderRequest', () => {
     ['quantity as an object', '{"item": "widget", "quantity": {}}'],
   ])('%s → ErrMalformedBody', (_name, raw) => {
     expect(malformed(decodeCreateOrderRequest, raw)).toBeInstanceOf(ErrMalformedBody);
+  });
+});
+
+describe('toCachedOrderDto', () => {
+  it('is toOrderDto, built once per Order object (the near cache hands out the same one on every hit)', () => {
+    const order = { id: '3f2504e0-4f89-41d3-9d01-0305e82c3301', userId: 'u', item: 'book', quantity: 2, status: 'pending', createdAt: new Date('2026-11-23T01:02:03.004Z') } as const;
+    const dto = toCachedOrderDto(order);
+    expect(dto).toEqual(toOrderDto(order));
+    expect(dto).toEqual({ id: order.id, item: 'book', quantity: 2, status: 'pending', created_at: '2026-11-23T01:02:03.004Z' });
+    expect(toCachedOrderDto(order)).toBe(dto);
+    expect(Object.isFrozen(dto)).toBe(true);
+    // An equal but distinct object (a list's or a create's order) gets its own.
+    expect(toCachedOrderDto({ ...order })).not.toBe(dto);
   });
 });

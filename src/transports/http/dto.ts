@@ -10,6 +10,22 @@ export interface OrderDto {
   readonly created_at: string;
 }
 
+/**
+ * The wire shape of an order the near cache hands out again and again (the same immutable Order object
+ * on every hit, service/near-order-cache.ts): built once per object. Only GET /orders/{id} uses it; a
+ * list's or a create's orders are fresh objects, for which remembering would cost more than it saves.
+ */
+const cachedDtos = new WeakMap<Order, OrderDto>();
+
+export function toCachedOrderDto(order: Order): OrderDto {
+  let dto = cachedDtos.get(order);
+  if (dto === undefined) {
+    dto = Object.freeze(toOrderDto(order));
+    cachedDtos.set(order, dto);
+  }
+  return dto;
+}
+
 export function toOrderDto(order: Order): OrderDto {
   return {
     id: order.id,

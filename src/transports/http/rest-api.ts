@@ -1,7 +1,7 @@
 import type { AuthService } from '../../service/auth-service.ts';
 import type { Principal } from '../../service/authenticate.ts';
 import type { OrderService } from '../../service/order-service.ts';
-import { decodeCreateOrderRequest, decodeLoginRequest, toOrderDto } from './dto.ts';
+import { decodeCreateOrderRequest, decodeLoginRequest, toCachedOrderDto, toOrderDto } from './dto.ts';
 import { pageFromQuery } from './pagination.ts';
 
 /** What every HTTP transport hands an operation, whatever its framework. */
@@ -52,7 +52,7 @@ export class RestApi {
 
   readonly getOrder: ProtectedOperation = async (req, principal) => {
     const order = await this.#orders.get({ principal, signal: req.signal }, req.params['id'] ?? '');
-    return { status: 200, body: toOrderDto(order) };
+    return { status: 200, body: toCachedOrderDto(order) };
   };
 
   readonly listOrders: ProtectedOperation = async (req, principal) => {

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import fc from 'fast-check';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -17,7 +18,7 @@ import { ClientAddressResolver } from '../http/client-address.ts';
 import { HttpRateLimiter } from '../http/http-rate-limiter.ts';
 import { TokenBucketLimiter } from '../http/rate-limiter.ts';
 import { RestApi } from '../http/rest-api.ts';
-import { createStdlibHandler } from './stdlib-server.ts';
+import { createStdlibHandler, PLAIN_PATH } from './stdlib-server.ts';
 
 /** A limiter that can be made to throw (a panic in a layer other than the router) or to refuse. */
 class SwitchableLimiter extends TokenBucketLimiter {
@@ -105,5 +106,23 @@ describe('stdlib chain order (spec 4.3): recovery, tracing, metrics, request log
     expect(await response.json()).toStrictEqual({ error: 'internal server error' });
     expect(sequence).toStrictEqual(['log:request', 'metrics:500', 'span:500', 'log:api: panic recovered']);
     expect(lines.find((l) => l['msg'] === 'api: panic recovered')).toMatchObject({ level: 'error', panic: 'limiter exploded', path: '/orders' });
+  });
+});
+
+describe('request target: the path the router sees', () => {
+  it('a plain target (letters, digits, -, _ and / only), taken as the path without parsing, is what the URL parser would make of it', () => {
+    const plain = fc.stringMatching(/^\/[A-Za-z0-9_\-/]*$/);
+    fc.assert(
+      fc.property(plain, (target) => {
+        expect(PLAIN_PATH.test(target)).toBe(true);
+        const url = URL.parse(`http://public${target}`);
+        expect(url?.pathname).toBe(target);
+        expect(url?.search).toBe('');
+      }),
+    );
+  });
+
+  it.each(['/orders/../admin', '/orders/./x', '/orders?limit=5', '/orders/%2e%2e', '/orders\\x', '/orders#x', '/orders/\u00e9', '/ord ers', '//x/..'])('%j is parsed', (target) => {
+    expect(PLAIN_PATH.test(target)).toBe(false);
   });
 });

@@ -46,7 +46,7 @@ export function createStdlibHandler(deps: StdlibDeps): (req: IncomingMessage, re
   const handler: Handler = chain.reduceRight<Handler>((next, layer) => layer(next), router.handle);
   return (req, res) => {
     const target = req.url ?? '/';
-    const url = parseTarget(target);
+    const url = PLAIN_PATH.test(target) ? undefined : parseTarget(target);
     const exchange: Exchange = {
       req,
       res,
@@ -59,6 +59,13 @@ export function createStdlibHandler(deps: StdlibDeps): (req: IncomingMessage, re
     void handler(exchange);
   };
 }
+
+/**
+ * A target the URL parser would return unchanged as the path, with no query: letters, digits, `-`, `_`
+ * and `/` only (no dot segment, escape, backslash or `?` to resolve). The usual request (`/orders/<uuid>`)
+ * skips the parse, ~1% of a cache-hit GET's CPU (issue 16).
+ */
+export const PLAIN_PATH = /^\/[A-Za-z0-9_\-/]*$/;
 
 /**
  * Origin-form (`/path?query`) is a path even when it begins with `//` (not a host, as `new URL('//x/orders',
