@@ -1,6 +1,6 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { traceLogFields } from './request-trace.ts';
-import { turnBatched } from './turn-batched-destination.ts';
+import { batchedDestination } from './batched-destination.ts';
 
 export type { Logger } from 'pino';
 
@@ -47,8 +47,8 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       // trace_id and span_id on every line logged inside a request scope (rule TRACE-log-ids).
       mixin: traceLogFields,
     },
-    // Asynchronous, one write per event-loop turn (turn-batched-destination.ts).
-    destination ?? turnBatched(pino.destination({ dest: 1, sync: false })),
+    // Asynchronous, in batches of at most 10 ms (batched-destination.ts).
+    destination ?? batchedDestination(pino.destination({ dest: 1, sync: false })),
   );
   installDefaultLogger(logger);
   return logger;

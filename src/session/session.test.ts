@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Session } from './session.ts';
 
@@ -53,5 +54,18 @@ describe('Session (spec 2.2)', () => {
     expect(session.recent()).toHaveLength(6);
     expect(session.recent()[0]).toBe('a1b2c3d4-0000-4000-8000-000000000001');
     expect(session.recent()).not.toContain(ids[0]);
+  });
+
+  it('any id round-trips exactly, and only canonical lower-case UUIDs are packed (property)', () => {
+    const uuid = fc.uuid();
+    const id = fc.oneof(uuid, uuid.map((u) => u.toUpperCase()), fc.string({ unit: 'binary' }).filter((s) => !s.includes('\u0000')), fc.stringMatching(/^[0-9a-gA-F-]{36}$/));
+    fc.assert(
+      fc.property(fc.array(id, { maxLength: 12 }), (ids) => {
+        const session = new Session(20);
+        for (const one of ids) session.recordView(one);
+        const expected = [...new Set([...ids].reverse())];
+        expect(session.recent()).toEqual(expected);
+      }),
+    );
   });
 });

@@ -13,11 +13,32 @@ const PACKED = '\u0001';
 const VERBATIM = '\u0002';
 const SEPARATOR = '\u0000';
 const PACKED_LENGTH = 17;
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** Where each byte's two hex digits start in a canonical UUID (`8-4-4-4-12`). */
+const BYTE_OFFSETS = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+const HYPHEN_OFFSETS = [8, 13, 18, 23];
+const byteCodes: number[] = new Array<number>(16).fill(0);
 
+/** The value of a lower-case hex digit's char code, else -1 (upper case is not canonical). */
+function hexValue(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  if (code >= 97 && code <= 102) return code - 87;
+  return -1;
+}
+
+/**
+ * Packs a canonical lower-case UUID by hand, checking it on the way: a regular expression, a hex
+ * Buffer and its latin1 string cost ~0.6 µs per view, this ~0.12 µs (micro-benchmark, issue 16).
+ */
 function encode(id: string): string {
-  if (!CANONICAL_UUID.test(id)) return VERBATIM + id + SEPARATOR;
-  return PACKED + Buffer.from(id.replaceAll('-', ''), 'hex').toString('latin1');
+  if (id.length !== 36 || HYPHEN_OFFSETS.some((at) => id.charCodeAt(at) !== 45)) return VERBATIM + id + SEPARATOR;
+  for (let i = 0; i < 16; i++) {
+    const at = BYTE_OFFSETS[i] as number;
+    const high = hexValue(id.charCodeAt(at));
+    const low = hexValue(id.charCodeAt(at + 1));
+    if (high < 0 || low < 0) return VERBATIM + id + SEPARATOR;
+    byteCodes[i] = high * 16 + low;
+  }
+  return PACKED + String.fromCharCode(...byteCodes);
 }
 
 function decode(entry: string): string {
