@@ -6,6 +6,8 @@
 //   (cd /tmp/bench-scratch && git apply /tmp/change.patch)
 //   node bench/ab.ts --a /tmp/bench-base --b /tmp/bench-scratch [--transport stdlib] [--backend real]
 //                    [--scenarios get,list,post,grpc-get] [--rounds 4] [--seconds 3]
+// --a-transport / --b-transport (default --transport) compare two transports of one checkout instead:
+//   node bench/ab.ts --a . --b . --a-transport stdlib --b-transport koa
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SERVER_OPTIONS, serverChildConfig, startServer, type BackendName, type ServerChild, type TransportName } from './child.ts';
@@ -24,6 +26,8 @@ const { values } = parseArgs({
     scenarios: { type: 'string', default: 'get' },
     rounds: { type: 'string', default: '4' },
     seconds: { type: 'string', default: '3' },
+    'a-transport': { type: 'string' },
+    'b-transport': { type: 'string' },
   },
 });
 if (values.a === undefined || values.b === undefined) {
@@ -40,13 +44,13 @@ const pinning = detectPinning();
 if (pinning !== undefined) pinProcess(process.pid, pinning.generatorCpu);
 pinGenerators(pinning?.generatorCpu);
 const plan = (scenario: ScenarioId, warmupMs: number) => ({ scenario, concurrency: Number(values.concurrency), durationMs: Number(values.seconds) * 1000, warmupMs });
-process.stderr.write(`ab: ${values.transport}/${backend}, ${values.rounds} rounds × ${values.seconds} s per side and scenario, ${values.concurrency} connections, ${pinning === undefined ? 'not pinned' : `servers on CPU ${pinning.serverCpu}`}\n`);
+process.stderr.write(`ab: A ${values['a-transport'] ?? values.transport}, B ${values['b-transport'] ?? values.transport}, ${backend}, ${values.rounds} rounds × ${values.seconds} s per side and scenario, ${values.concurrency} connections, ${pinning === undefined ? 'not pinned' : `servers on CPU ${pinning.serverCpu}`}\n`);
 
 const schemas: string[] = [];
 const sides: { name: 'A' | 'B'; child: ServerChild; runs: Map<ScenarioId, Measurement[]> }[] = [];
 try {
-  for (const [name, root] of [['A', values.a], ['B', values.b]] as const) {
-    const config = serverChildConfig(values.transport as TransportName, backend, values['log-level'], scenarios.includes('list') ? 10_000 : 0);
+  for (const [name, root, transport] of [['A', values.a, values['a-transport']], ['B', values.b, values['b-transport']]] as const) {
+    const config = serverChildConfig((transport ?? values.transport) as TransportName, backend, values['log-level'], scenarios.includes('list') ? 10_000 : 0);
     if (config.schema !== undefined) schemas.push(config.schema);
     sides.push({ name, child: await startServer(resolve(root), config, real, { pinCpu: pinning?.serverCpu }), runs: new Map() });
   }
