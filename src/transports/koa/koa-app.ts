@@ -4,6 +4,7 @@ import type { KoaState } from './koa-context.ts';
 import { notMatched, observe, recovery, requestScope } from './koa-middleware.ts';
 import { rateLimiting } from './koa-rate-limit.ts';
 import { createRouter } from './koa-routes.ts';
+import { dispatch } from './koa-dispatch.ts';
 
 /**
  * The complete REST API on Koa (spec 1, transport 2). It owns no server: orders-koa mounts it on
@@ -26,7 +27,7 @@ export function createKoaApp(core: Core): Koa<KoaState> {
   app.use(rateLimiting(core.rateLimiter, router));
   // The router: the pieces below answer every request the limiter lets through.
   app.use(requestScope(observability.logger));
-  app.use(router.routes());
+  app.use(dispatch(router));
   app.use(notMatched());
   return app;
 }

@@ -1,12 +1,9 @@
 import type { RouterContext, RouterMiddleware } from '@koa/router';
-import type { Principal } from '../../service/authenticate.ts';
 import { routeLabel, toBracePattern } from '../http/routes.ts';
 import type { StaticReply } from '../http/static-reply.ts';
 
 /** What our layers keep on `ctx.state` for one request. */
 export interface KoaState {
-  /** Set by the protected group's authentication step only (spec 5 rule 6). */
-  principal?: Principal;
   /** The login body, already read by the validation step, so the operation does not read the stream twice. */
   body?: string;
   /** Aborts when the response is finished or the connection dropped: the session lease's fallback. */

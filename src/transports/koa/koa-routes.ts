@@ -37,10 +37,13 @@ function publicHandler(operation: PublicOperation): KoaMiddleware {
   };
 }
 
-function protectedHandler(operation: ProtectedOperation): KoaMiddleware {
+/**
+ * A protected route's middleware (spec 4.1 rule 1): the shared authentication step (spec 5 rule 6)
+ * first, then the operation, in one layer as on node:http (one async frame less per request, issue 16).
+ */
+function protectedHandler(tokens: TokenService, operation: ProtectedOperation): KoaMiddleware {
   return async (ctx) => {
-    const { principal } = ctx.state;
-    if (principal === undefined) throw new Error('koa: protected route reached without a principal');
+    const principal = await authenticate(authorizationHeader(ctx.req), tokens);
     const result = await operation(toRestRequest(ctx), principal);
     sendJson(ctx, result.status, result.body);
   };
@@ -61,14 +64,6 @@ function loginValidation(): KoaMiddleware {
   };
 }
 
-/** The group's first middleware: the shared authentication step (spec 5 rule 6). */
-function authentication(tokens: TokenService): KoaMiddleware {
-  return async (ctx, next) => {
-    ctx.state.principal = await authenticate(authorizationHeader(ctx.req), tokens);
-    await next();
-  };
-}
-
 /** @koa/router answers HEAD on a GET route by running it (rule HTTP-head, as routes.ts routeMatchesMethod). */
 function register(router: Router<KoaState>, method: Method, path: string, ...middleware: KoaMiddleware[]): void {
   router.register(toColonPattern(path), [method], middleware);
@@ -77,8 +72,9 @@ function register(router: Router<KoaState>, method: Method, path: string, ...mid
 /**
  * The whole REST surface on one router (one match per request; two routers matched every request twice,
  * issue 16). Login and the contract documents need no authentication. Spec 4.1 rule 1: every route of
- * PROTECTED_ROUTES has authentication as its first middleware; it runs only when the route matched path
- * and method, so an unknown path is still 404 and a wrong method 405, not 401.
+ * PROTECTED_ROUTES is registered with protectedHandler, which authenticates before anything else; it
+ * runs only when the route matched path and method, so an unknown path is still 404 and a wrong method
+ * 405, not 401.
  */
 export function createRouter(api: RestApi, tokens: TokenService): Router<KoaState> {
   const router = new Router<KoaState>(ROUTER_OPTIONS);
@@ -89,7 +85,6 @@ export function createRouter(api: RestApi, tokens: TokenService): Router<KoaStat
   for (const route of CONTRACT_ROUTES) {
     register(router, 'GET', route.path, (ctx) => sendStatic(ctx, route.reply(ctx.get('if-none-match') || undefined)));
   }
-  const authenticated = authentication(tokens);
-  for (const route of PROTECTED_ROUTES) register(router, route.method, route.path, authenticated, protectedHandler(api[route.operation]));
+  for (const route of PROTECTED_ROUTES) register(router, route.method, route.path, protectedHandler(tokens, api[route.operation]));
   return router;
 }
