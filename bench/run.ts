@@ -46,8 +46,8 @@ function settingsFor(quick: boolean) {
     /** The list at offsets 0 and 10,000 over one connection. */
     listLatencyMs: quick ? 1_000 : 2_000,
     startupRuns: quick ? 2 : 3,
-    /** Interleaved rounds of the GET target trio (bare node:http, Fastify peer, subject); medians are reported. */
-    getRounds: quick ? 2 : 3,
+    /** Interleaved rounds of the GET targets (bare node:http, Fastify peer, orders-stdlib for the other transports, subject); medians are reported. */
+    getRounds: quick ? 2 : 5,
   };
 }
 type Settings = ReturnType<typeof settingsFor>;
@@ -68,6 +68,12 @@ class Bench {
   #baseline: ServerChild | undefined;
   /** The Fastify peer (bench/fastify-peer.ts), real Redis only; alive for the whole run like the baseline. */
   #peer: ServerChild | undefined;
+  /**
+   * orders-stdlib on real backends, kept alive after its own runs: the Koa and one-port GET rounds run it
+   * beside them, so their ≤ 1.2 × stdlib targets compare runs minutes apart no more (this machine's
+   * throughput drifted by up to 2× between phases, issue 16).
+   */
+  #stdlibControl: { child: ServerChild; label: ServerLabel } | undefined;
 
   readonly settings: Settings;
   readonly real: RealEnv;
@@ -139,9 +145,11 @@ class Bench {
   async interleavedGet(child: ServerChild, label: ServerLabel, real: boolean): Promise<void> {
     const key = pairKey(label.server, 'get');
     const peer = real ? this.#peer : undefined;
+    const stdlib = real && label.server !== this.#stdlibControl?.label.server ? this.#stdlibControl : undefined;
     const runs: (() => Promise<unknown>)[] = [
       () => this.pairedBaseline(key),
       ...(peer === undefined ? [] : [() => this.run(peer, { ...PEER, pairedFor: key }, this.pairedPlan('get'))]),
+      ...(stdlib === undefined ? [] : [() => this.run(stdlib.child, { ...stdlib.label, pairedFor: key }, this.pairedPlan('get'))]),
       () => this.run(child, { ...label, pairedFor: key }, this.pairedPlan('get')),
     ];
     for (let round = 0; round < this.settings.getRounds; round++) {
@@ -194,8 +202,12 @@ class Bench {
       if (backend === 'real') await this.run(child, { ...bare, pairedFor: pairKey(server, 'post') }, this.pairedPlan('bare-insert'));
       await this.run(child, label, this.plan('login'));
     } finally {
-      this.#children.delete(child);
-      await child.stop();
+      if (transport === 'stdlib' && backend === 'real') {
+        this.#stdlibControl = { child, label }; // stopped by stopAll
+      } else {
+        this.#children.delete(child);
+        await child.stop();
+      }
     }
   }
 }

@@ -73,14 +73,12 @@ export class HttpRateLimiter {
 /**
  * The one header set of every REST transport (rule RATE-headers): RateLimit-Limit, RateLimit-Remaining
  * and RateLimit-Reset (whole seconds until the budget is full again, a delta, never an epoch), and on a
- * 429 Retry-After (whole seconds, at least 1).
+ * 429 Retry-After (whole seconds, at least 1). Set on the response directly: building a header object
+ * and walking its entries on every request cost more than the three calls (issue 16).
  */
-export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
-  const headers: Record<string, string> = {
-    'ratelimit-limit': String(decision.limit),
-    'ratelimit-remaining': String(decision.remaining),
-    'ratelimit-reset': String(decision.resetSeconds),
-  };
-  if (!decision.allowed) headers['retry-after'] = String(decision.retryAfterSeconds);
-  return headers;
+export function setRateLimitHeaders(res: { setHeader(name: string, value: string): unknown }, decision: RateLimitDecision): void {
+  res.setHeader('ratelimit-limit', String(decision.limit));
+  res.setHeader('ratelimit-remaining', String(decision.remaining));
+  res.setHeader('ratelimit-reset', String(decision.resetSeconds));
+  if (!decision.allowed) res.setHeader('retry-after', String(decision.retryAfterSeconds));
 }

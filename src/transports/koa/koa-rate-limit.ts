@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { rateLimitHeaders, type HttpRateLimiter } from '../http/http-rate-limiter.ts';
+import { setRateLimitHeaders, type HttpRateLimiter } from '../http/http-rate-limiter.ts';
 import { RATE_LIMITED_MESSAGE } from '../http/rate-limiter.ts';
 import { routeLabelOfLayers, sendError, type KoaMiddleware, type KoaState } from './koa-context.ts';
 
@@ -16,7 +16,7 @@ export function rateLimiting(limiter: HttpRateLimiter, router: Router<KoaState>)
   return async (ctx, next) => {
     const decision = await limiter.take({ peer: ctx.req.socket.remoteAddress, forwardedFor: ctx.req.headers['x-forwarded-for'] });
     // node:http's setHeader, not ctx.set: Koa's maps and normalises every pair on each request.
-    for (const [name, value] of Object.entries(rateLimitHeaders(decision))) ctx.res.setHeader(name, value);
+    setRateLimitHeaders(ctx.res, decision);
     if (!decision.allowed) {
       ctx.state.throttledRoute = routeLabelOfLayers(router.match(ctx.path, ctx.method).pathAndMethod, ctx.method);
       sendError(ctx, 429, RATE_LIMITED_MESSAGE);

@@ -2,7 +2,7 @@ import type { HttpObservability } from '../http/http-observability.ts';
 import { logPanic } from '../errors/error-log.ts';
 import { endRequestSpan, logRequest, recordRequestMetrics, startRequestSpan } from '../http/http-observability.ts';
 import { INTERNAL_ERROR } from '../http/http-errors.ts';
-import { rateLimitHeaders, type HttpRateLimiter } from '../http/http-rate-limiter.ts';
+import { setRateLimitHeaders, type HttpRateLimiter } from '../http/http-rate-limiter.ts';
 import { RATE_LIMITED_MESSAGE } from '../http/rate-limiter.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { runInRequestScope } from '../../observability/request-trace.ts';
@@ -82,13 +82,12 @@ export function rateLimiting(limiter: HttpRateLimiter, routeLabel: (method: stri
   return (next) => async (exchange) => {
     const { req, res } = exchange;
     const decision = await limiter.take({ peer: req.socket.remoteAddress, forwardedFor: req.headers['x-forwarded-for'] });
-    const headers = rateLimitHeaders(decision);
+    setRateLimitHeaders(res, decision);
     if (!decision.allowed) {
       exchange.route = routeLabel(exchange.method, exchange.path);
-      sendError(res, 429, RATE_LIMITED_MESSAGE, headers);
+      sendError(res, 429, RATE_LIMITED_MESSAGE);
       return;
     }
-    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     await next(exchange);
   };
 }
