@@ -48,6 +48,8 @@ function settingsFor(quick: boolean) {
     startupRuns: quick ? 2 : 3,
     /** Interleaved rounds of the GET targets (bare node:http, Fastify peer, orders-stdlib for the other transports, subject); medians are reported. */
     getRounds: quick ? 2 : 5,
+    /** POST runs on real backends, each followed by a bare INSERT run (one more before the first); medians are judged. */
+    postRounds: quick ? 1 : 3,
   };
 }
 type Settings = ReturnType<typeof settingsFor>;
@@ -200,6 +202,11 @@ class Bench {
       if (backend === 'real') await this.run(child, bare, this.plan('bare-insert'));
       await this.run(child, label, this.plan('post'));
       if (backend === 'real') await this.run(child, { ...bare, pairedFor: pairKey(server, 'post') }, this.pairedPlan('bare-insert'));
+      // More POST / bare INSERT pairs: both drift with the machine, so the target is judged on medians.
+      for (let round = 1; backend === 'real' && round < this.settings.postRounds; round++) {
+        await this.run(child, { ...label, pairedFor: pairKey(server, 'post') }, this.pairedPlan('post'));
+        await this.run(child, { ...bare, pairedFor: pairKey(server, 'post') }, this.pairedPlan('bare-insert'));
+      }
       await this.run(child, label, this.plan('login'));
     } finally {
       if (transport === 'stdlib' && backend === 'real') {
