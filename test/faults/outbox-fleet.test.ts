@@ -172,6 +172,9 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     await fleet.redis.start();
     for (const replica of fleet.replicas) await until(async () => (await fetch(`${replica.adminUrl}/healthz`)).status === 200, `${replica.adminUrl}/healthz clean again`);
     // One warning and one recovery line per replica for the whole outage, not a line per reconnect attempt.
+    // A line reaches stdout up to 10 ms after it is logged (rule LOG-turn-batched): wait for the recovery
+    // lines, then count them exactly.
+    await until(() => warned('cache: connection restored') >= fleet.replicas.length, 'every replica logged the cache recovery');
     expect(warned('cache: connection lost; reconnecting in the background, reads fall back to the database')).toBe(fleet.replicas.length);
     expect(warned('cache: connection restored')).toBe(fleet.replicas.length);
     await until(async () => {
