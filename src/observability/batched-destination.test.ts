@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { batchedDestination } from './batched-destination.ts';
 
 function recorder(): { writes: string[]; inner: { write(text: string): void; flush(): void; flushSync(): void } } {
@@ -10,18 +9,26 @@ function recorder(): { writes: string[]; inner: { write(text: string): void; flu
 
 describe('batchedDestination: log lines leave in batches, in order', () => {
   it('[LOG-turn-batched] holds lines until the delay has passed, then writes them once, in order; flush writes at once', async () => {
-    const { writes, inner } = recorder();
-    const destination = batchedDestination(inner, { maxDelayMs: 20, maxBytes: 1024 });
-    destination.write('a\n');
-    destination.write('b\n');
-    await new Promise((resolve) => setImmediate(resolve));
-    destination.write('c\n');
-    expect(writes).toEqual([]); // not at the end of the turn
-    await sleep(60); // the timer has fired (no upper bound asserted: a busy machine fires it late)
-    expect(writes).toEqual(['a\nb\nc\n']);
-    destination.write('d\n');
-    (destination as unknown as { flush(): void }).flush();
-    expect(writes).toEqual(['a\nb\nc\n', 'd\n']);
+    // Fake timeouts (setImmediate stays real): a stalled machine cannot fire the delay early or late.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const { writes, inner } = recorder();
+      const destination = batchedDestination(inner, { maxDelayMs: 20, maxBytes: 1024 });
+      destination.write('a\n');
+      destination.write('b\n');
+      await new Promise((resolve) => setImmediate(resolve));
+      destination.write('c\n');
+      expect(writes).toEqual([]); // not at the end of the turn
+      vi.advanceTimersByTime(19);
+      expect(writes).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(writes).toEqual(['a\nb\nc\n']);
+      destination.write('d\n');
+      (destination as unknown as { flush(): void }).flush();
+      expect(writes).toEqual(['a\nb\nc\n', 'd\n']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('[LOG-turn-batched] writes at once when maxBytes are held, so a burst never waits for the timer nor grows without bound', () => {

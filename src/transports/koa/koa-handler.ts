@@ -26,7 +26,7 @@ export function koaRequestHandler(app: Koa<KoaState>): (req: IncomingMessage, re
   };
 }
 
-/** Koa's respond() for the bodies our layers set: a string, a Buffer, or none. */
+/** Koa's respond() for the bodies our layers set: a string or a Buffer (none on HEAD and the empty statuses). */
 function respond(ctx: KoaContext): void {
   const { res } = ctx;
   if (!ctx.writable) {
@@ -44,16 +44,8 @@ function respond(ctx: KoaContext): void {
     return;
   }
   const body: unknown = ctx.body;
-  if (typeof body === 'string' || Buffer.isBuffer(body)) {
-    res.end(body);
-    return;
-  }
-  if (body !== null && body !== undefined) throw new TypeError('koa: a response body must be a string or a Buffer');
-  // No layer set a body (every path through ours does): the status text, as Koa answers.
-  const text = ctx.message || String(ctx.status);
-  if (!res.headersSent) {
-    ctx.type = 'text';
-    ctx.length = Buffer.byteLength(text);
-  }
-  res.end(text);
+  // Every path through our layers sets one (notMatched answers what no route did); anything else is a
+  // bug, answered 500 by ctx.onerror.
+  if (typeof body !== 'string' && !Buffer.isBuffer(body)) throw new TypeError('koa: a response body must be a string or a Buffer');
+  res.end(body);
 }
