@@ -3,7 +3,8 @@ import { REQUEST_TIMEOUT_MS } from '../http/server-timeouts.ts';
 
 /**
  * Our choices for the one-port listener's HTTP/2 (spec 8: limits not shown; rules H2-limits,
- * H2-stream-deadline, H2-rapid-reset, H2-idle in spec/rules.yaml).
+ * H2-stream-deadline, H2-rapid-reset, H2-idle, H2-stream-slot, H2-write-budget and H2-header-refusals
+ * in spec/rules.yaml).
  */
 
 /** SETTINGS_MAX_CONCURRENT_STREAMS: a client queues beyond this instead of tearing the session down. */
@@ -19,6 +20,27 @@ export const HTTP2_STREAM_REQUEST_TIMEOUT_MS = REQUEST_TIMEOUT_MS;
 export const HTTP2_IDLE_TIMEOUT_MS = 60_000;
 /** Client resets tolerated before the reset-to-completion ratio is looked at. */
 export const HTTP2_RESET_ALLOWANCE = 64;
+/**
+ * Header blocks Node refused (over SETTINGS_MAX_HEADER_LIST_SIZE, or too many fields) tolerated on one
+ * session: the next costs the client its connection. Node refuses such a block with RST_STREAM but
+ * must still decode all of it to keep HPACK in step, and a block of 10,000 references to one 4 KB
+ * table entry costs ~150 µs to decode while it costs its sender 10 KB: without this a few connections
+ * kept a core busy (rule H2-header-refusals).
+ */
+export const HTTP2_REFUSED_HEADER_BLOCKS = 3;
+/**
+ * Answers queued on one session that its client has not taken (a zero flow-control window, or a socket
+ * it does not read). Above the soft bound new streams are refused with REFUSED_STREAM (nothing was
+ * processed, so any client may retry them); above the hard bound the session is closed. Measured: 150
+ * zero-window connections asking 128 answers of ~25 KB each grew the process by ~860 MB without these
+ * (rule H2-write-budget).
+ */
+export const HTTP2_SESSION_QUEUED_SOFT_BYTES = 256 * 1024;
+export const HTTP2_SESSION_QUEUED_HARD_BYTES = 1024 * 1024;
+/** A stream whose answer its client has not taken within this is reset (CANCEL): its buffers go. */
+export const HTTP2_STREAM_WRITE_TIMEOUT_MS = 10_000;
+/** How often sessions are looked at for refused header blocks and queued answers. */
+export const HTTP2_GUARD_TICK_MS = 10;
 
 export const HTTP2_SERVER_OPTIONS: ServerOptions = {
   settings: { maxConcurrentStreams: HTTP2_MAX_CONCURRENT_STREAMS, maxHeaderListSize: HTTP2_MAX_HEADER_LIST_BYTES },
@@ -28,6 +50,91 @@ export const HTTP2_SERVER_OPTIONS: ServerOptions = {
 export interface SessionGuardOptions {
   readonly idleMs?: number;
   readonly streamRequestMs?: number;
+  readonly streamWriteMs?: number;
+  readonly queuedSoftBytes?: number;
+  readonly queuedHardBytes?: number;
+}
+
+/** What the shared ticker looks at, per guarded session. */
+interface Watch {
+  /** Client streams that reached our 'stream' handler (the others were refused by Node). */
+  seen: number;
+  lastProcessed: number;
+  readonly streams: Set<ServerHttp2Stream>;
+  /** When each stream's answer started waiting for its client (absent while nothing waits). */
+  readonly waitingSince: Map<ServerHttp2Stream, number>;
+  overSoft: boolean;
+  readonly limits: Required<SessionGuardOptions>;
+}
+
+const watched = new Map<ServerHttp2Session, Watch>();
+/** Streams this guard reset itself: they count as completed, not as the client's resets. */
+const resetByUs = new WeakSet<ServerHttp2Stream>();
+let ticker: NodeJS.Timeout | undefined;
+
+/** GOAWAY(ENHANCE_YOUR_CALM) and the connection closed: every stream it held ends, its buffers go. */
+function calm(session: ServerHttp2Session): void {
+  if (session.destroyed) return;
+  session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+  session.destroy();
+}
+
+/** Resets a stream and discards what its client still sends, so that its slot is freed (H2-stream-slot). */
+function resetStream(stream: ServerHttp2Stream, code: number): void {
+  if (stream.destroyed) return;
+  resetByUs.add(stream);
+  stream.resume();
+  stream.close(code);
+}
+
+/** Bytes written to the stream that its client has not taken yet. */
+function queuedBytes(stream: ServerHttp2Stream): number {
+  return stream.writableLength + (stream.writableEnded && !stream.writableFinished ? 1 : 0);
+}
+
+function look(session: ServerHttp2Session, watch: Watch, now: number): void {
+  if (session.destroyed) return;
+  // Client stream ids are odd and rise: those that never reached us were refused by Node.
+  const processed = session.state.lastProcStreamID ?? 0;
+  if (processed !== watch.lastProcessed) {
+    watch.lastProcessed = processed;
+    if ((processed + 1) / 2 - watch.seen > HTTP2_REFUSED_HEADER_BLOCKS) return calm(session);
+  }
+  if (watch.streams.size === 0) return;
+  let queued = 0;
+  for (const stream of watch.streams) {
+    const bytes = queuedBytes(stream);
+    queued += bytes;
+    if (bytes === 0) {
+      watch.waitingSince.delete(stream);
+      continue;
+    }
+    const since = watch.waitingSince.get(stream);
+    if (since === undefined) watch.waitingSince.set(stream, now);
+    else if (now - since >= watch.limits.streamWriteMs) resetStream(stream, h2.NGHTTP2_CANCEL);
+  }
+  if (queued > watch.limits.queuedHardBytes) return calm(session);
+  watch.overSoft = queued > watch.limits.queuedSoftBytes;
+}
+
+function runTicker(): void {
+  const now = Date.now();
+  for (const [session, watch] of watched) look(session, watch, now);
+}
+
+function watchSession(session: ServerHttp2Session, watch: Watch): void {
+  watched.set(session, watch);
+  if (ticker === undefined) {
+    ticker = setInterval(runTicker, HTTP2_GUARD_TICK_MS);
+    ticker.unref();
+  }
+  session.once('close', () => {
+    watched.delete(session);
+    if (watched.size === 0 && ticker !== undefined) {
+      clearInterval(ticker);
+      ticker = undefined;
+    }
+  });
 }
 
 /**
@@ -37,41 +144,60 @@ export interface SessionGuardOptions {
  * - the stream-less idle deadline above;
  * - rapid reset (CVE-2023-44487): a client that resets more streams than it lets complete, past the
  *   allowance, gets GOAWAY(ENHANCE_YOUR_CALM) and its connection is closed, which also ends every call
- *   it still had in flight (their done signals abort), so its backlog does not outlive it.
+ *   it still had in flight (their done signals abort), so its backlog does not outlive it;
+ * - a stream answered before its request was read (refused, unauthenticated, past its deadline) has
+ *   the rest of its request discarded, which frees its slot;
+ * - header blocks refused by Node, answers nobody takes: the write budget and deadline above.
  */
 export function guardSession(session: ServerHttp2Session, options: SessionGuardOptions = {}): void {
-  const idleMs = options.idleMs ?? HTTP2_IDLE_TIMEOUT_MS;
-  const streamRequestMs = options.streamRequestMs ?? HTTP2_STREAM_REQUEST_TIMEOUT_MS;
-  let open = 0;
+  const limits: Required<SessionGuardOptions> = {
+    idleMs: options.idleMs ?? HTTP2_IDLE_TIMEOUT_MS,
+    streamRequestMs: options.streamRequestMs ?? HTTP2_STREAM_REQUEST_TIMEOUT_MS,
+    streamWriteMs: options.streamWriteMs ?? HTTP2_STREAM_WRITE_TIMEOUT_MS,
+    queuedSoftBytes: options.queuedSoftBytes ?? HTTP2_SESSION_QUEUED_SOFT_BYTES,
+    queuedHardBytes: options.queuedHardBytes ?? HTTP2_SESSION_QUEUED_HARD_BYTES,
+  };
+  const watch: Watch = { seen: 0, lastProcessed: 0, streams: new Set(), waitingSince: new Map(), overSoft: false, limits };
+  watchSession(session, watch);
   let resets = 0;
   let completed = 0;
   let idle: NodeJS.Timeout | undefined;
   const armIdle = (): void => {
-    idle = setTimeout(() => session.close(), idleMs);
+    idle = setTimeout(() => session.close(), limits.idleMs);
   };
   armIdle();
   session.once('close', () => clearTimeout(idle));
+  // Header blocks sent with the preface were decoded before this session reached us: look at once,
+  // before the socket's next read brings a batch (rule H2-header-refusals).
+  setImmediate(() => look(session, watch, Date.now()));
 
   session.on('stream', (stream: ServerHttp2Stream) => {
-    open += 1;
+    watch.seen += 1;
+    watch.streams.add(stream);
     clearTimeout(idle);
-    let timedOut = false;
+    if (watch.overSoft) {
+      // Nothing of it was processed: any client may send it again (RFC 9113 section 8.7).
+      resetStream(stream, h2.NGHTTP2_REFUSED_STREAM);
+    }
+    // Once our answer is complete, what the client still sends is discarded. A request stream left
+    // paused with unread DATA never ends, so Node never frees its slot of the session's
+    // maxConcurrentStreams, even after RST_STREAM: 128 refused messages pinned a connection.
+    stream.once('finish', () => {
+      if (!stream.readableEnded) stream.resume();
+    });
     const deadline = setTimeout(() => {
       // END_STREAM received: what remains is ours to answer, not the client's to send.
       if (stream.state.remoteClose) return;
-      timedOut = true;
-      stream.close(h2.NGHTTP2_CANCEL);
-    }, streamRequestMs);
+      resetStream(stream, h2.NGHTTP2_CANCEL);
+    }, limits.streamRequestMs);
     stream.once('close', () => {
       clearTimeout(deadline);
-      open -= 1;
-      if (open === 0 && !session.closed && !session.destroyed) armIdle();
-      if (timedOut || stream.rstCode === h2.NGHTTP2_NO_ERROR || stream.rstCode === undefined) completed += 1;
+      watch.streams.delete(stream);
+      watch.waitingSince.delete(stream);
+      if (watch.streams.size === 0 && !session.closed && !session.destroyed) armIdle();
+      if (resetByUs.has(stream) || stream.rstCode === h2.NGHTTP2_NO_ERROR || stream.rstCode === undefined) completed += 1;
       else resets += 1;
-      if (resets > HTTP2_RESET_ALLOWANCE && resets > completed && !session.destroyed) {
-        session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM);
-        session.destroy();
-      }
+      if (resets > HTTP2_RESET_ALLOWANCE && resets > completed && !session.destroyed) calm(session);
     });
   });
 }

@@ -1,5 +1,6 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { oneRequestAtATime } from './pipeline-gate.ts';
 import { TurnEndResponse } from './turn-end-response.ts';
 import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './server-timeouts.ts';
 
@@ -20,9 +21,12 @@ export const HTTP1_SERVER_OPTIONS: ServerOptions = {
   ServerResponse: TurnEndResponse,
 };
 
-/** A public HTTP/1.1 server: the shared options and the shared answers to what never reaches a handler. */
+/**
+ * A public HTTP/1.1 server: the shared options, the shared answers to what never reaches a handler,
+ * and pipelined requests run one at a time (pipeline-gate.ts).
+ */
 export function createHttp1Server(handler: RequestListener): Server {
-  return hardenHttp1Server(createServer(HTTP1_SERVER_OPTIONS, handler));
+  return hardenHttp1Server(createServer(HTTP1_SERVER_OPTIONS, oneRequestAtATime(handler)));
 }
 
 interface ParserAnswer {

@@ -1,0 +1,105 @@
+import { readFileSync } from 'node:fs';
+import { request as httpRequest, Agent } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { spawnBin, type SpawnedBin } from '../../test/support/spawn-bin.ts';
+
+/**
+ * An executable started with `--embedded` as the target of the edge attacks (bench/edge/attacks.ts):
+ * its public origin, a user with 100 orders whose list answers are ~25 KB, the server's RSS from /proc,
+ * and a bystander that reads its own order every 100 ms from another loopback address.
+ */
+export interface EdgeTarget {
+  readonly bin: SpawnedBin;
+  readonly port: number;
+  readonly origin: string;
+  readonly auth: string;
+  readonly orderId: string;
+  rssMiB(): number;
+  stop(): Promise<void>;
+}
+
+export type Executable = 'stdlib' | 'koa' | 'grpc';
+
+export async function startTarget(executable: Executable, env: Record<string, string> = {}): Promise<EdgeTarget> {
+  const path = fileURLToPath(new URL(`../../bin/orders-${executable}.ts`, import.meta.url));
+  // Rate limiting would answer most attack requests with a small 429: the worst case is an unlimited one.
+  const bin = spawnBin(path, ['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'info', RATE_LIMIT_RPS: '1000000', ...env });
+  const port = Number(String((await bin.waitForLine((l) => l['msg'] === 'api: listening', 'api: listening'))['addr']).split(':').at(-1));
+  const origin = `http://127.0.0.1:${port}`;
+  const login = (await (await fetch(`${origin}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'alice', password: 'alice-password' }) })).json()) as { token: string };
+  const auth = `Bearer ${login.token}`;
+  let orderId = '';
+  for (let i = 0; i < 100; i++) {
+    const item = `order ${String(i).padStart(3, '0')} ${'x'.repeat(120)}`;
+    const created = (await (await fetch(`${origin}/orders`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify({ item, quantity: i + 1 }) })).json()) as { id: string };
+    orderId = created.id;
+  }
+  return {
+    bin,
+    port,
+    origin,
+    auth,
+    orderId,
+    rssMiB: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${bin.child.pid}/status`, 'utf8'))![1]) / 1024,
+    stop: async () => void (await bin.stop()),
+  };
+}
+
+export interface BystanderReport {
+  readonly asked: number;
+  readonly answered: number;
+  readonly failed: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+/**
+ * GET /orders/{id} every 100 ms on its own keep-alive connection from 127.0.0.2 (the attacker's
+ * address may be rate-limited or capped); each request's latency, a failure counted as an infinite one.
+ */
+export function startBystander(target: EdgeTarget): { stop(): BystanderReport } {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const latencies: number[] = [];
+  let asked = 0;
+  let failed = 0;
+  const ask = (): void => {
+    asked += 1;
+    const t0 = performance.now();
+    const req = httpRequest({ host: '127.0.0.1', port: target.port, path: `/orders/${target.orderId}`, localAddress: '127.0.0.2', agent, headers: { authorization: target.auth }, timeout: 5_000 }, (res) => {
+      res.resume();
+      res.once('end', () => (res.statusCode === 200 ? latencies.push(performance.now() - t0) : (failed += 1)));
+    });
+    req.once('timeout', () => req.destroy());
+    req.once('error', () => (failed += 1));
+    req.end();
+  };
+  const timer = setInterval(ask, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      agent.destroy();
+      const sorted = [...latencies].sort((a, b) => a - b);
+      const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+      return { asked, answered: latencies.length, failed, p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? Number.NaN };
+    },
+  };
+}
+
+/** The peak of the target's RSS, sampled every 50 ms until stopped. */
+export function sampleRss(target: EdgeTarget): { stop(): number } {
+  let peak = target.rssMiB();
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, target.rssMiB());
+    } catch {
+      // the process is gone: its last sample stands
+    }
+  }, 50);
+  return {
+    stop() {
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}
