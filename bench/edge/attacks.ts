@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { encodeRequest } from '../../conformance/drivers/grpc.ts';
 import { grpcFrame } from '../../test/grpc/raw-grpc.ts';
+import { GET_ROOT, headersFrame, literalHeader, newestEntryReferences, rawH2 } from '../../test/support/h2-frames.ts';
 import { sampleRss, startBystander, startTarget, type EdgeTarget, type Executable } from './target.ts';
 
 const { values } = parseArgs({
@@ -131,69 +132,37 @@ async function pipeline(t: EdgeTarget): Promise<string> {
 }
 
 /** HPACK: one ~4 KB header inserted in the dynamic table, then referenced 10,000 times per header block. */
-function frame(type: number, flags: number, stream: number, payload: Buffer): Buffer {
-  const header = Buffer.alloc(9);
-  header.writeUIntBE(payload.length, 0, 3);
-  header[3] = type;
-  header[4] = flags;
-  header.writeUInt32BE(stream, 5);
-  return Buffer.concat([header, payload]);
-}
-const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
-const STATIC_GET_HTTP_ROOT = Buffer.from([0x82, 0x86, 0x84]);
 const VALUE_BYTES = 4000;
-// Literal with incremental indexing, new name "x-bomb", value of 4,000 bytes (length 127 + 3873 varint).
-const INSERT = Buffer.concat([Buffer.from([0x40, 6]), Buffer.from('x-bomb'), Buffer.from([0x7f, 0xa1, 0x1e]), Buffer.alloc(VALUE_BYTES, 0x62)]);
-const REFERENCES = Buffer.alloc(10_000, 0x80 | 62);
+const INSERT = literalHeader('x-bomb', Buffer.alloc(VALUE_BYTES, 0x62), true);
+const REFERENCES = newestEntryReferences(10_000);
 
 async function hpack(t: EdgeTarget): Promise<string> {
-  const until = Date.now() + Math.min(holdMs, 10_000);
+  const seconds = Math.min(holdMs, 10_000) / 1000;
+  const until = Date.now() + seconds * 1000;
   let blocks = 0;
   let connections = 0;
-  let goaways = 0;
+  let calmed = 0;
   const attacker = async (): Promise<void> => {
     while (Date.now() < until) {
       connections += 1;
-      await new Promise<void>((resolve) => {
-        const socket = tcpConnect({ host: '127.0.0.1', port: t.port });
-        let stream = 1;
-        let done = false;
-        const end = (): void => {
-          if (done) return;
-          done = true;
-          socket.destroy();
-          resolve();
-        };
-        socket.on('error', end);
-        socket.once('close', end);
-        socket.on('data', (chunk: Buffer) => {
-          // GOAWAY is frame type 7; a rough scan of frame headers in this chunk is enough for a count.
-          for (let i = 0; i + 9 <= chunk.length; ) {
-            const length = chunk.readUIntBE(i, 3);
-            if (chunk[i + 3] === 7) goaways += 1;
-            if (chunk[i + 3] === 4 && (chunk[i + 4]! & 1) === 0) socket.write(frame(4, 1, 0, Buffer.alloc(0)));
-            i += 9 + length;
-          }
-        });
-        const pump = (): void => {
-          while (!done && Date.now() < until) {
-            const block = Buffer.concat([STATIC_GET_HTTP_ROOT, stream === 1 ? INSERT : Buffer.alloc(0), REFERENCES]);
-            const ok = socket.write(frame(1, 0x5, stream, block));
-            stream += 2;
-            blocks += 1;
-            if (!ok) return void socket.once('drain', pump);
-          }
-          end();
-        };
-        socket.once('connect', () => {
-          socket.write(Buffer.concat([PREFACE, frame(4, 0, 0, Buffer.alloc(0))]));
-          pump();
-        });
-      });
+      const h2 = await rawH2('127.0.0.1', t.port).catch(() => undefined);
+      if (h2 === undefined) continue;
+      let stream = 1;
+      let open = true;
+      void h2.closed.then(() => (open = false));
+      // Blocks as fast as the socket takes them, until the server closes the connection or time is up.
+      while (open && Date.now() < until) {
+        const ok = h2.write(headersFrame(stream, Buffer.concat([GET_ROOT, stream === 1 ? INSERT : Buffer.alloc(0), REFERENCES])));
+        stream += 2;
+        blocks += 1;
+        if (!ok) await Promise.race([new Promise((resolve) => h2.socket.once('drain', resolve)), h2.closed]);
+      }
+      if (h2.goaway() === 11) calmed += 1;
+      h2.socket.destroy();
     }
   };
   await Promise.all([attacker(), attacker(), attacker(), attacker()]);
-  return `4 connections x ${Math.min(holdMs, 10_000) / 1000} s: ${blocks} header blocks of ${REFERENCES.length} references to a ${VALUE_BYTES}-byte entry sent over ${connections} connections, ${goaways} GOAWAY frames seen`;
+  return `4 connections x ${seconds} s: ${blocks} header blocks of ${REFERENCES.length} references to a ${VALUE_BYTES}-byte entry written over ${connections} connections, ${calmed} closed with GOAWAY ENHANCE_YOUR_CALM`;
 }
 
 /** Idle TCP connections opened as fast as the client can; how many does the server keep? */

@@ -4,6 +4,7 @@ import { ADMIN_CASES } from './admin.ts';
 import { AUTH_CASES } from './auth.ts';
 import { CONTRACT_CASES } from './contract.ts';
 import { DOCS_PAGE_CASES } from './docs-page.ts';
+import { EDGE_LIMIT_CASES } from './edge-limits.ts';
 import { ERROR_CASES } from './errors.ts';
 import { IDEMPOTENCY_CASES } from './idempotency.ts';
 import { EVENT_CASES } from './events.ts';
@@ -34,6 +35,7 @@ export const ALL_CASES: readonly Case[] = [
   ...RATE_LIMIT_CASES,
   ...ONE_PORT_CASES,
   ...ONE_PORT_ATTACK_CASES,
+  ...EDGE_LIMIT_CASES,
   ...PROCESS_TRANSPORT_CASES,
   ...ABUSE_CASES,
 ];

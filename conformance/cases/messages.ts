@@ -18,6 +18,8 @@ export const MSG = {
   itemRequired: 'item is required',
   itemTooLong: 'item must be at most 200 characters',
   itemNul: 'item must not contain NUL characters',
+  itemSurrogate: 'item must not contain unpaired UTF-16 surrogates',
+  malformedMessage: 'malformed request message',
   quantityPositive: 'quantity must be a positive integer',
   quantityTooLarge: 'quantity must be at most 2147483647',
   loginFieldsRequired: 'username and password are required',

@@ -19,6 +19,14 @@ const createCases: Case[] = [
     { setup: { users: ['me', 'other'] }, op: 'createOrder', input: { item: 'widget', quantity: 1, status: 'shipped', id: '00000000-0000-4000-8000-000000000000', user_id: '{userId:other}', userId: '{userId:other}' } },
     { http: { status: 201, body: { shape: 'Order', fields: { status: 'pending' } } } },
   ),
+  // A lone surrogate: JSON can carry it, UTF-8 cannot, so protobuf refuses the message itself (the
+  // client's encoder writes invalid UTF-8); either way no order holds it (rule ORDER-item-limits).
+  request(
+    'create-item-with-lone-surrogate',
+    ['CREATE-400', 'ERR-validation', 'ERR-validation-text', 'ORDER-item-limits', 'GRPC-malformed'],
+    { op: 'createOrder', input: { item: 'a\ud800b', quantity: 1 } },
+    { http: { status: 400, error: MSG.itemSurrogate }, grpc: { code: 'INVALID_ARGUMENT', message: MSG.malformedMessage } },
+  ),
   ...(
     [
       ['create-item-200-characters', 'x'.repeat(200), 1],

@@ -136,7 +136,8 @@ export function createApp(options: AppOptions): App {
   };
 
   const transport = options.transport(core);
-  const api = new Listener({ name: 'api', server: transport.server, address: config.httpAddr, shutdown: transport.shutdown });
+  // A bound on what clients can make the process hold, whatever they do (rule LIMIT-connections).
+  const api = new Listener({ name: 'api', server: transport.server, address: config.httpAddr, shutdown: transport.shutdown, maxConnections: config.maxConnections });
   const notifier = new Notifier(backends.subscriber, backends.ledger, logger);
   const relay = new OutboxRelay(backends.outbox, backends.publisher, logger, { ...options.relayOptions, clock: options.clock });
   registerOutboxMetrics(metrics.registry, relay);

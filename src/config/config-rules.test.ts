@@ -40,11 +40,13 @@ describe('configuration rules (spec 8.1)', () => {
       rateLimitStore: 'memory',
       trustProxy: [],
       sessionRecent: 10,
+      maxConnections: 256,
+      tls: undefined,
     });
-    const empty = { HTTP_ADDR: '', ADMIN_ADDR: '', JWT_EXPIRY: '', LOG_LEVEL: '', OTLP_ENDPOINT: '', RATE_LIMIT_RPS: '', RATE_LIMIT_STORE: '', TRUST_PROXY: '', SESSION_RECENT: '' };
+    const empty = { HTTP_ADDR: '', ADMIN_ADDR: '', JWT_EXPIRY: '', LOG_LEVEL: '', OTLP_ENDPOINT: '', RATE_LIMIT_RPS: '', RATE_LIMIT_STORE: '', TRUST_PROXY: '', SESSION_RECENT: '', HTTP_MAX_CONNECTIONS: '' };
     expect(loadServiceConfig({ JWT_SECRET: SECRET, ...empty }, { embedded: false })).toEqual(config);
-    const set = loadServiceConfig({ JWT_SECRET: SECRET, SESSION_RECENT: '4', RATE_LIMIT_RPS: '7', JWT_EXPIRY: '30m', HTTP_ADDR: ':9000', ADMIN_ADDR: '127.0.0.1:9001' }, { embedded: false });
-    expect([set.sessionRecent, set.rateLimitRps, set.tokens.expiryMs, set.httpAddr.port, set.adminAddr.port]).toEqual([4, 7, 1_800_000, 9000, 9001]);
+    const set = loadServiceConfig({ JWT_SECRET: SECRET, SESSION_RECENT: '4', RATE_LIMIT_RPS: '7', JWT_EXPIRY: '30m', HTTP_ADDR: ':9000', ADMIN_ADDR: '127.0.0.1:9001', HTTP_MAX_CONNECTIONS: '12' }, { embedded: false });
+    expect([set.sessionRecent, set.rateLimitRps, set.tokens.expiryMs, set.httpAddr.port, set.adminAddr.port, set.maxConnections]).toEqual([4, 7, 1_800_000, 9000, 9001, 12]);
   });
 
   it('[CONFIG-required, LIFE-3-missing-env, CONFIG-no-secret-echo, CONFIG-own-vars] a missing variable is a ConfigError naming it, never echoing a secret', async () => {

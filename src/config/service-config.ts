@@ -46,11 +46,23 @@ export interface ServiceConfig {
   /** SESSION_RECENT: length of each user's recently viewed list, default 10. */
   readonly sessionRecent: number;
   /**
+   * HTTP_MAX_CONNECTIONS (not in the spec; rule LIMIT-connections): connections the public listener
+   * holds at once, default DEFAULT_MAX_CONNECTIONS; one more is closed as soon as it is accepted.
+   */
+  readonly maxConnections: number;
+  /**
    * TLS_CERT_FILE and TLS_KEY_FILE (not in the spec; rule ONEPORT-tls): PEM files read at start-up.
    * Both set: the one-port listener speaks TLS (ALPN h2 and http/1.1). Neither: cleartext.
    */
   readonly tls: { readonly cert: Buffer; readonly key: Buffer } | undefined;
 }
+
+/**
+ * What one connection can cost at most (an HTTP/2 session: HTTP2_SESSION_QUEUED_HARD_BYTES of answers
+ * plus ~0.1 MB of its own; an HTTP/1.1 connection: one answer and its pipelined requests) times this,
+ * plus the process (~150 MB), fits the 512 MiB the Kubernetes manifests give a pod (rule LIMIT-connections).
+ */
+export const DEFAULT_MAX_CONNECTIONS = 256;
 
 export function loadServiceConfig(env: Env, options: { embedded: boolean }): ServiceConfig {
   const generated = options.embedded && optionalVar(env, 'JWT_SECRET', '') === '';
@@ -69,6 +81,7 @@ export function loadServiceConfig(env: Env, options: { embedded: boolean }): Ser
     rateLimitStore: rateLimitStore(env, options.embedded),
     trustProxy: trustProxyVar(env),
     sessionRecent: positiveIntVar(env, 'SESSION_RECENT', 10),
+    maxConnections: positiveIntVar(env, 'HTTP_MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS),
     tls: tlsFiles(env),
   };
 }

@@ -21,6 +21,7 @@ export interface Order {
  */
 export const ITEM_MAX_LENGTH = 200;
 export const QUANTITY_MAX = 2_147_483_647;
+export const ITEM_UNPAIRED_SURROGATE = 'item must not contain unpaired UTF-16 surrogates';
 
 export interface NewOrderInput {
   readonly userId: string;
@@ -36,6 +37,9 @@ export function validateNewOrder(input: NewOrderInput): void {
   }
   // PostgreSQL text cannot hold U+0000: refused here as the caller's mistake, not a 500 from the store.
   if (input.item.includes('\u0000')) throw new ErrValidation('item must not contain NUL characters');
+  // JSON can carry a lone UTF-16 surrogate ("\ud800"), which no UTF-8 text holds: PostgreSQL would store
+  // U+FFFD and protobuf would send U+FFFD, so one order would read back two ways (rule ORDER-item-limits).
+  if (!input.item.isWellFormed()) throw new ErrValidation(ITEM_UNPAIRED_SURROGATE);
   if (!Number.isSafeInteger(input.quantity) || input.quantity <= 0) {
     throw new ErrValidation('quantity must be a positive integer');
   }

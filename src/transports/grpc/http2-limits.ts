@@ -75,16 +75,38 @@ let ticker: NodeJS.Timeout | undefined;
 /** GOAWAY(ENHANCE_YOUR_CALM) and the connection closed: every stream it held ends, its buffers go. */
 function calm(session: ServerHttp2Session): void {
   if (session.destroyed) return;
-  session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM);
-  session.destroy();
+  // One GOAWAY with this code (a goaway() then destroy() sent a second one with NO_ERROR).
+  session.destroy(h2.NGHTTP2_ENHANCE_YOUR_CALM);
 }
 
-/** Resets a stream and discards what its client still sends, so that its slot is freed (H2-stream-slot). */
+/** RST_STREAM with `code` now, whatever is queued: a code other than NO_ERROR also frees its slot at once. */
 function resetStream(stream: ServerHttp2Stream, code: number): void {
-  if (stream.destroyed) return;
+  if (stream.destroyed || stream.closed) return;
   resetByUs.add(stream);
-  stream.resume();
   stream.close(code);
+}
+
+/**
+ * Once our answer is complete, a request the client is still sending is asked to stop with
+ * RST_STREAM(NO_ERROR) (RFC 9113 section 8.1), then what it had buffered is read and dropped, which
+ * ends the stream. Node frees a stream's slot of SETTINGS_MAX_CONCURRENT_STREAMS only when its request
+ * side ends, so a request left paused (refused before it was read) kept it forever: 128 refused
+ * Logins pinned a connection (rule H2-stream-slot). The order matters: read before the reset, the
+ * buffered bytes reopen the stream's flow-control window and the client sends more, and Node counts
+ * each DATA frame reaching a reset stream as invalid (1,000 close the session): destroying the
+ * stream instead loses the window of what it held.
+ */
+function endUnreadRequest(stream: ServerHttp2Stream): void {
+  if (stream.destroyed || stream.endAfterHeaders || stream.readableEnded) return;
+  resetByUs.add(stream);
+  // Closed already (a gRPC refusal closes with NO_ERROR): its RST goes out later in this same 'finish'.
+  if (!stream.closed) stream.close(h2.NGHTTP2_NO_ERROR);
+  setImmediate(() => {
+    // Whoever read the request (the compatibility layer's request object) has no use for the rest,
+    // and would pause the stream again once its own buffer is full.
+    stream.removeAllListeners('data');
+    stream.resume();
+  });
 }
 
 /** Bytes written to the stream that its client has not taken yet. */
@@ -145,8 +167,8 @@ function watchSession(session: ServerHttp2Session, watch: Watch): void {
  * - rapid reset (CVE-2023-44487): a client that resets more streams than it lets complete, past the
  *   allowance, gets GOAWAY(ENHANCE_YOUR_CALM) and its connection is closed, which also ends every call
  *   it still had in flight (their done signals abort), so its backlog does not outlive it;
- * - a stream answered before its request was read (refused, unauthenticated, past its deadline) has
- *   the rest of its request discarded, which frees its slot;
+ * - a stream answered before its request was read (refused, unauthenticated, past its deadline) is
+ *   reset with NO_ERROR once answered, which frees its slot;
  * - header blocks refused by Node, answers nobody takes: the write budget and deadline above.
  */
 export function guardSession(session: ServerHttp2Session, options: SessionGuardOptions = {}): void {
@@ -179,12 +201,7 @@ export function guardSession(session: ServerHttp2Session, options: SessionGuardO
       // Nothing of it was processed: any client may send it again (RFC 9113 section 8.7).
       resetStream(stream, h2.NGHTTP2_REFUSED_STREAM);
     }
-    // Once our answer is complete, what the client still sends is discarded. A request stream left
-    // paused with unread DATA never ends, so Node never frees its slot of the session's
-    // maxConcurrentStreams, even after RST_STREAM: 128 refused messages pinned a connection.
-    stream.once('finish', () => {
-      if (!stream.readableEnded) stream.resume();
-    });
+    stream.once('finish', () => endUnreadRequest(stream));
     const deadline = setTimeout(() => {
       // END_STREAM received: what remains is ours to answer, not the client's to send.
       if (stream.state.remoteClose) return;

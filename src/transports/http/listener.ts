@@ -10,6 +10,8 @@ export interface ListenerOptions {
   readonly address: ListenAddress;
   /** Graceful close of whatever the server carries (HTTP keep-alive, HTTP/2 sessions). */
   readonly shutdown: () => Promise<void>;
+  /** Connections held at once (net.Server's maxConnections): one more is closed when accepted. */
+  readonly maxConnections?: number;
 }
 
 /**
@@ -28,7 +30,9 @@ export class Listener implements Component {
   }
 
   async run(signal: AbortSignal): Promise<void> {
-    const { server, address } = this.#options;
+    const { server, address, maxConnections } = this.#options;
+    // Node's own cap: past it, an accepted connection is closed at once and 'drop' is emitted.
+    if (maxConnections !== undefined) server.maxConnections = maxConnections;
     try {
       server.listen({ port: address.port, host: address.host });
       await once(server, 'listening');
