@@ -55,12 +55,13 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
 }
 
 /** A lingering session: alice logs in, creates an order and reads it back (a read opens her session). */
-async function lingeringSession(api: string): Promise<void> {
+async function lingeringSession(api: string): Promise<Record<string, string>> {
   const login = await json(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(DEMO) });
   const auth = { authorization: `Bearer ${String(login.body['token'])}` };
   const created = await json(`${api}/orders`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ item: 'console', quantity: 1 }) });
   expect(created.status).toBe(201);
   expect((await json(`${api}/orders/${String(created.body['id'])}`, { headers: auth })).status).toBe(200);
+  return auth;
 }
 
 async function textOf(page: Page, id: string): Promise<string> {
@@ -112,7 +113,7 @@ describe.skipIf(skipBrowser)(`console page in headless Chromium (${CHROMIUM_PATH
         const refused = await page.evaluate("fetch('https://example.com/').then(() => 'answered', (error) => 'failed: ' + error.message)");
         expect(refused).toMatch(/^failed/);
 
-        await lingeringSession(service.api);
+        const earlier = await lingeringSession(service.api);
         await poll(() => textOf(page, 'sessions-lingering')).toBe('1');
         await poll(() => textOf(page, 'sessions-live')).toBe('0');
 
@@ -134,7 +135,20 @@ describe.skipIf(skipBrowser)(`console page in headless Chromium (${CHROMIUM_PATH
         await poll(() => page.locator('#log li', { hasText: 'session: closed' }).count()).toBe(1);
         await poll(() => page.locator('#log li', { hasText: 'simulator: clock advanced' }).count()).toBe(1);
         expect(await page.getByRole('button', { name: /^Advance to next linger expiry/ }).isDisabled()).toBe(true);
-        expect(((await json(`${service.admin}/simulator`)).body['clock'] as { offsetMs: number }).offsetMs).toBeGreaterThan(0);
+        const offset = async (): Promise<number> => ((await json(`${service.admin}/simulator`)).body['clock'] as { offsetMs: number }).offsetMs;
+        const afterLinger = await offset();
+        expect(afterLinger).toBeGreaterThan(0);
+
+        // Past the token lifetime (JWT_EXPIRY, 60 min by default): the token from before is refused.
+        await page.getByRole('button', { name: 'Advance past token expiry (60 min)' }).click();
+        await poll(offset).toBe(afterLinger + 3_600_000);
+        expect(await json(`${service.api}/orders`, { headers: earlier })).toEqual({ status: 401, body: { error: 'invalid or expired token' } });
+        // By a chosen amount, typed and submitted with Enter.
+        await page.getByLabel('Advance by').fill('2');
+        await page.getByLabel('Unit').selectOption('minutes');
+        await page.getByLabel('Advance by').press('Enter');
+        await poll(offset).toBe(afterLinger + 3_600_000 + 120_000);
+        await poll(() => textOf(page, 'clock-offset')).toBe(`${Math.round((afterLinger + 3_720_000) / 60_000)} min`);
 
         // Two injected database failures, set with the labelled field: two 500s, counted and charted.
         // Logged in first: the login reads the database too and would take one of them.
