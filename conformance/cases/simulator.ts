@@ -58,6 +58,9 @@ export const SIMULATOR_CASES: Case[] = [
       const absolute = (text.match(/https?:\/\/[^\s'"]+/g) ?? []).filter((url) => url !== 'http://www.w3.org/2000/svg');
       t.assert(absolute.length === 0, `GET ${path} names ${absolute.join(', ')}`);
     }
+    const bare = await fetch(`${t.target.adminUrl}/console`, { redirect: 'manual' });
+    const expected = embedded ? '308 console/' : '404 null';
+    t.assert(`${bare.status} ${bare.headers.get('location')}` === expected, `admin GET /console answered ${bare.status} ${bare.headers.get('location')}, not ${expected}`);
     t.check(await t.driver.raw!({ method: 'GET', path: '/console/' }), { http: { status: 404, error: MSG.notFound } }, 'public GET /console/');
   }),
   flow('simulator-component-settings-and-log', ['SIM-component-settings', 'SIM-logged'], { needs: ['faults', 'logs'] }, async (t) => {
