@@ -31,6 +31,11 @@ export class MemoryOrderCache implements OrderCache, Component {
     this.#ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
   }
 
+  /** How long an entry lives (the embedded console's advance-to-TTL button). */
+  get ttlMs(): number {
+    return this.#ttlMs;
+  }
+
   /** Live (unexpired) entries. */
   get size(): number {
     this.#evictExpired();

@@ -38,6 +38,31 @@ export const SIMULATOR_CASES: Case[] = [
     }
     t.check(await t.driver.raw!({ method: 'GET', path: '/simulator' }), { http: { status: 404, error: MSG.notFound } }, 'public GET /simulator');
   }),
+  flow('console-only-on-embedded-admin-listener', ['CONSOLE-page'], { api: 'rest', needs: ['admin'] }, async (t) => {
+    const embedded = t.target.capabilities.has('faults');
+    const paths = ['/console/', '/console/console.js', '/console/console.css', '/console/state'];
+    for (const path of paths) {
+      const response = await fetch(`${t.target.adminUrl}${path}`);
+      const text = await response.text();
+      if (!embedded) {
+        t.assert(response.status === 404 && text === '{"error":"not found"}', `admin GET ${path} answered ${response.status} ${text} without --embedded`);
+        continue;
+      }
+      t.assert(response.status === 200, `admin GET ${path} answered ${response.status} with --embedded`);
+      if (path === '/console/state') {
+        t.assert(typeof (JSON.parse(text) as { counts?: { sessionsLive?: unknown } }).counts?.sessionsLive === 'number', `GET ${path}: ${text.slice(0, 200)}`);
+        continue;
+      }
+      t.assert(response.headers.get('content-security-policy')?.startsWith("default-src 'none'") === true, `GET ${path}: no restrictive policy`);
+      // Shipped files that fetch nothing from elsewhere: the only absolute URL is the SVG namespace (a name, never fetched).
+      const absolute = (text.match(/https?:\/\/[^\s'"]+/g) ?? []).filter((url) => url !== 'http://www.w3.org/2000/svg');
+      t.assert(absolute.length === 0, `GET ${path} names ${absolute.join(', ')}`);
+    }
+    const bare = await fetch(`${t.target.adminUrl}/console`, { redirect: 'manual' });
+    const expected = embedded ? '308 console/' : '404 null';
+    t.assert(`${bare.status} ${bare.headers.get('location')}` === expected, `admin GET /console answered ${bare.status} ${bare.headers.get('location')}, not ${expected}`);
+    t.check(await t.driver.raw!({ method: 'GET', path: '/console/' }), { http: { status: 404, error: MSG.notFound } }, 'public GET /console/');
+  }),
   flow('simulator-component-settings-and-log', ['SIM-component-settings', 'SIM-logged'], { needs: ['faults', 'logs'] }, async (t) => {
     const me = await t.user();
     const simulator = t.target.simulator!;

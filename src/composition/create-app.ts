@@ -16,6 +16,7 @@ import { OutboxRelay, type OutboxRelayOptions } from '../service/outbox-relay.ts
 import { NearOrderCache } from '../service/near-order-cache.ts';
 import { TokenService } from '../service/token-service.ts';
 import { SessionScope, type TimerPort } from '../session/session-scope.ts';
+import { ConsoleFeed, type ConsoleSources } from '../simulator/console-feed.ts';
 import type { Simulator } from '../simulator/simulator.ts';
 import { createAdminHandler } from '../transports/http/admin-handler.ts';
 import { closeHttpServer, trackConnections } from '../transports/http/http-shutdown.ts';
@@ -68,6 +69,8 @@ export interface AppOptions {
   readonly clock?: Clock;
   /** Embedded mode only: the simulator's control API on the admin listener (issue 17). */
   readonly simulator?: Simulator;
+  /** Embedded mode only, with the simulator: what the console page reads besides the registry. */
+  readonly console?: Omit<ConsoleSources, 'registry' | 'tokenExpiryMs'>;
   /** Tests: faster relay polling or backoff. */
   readonly relayOptions?: OutboxRelayOptions;
 }
@@ -157,7 +160,11 @@ export function createApp(options: AppOptions): App {
     api,
   ];
   const checker = new ComponentChecker(serviceComponents);
-  const adminServer = createServer(createAdminHandler(checker, metrics, options.simulator));
+  const consoleFeed =
+    options.simulator === undefined || options.console === undefined
+      ? undefined
+      : new ConsoleFeed({ ...options.console, registry: metrics.registry, tokenExpiryMs: config.tokens.expiryMs });
+  const adminServer = createServer(createAdminHandler(checker, metrics, options.simulator, consoleFeed));
   trackConnections(adminServer);
   const admin = new Listener({ name: 'admin', server: adminServer, address: config.adminAddr, shutdown: () => closeHttpServer(adminServer) });
   // The admin listener answers readiness for others; it does not report its own.

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, type Env } from '../config/env.ts';
-import { createLogger, parseLogLevel } from '../observability/logger.ts';
+import { ANNOUNCED_MSG } from '../simulator/console-feed.ts';
+import { LogTail } from '../observability/log-tail.ts';
+import { createLogger, parseLogLevel, stdoutDestination } from '../observability/logger.ts';
 import type { TransportFactory } from './create-app.ts';
 import { startService } from './start-service.ts';
 
@@ -24,7 +26,9 @@ export async function runMain(options: MainOptions): Promise<number> {
     return 2;
   }
   // Rule 3.4.1: the logger exists before anything that logs, so it reads its own variable first.
-  const logger = createLogger(parseLogLevel(options.env['LOG_LEVEL']));
+  // Embedded: stdout is also kept in a bounded tail for the console page (rule CONSOLE-feed).
+  const logTail = embedded ? new LogTail({ count: [ANNOUNCED_MSG] }) : undefined;
+  const logger = createLogger(parseLogLevel(options.env['LOG_LEVEL']), logTail?.tee(stdoutDestination()));
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
     logger.info({ signal }, 'shutting down');
@@ -33,7 +37,7 @@ export async function runMain(options: MainOptions): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const service = await startService({ ...options, logger, embedded, seedDemoUsers: true, signal: stop.signal });
+    const service = await startService({ ...options, logger, logTail, embedded, seedDemoUsers: true, signal: stop.signal });
     const { config } = service;
     if (config.tokens.generated) logger.warn('embedded mode: JWT_SECRET is not set; using a random secret, tokens die with this process');
     service.ready.then(

@@ -2,6 +2,7 @@ import type { Server } from 'node:net';
 import type { Env } from '../config/env.ts';
 import { loadServiceConfig, type ServiceConfig } from '../config/service-config.ts';
 import { runComponents } from '../lifecycle/runner.ts';
+import type { LogTail } from '../observability/log-tail.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Backends } from './backends.ts';
 import { createApp, type App, type AppOptions, type TransportFactory } from './create-app.ts';
@@ -23,6 +24,8 @@ export interface ServiceOptions {
   readonly isolation?: RealBackendIsolation;
   /** Tests: span exporters, session linger and cap, fake timers, pinned clock. */
   readonly app?: Pick<AppOptions, 'spanProcessors' | 'sessionLingerMs' | 'sessionCap' | 'sessionTimers' | 'clock'>;
+  /** Embedded only: the last log lines for the console page (runMain tees stdout into it). */
+  readonly logTail?: LogTail;
   /** Aborting it stops the service, as `stop()` does (runMain wires SIGTERM/SIGINT here). */
   readonly signal?: AbortSignal;
 }
@@ -71,6 +74,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     clock,
     sessionTimers: options.app?.sessionTimers ?? time,
     simulator,
+    // The console page (rule CONSOLE-page) comes with the simulator: embedded mode only.
+    console: fakes === undefined || time === undefined ? undefined : { time, logTail: options.logTail, cacheTtlMs: fakes.cacheFake.ttlMs },
     config,
     logger,
     backends,

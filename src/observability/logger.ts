@@ -47,11 +47,15 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       // trace_id and span_id on every line logged inside a request scope (rule TRACE-log-ids).
       mixin: traceLogFields,
     },
-    // Asynchronous, in batches of at most 10 ms (batched-destination.ts).
-    destination ?? batchedDestination(pino.destination({ dest: 1, sync: false })),
+    destination ?? stdoutDestination(),
   );
   installDefaultLogger(logger);
   return logger;
+}
+
+/** The process's stdout, asynchronous, in batches of at most 10 ms (batched-destination.ts). */
+export function stdoutDestination(): DestinationStream {
+  return batchedDestination(pino.destination({ dest: 1, sync: false }));
 }
 
 function installDefaultLogger(logger: Logger): void {

@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Checker, HealthReport } from '../../lifecycle/checker.ts';
 import type { HttpMetrics } from '../../observability/metrics.ts';
+import type { ConsoleFeed } from '../../simulator/console-feed.ts';
 import type { Simulator } from '../../simulator/simulator.ts';
+import { answerConsole } from './console-routes.ts';
 import { answerSimulator } from './simulator-routes.ts';
 
 /**
@@ -11,8 +13,16 @@ import { answerSimulator } from './simulator-routes.ts';
 /** The liveness answer: the health report's shape with no component consulted. */
 const LIVE: HealthReport = { clean: true, nodes: null };
 
-/** `simulator`: embedded mode only; without it every /simulator path is 404 like any unknown path. */
-export function createAdminHandler(checker: Checker, metrics: HttpMetrics, simulator?: Simulator): (req: IncomingMessage, res: ServerResponse) => void {
+/**
+ * `simulator` and `consoleFeed`: embedded mode only; without them every /simulator and /console path is
+ * 404 like any unknown path (rules SIM-embedded-only, CONSOLE-page).
+ */
+export function createAdminHandler(
+  checker: Checker,
+  metrics: HttpMetrics,
+  simulator?: Simulator,
+  consoleFeed?: ConsoleFeed,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const sendReport = (res: ServerResponse, report: HealthReport): void => {
     res.writeHead(report.clean ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(report));
   };
@@ -21,7 +31,8 @@ export function createAdminHandler(checker: Checker, metrics: HttpMetrics, simul
     // out of the listener, where an uncaught exception ends the process (it matches no route instead).
     const target = req.url ?? '/';
     const text = target.startsWith('/') ? `http://admin${target}` : target;
-    const path = URL.canParse(text) ? new URL(text).pathname : target;
+    const url = URL.canParse(text) ? new URL(text) : undefined;
+    const path = url?.pathname ?? target;
     const route = `${req.method} ${path}`;
     const answer = async (): Promise<void> => {
       switch (route) {
@@ -38,6 +49,7 @@ export function createAdminHandler(checker: Checker, metrics: HttpMetrics, simul
           return;
         default:
           if (simulator !== undefined && (await answerSimulator(simulator, req, res, path))) return;
+          if (consoleFeed !== undefined && (await answerConsole(consoleFeed, req, res, path, url?.searchParams ?? new URLSearchParams()))) return;
           res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
       }
     };

@@ -1,0 +1,43 @@
+import type { DestinationStream } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from './logger.ts';
+import { LogTail } from './log-tail.ts';
+
+function sink(): DestinationStream & { readonly written: string[] } {
+  const written: string[] = [];
+  return { written, write: (line: string) => void written.push(line) } as DestinationStream & { readonly written: string[] };
+}
+
+describe('log tail', () => {
+  it('[CONSOLE-feed] keeps the last lines as written to stdout, bounded in count and length, numbered for readers', () => {
+    const inner = sink();
+    const tail = new LogTail({ lines: 3, maxLineChars: 80, count: ['order placed'] });
+    const logger = createLogger('info', tail.tee(inner));
+    for (let i = 1; i <= 5; i++) logger.info({ i }, 'line');
+    logger.debug('below the level: neither written nor kept');
+    logger.info({ password: 'hunter2-secret' }, 'x'.repeat(100));
+
+    expect(inner.written).toHaveLength(6);
+    const kept = tail.after(0);
+    expect(kept.map((line) => line.seq)).toEqual([4, 5, 6]);
+    // What stdout got, newline dropped, cut at 80 characters.
+    expect(kept[0]?.text).toBe(inner.written[3]?.trimEnd());
+    expect(kept[2]?.text).toHaveLength(81);
+    expect(kept[2]?.text.endsWith('…')).toBe(true);
+    expect(tail.after(5).map((line) => line.seq)).toEqual([6]);
+    expect(tail.after(6)).toEqual([]);
+  });
+
+  it('[CONSOLE-feed] sees lines after redaction, and counts the lines of the messages it was asked to count', () => {
+    const tail = new LogTail({ count: ['order placed'] });
+    const logger = createLogger('info', tail.tee(sink()));
+    logger.info({ order_id: 'a' }, 'order placed');
+    logger.info({ item: 'order placed' }, 'request');
+    logger.info({ order_id: 'b' }, 'order placed');
+    logger.info({ password: 'hunter2-secret' }, 'login');
+    expect(tail.count('order placed')).toBe(2);
+    expect(tail.count('request')).toBe(0);
+    expect(tail.after(0).map((line) => line.text).join('\n')).not.toContain('hunter2-secret');
+    expect(tail.after(0).at(-1)?.text).toContain('"password":"[redacted]"');
+  });
+});
