@@ -75,8 +75,9 @@ let ticker: NodeJS.Timeout | undefined;
 /** GOAWAY(ENHANCE_YOUR_CALM) and the connection closed: every stream it held ends, its buffers go. */
 function calm(session: ServerHttp2Session): void {
   if (session.destroyed) return;
-  // One GOAWAY with this code (a goaway() then destroy() sent a second one with NO_ERROR).
-  session.destroy(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+  // One GOAWAY with this code (goaway() then destroy() sent a second one, with NO_ERROR). The error
+  // goes to the server's 'sessionError', which nothing here listens to.
+  session.destroy(new Error('http2: session closed for abuse'), h2.NGHTTP2_ENHANCE_YOUR_CALM);
 }
 
 /** RST_STREAM with `code` now, whatever is queued: a code other than NO_ERROR also frees its slot at once. */

@@ -9,7 +9,7 @@ export const HTTP1_PIPELINE_DEPTH = 32;
 
 /**
  * Runs the requests of one HTTP/1.1 connection one at a time: a pipelined request waits until the
- * answer before it has been handed to the kernel ('finish'), or its connection is gone ('close').
+ * answer before it has been handed to the kernel ('finish'); if the connection goes first, it never runs.
  * Node parses every request of a read at once and holds each answer until the ones before it are
  * written, so a client pipelining 10,000 list requests without reading made the server run ~850 of
  * them and hold ~40 MB per connection; with this it holds one answer (rule HTTP1-pipeline-bound).
@@ -18,17 +18,15 @@ export function oneRequestAtATime(handler: RequestListener, depth = HTTP1_PIPELI
   /** Per connection with a request running: the requests waiting behind it. */
   const waiting = new WeakMap<Socket, Array<() => void>>();
   const run = (socket: Socket, req: IncomingMessage, res: ServerResponse): void => {
-    let done = false;
-    const next = (): void => {
-      if (done) return;
-      done = true;
-      const queue = waiting.get(socket);
-      const following = queue?.shift();
+    // Written: the next one runs. Closed before that: the connection is gone, and so are they.
+    res.once('finish', () => {
+      const following = waiting.get(socket)?.shift();
       if (following === undefined) waiting.delete(socket);
       else following();
-    };
-    res.once('finish', next);
-    res.once('close', next);
+    });
+    res.once('close', () => {
+      if (!res.writableFinished) waiting.delete(socket);
+    });
     handler(req, res);
   };
   return (req, res) => {

@@ -1,0 +1,83 @@
+import { createServer, type Server } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { oneRequestAtATime } from './pipeline-gate.ts';
+
+const ANSWER = Buffer.alloc(1024 * 1024, 0x61);
+
+let server: Server | undefined;
+afterEach(() => server?.close());
+
+/** A node:http server whose handler answers 1 MB per request, counting the requests it ran. */
+async function serve(gated: boolean): Promise<{ port: number; ran: () => number }> {
+  let ran = 0;
+  const handler = (_req: unknown, res: { end(body: Buffer): void }): void => {
+    ran += 1;
+    // Answered on a later turn, as a handler that awaits a store is.
+    setImmediate(() => res.end(ANSWER));
+  };
+  server = createServer(gated ? oneRequestAtATime(handler as never) : (handler as never));
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as AddressInfo).port, ran: () => ran };
+}
+
+function pipeline(port: number, count: number): Promise<Socket> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port }, () => {
+      socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(count));
+      resolve(socket);
+    });
+  });
+}
+
+/** Reads `count` answers of ANSWER's size off `socket`; resolves with how many arrived. */
+function readAll(socket: Socket, count: number): Promise<number> {
+  return new Promise((resolve) => {
+    let bytes = 0;
+    let answers = 0;
+    socket.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      answers = Math.floor(bytes / ANSWER.length);
+      if (answers >= count) resolve(answers);
+    });
+    socket.once('close', () => resolve(answers));
+  });
+}
+
+describe('pipelined HTTP/1.1 requests (rule HTTP1-pipeline-bound)', () => {
+  it('[HTTP1-pipeline-bound] a client that does not read its answers gets no request run beyond the kernel buffers, and every answer once it reads', async () => {
+    const { port, ran } = await serve(true);
+    // 30 requests of 1 MB answers, nothing read: the kernel's socket buffers take a few answers, the
+    // process holds one, and the rest wait unparsed-for work.
+    const socket = await pipeline(port, 30);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const runWhileNotReading = ran();
+    expect(runWhileNotReading).toBeLessThan(30);
+    const read = await readAll(socket, 30);
+    socket.destroy();
+    expect(read).toBe(30);
+    expect(ran()).toBe(30);
+  });
+
+  it('[HTTP1-pipeline-bound] without the gate Node runs every pipelined request at once (what the gate prevents)', async () => {
+    const { port, ran } = await serve(false);
+    const socket = await pipeline(port, 30);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(ran()).toBe(30);
+    socket.destroy();
+  });
+
+  it('[HTTP1-pipeline-bound] more requests waiting than the depth close the connection', async () => {
+    let ran = 0;
+    server = createServer(oneRequestAtATime(() => void (ran += 1), 4));
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const socket = await pipeline((server.address() as AddressInfo).port, 10);
+    const closed = await new Promise<boolean>((resolve) => {
+      socket.resume();
+      socket.once('close', () => resolve(true));
+    });
+    expect(closed).toBe(true);
+    // The first ran and never answered: nothing behind it did.
+    expect(ran).toBe(1);
+  });
+});
