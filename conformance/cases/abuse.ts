@@ -64,6 +64,8 @@ const loginGateCases: Case[] = [
     const refused = replies.filter((r) => (t.api === 'grpc' ? r.codeName === 'RESOURCE_EXHAUSTED' : r.status === 429 && (r.body as { error?: string } | undefined)?.error === TEXT.loginBusy));
     t.assert(refused.length > 0, `none of ${floodSize} parallel logins from one client was refused by the login gate: ${JSON.stringify(replies.slice(0, 3).map((r) => r.status ?? r.codeName))}`);
     t.check(refused[0]!, { http: { status: 429, error: TEXT.loginBusy }, grpc: { code: 'RESOURCE_EXHAUSTED', message: TEXT.loginBusy } }, 'a refused flood login');
+    // A slot frees within a derivation or two: the client is told to come back in a second.
+    if (t.api === 'rest') t.assert(refused[0]!.headers?.['retry-after'] === '1', `a refused flood login: Retry-After ${String(refused[0]!.headers?.['retry-after'])}, expected 1`);
     const others = replies.filter((r) => !refused.includes(r));
     for (const r of others) t.check(r, unauthenticated(MSG.invalidCredentials), 'an admitted flood login');
   }),

@@ -241,7 +241,7 @@ export interface components {
         };
         /**
          * @description The rate limit (`RATE_LIMIT_RPS` requests per second, with Retry-After) is exceeded, or the login
-         *     gate is full for this client (`too many login attempts`, answered at once, no Retry-After):
+         *     gate is full for this client (`too many login attempts`, answered at once, Retry-After 1):
          *     password checks are bounded so a flood cannot exhaust the CPU.
          */
         LoginTooManyRequests: {

@@ -59,6 +59,8 @@ export interface ErrorAnswer {
   readonly log: string | undefined;
   /** HTTP only: the body was left unread, so an HTTP/1 connection cannot be reused. */
   readonly closeConnection?: true;
+  /** HTTP only: a Retry-After header, in whole seconds. */
+  readonly retryAfterSeconds?: number;
 }
 
 /** Spec 4.3 rule 1: the message of a recovered panic, i.e. of anything the table does not know. */
@@ -84,8 +86,9 @@ export const ERROR_TABLE: Readonly<Record<ErrorKind, ErrorAnswer>> = {
   'client-closed': { httpStatus: 499, message: 'client closed request', grpcCode: 'CANCELLED', log: undefined },
   // The service is there but cannot hold a session for this caller right now (spec 7 rule 3).
   'session-unavailable': { httpStatus: 503, message: 'session unavailable', grpcCode: 'UNAVAILABLE', log: undefined },
-  // The login gate is full for this caller (issue 12, rule LOGIN-gate): refused at once, try later.
-  'login-busy': { httpStatus: 429, message: 'too many login attempts', grpcCode: 'RESOURCE_EXHAUSTED', log: undefined },
+  // The login gate is full for this caller (rule LOGIN-gate): refused at once; a slot frees within a
+  // derivation or two (~0.2 s each), so one second is the honest smallest Retry-After.
+  'login-busy': { httpStatus: 429, message: 'too many login attempts', grpcCode: 'RESOURCE_EXHAUSTED', log: undefined, retryAfterSeconds: 1 },
   // A backend outage is not a bug: masked as 500 like one, but logged as what it is, not as a panic.
   'backend-unavailable': { httpStatus: 500, message: 'internal server error', grpcCode: 'INTERNAL', log: 'api: backend unavailable' },
   // Spec 7 "anything else": the cause is masked and logged once.

@@ -9,6 +9,8 @@ export interface HttpError {
   readonly closeConnection?: boolean;
   /** An expected failure the operator must still hear of (a backend outage), logged under this message. */
   readonly logAs?: string;
+  /** Sent as Retry-After (whole seconds). */
+  readonly retryAfterSeconds?: number;
 }
 
 export const INTERNAL_ERROR: HttpError = { status: ERROR_TABLE.internal.httpStatus, message: ERROR_TABLE.internal.message ?? '', expected: false };
@@ -22,5 +24,6 @@ export function toHttpError(error: unknown): HttpError {
     expected: mapped.expected,
     ...(mapped.row.closeConnection ? { closeConnection: true } : {}),
     ...(mapped.logAs !== undefined ? { logAs: mapped.logAs } : {}),
+    ...(mapped.row.retryAfterSeconds !== undefined ? { retryAfterSeconds: mapped.row.retryAfterSeconds } : {}),
   };
 }

@@ -78,6 +78,7 @@ export function requestScope(logger: Logger): KoaMiddleware {
       if (!mapped.expected) throw error;
       if (mapped.logAs !== undefined) logMappedFailure(logger, mapped.logAs, error, ctx.path);
       if (mapped.closeConnection) ctx.set('Connection', 'close');
+      if (mapped.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(mapped.retryAfterSeconds));
       sendError(ctx, mapped.status, mapped.message);
     }
   };

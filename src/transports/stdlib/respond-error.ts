@@ -14,5 +14,7 @@ export function respondWithError(exchange: Exchange, error: unknown, logger: Log
   if (mapped.logAs !== undefined) logMappedFailure(logger, mapped.logAs, error, exchange.path);
   // HTTP/2 (the gRPC executable's REST side) forbids the header; there the stream alone ends.
   const close = mapped.closeConnection && exchange.req.httpVersionMajor < 2;
-  sendError(exchange.res, mapped.status, mapped.message, close ? { connection: 'close' } : {});
+  const headers: Record<string, string> = close ? { connection: 'close' } : {};
+  if (mapped.retryAfterSeconds !== undefined) headers['retry-after'] = String(mapped.retryAfterSeconds);
+  sendError(exchange.res, mapped.status, mapped.message, headers);
 }
