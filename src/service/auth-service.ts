@@ -23,11 +23,14 @@ export class AuthService {
     this.#dummyHash = hashPassword('not a password of anyone');
   }
 
-  /** `client`: an opaque key of the caller (the transport's peer address), for the gate's fairness. */
-  async login(username: string, password: string, client: string = UNIDENTIFIED_CLIENT): Promise<string> {
+  /**
+   * `client`: an opaque key of the caller (the transport's peer address), for the gate's fairness;
+   * `signal`: aborts when the caller is gone, which takes a waiting login out of the gate's queue.
+   */
+  async login(username: string, password: string, client: string = UNIDENTIFIED_CLIENT, signal?: AbortSignal): Promise<string> {
     const user = username === '' ? undefined : await this.#credentials.findByUsername(username);
     const stored = user?.passwordHash ?? (await this.#dummyHash);
-    const matches = await this.#gate.run(client, () => verifyPassword(password, stored));
+    const matches = await this.#gate.run(client, () => verifyPassword(password, stored), signal);
     if (user === undefined || !matches) throw new ErrInvalidCredentials();
     return this.#tokens.issue(user.id, user.username);
   }

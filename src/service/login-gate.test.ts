@@ -93,4 +93,27 @@ describe('LoginGate (issue 12: login must not be a CPU denial of service)', () =
     expect(defaultLoginGateLimits(64).concurrency).toBe(4);
     expect(defaultLoginGateLimits(1).concurrency).toBe(1);
   });
+
+  it('[LOGIN-gate] a waiting login whose caller went away leaves the queue: its work never runs, its place goes to the next', async () => {
+    const gate = new LoginGate({ concurrency: 1, queuePerClient: 2, queueTotal: 2 });
+    const started: string[] = [];
+    const first = attempt(gate, 'a', started, 'first');
+    const gone = new AbortController();
+    const work = deferred();
+    const leaving = gate.run('a', async () => (started.push('gone'), await work.promise, 'gone'), gone.signal);
+    const rejected = leaving.catch((error: unknown) => error);
+    const next = attempt(gate, 'b', started, 'next');
+    await tick();
+    expect(gate.load).toEqual({ running: 1, waiting: 2 });
+    gone.abort(new Error('client closed'));
+    expect(await rejected).toEqual(new Error('client closed'));
+    expect(gate.load).toEqual({ running: 1, waiting: 1 });
+    first.finish();
+    await tick();
+    expect(started).toEqual(['first', 'next']);
+    next.finish();
+    await expect(next.outcome).resolves.toBe('next');
+    // Already gone before it asked: refused without waiting.
+    await expect(gate.run('c', async () => 'never', AbortSignal.abort(new Error('gone')))).rejects.toThrow('gone');
+  });
 });

@@ -65,9 +65,14 @@ export class LoginGate {
     this.#limits = limits;
   }
 
-  /** Runs `work` when a slot is free for `client`, or throws ErrLoginBusy without running it. */
-  async run<T>(client: string, work: () => Promise<T>): Promise<T> {
-    await this.#admit(client);
+  /**
+   * Runs `work` when a slot is free for `client`, or throws ErrLoginBusy without running it. A wait
+   * whose `signal` aborts (its caller went away) leaves the queue at once and rejects with the
+   * signal's reason: nobody is left to answer, so its place and its derivation go to others.
+   */
+  async run<T>(client: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    signal?.throwIfAborted();
+    await this.#admit(client, signal);
     try {
       return await work();
     } finally {
@@ -84,7 +89,7 @@ export class LoginGate {
     return { running: this.#running, waiting: this.#waiting };
   }
 
-  #admit(client: string): Promise<void> {
+  #admit(client: string, signal: AbortSignal | undefined): Promise<void> {
     if (this.#running < this.#limits.concurrency && this.#waiting === 0) {
       this.#running += 1;
       this.#startedFor(client);
@@ -94,9 +99,23 @@ export class LoginGate {
     if (own.length >= this.#limits.queuePerClient) return Promise.reject(new ErrLoginBusy());
     if (this.#waiting >= this.#limits.queueTotal && !this.#dropFromLongerThan(own.length)) return Promise.reject(new ErrLoginBusy());
     return new Promise<void>((admit, refuse) => {
-      own.push({ admit, refuse });
+      const leave = (): void => {
+        const queue = this.#queues.get(client);
+        const at = queue?.indexOf(waiter) ?? -1;
+        if (queue === undefined || at < 0) return;
+        queue.splice(at, 1);
+        this.#waiting -= 1;
+        if (queue.length === 0) this.#queues.delete(client);
+        refuse(signal?.reason);
+      };
+      const waiter: Waiter = {
+        admit: () => (signal?.removeEventListener('abort', leave), admit()),
+        refuse: (error) => (signal?.removeEventListener('abort', leave), refuse(error)),
+      };
+      own.push(waiter);
       if (!this.#queues.has(client)) this.#queues.set(client, own);
       this.#waiting += 1;
+      signal?.addEventListener('abort', leave, { once: true });
     });
   }
 

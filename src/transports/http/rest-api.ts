@@ -40,7 +40,7 @@ export class RestApi {
 
   readonly login: PublicOperation = async (req) => {
     const { username, password } = decodeLoginRequest(await req.readBody());
-    return { status: 200, body: { token: await this.#auth.login(username, password, req.client) } };
+    return { status: 200, body: { token: await this.#auth.login(username, password, req.client, req.signal) } };
   };
 
   readonly createOrder: ProtectedOperation = async (req, principal) => {
