@@ -89,13 +89,12 @@ function resetStream(stream: ServerHttp2Stream, code: number): void {
 
 /**
  * Once our answer is complete, a request the client is still sending is asked to stop with
- * RST_STREAM(NO_ERROR) (RFC 9113 section 8.1), then what it had buffered is read and dropped, which
- * ends the stream. Node frees a stream's slot of SETTINGS_MAX_CONCURRENT_STREAMS only when its request
- * side ends, so a request left paused (refused before it was read) kept it forever: 128 refused
- * Logins pinned a connection (rule H2-stream-slot). The order matters: read before the reset, the
- * buffered bytes reopen the stream's flow-control window and the client sends more, and Node counts
- * each DATA frame reaching a reset stream as invalid (1,000 close the session): destroying the
- * stream instead loses the window of what it held.
+ * RST_STREAM(NO_ERROR) (RFC 9113 section 8.1), then what it had buffered is read and dropped. Node
+ * destroys a stream reset with NO_ERROR, and frees its slot of SETTINGS_MAX_CONCURRENT_STREAMS, only
+ * once its request side is read to the end: a request left paused (refused before it was read) kept
+ * its slot forever, and 128 refused Logins pinned a connection (rule H2-stream-slot). The reset goes
+ * first so that reading the buffered bytes does not reopen the stream's flow-control window: DATA
+ * reaching a reset stream counts as an invalid frame, and Node closes a session after 1,000.
  */
 function endUnreadRequest(stream: ServerHttp2Stream): void {
   if (stream.destroyed || stream.endAfterHeaders || stream.readableEnded) return;
