@@ -39,6 +39,13 @@ export const HTTP2_SESSION_QUEUED_SOFT_BYTES = 256 * 1024;
 export const HTTP2_SESSION_QUEUED_HARD_BYTES = 1024 * 1024;
 /** A stream whose answer its client has not taken within this is reset (CANCEL): its buffers go. */
 export const HTTP2_STREAM_WRITE_TIMEOUT_MS = 10_000;
+/**
+ * Streams of one session whose handler runs or whose answer its client has not taken yet: the next
+ * waits, in order, until one of them is done. Node's stream slots (128) bound how many wait. With
+ * answers of ~25 KB, a session holds at most ~800 KB of them whatever its client does; without it, 128
+ * answers were made at once, before any look at the session could see them (rule H2-write-budget).
+ */
+export const HTTP2_ACTIVE_STREAMS = 32;
 /** How often sessions are looked at for refused header blocks and queued answers. */
 export const HTTP2_GUARD_TICK_MS = 10;
 
@@ -53,6 +60,7 @@ export interface SessionGuardOptions {
   readonly streamWriteMs?: number;
   readonly queuedSoftBytes?: number;
   readonly queuedHardBytes?: number;
+  readonly activeStreams?: number;
 }
 
 /** What the shared ticker looks at, per guarded session. */
@@ -65,6 +73,10 @@ interface Watch {
   readonly waitingSince: Map<ServerHttp2Stream, number>;
   overSoft: boolean;
   readonly limits: Required<SessionGuardOptions>;
+  /** Streams dispatched and not done (answer taken, or closed). */
+  active: number;
+  /** Dispatches waiting for an active stream to be done. */
+  readonly pending: Array<() => void>;
 }
 
 const watched = new Map<ServerHttp2Session, Watch>();
@@ -160,6 +172,35 @@ function watchSession(session: ServerHttp2Session, watch: Watch): void {
 }
 
 /**
+ * Runs `handle` for a stream of a guarded session when fewer than HTTP2_ACTIVE_STREAMS of its streams
+ * are active, else once one is done; a stream closed meanwhile (reset by its client) is skipped.
+ */
+export function dispatchGuarded(stream: ServerHttp2Stream, handle: () => void): void {
+  const watch = watched.get(stream.session as ServerHttp2Session);
+  if (watch === undefined) return handle();
+  const run = (): void => {
+    if (stream.closed || stream.destroyed) return next(watch);
+    watch.active += 1;
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      watch.active -= 1;
+      next(watch);
+    };
+    stream.once('finish', finish);
+    stream.once('close', finish);
+    handle();
+  };
+  if (watch.active < watch.limits.activeStreams) run();
+  else watch.pending.push(run);
+}
+
+function next(watch: Watch): void {
+  if (watch.active < watch.limits.activeStreams) watch.pending.shift()?.();
+}
+
+/**
  * Enforces the per-session and per-stream limits that node:http2 has no option for:
  * - the request deadline of each stream (like the HTTP/1.1 requestTimeout): a client still sending
  *   after it gets RST_STREAM(CANCEL), so 100 trickling streams cannot hold the session;
@@ -178,8 +219,9 @@ export function guardSession(session: ServerHttp2Session, options: SessionGuardO
     streamWriteMs: options.streamWriteMs ?? HTTP2_STREAM_WRITE_TIMEOUT_MS,
     queuedSoftBytes: options.queuedSoftBytes ?? HTTP2_SESSION_QUEUED_SOFT_BYTES,
     queuedHardBytes: options.queuedHardBytes ?? HTTP2_SESSION_QUEUED_HARD_BYTES,
+    activeStreams: options.activeStreams ?? HTTP2_ACTIVE_STREAMS,
   };
-  const watch: Watch = { seen: 0, lastProcessed: 0, streams: new Set(), waitingSince: new Map(), overSoft: false, limits };
+  const watch: Watch = { seen: 0, lastProcessed: 0, streams: new Set(), waitingSince: new Map(), overSoft: false, limits, active: 0, pending: [] };
   watchSession(session, watch);
   let resets = 0;
   let completed = 0;

@@ -3,7 +3,7 @@ import { createServer as createHttp2Server, type Http2ServerRequest, type Http2S
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { afterPendingIo, drainHttp1, SHUTDOWN_GRACE_MS, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from '../http/http-shutdown.ts';
-import { guardSession, HTTP2_SERVER_OPTIONS, type SessionGuardOptions } from './http2-limits.ts';
+import { dispatchGuarded, guardSession, HTTP2_SERVER_OPTIONS, type SessionGuardOptions } from './http2-limits.ts';
 import { createHttp1Server } from '../http/http1-server.ts';
 import { HEADERS_TIMEOUT_MS } from '../http/server-timeouts.ts';
 
@@ -71,10 +71,9 @@ export function createOnePortServer(options: OnePortOptions): OnePortServer {
 
   const http2 = createHttp2Server(HTTP2_SERVER_OPTIONS, (req, res) => {
     // Started on the next turn of the loop, after the rest of the bytes read with this HEADERS frame:
-    // a stream its client already reset (rapid reset, rule H2-rapid-reset) costs no handler work.
-    setImmediate(() => {
-      if (!req.stream.closed && !req.stream.destroyed) dispatch(req, res);
-    });
+    // a stream its client already reset (rapid reset, rule H2-rapid-reset) costs no handler work. At
+    // most HTTP2_ACTIVE_STREAMS of a session at once (rule H2-write-budget).
+    setImmediate(() => dispatchGuarded(req.stream, () => dispatch(req, res)));
   });
   const sessions = new Set<ServerHttp2Session>();
   let stopping = false;

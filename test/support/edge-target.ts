@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { spawnBin, type SpawnedBin } from '../../test/support/spawn-bin.ts';
+import { spawnBin, type SpawnedBin } from './spawn-bin.ts';
 
 /**
- * An executable started with `--embedded` as the target of the edge attacks (bench/edge/attacks.ts):
+ * An executable started with `--embedded` as the target of the edge attacks (bench/edge/attacks.ts, test/edge):
  * its public origin, a user with 100 orders whose list answers are ~25 KB, the server's RSS from /proc,
  * and a bystander that reads its own order every 100 ms from another loopback address.
  */
@@ -58,26 +58,37 @@ export interface BystanderReport {
  * GET /orders/{id} every 100 ms on its own keep-alive connection from 127.0.0.2 (the attacker's
  * address may be rate-limited or capped); each request's latency, a failure counted as an infinite one.
  */
-export function startBystander(target: EdgeTarget): { stop(): BystanderReport } {
+export function startBystander(target: EdgeTarget): { stop(): Promise<BystanderReport> } {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const latencies: number[] = [];
   let asked = 0;
   let failed = 0;
+  let inFlight = 0;
   const ask = (): void => {
     asked += 1;
+    inFlight += 1;
     const t0 = performance.now();
     const req = httpRequest({ host: '127.0.0.1', port: target.port, path: `/orders/${target.orderId}`, localAddress: '127.0.0.2', agent, headers: { authorization: target.auth }, timeout: 5_000 }, (res) => {
       res.resume();
-      res.once('end', () => (res.statusCode === 200 ? latencies.push(performance.now() - t0) : (failed += 1)));
+      res.once('end', () => {
+        inFlight -= 1;
+        if (res.statusCode === 200) latencies.push(performance.now() - t0);
+        else failed += 1;
+      });
     });
     req.once('timeout', () => req.destroy());
-    req.once('error', () => (failed += 1));
+    req.once('error', () => {
+      inFlight -= 1;
+      failed += 1;
+    });
     req.end();
   };
   const timer = setInterval(ask, 100);
   return {
-    stop() {
+    /** Stops asking, and reports once the requests still under way are answered (or time out, 5 s). */
+    async stop() {
       clearInterval(timer);
+      for (let waited = 0; inFlight > 0 && waited < 6_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
       agent.destroy();
       const sorted = [...latencies].sort((a, b) => a - b);
       const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
