@@ -64,5 +64,5 @@ describe('what one client can make the process hold (spawned --embedded executab
     expect(closed).toBeGreaterThanOrEqual(connections - 4);
     expect(bystander.failed).toBe(0);
     expect(bystander.answered).toBe(bystander.asked);
-  });
+  }, GUARD_MS);
 });
