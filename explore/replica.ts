@@ -39,7 +39,8 @@ export interface ReplicaPorts {
  */
 export interface Variant {
   readonly name: string;
-  wrapPorts?(ports: ReplicaPorts): ReplicaPorts;
+  /** `run` is one object per run, shared by its replicas: a variant keeps per-run state under it. */
+  wrapPorts?(ports: ReplicaPorts, run: object): ReplicaPorts;
   createOrderService?(deps: OrderServiceDeps, sessions: SessionScope): OrderService;
 }
 
@@ -134,7 +135,7 @@ export class Replica {
     this.config = config;
     const logger = this.#logger(options.lines);
     const fenced = this.#fence(backends, options.onCommitted);
-    const ports = options.variant?.wrapPorts?.(fenced) ?? fenced;
+    const ports = options.variant?.wrapPorts?.(fenced, backends) ?? fenced;
     this.tokens = new LaneTokenService(config.tokens.secret, config.tokens.expiryMs, runtime);
     this.sessions = new SessionScope({ recentCapacity: config.sessionRecent, logger, timers: runtime.time });
     const deps: OrderServiceDeps = {

@@ -220,7 +220,12 @@ class World {
         const request: CreateRequest = { id, user: client.index, item: `item-${id}`, quantity: step.quantity, key: step.keyed ? `key-${id}` : undefined, attempts: [] };
         this.#requests.push(request);
         client.requests.push(request);
-        return this.#sendCreate(request, step.replica);
+        const outcomes = [await this.#sendCreate(request, step.replica)];
+        // The client's retry policy: the same request (and key) again, on the next replica, at once.
+        for (let retry = 1; retry <= step.retries && /^(timeout|refused|500)/.test(outcomes[outcomes.length - 1] as string); retry++) {
+          outcomes.push(await this.#sendCreate(request, step.replica + retry));
+        }
+        return outcomes.join(' / ');
       }
       case 'retry': {
         const client = this.#client(step.user);
@@ -247,7 +252,7 @@ class World {
         let round = 'in flight';
         await this.#await(
           replica.relay.relayOnce().then((r) => void (round = r)),
-          30_000,
+          step.waitMs,
         );
         return round;
       }

@@ -10,13 +10,15 @@ export type FaultTarget = 'database' | 'cache' | 'publisher';
 export type Step =
   | { readonly op: 'login'; readonly user: number; readonly replica: number; readonly wrongPassword: boolean }
   | { readonly op: 'login-burst'; readonly user: number; readonly replica: number; readonly count: number }
-  | { readonly op: 'create'; readonly user: number; readonly replica: number; readonly quantity: number; readonly keyed: boolean }
+  /** `retries`: how often the client sends it again at once after a 500, a refusal or its own timeout. */
+  | { readonly op: 'create'; readonly user: number; readonly replica: number; readonly quantity: number; readonly keyed: boolean; readonly retries: number }
   | { readonly op: 'retry'; readonly user: number; readonly replica: number }
   | { readonly op: 'get'; readonly user: number; readonly replica: number; readonly target: 'own' | 'other' | 'missing' | 'malformed'; readonly pick: number }
   | { readonly op: 'list'; readonly user: number; readonly replica: number; readonly limit: string | null; readonly offset: string | null }
   | { readonly op: 'recent'; readonly user: number; readonly replica: number }
   | { readonly op: 'burst'; readonly user: number; readonly replica: number; readonly count: number }
-  | { readonly op: 'relay'; readonly replica: number }
+  /** One relay round, watched for `waitMs` of simulated time (it goes on in flight after that). */
+  | { readonly op: 'relay'; readonly replica: number; readonly waitMs: number }
   | { readonly op: 'fault'; readonly target: FaultTarget; readonly mode: 'down' | 'slow' | 'fail-next'; readonly amount: number }
   | { readonly op: 'heal'; readonly target: FaultTarget }
   | { readonly op: 'lost-ack'; readonly replica: number }
@@ -87,7 +89,7 @@ export function generateSchedule(seed: number, shape: WorkloadShape): Step[] {
         steps.push({ op: kind, user: user(), replica: upReplica(), count: rng.between(2, 6) });
         break;
       case 'create':
-        steps.push({ op: kind, user: user(), replica: upReplica(), quantity: rng.chance(0.05) ? 0 : rng.between(1, 9), keyed: rng.chance(0.6) });
+        steps.push({ op: kind, user: user(), replica: upReplica(), quantity: rng.chance(0.05) ? 0 : rng.between(1, 9), keyed: rng.chance(0.6), retries: rng.pick([0, 0, 1, 2]) });
         break;
       case 'retry':
       case 'recent':
@@ -114,6 +116,8 @@ export function generateSchedule(seed: number, shape: WorkloadShape): Step[] {
         steps.push({ op: kind, user: user(), replica: upReplica(), count: rng.between(4, 12) });
         break;
       case 'relay':
+        steps.push({ op: kind, replica: upReplica(), waitMs: rng.pick([0, 100, 1_000, 30_000]) });
+        break;
       case 'lost-ack':
       case 'health':
         steps.push({ op: kind, replica: upReplica() });
