@@ -623,7 +623,11 @@ class World {
       await this.#runtime.jump(1_000);
       if (this.#backends.store.pendingEvents().length === 0 && this.#backends.bus.unacknowledged === 0 && this.#replicas.every((r) => r.inHand.size === 0)) break;
     }
-    this.note(`final t=${this.#runtime.time.offsetMs} orders=${this.#committed.size} pending=${this.#backends.store.pendingEvents().length}`);
+    const announced = this.#lines.filter((line) => line.msg === 'order placed').length;
+    this.note(
+      `final t=${this.#runtime.time.offsetMs} orders=${this.#committed.size} announced=${announced} pending=${this.#backends.store.pendingEvents().length} ` +
+        `duplicates-dropped=${this.#backends.bus.duplicates} died-holding=${this.#diedHolding.size} closed-sessions=${this.#lines.filter((l) => l.msg === 'session: closed').length}`,
+    );
     for (let r = 0; r < this.#replicas.length; r++) await this.#health(r, true);
     this.#checkOrders();
     this.#checkAnnounced();
