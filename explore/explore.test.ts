@@ -13,6 +13,11 @@ import { runSchedule } from './run.ts';
  */
 const SHAPE = { ...DEFAULT_SHAPE };
 const FIXED_SEEDS = 20;
+/**
+ * Seeds that once failed, kept as regressions. 1326: the after-run drain stopped while a delivery that a
+ * killed replica had failed was still waiting for its redelivery (an explorer bug, not the service's).
+ */
+const REGRESSION_SEEDS = [1326];
 /** Each variant must be caught within this many seeds (seeds 1, 2, …); the number it took is printed. */
 const SEED_BOUND = 40;
 
@@ -20,7 +25,7 @@ describe('explore: the service', () => {
   // The tag lists every invariant (conformance/unit-rules.ts reads tags from single-quoted titles).
   test('[EXPLORE-answers, EXPLORE-created-readable, EXPLORE-no-phantom, EXPLORE-key-once, EXPLORE-announced, EXPLORE-list, EXPLORE-get-owner, EXPLORE-recent, EXPLORE-session-flush, EXPLORE-rate, EXPLORE-login-gate, EXPLORE-health] the service holds every invariant on the fixed seeds', async () => {
     let checks = 0;
-    for (let seed = 1; seed <= FIXED_SEEDS; seed++) {
+    for (const seed of [...Array.from({ length: FIXED_SEEDS }, (_, i) => i + 1), ...REGRESSION_SEEDS]) {
       const outcome = await exploreSeed(seed, SHAPE);
       expect(outcome.result.violation?.message, `seed ${seed}: shrunk to ${JSON.stringify(outcome.shrunk?.steps)}`).toBeUndefined();
       checks += outcome.result.checks;

@@ -63,6 +63,8 @@ export interface ReplicaOptions {
   readonly onCommitted: (order: Order, eventId: string) => void;
   readonly newId: () => string;
   readonly variant: Variant | undefined;
+  /** Called each time a delivery of this replica ends unacknowledged (the broker delivers it again later). */
+  readonly onUnacknowledged: () => void;
 }
 
 /** A dead process cannot go on: what it still had in flight fails where it next touches the world. */
@@ -127,12 +129,14 @@ export class Replica {
   lostAcks = 0;
   readonly #run = new AbortController();
   readonly #notifierRun: Promise<void>;
+  readonly #onUnacknowledged: () => void;
 
   constructor(options: ReplicaOptions) {
     const { config, runtime, backends } = options;
     this.index = options.index;
     this.incarnation = options.incarnation;
     this.config = config;
+    this.#onUnacknowledged = options.onUnacknowledged;
     const logger = this.#logger(options.lines);
     const fenced = this.#fence(backends, options.onCommitted);
     const ports = options.variant?.wrapPorts?.(fenced, backends) ?? fenced;
@@ -268,6 +272,9 @@ export class Replica {
           this.lostAcks -= 1;
           throw new Error('explore: acknowledgement lost');
         }
+      } catch (error) {
+        this.#onUnacknowledged();
+        throw error;
       } finally {
         for (const envelope of batch) this.inHand.delete(envelope.id);
       }

@@ -147,6 +147,10 @@ class World {
   /** Events a replica held when it was killed: they may be announced twice (EXPLORE-announced). */
   readonly #diedHolding = new Set<string>();
   readonly #flights = new Set<Promise<void>>();
+  /** Every replica incarnation of the run, dead ones too (a dead one may still hold a delivery). */
+  readonly #incarnations: Replica[] = [];
+  /** Deliveries that ended unacknowledged: each comes back after the bus's redelivery delay. */
+  #unacknowledged = 0;
   /** Changes each time the database goes into trouble (down, fail-next): a 500 needs one. */
   #dbTroubleEpoch = 0;
 
@@ -188,7 +192,8 @@ class World {
 
   #newReplica(index: number, incarnation: number): Replica {
     this.#flushed.add(`${index}.${incarnation}`);
-    return new Replica({
+    const replica = new Replica({
+      onUnacknowledged: () => void (this.#unacknowledged += 1),
       index,
       incarnation,
       config: this.#config,
@@ -199,6 +204,8 @@ class World {
       onCommitted: (order, eventId) => this.#committed.set(order.id, { order, eventId }),
       variant: this.#options.variant,
     });
+    this.#incarnations.push(replica);
+    return replica;
   }
 
   // ------------------------------------------------------------------ steps
@@ -618,10 +625,18 @@ class World {
     }
     await this.#runtime.settle();
     // The outbox drains; redeliveries come back.
-    for (let round = 0; round < 50; round++) {
+    // Quiet: nothing pending in the outbox or the bus, nothing in any notifier's hands (a dead one's too),
+    // and no delivery failed during the round (its redelivery is on a timer the next round's jump fires).
+    for (let round = 0; round < 100; round++) {
+      const failedBefore = this.#unacknowledged;
       for (const replica of this.#replicas) await this.#await(replica.relay.relayOnce(), 60_000);
       await this.#runtime.jump(1_000);
-      if (this.#backends.store.pendingEvents().length === 0 && this.#backends.bus.unacknowledged === 0 && this.#replicas.every((r) => r.inHand.size === 0)) break;
+      const quiet =
+        this.#unacknowledged === failedBefore &&
+        this.#backends.store.pendingEvents().length === 0 &&
+        this.#backends.bus.unacknowledged === 0 &&
+        this.#incarnations.every((r) => r.inHand.size === 0);
+      if (quiet) break;
     }
     const announced = this.#lines.filter((line) => line.msg === 'order placed').length;
     this.note(
