@@ -2,7 +2,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'fakes/**/*.test.ts', 'test/**/*.test.ts', 'conformance/**/*.test.ts', 'spec/**/*.test.ts', 'bin/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'fakes/**/*.test.ts', 'test/**/*.test.ts', 'conformance/**/*.test.ts', 'spec/**/*.test.ts', 'bin/**/*.test.ts', 'explore/**/*.test.ts'],
     // npm run test:cluster runs it alone (test/cluster/vitest.config.ts): it needs haproxy and a quiet machine.
     exclude: [...configDefaults.exclude, 'test/cluster/**'],
     testTimeout: 20_000,

@@ -10,7 +10,22 @@ export interface MemoryEventBusOptions {
   readonly logger?: Logger;
   /** A failed delivery comes back after this long (JetStream nak delay). */
   readonly redeliverDelayMs?: number;
+  /**
+   * Where the bus waits (the down poll, the redelivery delay): real timers unless given. The explorer
+   * (explore/) passes its simulated time, so a seed replays the same deliveries at the same moments.
+   */
+  readonly timers?: BusTimers;
 }
+
+export interface BusTimers {
+  sleep(ms: number): Promise<void>;
+  setTimeout(callback: () => void, ms: number): void;
+}
+
+const realTimers: BusTimers = {
+  sleep: (ms) => sleep(ms),
+  setTimeout: (callback, ms) => void setTimeout(callback, ms).unref(),
+};
 
 /** How often a consumer looks again while the broker is down (trouble.down). */
 const DOWN_POLL_MS = 20;
@@ -35,11 +50,13 @@ export class MemoryEventBus implements OrderEventPublisher, OrderEventSubscriber
   readonly #waiters = new Set<() => void>();
   readonly #logger: Logger | undefined;
   readonly #redeliverDelayMs: number;
+  readonly #timers: BusTimers;
   #active = 0;
 
   constructor(options: MemoryEventBusOptions = {}) {
     this.#logger = options.logger;
     this.#redeliverDelayMs = options.redeliverDelayMs ?? 50;
+    this.#timers = options.timers ?? realTimers;
   }
 
   /** Consumers running right now. */
@@ -73,7 +90,7 @@ export class MemoryEventBus implements OrderEventPublisher, OrderEventSubscriber
     try {
       while (!signal.aborted) {
         if (this.trouble.isDown) {
-          await sleep(DOWN_POLL_MS);
+          await this.#timers.sleep(DOWN_POLL_MS);
           continue;
         }
         const next = this.#queue.shift();
@@ -108,10 +125,10 @@ export class MemoryEventBus implements OrderEventPublisher, OrderEventSubscriber
     } catch (err) {
       // Not acknowledged: delivered again after the delay, possibly to another consumer.
       this.#logger?.error({ err: err instanceof Error ? err.message : String(err), order_id: envelope.event.order_id, event_id: envelope.id }, 'events: handler failed');
-      setTimeout(() => {
+      this.#timers.setTimeout(() => {
         this.#queue.unshift(envelope);
         this.#wake();
-      }, this.#redeliverDelayMs).unref();
+      }, this.#redeliverDelayMs);
     }
   }
 

@@ -5,6 +5,17 @@ import { LoginGate, UNIDENTIFIED_CLIENT } from './login-gate.ts';
 import type { TokenService } from './token-service.ts';
 
 /**
+ * The hash an unknown user's password is checked against: one per process, made when the first
+ * AuthService is built (a replica restarted in the same process, as the explorer does hundreds of
+ * times a second, must not pay a full-cost scrypt each time; the hash never changes).
+ */
+let dummyHash: Promise<string> | undefined;
+function sharedDummyHash(): Promise<string> {
+  dummyHash ??= hashPassword('not a password of anyone');
+  return dummyHash;
+}
+
+/**
  * Login (spec 5 rule 2). An unknown user is checked against a dummy hash, so it costs the same scrypt
  * as a wrong password and both give the same ErrInvalidCredentials: timing does not reveal which
  * usernames exist. Every derivation passes the login gate (login-gate.ts): bounded, fair per client,
@@ -20,7 +31,7 @@ export class AuthService {
     this.#credentials = credentials;
     this.#tokens = tokens;
     this.#gate = gate;
-    this.#dummyHash = hashPassword('not a password of anyone');
+    this.#dummyHash = sharedDummyHash();
   }
 
   /**
