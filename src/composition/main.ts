@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, type Env } from '../config/env.ts';
+import { handleStopSignals } from '../lifecycle/stop-signals.ts';
 import { createLogger, parseLogLevel } from '../observability/logger.ts';
 import type { TransportFactory } from './create-app.ts';
 import { startService } from './start-service.ts';
@@ -26,12 +27,17 @@ export async function runMain(options: MainOptions): Promise<number> {
   // Rule 3.4.1: the logger exists before anything that logs, so it reads its own variable first.
   const logger = createLogger(parseLogLevel(options.env['LOG_LEVEL']));
   const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals): void => {
-    logger.info({ signal }, 'shutting down');
-    stop.abort();
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // Rule LIFE-4-shutdown: the first signal stops, a second is logged and ignored, a third exits at once.
+  // Never detached: the listeners outlive runMain so a late signal cannot kill a process that is exiting.
+  handleStopSignals({
+    source: process,
+    logger,
+    onStop: () => stop.abort(),
+    exit: (code) => {
+      logger.flush();
+      process.exit(code);
+    },
+  });
   try {
     const service = await startService({ ...options, logger, embedded, seedDemoUsers: true, signal: stop.signal });
     const { config } = service;
@@ -56,8 +62,6 @@ export async function runMain(options: MainOptions): Promise<number> {
     logger.error({ err: message }, error instanceof ConfigError ? 'start-up failed: configuration' : 'start-up failed');
     return 1;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
     logger.flush();
   }
 }
