@@ -96,25 +96,25 @@ export function buildScript(blocks: readonly Block[], logDir: string): string {
   for (const block of blocks) {
     const header = `::readme-runner:: README.md:${block.line}`;
     if (block.kind === 'skip') {
-      out.push(`echo ${quote(`${header} skipped: ${block.reason}`)}`);
+      out.push(`printf '\\n%s\\n' ${quote(`${header} skipped: ${block.reason}`)}`);
     } else if (block.kind === 'ctrl-c') {
-      out.push(`echo ${quote(`${header} ctrl-c`)}`, '__rr_ctrlc');
+      out.push(`printf '\\n%s\\n' ${quote(`${header} ctrl-c`)}`, '__rr_ctrlc');
     } else if (block.kind === 'serve') {
       const lines = block.text.split('\n').filter((l) => l.trim() !== '');
       const server = lines.pop() ?? '';
       servers += 1;
-      out.push(`echo ${quote(`${header} serve`)}`, ...lines, `__rr_serve ${quote(block.url)} ${quote(join(logDir, `server-${servers}.log`))} ${quote(server)}`);
+      out.push(`printf '\\n%s\\n' ${quote(`${header} serve`)}`, ...lines, `__rr_serve ${quote(block.url)} ${quote(join(logDir, `server-${servers}.log`))} ${quote(server)}`);
     } else if (block.needs !== undefined) {
       out.push(
         `if command -v ${quote(block.needs)} >/dev/null; then`,
-        `echo ${quote(`${header} run`)}`,
+        `printf '\\n%s\\n' ${quote(`${header} run`)}`,
         block.text,
         'else',
-        `echo ${quote(`${header} skipped: ${block.needs} is not installed`)}`,
+        `printf '\\n%s\\n' ${quote(`${header} skipped: ${block.needs} is not installed`)}`,
         'fi',
       );
     } else {
-      out.push(`echo ${quote(`${header} run`)}`, block.text);
+      out.push(`printf '\\n%s\\n' ${quote(`${header} run`)}`, block.text);
     }
   }
   out.push('if [ -n "${__rr_pid:-}" ]; then echo "readme-runner: a server is still running at the end of the README"; kill -KILL -- "-$__rr_pid"; exit 1; fi');
