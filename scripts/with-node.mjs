@@ -60,6 +60,8 @@ const env = bin === '' ? process.env : { ...process.env, PATH: `${bin}${delimite
 //   group signal can reach it past the launcher, and the launcher forwards each signal it receives, once.
 //   A signal sent to the launcher's group reaches the launcher once and the child once, through it.
 // Either way the launcher itself outlives the signal: it exits with the child's status, after the child.
+// (A launcher killed outright, SIGKILL, cannot pass anything on: a detached child then runs on, as any
+// process whose supervisor died; signal its own process group.)
 const detached = !process.stdin.isTTY;
 const child = spawn(command, rest, { stdio: 'inherit', env, detached });
 const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP'];
