@@ -8,7 +8,7 @@
 //   node scripts/with-node.mjs --exact --print-bin     prints the directory to put first on PATH (.ci/run)
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { constants, homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -45,6 +45,34 @@ if (!command) {
   process.exit(2);
 }
 const env = bin === '' ? process.env : { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` };
-const child = spawn(command, rest, { stdio: 'inherit', env });
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+
+// Signals: every SIGINT/SIGTERM/SIGHUP meant for the command reaches it exactly once, whoever sent it.
+// A launcher cannot tell a signal sent to its process group (a terminal's Ctrl-C, `kill -INT -<pgid>`, a
+// supervisor that kills the group) from one sent to its pid alone (`kill <pid>`, npm forwarding to its
+// script, a container runtime signalling PID 1): Node does not expose the sender. So the launcher decides
+// where the child lives, and with it which path a signal takes, so that only one path exists:
+// - standard input is a terminal: the child stays in the launcher's process group, the terminal's
+//   foreground group, so it keeps the terminal (watch modes read keys, Ctrl-Z stops it) and the kernel
+//   delivers the terminal's Ctrl-C to it directly. The launcher forwards nothing: forwarding is what
+//   delivered every Ctrl-C twice, and the second one cut the graceful stop short. (A `kill <pid>` of the
+//   launcher alone is then not passed on: signal the group, as the terminal does, or the child's pid.)
+// - otherwise (a supervisor, CI, a test): the child gets a process group of its own (detached), so no
+//   group signal can reach it past the launcher, and the launcher forwards each signal it receives, once.
+//   A signal sent to the launcher's group reaches the launcher once and the child once, through it.
+// Either way the launcher itself outlives the signal: it exits with the child's status, after the child.
+// (A launcher killed outright, SIGKILL, cannot pass anything on: a detached child then runs on, as any
+// process whose supervisor died; signal its own process group.)
+const detached = !process.stdin.isTTY;
+const child = spawn(command, rest, { stdio: 'inherit', env, detached });
+const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+for (const signal of forwarded) {
+  process.on(signal, () => {
+    if (detached && child.exitCode === null && child.signalCode === null) child.kill(signal);
+  });
+}
+child.on('error', (error) => {
+  process.stderr.write(`with-node: ${command}: ${error.message}\n`);
+  process.exit(127);
+});
+// A child ended by a signal: the shell convention 128 + its number (SIGINT 130, SIGTERM 143).
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 0)));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes the images the Dockerfile, docker-compose.yml and the container tests name (node:24-slim,
-# postgres:16, redis:7, nats:2, nats:2-alpine) available to the local Docker engine. Each is pulled when the
+# Makes the images the Dockerfile, docker-compose.yml, docker-compose.cluster.yml and the container tests
+# name (node:24-slim, postgres:16, redis:7, nats:2, nats:2-alpine, haproxy:2.6) available to the local Docker engine. Each is pulled when the
 # public registry answers; otherwise a stand-in is built from Debian bookworm's packages (debootstrap, then
 # `docker import`) and tagged with the real name. Stand-ins are cached under orders-standin/<name>:<hash>,
 # the hash covering the stand-in's files and pinned versions, so a second run only re-tags. Needs root (debootstrap).
@@ -84,3 +84,4 @@ provide node node:24-slim
 provide postgres postgres:16
 provide redis redis:7
 provide nats nats:2 nats:2-alpine
+provide haproxy haproxy:2.6

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, type Env } from '../config/env.ts';
 import { ANNOUNCED_MSG } from '../simulator/console-feed.ts';
 import { LogTail } from '../observability/log-tail.ts';
+import { handleStopSignals } from '../lifecycle/stop-signals.ts';
 import { createLogger, parseLogLevel, stdoutDestination } from '../observability/logger.ts';
 import type { TransportFactory } from './create-app.ts';
 import { startService } from './start-service.ts';
@@ -30,12 +31,17 @@ export async function runMain(options: MainOptions): Promise<number> {
   const logTail = embedded ? new LogTail({ count: [ANNOUNCED_MSG] }) : undefined;
   const logger = createLogger(parseLogLevel(options.env['LOG_LEVEL']), logTail?.tee(stdoutDestination()));
   const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals): void => {
-    logger.info({ signal }, 'shutting down');
-    stop.abort();
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // Rule LIFE-4-shutdown: the first signal stops, a second is logged and ignored, a third exits at once.
+  // Never detached: the listeners outlive runMain so a late signal cannot kill a process that is exiting.
+  handleStopSignals({
+    source: process,
+    logger,
+    onStop: () => stop.abort(),
+    exit: (code) => {
+      logger.flush();
+      process.exit(code);
+    },
+  });
   try {
     const service = await startService({ ...options, logger, logTail, embedded, seedDemoUsers: true, signal: stop.signal });
     const { config } = service;
@@ -60,8 +66,6 @@ export async function runMain(options: MainOptions): Promise<number> {
     logger.error({ err: message }, error instanceof ConfigError ? 'start-up failed: configuration' : 'start-up failed');
     return 1;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
     logger.flush();
   }
 }

@@ -103,11 +103,32 @@ describe.skipIf(!DSN)('orders-admin against the real server', () => {
     expect(result.stdout).toContain(user!.id);
   });
 
-  it('a duplicate username is exit 1 with a clear message, and the first user is kept', async () => {
+  it('users add of an existing user says so, names set-password, exits 0, and keeps the user and its password', async () => {
     const before = await store.findByUsername('alice');
     const result = await cli(['users', 'add', 'alice'], env, 'other-password');
-    expect(result).toEqual({ code: 1, stdout: '', stderr: 'orders-admin: user alice already exists\n' });
+    expect(result).toEqual({
+      code: 0,
+      stdout: 'user alice already exists; left unchanged (to replace its password: orders-admin users set-password alice)\n',
+      stderr: '',
+    });
     expect(await store.findByUsername('alice')).toEqual(before);
+    expect(await verifyPassword('other-password', before!.passwordHash)).toBe(false);
+  });
+
+  it('users set-password replaces the hash of an existing user (same id); an unknown user is exit 1', async () => {
+    const before = await store.findByUsername('alice');
+    const result = await cli(['users', 'set-password', 'alice'], env, 'new-password\n');
+    expect(result).toEqual({ code: 0, stdout: 'password of user alice replaced\n', stderr: '' });
+    const after = await store.findByUsername('alice');
+    expect(after?.id).toBe(before?.id);
+    expect(await verifyPassword('new-password', after!.passwordHash)).toBe(true);
+    expect(result.stdout + result.stderr).not.toContain('new-password');
+    expect(await cli(['users', 'set-password', 'nobody'], env, 'pw')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'orders-admin: no user nobody (add it: orders-admin users add nobody)\n',
+    });
+    expect(await store.findByUsername('nobody')).toBeUndefined();
   });
 
   it('works end to end through the bin with the password piped in, trimming a CRLF line ending', async () => {

@@ -1,8 +1,10 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { openapiOperations } from '../openapi/openapi-operations.ts';
 import { SWAGGER_ASSETS } from '../../src/transports/http/swagger-assets.ts';
 import { SWAGGER_CDN_ORIGIN } from '../../src/transports/http/swagger-page.ts';
+import { fileURLToPath } from 'node:url';
 import { spawnBin } from '../support/spawn-bin.ts';
 import { chromiumInstalled, CHROMIUM_PATH, launchChromium, offlineContext } from './headless-chromium.ts';
 
@@ -11,8 +13,12 @@ import { chromiumInstalled, CHROMIUM_PATH, launchChromium, offlineContext } from
  * Chromium driven by playwright-core, with every request off the loopback refused, so the CDN is out
  * of reach as on a machine without internet. The page must render all five operations from the
  * service's own copy of Swagger UI, and Try it out must log in and list orders against the service.
- * `DOCS_SCREENSHOT=reports/docs-page.png` saves the rendered page (the README's picture).
+ * `DOCS_SCREENSHOT=reports/docs-page.png` (`npm run docs:screenshot`) saves the rendered page (the README's
+ * picture) and, beside it, the response header names it shows (`reports/docs-page-headers.txt`). Every other run
+ * compares the names the page shows now with that record, so the picture cannot go on showing headers
+ * the service no longer sends.
  */
+const SCREENSHOT_RECORD = fileURLToPath(new URL('../../reports/docs-page-headers.txt', import.meta.url));
 const DEMO = { username: 'alice', password: 'alice-password' };
 const EXECUTABLES = ['orders-grpc', 'orders-stdlib', 'orders-koa'] as const;
 /** A generous ceiling, not a target: a 1.7 MB bundle parsed by Chromium on a CI machine shared with other suites. */
@@ -75,6 +81,17 @@ async function tryItOut(operation: Locator, body?: unknown): Promise<{ status: s
   };
 }
 
+/** The header names Swagger UI renders under "Response headers" of an executed operation, sorted. */
+async function renderedHeaderNames(operation: Locator): Promise<string[]> {
+  const blocks = await operation.locator('.live-responses-table .response-col_description pre').allInnerTexts();
+  const headers = blocks.find((text) => /^\s*content-type: /m.test(text)) ?? '';
+  return headers
+    .split('\n')
+    .map((line) => line.split(':')[0]?.trim().toLowerCase() ?? '')
+    .filter((name) => name !== '')
+    .sort();
+}
+
 async function authorize(page: Page, token: string): Promise<void> {
   await page.locator('.auth-wrapper button.authorize').click();
   const modal = page.locator('.modal-ux');
@@ -135,13 +152,26 @@ describe.skipIf(skipBrowser)(`docs page in headless Chromium (${CHROMIUM_PATH}),
         expect(listed.status).toBe('200');
         expect(listed.json).toMatchObject({ orders: [{ id: order.id, item: 'docs-page', quantity: 2, status: 'pending' }] });
 
+        // The headers the page shows are the ones the service sends (the same request, made directly).
+        const shown = await renderedHeaderNames(page.locator('#operations-orders-listOrders'));
+        const direct = await fetch(`${service.baseUrl}/orders?limit=20&offset=0`, { headers: { authorization: `Bearer ${String(token)}` } });
+        expect(shown).toEqual([...direct.headers.keys()].sort());
+        expect(shown).toContain('ratelimit-remaining');
+
         expect(problems).toEqual([]);
         const screenshot = process.env['DOCS_SCREENSHOT'];
-        if (screenshot !== undefined && bin === 'orders-grpc') {
-          // Login folded away so the picture shows the listing; the token (short-lived, its secret gone
-          // with the process) is masked anyway.
-          await page.locator('#operations-auth-login .opblock-summary').click();
-          await page.screenshot({ path: screenshot, fullPage: true, mask: [page.locator('.curl-command')], maskColor: '#41444e' });
+        if (bin === 'orders-grpc') {
+          if (screenshot !== undefined) {
+            // Login folded away so the picture shows the listing; the token (short-lived, its secret gone
+            // with the process) is masked anyway.
+            await page.locator('#operations-auth-login .opblock-summary').click();
+            await page.screenshot({ path: screenshot, fullPage: true, mask: [page.locator('.curl-command')], maskColor: '#41444e' });
+            writeFileSync(screenshot.replace(/\.png$/, '-headers.txt'), `${shown.join('\n')}\n`);
+          } else {
+            expect(existsSync(SCREENSHOT_RECORD), 'reports/docs-page-headers.txt missing: npm run docs:screenshot').toBe(true);
+            const record = readFileSync(SCREENSHOT_RECORD, 'utf8').split('\n').filter((name) => name !== '');
+            expect(record, 'reports/docs-page.png shows other response headers than the service sends: npm run docs:screenshot').toEqual(shown);
+          }
         }
         await page.context().close();
       });

@@ -21,6 +21,9 @@ export const USAGE = `usage:
   orders-admin users add <username>    add a user; the password is read from stdin
                                        (one trailing newline is dropped), e.g.
                                        printf '%s' "$PASSWORD" | orders-admin users add alice
+                                       an existing user is left as it is (exit 0)
+  orders-admin users set-password <username>
+                                       replace an existing user's password (read from stdin)
 ${SIMULATE_USAGE}environment:
   POSTGRES_DSN     required (migrate, users): postgres://user:password@host:port/database
   POSTGRES_SCHEMA  optional: schema holding the tables (default: the server's search_path)
@@ -28,15 +31,15 @@ ${SIMULATE_USAGE}environment:
 exit codes: 0 done, 1 failed, 2 bad arguments
 `;
 
-type Command = { kind: 'migrate' } | { kind: 'add-user'; username: string } | { kind: 'help' };
+type Command = { kind: 'migrate' } | { kind: 'add-user' | 'set-password'; username: string } | { kind: 'help' };
 
 function parse(argv: readonly string[]): Command | string {
   const [first, second, third, ...rest] = argv;
   if (argv.length === 1 && (first === '-h' || first === '--help' || first === 'help')) return { kind: 'help' };
   if (first === 'migrate' && argv.length === 1) return { kind: 'migrate' };
-  if (first === 'users' && second === 'add' && third !== undefined && rest.length === 0) {
+  if (first === 'users' && (second === 'add' || second === 'set-password') && third !== undefined && rest.length === 0) {
     if (third === '' || third.trim() !== third) return 'username must be non-empty, without surrounding whitespace';
-    return { kind: 'add-user', username: third };
+    return { kind: second === 'add' ? 'add-user' : 'set-password', username: third };
   }
   return argv.length === 0 ? 'missing command' : `unknown arguments: ${argv.join(' ')}`;
 }
@@ -67,14 +70,26 @@ export async function runAdminCli(argv: readonly string[], io: AdminCliIo): Prom
       io.stderr.write('orders-admin: password must not be empty (read from stdin)\n');
       return 1;
     }
-    const user = { id: randomUUID(), username: command.username, passwordHash: await hashPassword(password) };
+    const passwordHash = await hashPassword(password);
     await db.init();
-    await new PostgresCredentialStore(db).add(user);
+    const store = new PostgresCredentialStore(db);
+    if (command.kind === 'set-password') {
+      if (!(await store.setPasswordHash(command.username, passwordHash))) {
+        io.stderr.write(`orders-admin: no user ${command.username} (add it: orders-admin users add ${command.username})\n`);
+        return 1;
+      }
+      io.stdout.write(`password of user ${command.username} replaced\n`);
+      return 0;
+    }
+    const user = { id: randomUUID(), username: command.username, passwordHash };
+    await store.add(user);
     io.stdout.write(`user ${user.username} added with id ${user.id}\n`);
     return 0;
   } catch (error) {
     if (error instanceof ErrConflict && command.kind === 'add-user') {
-      io.stderr.write(`orders-admin: user ${command.username} already exists\n`);
+      // Re-running a set-up script must not fail on a user it already made; the password is not touched.
+      io.stdout.write(`user ${command.username} already exists; left unchanged (to replace its password: orders-admin users set-password ${command.username})\n`);
+      return 0;
     } else if (error instanceof ConfigError || error instanceof ErrUnavailable) {
       io.stderr.write(`orders-admin: ${error.message}\n`);
     } else {

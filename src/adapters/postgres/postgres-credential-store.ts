@@ -26,6 +26,16 @@ export class PostgresCredentialStore implements CredentialStore {
     }
   }
 
+  /** The operator CLI's `users set-password`: false when there is no such user. */
+  async setPasswordHash(username: string, passwordHash: string): Promise<boolean> {
+    try {
+      const { rowCount } = await this.#db.query('UPDATE users SET password_hash = $2 WHERE username = $1', [username, passwordHash]);
+      return rowCount === 1;
+    } catch (error) {
+      throw translatePgError(error, 'set password');
+    }
+  }
+
   /** A taken username (users_username_key) or id surfaces as ErrConflict. */
   async add(user: User): Promise<void> {
     try {
