@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { request as httpRequest, Agent } from 'node:http';
+import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { spawnBin, type SpawnedBin } from './spawn-bin.ts';
 
@@ -56,46 +56,51 @@ export interface BystanderReport {
 
 /**
  * GET /orders/{id} every 100 ms on its own keep-alive connection from 127.0.0.2 (the attacker's
- * address may be rate-limited or capped); each request's latency, a failure counted as an infinite one.
+ * address may be rate-limited or capped); each request's latency, a failure counted apart. It runs in
+ * a worker thread: an attack written in the same process would otherwise delay its timers and
+ * callbacks and be counted as the server's latency.
  */
 export function startBystander(target: EdgeTarget): { stop(): Promise<BystanderReport> } {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const latencies: number[] = [];
-  let asked = 0;
-  let failed = 0;
-  let inFlight = 0;
-  const ask = (): void => {
-    asked += 1;
-    inFlight += 1;
-    const t0 = performance.now();
-    const req = httpRequest({ host: '127.0.0.1', port: target.port, path: `/orders/${target.orderId}`, localAddress: '127.0.0.2', agent, headers: { authorization: target.auth }, timeout: 5_000 }, (res) => {
-      res.resume();
-      res.once('end', () => {
-        inFlight -= 1;
-        if (res.statusCode === 200) latencies.push(performance.now() - t0);
-        else failed += 1;
-      });
-    });
-    req.once('timeout', () => req.destroy());
-    req.once('error', () => {
-      inFlight -= 1;
-      failed += 1;
-    });
-    req.end();
-  };
-  const timer = setInterval(ask, 100);
+  const worker = new Worker(BYSTANDER, { eval: true, workerData: { port: target.port, path: `/orders/${target.orderId}`, auth: target.auth } });
+  const report = new Promise<{ asked: number; failed: number; latencies: number[] }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
   return {
     /** Stops asking, and reports once the requests still under way are answered (or time out, 5 s). */
     async stop() {
-      clearInterval(timer);
-      for (let waited = 0; inFlight > 0 && waited < 6_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
-      agent.destroy();
+      worker.postMessage('stop');
+      const { asked, failed, latencies } = await report;
+      await worker.terminate();
       const sorted = [...latencies].sort((a, b) => a - b);
       const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
       return { asked, answered: latencies.length, failed, p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? Number.NaN };
     },
   };
 }
+
+/** The bystander's loop (plain JavaScript: a worker evaluates it as is). */
+const BYSTANDER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const http = require('node:http');
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const latencies = [];
+let asked = 0, failed = 0, inFlight = 0, stopping = false;
+const ask = () => {
+  asked += 1; inFlight += 1;
+  const t0 = performance.now();
+  const req = http.request({ host: '127.0.0.1', port: workerData.port, path: workerData.path, localAddress: '127.0.0.2', agent, headers: { authorization: workerData.auth }, timeout: 5000 }, (res) => {
+    res.resume();
+    res.once('end', () => { inFlight -= 1; if (res.statusCode === 200) latencies.push(performance.now() - t0); else failed += 1; done(); });
+  });
+  req.once('timeout', () => req.destroy());
+  req.once('error', () => { inFlight -= 1; failed += 1; done(); });
+  req.end();
+};
+const timer = setInterval(ask, 100);
+const done = () => { if (stopping && inFlight === 0) { agent.destroy(); parentPort.postMessage({ asked, failed, latencies }); } };
+parentPort.on('message', () => { stopping = true; clearInterval(timer); done(); });
+`;
 
 /** The peak of the target's RSS, sampled every 50 ms until stopped. */
 export function sampleRss(target: EdgeTarget): { stop(): number } {
