@@ -1,14 +1,62 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
+/**
+ * Two suites, as vitest projects (README "Tests"):
+ * - `fast` (npm test): hermetic. Fakes, PGlite and in-process servers only; it starts no backend server
+ *   (postgres, redis-server, nats-server) and reads no backend variable (test/support/hermetic-setup.ts
+ *   removes them from every worker). Time the service owns is simulated; platform timeouts run with short
+ *   values the harness passes in composition.
+ * - `real` (npm run test:real): the machine's (or the containers') PostgreSQL, Redis and NATS named by
+ *   POSTGRES_DSN, REDIS_ADDR and NATS_URL, which it requires (test/support/require-real-backends.ts): the
+ *   conformance matrix's real column, the adapters' contracts, faults on private servers, durability,
+ *   the fleet, the edge attacks and the platform timeouts at their production values, waited out.
+ * A file belongs to `real` when it is in one of the folders below or is named `*.real.test.ts`.
+ */
+const ROOTS = ['src', 'fakes', 'test', 'conformance', 'spec', 'bin', 'explore', 'examples', 'scripts'];
+const REAL = [
+  '**/*.real.test.ts',
+  'conformance/columns/*-real*.test.ts',
+  'test/faults/**/*.test.ts',
+  'test/durability/**/*.test.ts',
+  'test/edge/**/*.test.ts',
+];
+// npm run test:cluster runs it alone (test/cluster/vitest.config.ts): it needs haproxy and a quiet machine.
+const EXCLUDE = [...configDefaults.exclude, 'test/cluster/**'];
+
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'fakes/**/*.test.ts', 'test/**/*.test.ts', 'conformance/**/*.test.ts', 'spec/**/*.test.ts', 'bin/**/*.test.ts'],
-    // npm run test:cluster runs it alone (test/cluster/vitest.config.ts): it needs haproxy and a quiet machine.
-    exclude: [...configDefaults.exclude, 'test/cluster/**'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
-    // Real-backend suites share one Postgres/Redis/NATS; files isolate themselves by schema and subject.
+    // Every file starts its own servers on port 0 and its own fakes: files share nothing and run side by side.
     pool: 'forks',
     reporters: ['default', './test/support/summary-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'fast',
+          include: ROOTS.map((root) => `${root}/**/*.test.ts`),
+          exclude: [...EXCLUDE, ...REAL],
+          setupFiles: ['./test/support/hermetic-setup.ts'],
+          // Most files wait on sockets and child processes more than they compute: more workers than the
+          // two cores CI machines have keeps both busy.
+          maxWorkers: 3,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'real',
+          include: REAL,
+          exclude: EXCLUDE,
+          globalSetup: ['./test/support/require-real-backends.ts'],
+          // Real backends are shared by every file (each isolates itself by schema, key prefix and subject);
+          // the fleet and fault files start private servers of their own.
+          maxWorkers: 2,
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
   },
 });
