@@ -1,32 +1,11 @@
-import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runAdminCli, USAGE } from '../../src/adapters/postgres/admin-cli.ts';
 import { PostgresCredentialStore } from '../../src/adapters/postgres/postgres-credential-store.ts';
 import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
 import type { Env } from '../../src/config/env.ts';
 import { verifyPassword } from '../../src/service/password-hasher.ts';
 import { captureLogger, dropSchemas, postgresConfig, testSchemaName } from './postgres-harness.ts';
-import { spawnBin } from '../support/spawn-bin.ts';
+import { cli, runBin } from './admin-cli-harness.ts';
 import { VERSIONS } from './postgres-database.contract.ts';
-
-async function cli(argv: string[], env: Env, stdin = ''): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runAdminCli(argv, {
-    env,
-    stdin: Readable.from(stdin === '' ? [] : [Buffer.from(stdin)]),
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-  });
-  return { code, stdout, stderr };
-}
-
-/** `node bin/orders-admin.ts` itself, the password piped in. */
-async function runBin(argv: string[], env: Record<string, string>, stdin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const bin = spawnBin('bin/orders-admin.ts', argv, env, stdin);
-  return { code: (await bin.exited).code, stdout: bin.stdout(), stderr: bin.stderr() };
-}
-
 
 const DSN = process.env.POSTGRES_DSN;
 

@@ -1,14 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { natsConfigFromEnv, type NatsConfig } from '../../src/adapters/nats/nats-config.ts';
+import { describe, expect, it } from 'vitest';
+import { natsConfigFromEnv } from '../../src/adapters/nats/nats-config.ts';
 import { NatsEventBus } from '../../src/adapters/nats/nats-event-bus.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
-import type { OrderPlacedEnvelope } from '../../src/ports/order-events.ts';
-import { until } from '../support/eventually.ts';
-import { orderEventsContract, sampleEnvelope } from './order-events.contract.ts';
+import { sampleEnvelope } from './order-events.contract.ts';
 
 const silent = pino({ enabled: false });
 

@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server, type Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisConfigFromEnv, type RedisConfig } from '../../src/adapters/redis/redis-config.ts';
 import { RedisOrderCache } from '../../src/adapters/redis/redis-order-cache.ts';
-import { ErrUnavailable } from '../../src/domain/errors.ts';
 import { orderCacheContract, sampleOrder } from './order-cache.contract.ts';
-import { listenLocal } from '../support/ports.ts';
 
 const REDIS_ADDR = process.env.REDIS_ADDR;
 const silent = pino({ enabled: false });
