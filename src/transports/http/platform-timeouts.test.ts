@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { loadServiceConfig } from '../../config/service-config.ts';
 import { createApp } from '../../composition/create-app.ts';
@@ -39,7 +40,7 @@ describe('platform timeouts: the production values unless a test sets others', (
     ['koa', koaTransport],
   ] as const)('%s: its node:http server carries the production values and declares them', async (_name, transport) => {
     const app = await build(transport);
-    const server = app.transport.server as import('node:http').Server;
+    const server = app.transport.server as Server;
     expect({ headers: server.headersTimeout, request: server.requestTimeout, keepAlive: server.keepAliveTimeout }).toEqual({ headers: 10_000, request: 30_000, keepAlive: 5_000 });
     expect(app.transport.timeouts).toEqual(HTTP1_SERVER_TIMEOUTS);
   });
@@ -51,7 +52,7 @@ describe('platform timeouts: the production values unless a test sets others', (
 
   it('a test harness sets shorter ones in composition; the sweep follows them; the server and its declaration agree', async () => {
     const app = await build(koaTransport, { headersMs: 300, requestMs: 900, keepAliveMs: 200 });
-    const server = app.transport.server as import('node:http').Server;
+    const server = app.transport.server as Server;
     expect({ headers: server.headersTimeout, request: server.requestTimeout, keepAlive: server.keepAliveTimeout }).toEqual({ headers: 300, request: 900, keepAlive: 200 });
     expect(app.transport.timeouts).toEqual({ headersMs: 300, requestMs: 900, idleMs: 200 });
     expect(http1ServerOptions({ headersMs: 300, requestMs: 900, idleMs: 200 }).connectionsCheckingInterval).toBe(30);
