@@ -6,7 +6,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  *   (postgres, redis-server, nats-server) and reads no backend variable (test/support/hermetic-setup.ts
  *   removes them from every worker). Time the service owns is simulated; platform timeouts run with short
  *   values the harness passes in composition.
- * - `real` (npm run test:real): the machine's (or the containers') PostgreSQL, Redis and NATS named by
+ * - `real` and then `real-alone` (npm run test:real): the machine's (or the containers') PostgreSQL, Redis and NATS named by
  *   POSTGRES_DSN, REDIS_ADDR and NATS_URL, which it requires (test/support/require-real-backends.ts): the
  *   conformance matrix's real column, the adapters' contracts, faults on private servers, durability,
  *   the fleet, the edge attacks and the platform timeouts at their production values, waited out.
@@ -20,6 +20,11 @@ const REAL = [
   'test/durability/**/*.test.ts',
   'test/edge/**/*.test.ts',
 ];
+/**
+ * Real-backend files that restart executables and servers under paced load and poll for their recovery:
+ * run after the others, one at a time (project `real-alone`), so a crowded machine does not starve them.
+ */
+const REAL_ALONE = ['test/faults/outbox-fleet.test.ts', 'test/durability/**/*.test.ts'];
 // npm run test:cluster runs it alone (test/cluster/vitest.config.ts): it needs haproxy and a quiet machine.
 const EXCLUDE = [...configDefaults.exclude, 'test/cluster/**'];
 
@@ -48,11 +53,24 @@ export default defineConfig({
         test: {
           name: 'real',
           include: REAL,
-          exclude: EXCLUDE,
+          exclude: [...EXCLUDE, ...REAL_ALONE],
           globalSetup: ['./test/support/require-real-backends.ts'],
           // Real backends are shared by every file (each isolates itself by schema, key prefix and subject);
-          // the fleet and fault files start private servers of their own.
+          // the fault files start private servers of their own.
           maxWorkers: 2,
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'real-alone',
+          include: REAL_ALONE,
+          exclude: EXCLUDE,
+          globalSetup: ['./test/support/require-real-backends.ts'],
+          sequence: { groupOrder: 1 },
+          maxWorkers: 1,
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
