@@ -56,7 +56,9 @@ export default defineConfig({
           exclude: [...EXCLUDE, ...REAL_ALONE],
           globalSetup: ['./test/support/require-real-backends.ts'],
           // Real backends are shared by every file (each isolates itself by schema, key prefix and subject);
-          // the fault files start private servers of their own.
+          // the fault files start private servers of their own. Run after `fast` when one command selects
+          // both (npm run conformance:report): vitest runs projects with other worker counts in separate groups.
+          sequence: { groupOrder: 1 },
           maxWorkers: 2,
           testTimeout: 60_000,
           hookTimeout: 120_000,
@@ -69,7 +71,7 @@ export default defineConfig({
           include: REAL_ALONE,
           exclude: EXCLUDE,
           globalSetup: ['./test/support/require-real-backends.ts'],
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
           maxWorkers: 1,
           testTimeout: 60_000,
           hookTimeout: 120_000,
