@@ -46,6 +46,10 @@ export default defineConfig({
           // Most files wait on sockets and child processes more than they compute: more workers than the
           // two cores CI machines have keeps both busy.
           maxWorkers: 3,
+          // Guards against hangs only (nothing here waits on them): generous, because a CI machine shared
+          // with other jobs can run a spawned executable's start-up or Chromium's launch many times slower.
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
       },
       {
