@@ -171,6 +171,11 @@ export interface FlowContext {
    */
   via(name: DriverName): Driver;
   sleep(ms: number): Promise<void>;
+  /**
+   * Lets `ms` pass on the service's clock: the simulator's clock is advanced where the target runs on it
+   * (capability faults: in-process fakes, --embedded executables), else real time is waited out (real backends).
+   */
+  elapse(ms: number): Promise<void>;
   /** Every REST exchange this column's driver has made so far, on every target (for `last` cases). */
   observed(): readonly Observation[];
 }

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ALL_CASES } from '../conformance/cases/index.ts';
 import { buildReport, renderHtml, renderMarkdown } from '../conformance/report/render-report.ts';
-import { RESULTS_PATH, UNIT_RESULTS_PATH, withUnitResults, type ResultsFile } from '../conformance/runner/results.ts';
+import { readResults, RESULTS_DIR, UNIT_RESULTS_PATH, withUnitResults } from '../conformance/runner/results.ts';
 import { findUnitCases, rulesOfTitle } from '../conformance/unit-rules.ts';
 import { loadRules } from '../spec/catalogue.ts';
 import { conformanceEnvOrExit, runConformance, USAGE } from './conformance.ts';
@@ -19,11 +19,11 @@ const env = conformanceEnvOrExit(argv, `${USAGE} [--no-run]`);
 // The report shows every column by default, the spawned --embedded executables too (issue 17).
 if (env['CONFORMANCE_BACKEND'] === undefined && env['CONFORMANCE_URL'] === undefined) env['CONFORMANCE_BACKEND'] = 'fake,real,spawned';
 const suiteExit = argv.includes('--no-run') ? 0 : await runConformance(env);
-if (!existsSync(RESULTS_PATH)) {
-  process.stderr.write(`conformance: no results at ${RESULTS_PATH}; the suite did not run\n`);
+const matrixResults = readResults();
+if (matrixResults === undefined) {
+  process.stderr.write(`conformance: no results in ${RESULTS_DIR}; the suite did not run\n`);
   process.exit(1);
 }
-const matrixResults = JSON.parse(readFileSync(RESULTS_PATH, 'utf8')) as ResultsFile;
 const results = existsSync(UNIT_RESULTS_PATH) ? withUnitResults(matrixResults, JSON.parse(readFileSync(UNIT_RESULTS_PATH, 'utf8')), rulesOfTitle) : matrixResults;
 const covered = new Set([...ALL_CASES, ...findUnitCases()].flatMap((c) => c.rules));
 const report = buildReport(loadRules(), covered, results);

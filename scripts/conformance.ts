@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// Runs the conformance matrix (conformance/conformance.test.ts) through vitest, with filters:
+// Runs the conformance matrix (conformance/columns/*.test.ts, one file per slice) through vitest, with filters:
 //   npm run conformance -- --transport stdlib --backend fake [--driver rest-http1]
 //   npm run conformance -- --url http://host:8080 --admin-url http://host:8081 [--user alice:pw] [--driver grpc]
 import { existsSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { findUnitCases } from '../conformance/unit-rules.ts';
-import { UNIT_RESULTS_PATH } from '../conformance/runner/results.ts';
+import { RESULTS_DIR, UNIT_RESULTS_PATH } from '../conformance/runner/results.ts';
+import { realBackendsConfigured } from '../test/support/in-process-app.ts';
 import { runCommand } from './run-command.ts';
 
 export const USAGE = `usage: npm run conformance -- [--transport stdlib,koa,grpc,core] [--backend fake,real,spawned] [--driver rest-http1,rest-h2c,grpc,process,unit]
@@ -62,8 +63,15 @@ export function runConformance(env: Record<string, string>): Promise<number> {
   const core = env['CONFORMANCE_URL'] === undefined && (transports?.includes('core') ?? true) && (drivers?.includes('unit') ?? true);
   const unitFiles = core ? [...new Set(findUnitCases().map((u) => u.file))] : [];
   rmSync(UNIT_RESULTS_PATH, { force: true });
+  // Only this run's slices make the report: earlier results are removed first.
+  rmSync(RESULTS_DIR, { recursive: true, force: true });
   const reporters = core ? ['--reporter=default', '--reporter=./test/support/summary-reporter.ts', '--reporter=json', `--outputFile.json=${UNIT_RESULTS_PATH}`] : [];
-  return runCommand(process.execPath, [VITEST, 'run', 'conformance/conformance.test.ts', ...unitFiles, ...reporters], { env: { ...base, ...env } });
+  // The real column's slices belong to the real-backend project (vitest.config.ts), which requires the
+  // backend variables: it runs when they are set and the filters allow the real backend.
+  const backends = env['CONFORMANCE_BACKEND']?.split(',');
+  const real = env['CONFORMANCE_URL'] === undefined && (backends?.includes('real') ?? true) && realBackendsConfigured(process.env);
+  const projects = ['--project', 'fast', ...(real ? ['--project', 'real'] : [])];
+  return runCommand(process.execPath, [VITEST, 'run', ...projects, 'conformance/columns/', ...unitFiles, ...reporters], { env: { ...base, ...env } });
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {

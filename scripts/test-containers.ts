@@ -1,16 +1,15 @@
 /**
- * npm run test:containers [-- vitest args]: starts PostgreSQL, Redis and NATS in containers, runs every
- * suite that talks to the backends named by POSTGRES_DSN / REDIS_ADDR / NATS_URL against them (the
- * conformance suite's real column only: its fake columns and the fake-only suites do not touch a backend
- * and already ran in `npm test`), then removes the containers. With vitest args, runs exactly those.
- * Exits 1 without running anything when no Docker engine answers.
+ * npm run test:containers [-- vitest args]: starts PostgreSQL, Redis and NATS in containers, runs the
+ * real-backend suite (vitest project `real`, README "Tests": what `npm run test:real` runs) against them,
+ * then removes the containers. With vitest args, runs exactly those. Exits 1 without running anything
+ * when no Docker engine answers.
  */
 import { requireDockerAndBaseImages } from '../test/containers/docker-engine.ts';
 import { startContainerBackends } from '../test/containers/container-backends.ts';
 import { runCommand } from './run-command.ts';
 
-/** The suites that read the backend variables (grep -l POSTGRES_DSN, REDIS_ADDR, NATS_URL, realBackendsConfigured). */
-const BACKEND_SUITES = ['conformance/conformance.test.ts', 'test/contracts', 'test/durability', 'test/faults', 'test/rate-limit', 'test/shutdown', 'test/process'];
+/** The real-backend suite: the `real` and `real-alone` projects of vitest.config.ts (npm run test:real). */
+const REAL_SUITE = ['--project', 'real', '--project', 'real-alone'];
 
 await requireDockerAndBaseImages('test:containers');
 
@@ -29,8 +28,8 @@ try {
   console.log(`test:containers: REDIS_ADDR=${backends.REDIS_ADDR} NATS_URL=${backends.NATS_URL} (PostgreSQL on trust auth)`);
   code = await runCommand(
     'npx',
-    ['vitest', 'run', ...(process.argv.length > 2 ? process.argv.slice(2) : BACKEND_SUITES)],
-    { env: { ...process.env, ...(process.argv.length > 2 ? {} : { CONFORMANCE_BACKEND: 'real' }), POSTGRES_DSN: backends.POSTGRES_DSN, REDIS_ADDR: backends.REDIS_ADDR, NATS_URL: backends.NATS_URL } },
+    ['vitest', 'run', ...(process.argv.length > 2 ? process.argv.slice(2) : REAL_SUITE)],
+    { env: { ...process.env, POSTGRES_DSN: backends.POSTGRES_DSN, REDIS_ADDR: backends.REDIS_ADDR, NATS_URL: backends.NATS_URL } },
   );
 } finally {
   if (!stopping) await backends.stop();

@@ -15,6 +15,7 @@ import { startInProcess, type InProcessApp } from '../../test/support/in-process
 import { processCase, type Case, type ProcessContext } from '../case-model.ts';
 import { exitWithin, HANG_GUARD_MS, spawnBin } from '../../test/support/spawn-bin.ts';
 import type { Transport } from '../../test/support/transports.ts';
+import type { PlatformTimeouts } from '../../src/transports/http/platform-timeouts.ts';
 import { freePort, listenLocal, waitForPort } from '../../test/support/ports.ts';
 
 /**
@@ -23,10 +24,12 @@ import { freePort, listenLocal, waitForPort } from '../../test/support/ports.ts'
  */
 
 const SECRET = randomBytes(32).toString('base64url');
+/** Timeouts Node enforces, set short in composition (src/transports/http/platform-timeouts.ts). */
+const SHORT_TIMEOUTS = { keepAliveMs: 300, sniffMs: 500 } as const;
 
 /** The transport's app in process, stopped once `body` is done; returns the app (its logs stay readable). */
-async function withApp(p: ProcessContext, env: Env | undefined, body: (app: InProcessApp) => Promise<void>): Promise<InProcessApp> {
-  const app = await startInProcess({ transport: p.transport.factory, env });
+async function withApp(p: ProcessContext, env: Env | undefined, body: (app: InProcessApp) => Promise<void>, platformTimeouts?: PlatformTimeouts): Promise<InProcessApp> {
+  const app = await startInProcess({ transport: p.transport.factory, env, platformTimeouts });
   try {
     await body(app);
   } finally {
@@ -173,10 +176,10 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
   }),
   processCase('public-listener-has-finite-timeouts', ['LIMIT-timeouts'], {}, async (p) => {
     // Measured, not read: an idle keep-alive connection is closed by the server, and on the one-port
-    // listener so is a connection that never says which protocol it speaks. (The 10 s headers and 30
-    // s request timeouts of HTTP/1.1 fire on Node's 30 s check interval, beyond a case's 30 s; the
-    // HTTP/2 ones are measured by http2-stream-and-idle-deadlines-are-enforced and
-    // test/grpc/http2-deadlines.test.ts.)
+    // listener so is a connection that never says which protocol it speaks. Short values set in
+    // composition (the production 5 s and 10 s are waited out by http1-timeouts-enforced-at-production-values
+    // in the real-backend suite); the headers and request timeouts are http1-timeouts-enforced-as-declared,
+    // the HTTP/2 ones http2-stream-and-idle-deadlines-are-enforced and test/grpc/http2-deadlines.real.test.ts.
     await withApp(p, undefined, async (app) => {
       const declared = app.app.transport.timeouts;
       const closedWithin = (payload: string | undefined, boundMs: number): Promise<{ closed: boolean; afterMs: number; reply: string }> =>
@@ -199,16 +202,19 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
             resolve({ closed: true, afterMs: Date.now() - sentAt, reply });
           });
         });
-      const keepAlive = closedWithin('GET /openapi.yaml HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 15_000);
-      const silent = p.transport.name === 'grpc' ? closedWithin(undefined, 20_000) : undefined;
+      // Bounds against a hang, generous for a busy machine: the timeouts are a fraction of them.
+      const keepAlive = closedWithin('GET /openapi.yaml HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 5_000);
+      const silent = p.transport.name === 'grpc' ? closedWithin(undefined, 5_000) : undefined;
       const idle = await keepAlive;
       p.assert(idle.reply.startsWith('HTTP/1.1 200'), `keep-alive probe: ${idle.reply.slice(0, 40)}`);
-      p.assert(idle.closed, `an idle keep-alive connection was still open after 15 s (declared ${JSON.stringify(declared)})`);
+      p.assert(idle.closed, `an idle keep-alive connection was still open after 5 s (declared ${JSON.stringify(declared)})`);
+      p.assert(idle.afterMs >= SHORT_TIMEOUTS.keepAliveMs, `the idle keep-alive connection was closed after ${idle.afterMs} ms, before its ${SHORT_TIMEOUTS.keepAliveMs} ms`);
       if (silent !== undefined) {
         const quiet = await silent;
-        p.assert(quiet.closed, 'a connection that sent nothing was still open after 20 s on the one-port listener');
+        p.assert(quiet.closed, 'a connection that sent nothing was still open after 5 s on the one-port listener');
+        p.assert(quiet.afterMs >= SHORT_TIMEOUTS.sniffMs - 50, `the silent connection was closed after ${quiet.afterMs} ms, before its ${SHORT_TIMEOUTS.sniffMs} ms`);
       }
-    });
+    }, SHORT_TIMEOUTS);
   }),
   processCase('spans-exported-over-otlp-http-in-batches', ['TRACE-otlp-export', 'LIFE-5-tracer-flush'], {}, async (p) => {
     const received: { method: string; url: string; type: string }[] = [];

@@ -9,8 +9,9 @@ export interface RawAnswer {
 }
 
 export interface RawOptions {
-  /** Sent one a second after `head`, until the server answers (slow clients). */
+  /** Sent every `dripEveryMs` (a second by default) after `head`, until the server answers (slow clients). */
   readonly drip?: () => string;
+  readonly dripEveryMs?: number;
   /** Give up (reject) after this long without an answer. */
   readonly timeoutMs?: number;
 }
@@ -66,7 +67,7 @@ export function rawHttp1(baseUrl: string, head: string | Buffer, options: RawOpt
         const next = options.drip;
         drip = setInterval(() => {
           if (!socket.destroyed && socket.writable) socket.write(next());
-        }, 1000);
+        }, options.dripEveryMs ?? 1000);
       }
     });
   });

@@ -62,6 +62,40 @@ export interface Matrix {
   readonly notes: readonly string[];
 }
 
+/**
+ * What one test file of the matrix runs (conformance/columns/*.test.ts): its transports, backends and
+ * drivers (`process` for the process column), or the external instance. The CONFORMANCE_* filters narrow it further.
+ */
+export interface MatrixSlice {
+  /** The file's results go to reports/conformance-results/<name>.json. */
+  readonly name: string;
+  readonly transports?: readonly string[];
+  readonly backends?: readonly ('fake' | 'real' | 'spawned')[];
+  readonly drivers?: readonly string[];
+  /** The instance given by --url (and nothing else). */
+  readonly external?: boolean;
+}
+
+function both(a: readonly string[] | undefined, b: readonly string[] | undefined): readonly string[] | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return a.filter((x) => b.includes(x));
+}
+
+/** The filters of one slice: the command line's, narrowed to the slice (nothing when --url and the slice disagree). */
+export function sliceFilters(filters: Filters, slice: MatrixSlice): Filters {
+  const none: Filters = { transports: [], backends: [], drivers: [], external: undefined };
+  if (slice.external === true) return filters.external === undefined ? none : filters;
+  if (filters.external !== undefined) return none;
+  // Without --backend: fake and real (spawned runs only when asked for, see buildMatrix).
+  return {
+    transports: both(filters.transports, slice.transports),
+    backends: both(filters.backends ?? ['fake', 'real'], slice.backends),
+    drivers: both(filters.drivers, slice.drivers),
+    external: undefined,
+  };
+}
+
 const allows = (filter: readonly string[] | undefined, value: string): boolean => filter === undefined || filter.includes(value);
 
 export function buildMatrix(filters: Filters, transports: readonly Transport[], env: Env = process.env): Matrix {
@@ -76,7 +110,8 @@ export function buildMatrix(filters: Filters, transports: readonly Transport[], 
       notes,
     };
   }
-  const real = realBackendsConfigured(env);
+  // The backend variables are read only when the real column is asked for (npm test's slices are fake only).
+  const real = allows(filters.backends, 'real') && realBackendsConfigured(env);
   if (!real && allows(filters.backends, 'real')) {
     notes.push('conformance: real backends not configured (set POSTGRES_DSN, REDIS_ADDR and NATS_URL); real column not run');
   }

@@ -215,6 +215,8 @@ function flowContext(env: RunEnv): FlowContext {
     },
     via: env.via,
     sleep: (ms) => sleep(ms),
+    // The service's clock (session linger, token expiry, cache TTL) when the target runs on the simulator.
+    elapse: async (ms) => void (env.target.simulator !== undefined ? await env.target.simulator.advance(ms) : await sleep(ms)),
     observed: env.observed,
   };
   return context;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Env } from '../../src/config/env.ts';
+import type { PlatformTimeouts } from '../../src/transports/http/platform-timeouts.ts';
 import { startInProcess, type BackendKind, type InProcessApp } from '../../test/support/in-process-app.ts';
 import type { LogLine } from '../../test/support/log-capture.ts';
 import { spawnBin } from '../../test/support/spawn-bin.ts';
@@ -40,6 +41,8 @@ export interface TargetSettings {
   readonly sessionCap?: number;
   /** A target of its own even without other settings (the case changes the app it runs on). */
   readonly isolated?: boolean;
+  /** Shorter timeouts that Node's servers enforce, set in composition (in-process targets only). */
+  readonly platformTimeouts?: PlatformTimeouts;
 }
 
 export interface Credentials {
@@ -100,6 +103,7 @@ export async function startInProcessTarget(transport: Transport, backend: Backen
     env: settings.env,
     sessionLingerMs: settings.sessionLingerMs,
     sessionCap: settings.sessionCap,
+    platformTimeouts: settings.platformTimeouts,
   });
   const runId = randomBytes(3).toString('hex');
   return {

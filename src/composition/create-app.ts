@@ -24,6 +24,7 @@ import type { HttpObservability } from '../transports/http/http-observability.ts
 import { Listener } from '../transports/http/listener.ts';
 import { RestApi } from '../transports/http/rest-api.ts';
 import type { ServerTimeouts } from '../transports/http/server-timeouts.ts';
+import type { PlatformTimeouts } from '../transports/http/platform-timeouts.ts';
 import { createServer } from 'node:http';
 import { ClientAddressResolver } from '../transports/http/client-address.ts';
 import { HttpRateLimiter } from '../transports/http/http-rate-limiter.ts';
@@ -44,6 +45,8 @@ export interface Core {
   readonly readiness: () => Promise<HealthReport>;
   /** The REST rate limiter every HTTP transport puts around its router (spec 4.3, 8). */
   readonly rateLimiter: HttpRateLimiter;
+  /** Tests only: shorter platform-enforced timeouts for the transport's server (undefined: the declared ones). */
+  readonly platformTimeouts?: PlatformTimeouts;
 }
 
 /** A transport turns the core into a public server and knows how to shut it down gracefully. */
@@ -73,6 +76,8 @@ export interface AppOptions {
   readonly console?: Omit<ConsoleSources, 'registry' | 'tokenExpiryMs'>;
   /** Tests: faster relay polling or backoff. */
   readonly relayOptions?: OutboxRelayOptions;
+  /** Tests: shorter timeouts that Node's servers enforce (http/platform-timeouts.ts), to see them enforced fast. */
+  readonly platformTimeouts?: PlatformTimeouts;
 }
 
 export interface App {
@@ -136,6 +141,7 @@ export function createApp(options: AppOptions): App {
     // The checker needs the transport's listener, so it is made after the transport: bound late.
     readiness: () => checker.ready(),
     rateLimiter,
+    ...(options.platformTimeouts === undefined ? {} : { platformTimeouts: options.platformTimeouts }),
   };
 
   const transport = options.transport(core);

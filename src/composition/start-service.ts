@@ -23,7 +23,7 @@ export interface ServiceOptions {
   /** Real backends only: a private schema, key prefix and subject (tests and bench run side by side). */
   readonly isolation?: RealBackendIsolation;
   /** Tests: span exporters, session linger and cap, fake timers, pinned clock. */
-  readonly app?: Pick<AppOptions, 'spanProcessors' | 'sessionLingerMs' | 'sessionCap' | 'sessionTimers' | 'clock'>;
+  readonly app?: Pick<AppOptions, 'spanProcessors' | 'sessionLingerMs' | 'sessionCap' | 'sessionTimers' | 'clock' | 'platformTimeouts'>;
   /** Embedded only: the last log lines for the console page (runMain tees stdout into it). */
   readonly logTail?: LogTail;
   /** Aborting it stops the service, as `stop()` does (runMain wires SIGTERM/SIGINT here). */

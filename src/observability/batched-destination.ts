@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import type { DestinationStream } from 'pino';
 
 /** What pino.destination() returns (a sonic-boom), as far as this wrapper uses it. */
@@ -5,6 +6,8 @@ interface Inner {
   write(text: string): unknown;
   flush(callback?: (error?: Error) => void): void;
   flushSync(): void;
+  /** sonic-boom's file descriptor, once open. */
+  readonly fd?: number;
 }
 
 /** Our choices (rule LOG-turn-batched): how long a line may wait, and how much may wait at once. */
@@ -31,9 +34,18 @@ export function batchedDestination(inner: Inner, options: { maxDelayMs: number; 
     inner.write(text);
   };
   process.on('exit', () => {
-    release();
+    // What sonic-boom holds goes first, then what is held here, both synchronously: handed to sonic-boom's
+    // write, the held lines would start an asynchronous write that the exiting process never completes.
+    const text = held.join('');
+    held = [];
+    heldBytes = 0;
     try {
       inner.flushSync();
+      if (text !== '' && typeof inner.fd === 'number' && inner.fd >= 0) writeSync(inner.fd, text);
+      else if (text !== '') {
+        inner.write(text);
+        inner.flushSync();
+      }
     } catch {
       // Closed or never opened: nothing more can be written.
     }

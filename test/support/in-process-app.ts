@@ -8,6 +8,7 @@ import type { RealBackendIsolation } from '../../src/composition/real-backends.t
 import { startService } from '../../src/composition/start-service.ts';
 import { hashPassword } from '../../src/service/password-hasher.ts';
 import { createLogger } from '../../src/observability/logger.ts';
+import type { PlatformTimeouts } from '../../src/transports/http/platform-timeouts.ts';
 import { LogCapture } from './log-capture.ts';
 
 export type BackendKind = 'fake' | 'real';
@@ -20,6 +21,8 @@ export interface InProcessOptions {
   readonly env?: Env;
   readonly sessionLingerMs?: number;
   readonly sessionCap?: number;
+  /** Shorter timeouts that Node's servers enforce (src/transports/http/platform-timeouts.ts). */
+  readonly platformTimeouts?: PlatformTimeouts;
 }
 
 export interface InProcessApp {
@@ -42,8 +45,11 @@ export interface InProcessApp {
   stop(): Promise<void>;
 }
 
+/** The variables naming the real backends (README "Real backends"). */
+export const BACKEND_VARIABLES = ['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL'] as const;
+
 export function realBackendsConfigured(env: Env = process.env): boolean {
-  return Boolean(env['POSTGRES_DSN'] && env['REDIS_ADDR'] && env['NATS_URL']);
+  return BACKEND_VARIABLES.every((name) => Boolean(env[name]));
 }
 
 /**
@@ -84,6 +90,7 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
       spanProcessors: [new SimpleSpanProcessor(spans)],
       sessionLingerMs: options.sessionLingerMs,
       sessionCap: options.sessionCap,
+      platformTimeouts: options.platformTimeouts,
     },
   });
   const { app, backends } = service;

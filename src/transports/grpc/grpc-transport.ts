@@ -1,7 +1,7 @@
 import type { TransportFactory } from '../../composition/create-app.ts';
 import { createStdlibHandler } from '../stdlib/stdlib-server.ts';
 import { createGrpcHandler } from './grpc-handler.ts';
-import { HTTP1_SERVER_TIMEOUTS } from '../http/server-timeouts.ts';
+import { http1Timeouts } from '../http/platform-timeouts.ts';
 import { HTTP2_IDLE_TIMEOUT_MS } from './http2-limits.ts';
 import { createOnePortServer, type AnyRequestHandler } from './one-port-server.ts';
 
@@ -16,11 +16,22 @@ import { createOnePortServer, type AnyRequestHandler } from './one-port-server.t
 export const grpcTransport: TransportFactory = (core) => {
   // The handler reads only what node:http and node:http2's compatibility API have in common.
   const rest = createStdlibHandler({ api: core.api, tokens: core.tokens, observability: core.observability, limiter: core.rateLimiter }) as AnyRequestHandler;
-  const front = createOnePortServer({ grpc: createGrpcHandler(core), rest, tls: core.config.tls });
+  // Production: the declared timeouts; a test harness's shorter ones otherwise (http/platform-timeouts.ts).
+  const overrides = core.platformTimeouts ?? {};
+  const http1 = http1Timeouts(overrides);
+  const http2IdleMs = overrides.http2IdleMs ?? HTTP2_IDLE_TIMEOUT_MS;
+  const front = createOnePortServer({
+    grpc: createGrpcHandler(core),
+    rest,
+    tls: core.config.tls,
+    http1Timeouts: http1,
+    ...(overrides.sniffMs === undefined ? {} : { sniffTimeoutMs: overrides.sniffMs }),
+    http2Guard: { idleMs: http2IdleMs, ...(overrides.http2StreamRequestMs === undefined ? {} : { streamRequestMs: overrides.http2StreamRequestMs }) },
+  });
   return {
     server: front.server,
     shutdown: front.shutdown,
     // HTTP/1.1 connections keep the shared limits; HTTP/2 sessions are closed after their own idle time.
-    timeouts: { ...HTTP1_SERVER_TIMEOUTS, idleMs: Math.max(HTTP1_SERVER_TIMEOUTS.idleMs, HTTP2_IDLE_TIMEOUT_MS) },
+    timeouts: { ...http1, idleMs: Math.max(http1.idleMs, http2IdleMs) },
   };
 };

@@ -2,7 +2,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener,
 import type { Duplex } from 'node:stream';
 import { oneRequestAtATime } from './pipeline-gate.ts';
 import { TurnEndResponse } from './turn-end-response.ts';
-import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS } from './server-timeouts.ts';
+import { HTTP1_SERVER_TIMEOUTS, TIMEOUT_CHECK_INTERVAL_MS, type ServerTimeouts } from './server-timeouts.ts';
 
 /**
  * Every node:http public server's options, once (orders-stdlib, orders-koa, the one-port server's
@@ -11,22 +11,28 @@ import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TIMEOUT_
  * sweep runs often enough to keep the declared values (rule LIMIT-timeouts). Host is checked by our
  * own step (http/request-headers.ts) so that a missing one, too, gets an Error body.
  */
-export const HTTP1_SERVER_OPTIONS: ServerOptions = {
-  headersTimeout: HEADERS_TIMEOUT_MS,
-  requestTimeout: REQUEST_TIMEOUT_MS,
-  keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-  connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
-  requireHostHeader: false,
-  // Responses are written at the end of the event-loop turn, together (http/turn-end-response.ts).
-  ServerResponse: TurnEndResponse,
-};
+export function http1ServerOptions(timeouts: ServerTimeouts = HTTP1_SERVER_TIMEOUTS): ServerOptions {
+  return {
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.idleMs,
+    // A test's short timeouts (http/platform-timeouts.ts) get a sweep as fine as the production ones have.
+    connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, Math.max(10, Math.floor(timeouts.headersMs / 10))),
+    requireHostHeader: false,
+    // Responses are written at the end of the event-loop turn, together (http/turn-end-response.ts).
+    ServerResponse: TurnEndResponse,
+  };
+}
+
+export const HTTP1_SERVER_OPTIONS: ServerOptions = http1ServerOptions();
 
 /**
  * A public HTTP/1.1 server: the shared options, the shared answers to what never reaches a handler,
  * and pipelined requests run one at a time (pipeline-gate.ts).
+ * `timeouts`: tests only (http/platform-timeouts.ts); production uses the declared ones.
  */
-export function createHttp1Server(handler: RequestListener): Server {
-  return hardenHttp1Server(createServer(HTTP1_SERVER_OPTIONS, oneRequestAtATime(handler)));
+export function createHttp1Server(handler: RequestListener, timeouts?: ServerTimeouts): Server {
+  return hardenHttp1Server(createServer(timeouts === undefined ? HTTP1_SERVER_OPTIONS : http1ServerOptions(timeouts), oneRequestAtATime(handler)));
 }
 
 interface ParserAnswer {

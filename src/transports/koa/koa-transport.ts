@@ -1,14 +1,15 @@
 import type { TransportFactory } from '../../composition/create-app.ts';
 import { closeHttpServer, trackConnections } from '../http/http-shutdown.ts';
 import { createHttp1Server } from '../http/http1-server.ts';
-import { HTTP1_SERVER_TIMEOUTS } from '../http/server-timeouts.ts';
+import { http1Timeouts } from '../http/platform-timeouts.ts';
 import { createKoaApp } from './koa-app.ts';
 import { koaRequestHandler } from './koa-handler.ts';
 
 /** orders-koa's public listener: the Koa app on node:http, with the shared server timeouts. */
 export const koaTransport: TransportFactory = (core) => {
   const app = createKoaApp(core);
-  const server = createHttp1Server(koaRequestHandler(app));
+  const timeouts = http1Timeouts(core.platformTimeouts);
+  const server = createHttp1Server(koaRequestHandler(app), timeouts);
   trackConnections(server);
-  return { server, shutdown: () => closeHttpServer(server), timeouts: HTTP1_SERVER_TIMEOUTS };
+  return { server, shutdown: () => closeHttpServer(server), timeouts };
 };

@@ -6,6 +6,7 @@ import type { HttpRateLimiter } from '../http/http-rate-limiter.ts';
 import type { RestApi } from '../http/rest-api.ts';
 import { PROTECTED_ROUTES, PUBLIC_ROUTES } from '../http/routes.ts';
 import { createHttp1Server } from '../http/http1-server.ts';
+import type { ServerTimeouts } from '../http/server-timeouts.ts';
 import type { Exchange, Handler, Middleware } from './exchange.ts';
 import { metrics, rateLimiting, recovery, requestLogging, tracing } from './middleware.ts';
 import { Router } from './router.ts';
@@ -78,6 +79,6 @@ function parseTarget(target: string): URL | undefined {
   return URL.parse(text) ?? undefined; // one parse; null, not a throw, for an invalid target
 }
 
-export function createStdlibServer(deps: StdlibDeps): Server {
-  return createHttp1Server(createStdlibHandler(deps));
+export function createStdlibServer(deps: StdlibDeps, timeouts?: ServerTimeouts): Server {
+  return createHttp1Server(createStdlibHandler(deps), timeouts);
 }

@@ -1,16 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisConfigFromEnv, type RedisConfig } from '../../src/adapters/redis/redis-config.ts';
+import { redisConfigFromEnv } from '../../src/adapters/redis/redis-config.ts';
 import { RedisOrderCache } from '../../src/adapters/redis/redis-order-cache.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
-import { orderCacheContract, sampleOrder } from './order-cache.contract.ts';
 import { listenLocal } from '../support/ports.ts';
 
-const REDIS_ADDR = process.env.REDIS_ADDR;
 const silent = pino({ enabled: false });
 
 // Missing, and never echoing a malformed value: src/config/config-rules.test.ts.
@@ -66,62 +63,6 @@ describe('RedisOrderCache start-up (spec 3.4 rule 2)', () => {
       expect(afterInit).toBe(1);
       await sleep(1_500);
       expect(connections).toBe(afterInit);
-    });
-  });
-});
-
-describe.skipIf(!REDIS_ADDR)('RedisOrderCache against REDIS_ADDR', () => {
-  const prefix = `test:orders:${randomUUID()}:`;
-  let admin: Redis;
-  let config: RedisConfig;
-  /** The cache the storage-format tests read back through. */
-  let cache: RedisOrderCache;
-
-  beforeAll(async () => {
-    config = { ...redisConfigFromEnv(process.env), keyPrefix: prefix };
-    admin = new Redis({ host: config.host, port: config.port, lazyConnect: true, maxRetriesPerRequest: 1 });
-    await admin.connect();
-    cache = new RedisOrderCache(config, silent);
-    await cache.init();
-  });
-
-  afterAll(async () => {
-    await cache.stop();
-    const keys = await admin.keys(`${prefix}*`);
-    if (keys.length > 0) await admin.del(...keys);
-    await admin.quit();
-  });
-
-  orderCacheContract('redis', async () => {
-    const cache = new RedisOrderCache(config, silent);
-    await cache.init();
-    return { cache, cleanup: () => cache.stop() };
-  });
-
-  // The 300 s TTL of a stored entry is conformance real-cache-entry-expires-in-five-minutes, and health
-  // against the live server its healthz-clean (cache node ok), both on the real backend columns.
-  describe('storage format', () => {
-    const order = sampleOrder({ item: 'format', quantity: 7, createdAt: new Date('2024-02-03T04:05:06.789Z') });
-
-    it('stores JSON with created_at as ISO 8601 under prefix+id', async () => {
-      await cache.set(order);
-      const raw = await admin.get(`${prefix}${order.id}`);
-      expect(JSON.parse(raw ?? 'null')).toEqual({
-        id: order.id,
-        user_id: order.userId,
-        item: 'format',
-        quantity: 7,
-        status: 'pending',
-        created_at: '2024-02-03T04:05:06.789Z',
-      });
-    });
-
-    it('an unreadable entry is a miss, not an error', async () => {
-      const id = randomUUID();
-      await admin.set(`${prefix}${id}`, '{not json');
-      await expect(cache.get(id)).resolves.toBeUndefined();
-      await admin.set(`${prefix}${id}`, JSON.stringify({ id, status: 'shipped' }));
-      await expect(cache.get(id)).resolves.toBeUndefined();
     });
   });
 });

@@ -1,0 +1,3 @@
+import { describeMatrix } from '../runner/describe-matrix.ts';
+
+await describeMatrix({ name: 'grpc-real-grpc', transports: ['grpc'], backends: ['real'], drivers: ['grpc'] });

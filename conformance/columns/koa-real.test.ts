@@ -1,0 +1,3 @@
+import { describeMatrix } from '../runner/describe-matrix.ts';
+
+await describeMatrix({ name: 'koa-real', transports: ['koa'], backends: ['real'] });

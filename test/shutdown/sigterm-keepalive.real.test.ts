@@ -1,0 +1,3 @@
+import { describeSigtermUnderLoad } from './sigterm-keepalive.ts';
+
+describeSigtermUnderLoad('real');

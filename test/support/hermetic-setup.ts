@@ -1,0 +1,7 @@
+/**
+ * npm test is hermetic (vitest.config.ts, project `fast`): whatever the shell exports, no test of it sees
+ * a backend variable, so none can reach a shared server or change what it covers by the machine it runs on.
+ * The list is BACKEND_VARIABLES of in-process-app.ts, written out: this file runs before every test file
+ * and stays free of imports.
+ */
+for (const name of ['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL']) delete process.env[name];
