@@ -58,9 +58,10 @@ export interface ServiceConfig {
 }
 
 /**
- * What one connection can cost at most (an HTTP/2 session: HTTP2_SESSION_QUEUED_HARD_BYTES of answers
- * plus ~0.1 MB of its own; an HTTP/1.1 connection: one answer and its pipelined requests) times this,
- * plus the process (~150 MB), fits the 512 MiB the Kubernetes manifests give a pod (rule LIMIT-connections).
+ * What one connection can cost at most (an HTTP/2 session ~1 MB: 150 zero-window connections grew the
+ * process by 159 MB; an HTTP/1.1 connection: one answer and its pipelined requests) times this, plus
+ * the process (~190 MB with --embedded), fits the 512 MiB the Kubernetes manifests give a pod (rule
+ * LIMIT-connections).
  */
 export const DEFAULT_MAX_CONNECTIONS = 256;
 

@@ -34,8 +34,8 @@ async function underAttack(executable: 'grpc' | 'stdlib', attack: (t: EdgeTarget
 
 describe('what one client can make the process hold (spawned --embedded executables)', () => {
   it('[H2-write-budget] 60 zero-window connections of 128 ~25 KB answers each: under 160 MiB more than after the same calls read, the bystander always answered', async () => {
-    // Without the budget: ~5.6 MB a connection (~340 MB here); with it 32 answers at most (~0.8 MB)
-    // each, ~50 MB, and the rest is the heap's own breathing. Measured after the same calls from
+    // Without the budget: ~5.6 MB a connection (~340 MB here); with it 8 running streams and 32 slots
+    // each (~1 MB measured at 150 connections), and the rest is the heap's own breathing. Measured after the same calls from
     // clients that read, so that the process is as warm as the attack makes it.
     const { outcome, growthMiB, bystander } = await underAttack('grpc', (t) => zeroWindow(t, 60, 2_000), (t) => readingClients(t, 60));
     console.log(`${outcome}; RSS +${growthMiB.toFixed(0)} MiB`);

@@ -7,8 +7,11 @@ import { REQUEST_TIMEOUT_MS } from '../http/server-timeouts.ts';
  * in spec/rules.yaml).
  */
 
-/** SETTINGS_MAX_CONCURRENT_STREAMS: a client queues beyond this instead of tearing the session down. */
-export const HTTP2_MAX_CONCURRENT_STREAMS = 128;
+/**
+ * SETTINGS_MAX_CONCURRENT_STREAMS: a client queues beyond this instead of tearing the session down.
+ * Each waiting stream holds ~7 KB (measured), so this bounds what a connection costs (rule H2-limits).
+ */
+export const HTTP2_MAX_CONCURRENT_STREAMS = 32;
 /** SETTINGS_MAX_HEADER_LIST_SIZE: the same 16 KiB as Node's HTTP/1.1 header limit. */
 export const HTTP2_MAX_HEADER_LIST_BYTES = 16 * 1024;
 /** A stream's client must have sent its whole request (END_STREAM) by then, or the stream is reset. */
@@ -21,13 +24,15 @@ export const HTTP2_IDLE_TIMEOUT_MS = 60_000;
 /** Client resets tolerated before the reset-to-completion ratio is looked at. */
 export const HTTP2_RESET_ALLOWANCE = 64;
 /**
- * Header blocks Node refused (over SETTINGS_MAX_HEADER_LIST_SIZE, or too many fields) tolerated on one
- * session: the next costs the client its connection. Node refuses such a block with RST_STREAM but
+ * Header blocks Node refused (over SETTINGS_MAX_HEADER_LIST_SIZE, or too many fields, or past
+ * SETTINGS_MAX_CONCURRENT_STREAMS) tolerated on one session: the next costs the client its connection.
+ * No well-behaved client sends one; one is allowed for a client that opened streams before our SETTINGS
+ * arrived. Node refuses such a block with RST_STREAM but
  * must still decode all of it to keep HPACK in step, and a block of 10,000 references to one 4 KB
  * table entry costs ~150 µs to decode while it costs its sender 10 KB: without this a few connections
  * kept a core busy (rule H2-header-refusals).
  */
-export const HTTP2_REFUSED_HEADER_BLOCKS = 3;
+export const HTTP2_REFUSED_HEADER_BLOCKS = 1;
 /**
  * Answers queued on one session that its client has not taken (a zero flow-control window, or a socket
  * it does not read). Above the soft bound new streams are refused with REFUSED_STREAM (nothing was
@@ -37,15 +42,16 @@ export const HTTP2_REFUSED_HEADER_BLOCKS = 3;
  */
 export const HTTP2_SESSION_QUEUED_SOFT_BYTES = 256 * 1024;
 export const HTTP2_SESSION_QUEUED_HARD_BYTES = 1024 * 1024;
-/** A stream whose answer its client has not taken within this is reset (CANCEL): its buffers go. */
+/** A session with an answer its client has not taken within this is closed: its buffers go. */
 export const HTTP2_STREAM_WRITE_TIMEOUT_MS = 10_000;
 /**
  * Streams of one session whose handler runs or whose answer its client has not taken yet: the next
- * waits, in order, until one of them is done. Node's stream slots (128) bound how many wait. With
- * answers of ~25 KB, a session holds at most ~800 KB of them whatever its client does; without it, 128
- * answers were made at once, before any look at the session could see them (rule H2-write-budget).
+ * waits, in order, until one of them is done; the stream slots above bound how many wait. All of a
+ * burst's answers were made before any look at the session could see them: 150 zero-window
+ * connections grew the process by 320 MB with 128 slots and 16 running, 159 MB with 32 and 8 (rule
+ * H2-write-budget).
  */
-export const HTTP2_ACTIVE_STREAMS = 32;
+export const HTTP2_ACTIVE_STREAMS = 8;
 /** How often sessions are looked at for refused header blocks and queued answers. */
 export const HTTP2_GUARD_TICK_MS = 10;
 
@@ -145,7 +151,9 @@ function look(session: ServerHttp2Session, watch: Watch, now: number): void {
     }
     const since = watch.waitingSince.get(stream);
     if (since === undefined) watch.waitingSince.set(stream, now);
-    else if (now - since >= watch.limits.streamWriteMs) resetStream(stream, h2.NGHTTP2_CANCEL);
+    // A client that leaves an answer untaken this long is not reading: its connection goes, with
+    // every answer it holds (resetting only the stream let the next ones be made, and held, in turn).
+    else if (now - since >= watch.limits.streamWriteMs) return calm(session);
   }
   if (queued > watch.limits.queuedHardBytes) return calm(session);
   watch.overSoft = queued > watch.limits.queuedSoftBytes;
