@@ -4,6 +4,8 @@
 // the tests may not assert (RSS in MiB, latencies) are printed here. Loopback only; every loop is
 // bounded in count and time. Usage:
 //   npm run attacks -- [--only slots,zero-window,pipeline,hpack,connections] [--hold-seconds 40]
+import { execFileSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { hpack, manyConnections, pipeline, slots, zeroWindow } from '../../test/support/edge-attacks.ts';
@@ -19,8 +21,26 @@ const { values } = parseArgs({
 const only = new Set(values.only.split(','));
 const holdMs = Number(values['hold-seconds']) * 1000;
 
+/**
+ * As the bench does: the server on core 0, this process (attackers and the bystander's thread) on core
+ * 1, so that an attacker writing as fast as it can takes its own core, not the server's (on two cores,
+ * unpinned, the attacker and the kernel copying its bytes took most of both).
+ */
+function pin(pid: number, cpu: number): boolean {
+  if (availableParallelism() < 2) return false;
+  try {
+    execFileSync('taskset', ['-a', '-pc', String(cpu), String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const pinned = pin(process.pid, 1);
+console.log(pinned ? 'attackers and bystander on core 1, each server on core 0' : 'not pinned (needs taskset and two cores)');
+
 async function withTarget(executable: Executable, name: string, attack: (t: EdgeTarget) => Promise<string>): Promise<void> {
   const target = await startTarget(executable);
+  if (pinned) pin(target.bin.child.pid!, 0);
   await sleep(500);
   const before = target.rssMiB();
   const rss = sampleRss(target);

@@ -40,8 +40,10 @@ export const HTTP2_REFUSED_HEADER_BLOCKS = 1;
  * zero-window connections asking 128 answers of ~25 KB each grew the process by ~860 MB without these
  * (rule H2-write-budget).
  */
-export const HTTP2_SESSION_QUEUED_SOFT_BYTES = 256 * 1024;
-export const HTTP2_SESSION_QUEUED_HARD_BYTES = 1024 * 1024;
+// Above the largest answer the service sends at once (the docs page's 1.4 MB script bundle, a shared
+// Buffer that queues without being copied): 1 MiB closed sessions that were reading it.
+export const HTTP2_SESSION_QUEUED_SOFT_BYTES = 2 * 1024 * 1024;
+export const HTTP2_SESSION_QUEUED_HARD_BYTES = 4 * 1024 * 1024;
 /** A session with an answer its client has not taken within this is closed: its buffers go. */
 export const HTTP2_STREAM_WRITE_TIMEOUT_MS = 10_000;
 /**
@@ -187,16 +189,14 @@ export function dispatchGuarded(stream: ServerHttp2Stream, handle: () => void): 
   const watch = watched.get(stream.session as ServerHttp2Session);
   if (watch === undefined) return handle();
   const run = (): void => {
-    if (stream.closed || stream.destroyed) return next(watch);
+    // Gone, or going with its connection (a destroy closes the streams one by one).
+    if (stream.closed || stream.destroyed || stream.session === undefined || stream.session.destroyed) return next(watch);
     watch.active += 1;
-    let done = false;
     const finish = (): void => {
-      if (done) return;
-      done = true;
       watch.active -= 1;
       next(watch);
     };
-    stream.once('finish', finish);
+    // Done when closed: answered and taken by the client, reset, or gone with its connection.
     stream.once('close', finish);
     handle();
   };
