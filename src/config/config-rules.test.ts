@@ -40,7 +40,7 @@ describe('configuration rules (spec 8.1)', () => {
       rateLimitStore: 'memory',
       trustProxy: [],
       sessionRecent: 10,
-      maxConnections: 256,
+      maxConnections: 1024,
       tls: undefined,
     });
     const empty = { HTTP_ADDR: '', ADMIN_ADDR: '', JWT_EXPIRY: '', LOG_LEVEL: '', OTLP_ENDPOINT: '', RATE_LIMIT_RPS: '', RATE_LIMIT_STORE: '', TRUST_PROXY: '', SESSION_RECENT: '', HTTP_MAX_CONNECTIONS: '' };

@@ -58,12 +58,13 @@ export interface ServiceConfig {
 }
 
 /**
- * What one connection can cost at most (an HTTP/2 session ~1 MB: 150 zero-window connections grew the
- * process by 159 MB; an HTTP/1.1 connection: one answer and its pipelined requests) times this, plus
- * the process (~190 MB with --embedded), fits the 512 MiB the Kubernetes manifests give a pod (rule
- * LIMIT-connections).
+ * A bound on connections, hence on file descriptors and on what clients can make the process hold: an
+ * idle connection costs ~30 KB, a hostile HTTP/2 one ~1 MB (150 zero-window connections grew the
+ * process by 159 MB). 256 dropped the connections of the conformance suite run against the Docker
+ * image, which holds more than that at once; a pod of 512 MiB that must hold against a full cap of
+ * hostile connections sets HTTP_MAX_CONNECTIONS=256 (rule LIMIT-connections).
  */
-export const DEFAULT_MAX_CONNECTIONS = 256;
+export const DEFAULT_MAX_CONNECTIONS = 1024;
 
 export function loadServiceConfig(env: Env, options: { embedded: boolean }): ServiceConfig {
   const generated = options.embedded && optionalVar(env, 'JWT_SECRET', '') === '';
