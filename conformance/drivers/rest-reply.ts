@@ -54,9 +54,10 @@ export function http1Send(baseUrl: string, agent: Agent | false): (raw: RawReque
         },
       );
       req.setTimeout(TIMEOUT_MS, () => req.destroy(new Error(`${raw.method} ${raw.path}: timed out`)));
-      // A server may answer (413) and close before the whole body is written: the answer counts.
+      // A server may answer (413) and close before the whole body is written: the answer counts. Through
+      // a relay (Docker's port proxy) the answer can reach the client well after its write failed.
       req.on('error', (error) => {
-        if (!settled) setTimeout(() => (settled ? undefined : reject(error)), 50);
+        if (!settled) setTimeout(() => (settled ? undefined : reject(error)), 1_000);
       });
       if (body !== undefined) req.write(body);
       req.end();
