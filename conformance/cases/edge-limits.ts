@@ -1,8 +1,9 @@
-import { connect as h2connect, constants as h2, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
+import { constants as h2, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { flow, type Case, type FlowContext } from '../case-model.ts';
 import { encodeRequest } from '../drivers/grpc.ts';
 import { grpcFrame } from '../../test/grpc/raw-grpc.ts';
+import { h2session } from '../../test/support/edge-attacks.ts';
 import { GET_ROOT, headersFrame, literalHeader, newestEntryReferences, rawH2 } from '../../test/support/h2-frames.ts';
 import { createOnePortServer } from '../../src/transports/grpc/one-port-server.ts';
 import { listenLocal } from '../../test/support/ports.ts';
@@ -17,14 +18,6 @@ import { listenLocal } from '../../test/support/ports.ts';
 
 const GRPC_ONLY = ['grpc'];
 
-function session(origin: string, settings: Record<string, number> = {}): Promise<ClientHttp2Session> {
-  return new Promise((resolve, reject) => {
-    const s = h2connect(origin, { settings });
-    s.on('error', () => undefined);
-    s.once('remoteSettings', () => resolve(s));
-    s.once('close', () => reject(new Error('closed before SETTINGS')));
-  });
-}
 
 interface StreamEnd {
   readonly status: string | undefined;
@@ -122,7 +115,7 @@ function targetPort(t: FlowContext): { host: string; port: number } {
 export const EDGE_LIMIT_CASES: Case[] = [
   flow('refused-requests-free-their-stream-slots', ['H2-stream-slot', 'GRPC-message-size', 'GRPC-auth-before-body', 'GRPC-malformed', 'LIMIT-body-size'], { transports: GRPC_ONLY, api: 'grpc' }, async (t) => {
     const { me, id } = await t.userWithOrder();
-    const s = await session(t.target.baseUrl);
+    const s = await h2session(t.target.baseUrl);
     try {
       // Each refused before its request was read, while its DATA kept arriving (64 KB written, more than
       // one DATA frame): 132 oversized Logins alone, no token needed, used to pin all of a connection's slots.
@@ -212,12 +205,12 @@ export const EDGE_LIMIT_CASES: Case[] = [
       });
     try {
       // Under the bounds: the answers wait; past the write deadline the session is closed.
-      const idle = await session(origin, { initialWindowSize: 0 });
+      const idle = await h2session(origin, { initialWindowSize: 0 });
       const idleClosed = goawayOf(idle);
       const waited = await Promise.all([exchange(idle, get), exchange(idle, get)]);
       t.assert((await idleClosed) === h2.NGHTTP2_ENHANCE_YOUR_CALM, `answers untaken past the deadline: GOAWAY ${String(await idleClosed)}, expected ENHANCE_YOUR_CALM (11); streams ${tally(waited, (e) => e.rstCode)}`);
       // Over the soft bound (4 x 64 KB queued): a new stream is refused, unprocessed (REFUSED_STREAM).
-      const slow = await session(origin, { initialWindowSize: 0 });
+      const slow = await h2session(origin, { initialWindowSize: 0 });
       const queued = [exchange(slow, get), exchange(slow, get), exchange(slow, get), exchange(slow, get)];
       await t.sleep(100);
       const refused = await exchange(slow, get);
@@ -225,12 +218,12 @@ export const EDGE_LIMIT_CASES: Case[] = [
       slow.destroy();
       await Promise.all(queued);
       // Over the hard bound at once (8 running x 64 KB): GOAWAY ENHANCE_YOUR_CALM, the connection closed.
-      const greedy = await session(origin, { initialWindowSize: 0 });
+      const greedy = await h2session(origin, { initialWindowSize: 0 });
       const greedyClosed = goawayOf(greedy);
       const burst = await Promise.all(Array.from({ length: 12 }, () => exchange(greedy, get)));
       t.assert((await greedyClosed) === h2.NGHTTP2_ENHANCE_YOUR_CALM, `12 untaken answers: GOAWAY ${String(await greedyClosed)}, expected ENHANCE_YOUR_CALM (11); streams ${tally(burst, (e) => e.rstCode)}`);
       // A client that reads is served in full.
-      const reader = await session(origin);
+      const reader = await h2session(origin);
       const read = await exchange(reader, get);
       reader.destroy();
       t.assert(read.status === '200' && read.rstCode === h2.NGHTTP2_NO_ERROR, `a reading client got ${read.status}, reset ${read.rstCode}`);

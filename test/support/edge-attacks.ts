@@ -12,7 +12,8 @@ import { GET_ROOT, headersFrame, literalHeader, newestEntryReferences, rawH2 } f
  * latencies; test/edge asserts on smaller runs.
  */
 
-function h2session(origin: string, settings: Record<string, number> = {}): Promise<ClientHttp2Session> {
+/** An h2c session to `origin` once the server's SETTINGS arrived (`settings`: the client's own). */
+export function h2session(origin: string, settings: Record<string, number> = {}): Promise<ClientHttp2Session> {
   return new Promise((resolve, reject) => {
     const session = h2connect(origin, { settings });
     session.on('error', () => undefined);
