@@ -87,6 +87,16 @@ describe('deploy/kubernetes base', () => {
     expect(config.httpAddr).toEqual({ host: undefined, port: 8080 });
     expect(() => loadServiceConfig({ ...env, JWT_SECRET: secret!['stringData'].JWT_SECRET }, { embedded: false })).toThrow(ConfigError);
   });
+
+  it('a full cap of hostile connections fits the memory limit (rule LIMIT-connections)', () => {
+    const { container } = apiPods(base);
+    const [configMap] = find(base, 'ConfigMap', 'orders-config');
+    const config = loadServiceConfig({ ...configMap!['data'], JWT_SECRET: 'x'.repeat(32) }, { embedded: false });
+    const limitMiB = Number(/^(\d+)Mi$/.exec(container.resources.limits.memory)?.[1]);
+    // Measured by `npm run attacks -- --only zero-window` (README "Hostile clients"): the process holds
+    // ~185 MiB under load, and a connection that asks answers it never reads ~1.1 MiB more.
+    expect(185 + config.maxConnections * 1.1).toBeLessThan(limitMiB);
+  });
 });
 
 describe('the checks reject what they must', () => {
