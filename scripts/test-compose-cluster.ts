@@ -2,54 +2,30 @@
  * npm run test:compose-cluster: docker-compose.cluster.yml started for real (three orders-grpc replicas
  * behind haproxy on Postgres, Redis and NATS), with Debian's `docker-compose` 1.29 or compose v2 (`docker
  * compose`), whichever is installed (COMPOSE="docker-compose" or COMPOSE="docker compose" to choose), on
- * the images docker/standin/build.sh provides. A smoke run, not test/cluster's checks: through the balancer
- * it adds a user, creates and reads orders over HTTP/1.1 and gRPC (examples/grpc-client.ts over h2c), and
- * requires that all three replicas served requests and that each order is announced once across the fleet.
- * Always takes the stack down (volumes too). Needs a Docker engine.
+ * the images docker/standin/build.sh provides. First a smoke run as an operator would do it: through the
+ * balancer it adds a user with orders-admin in a container, creates and reads orders over HTTP/1.1 and
+ * gRPC (examples/grpc-client.ts over h2c), and requires that all three replicas served requests and that
+ * each order is announced once across the fleet. Then test/cluster's checks on a fresh stack
+ * (CLUSTER=compose, test/cluster/compose-cluster.ts). Always takes the stacks down (volumes too). Needs a
+ * Docker engine, and root for the cluster checks' client addresses.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { compose, COMPOSE_ADDRESSES, COMPOSE_REPLICAS } from '../test/cluster/compose.ts';
 import { freePort } from '../test/support/ports.ts';
+import { runCommand } from './run-command.ts';
 
-const FILE = 'docker-compose.cluster.yml';
 const PROJECT = `orderscluster${randomBytes(3).toString('hex')}`;
 /** haproxy's fixed address on the stack's network (docker-compose.cluster.yml); the host reaches it directly. */
-const BALANCER = 'http://172.30.70.10:8080';
-const STATS = 'http://172.30.70.10:8404/stats;csv';
-const REPLICAS = ['orders1', 'orders2', 'orders3'];
+const BALANCER = `http://${COMPOSE_ADDRESSES.balancer}:8080`;
+const STATS = `http://${COMPOSE_ADDRESSES.balancer}:8404/stats;csv`;
+const REPLICAS = COMPOSE_REPLICAS;
 
-function composeCommand(): string[] {
-  const chosen = process.env['COMPOSE'];
-  if (chosen !== undefined) return chosen.split(' ');
-  if (spawnSync('docker', ['compose', 'version'], { stdio: 'ignore' }).status === 0) return ['docker', 'compose'];
-  if (spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0) return ['docker-compose'];
-  throw new Error('neither `docker compose` (v2) nor `docker-compose` (1.29, Debian: apt-get install docker-compose) is installed');
-}
-
-const [composeBin = 'docker-compose', ...composePrefix] = composeCommand();
 // The balancer's host port: a free one, not the 8080 a developer's own service may hold.
-const env = { ...process.env, JWT_SECRET: randomBytes(32).toString('base64url'), ORDERS_LB_PORT: String(await freePort()) };
-
-function compose(args: readonly string[], input?: string): { status: number; stdout: string; stderr: string } {
-  const run = spawnSync(composeBin, [...composePrefix, '-f', FILE, '-p', PROJECT, ...args], { env, input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  return { status: run.status ?? 1, stdout: run.stdout ?? '', stderr: run.stderr ?? '' };
-}
-
-function must(args: readonly string[], input?: string): string {
-  const run = compose(args, input);
-  if (run.status !== 0) throw new Error(`compose ${args.join(' ')}: exit ${run.status}\n${run.stdout.slice(-2000)}\n${run.stderr.slice(-2000)}`);
-  return run.stdout;
-}
-
-/** One replica's JSON log lines (stdout); compose prefixes each with the container's name. */
-function logLines(service: string): Record<string, unknown>[] {
-  return must(['logs', '--no-color', service])
-    .split('\n')
-    .map((line) => line.slice(line.indexOf('{')))
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
+const stack = compose(PROJECT, { ...process.env, JWT_SECRET: randomBytes(32).toString('base64url'), ORDERS_LB_PORT: String(await freePort()) });
+const must = stack.must;
+const logLines = stack.logLines;
 
 async function json(path: string, init: { method?: string; token?: string; body?: unknown } = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -59,7 +35,7 @@ async function json(path: string, init: { method?: string; token?: string; body?
 }
 
 async function main(): Promise<void> {
-  console.log(`test:compose-cluster: ${[composeBin, ...composePrefix].join(' ')} ${spawnSync(composeBin, [...composePrefix, 'version', '--short'], { encoding: 'utf8' }).stdout.trim()}, project ${PROJECT}`);
+  console.log(`test:compose-cluster: ${stack.version}, project ${PROJECT}`);
   must(['up', '-d', '--build']);
   // Ready: haproxy (started after the three replicas were healthy) sees all three UP.
   const deadline = Date.now() + 180_000;
@@ -117,12 +93,17 @@ async function main(): Promise<void> {
 let code = 0;
 try {
   await main();
-  console.log('test:compose-cluster: passed');
+  console.log('test:compose-cluster: smoke run passed');
 } catch (error) {
   console.error(`test:compose-cluster: FAILED: ${error instanceof Error ? error.message : String(error)}`);
-  for (const service of [...REPLICAS, 'haproxy']) console.error(`--- ${service}\n${compose(['logs', '--no-color', '--tail', '20', service]).stdout}`);
+  for (const service of [...REPLICAS, 'haproxy']) console.error(`--- ${service}\n${stack.run(['logs', '--no-color', '--tail', '20', service]).stdout}`);
   code = 1;
 } finally {
-  compose(['down', '-v', '--remove-orphans']);
+  stack.run(['down', '-v', '--remove-orphans']);
+}
+if (code === 0) {
+  console.log('test:compose-cluster: test/cluster on a fresh stack (CLUSTER=compose)');
+  process.env['CLUSTER'] = 'compose';
+  code = await runCommand('npx', ['vitest', 'run', '--config', 'test/cluster/vitest.config.ts', ...process.argv.slice(2)]);
 }
 process.exit(code);

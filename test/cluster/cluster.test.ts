@@ -4,12 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Driver, DriverName, Reply } from '../../conformance/drivers/driver.ts';
 import { createDriver, DRIVER_NAMES } from '../../conformance/drivers/drivers.ts';
 import { until } from '../support/eventually.ts';
-import { CLUSTER_RPS, loopbackClient, startCluster, type Cluster, type ClusterReplica } from './cluster.ts';
+import { CLUSTER_RPS, startCluster, type Cluster, type ClusterReplica } from './cluster.ts';
 import { budgetRate, offered, pacedLoad } from '../support/paced-load.ts';
 
 /**
- * Issue 14: three orders-grpc replicas on the real backends behind haproxy (npm run test:cluster; rules
- * CLUSTER-* in spec/rules.yaml). The tests run in order: the last one kills a replica.
+ * Three orders-grpc replicas behind haproxy (rules CLUSTER-* in spec/rules.yaml): processes on the real
+ * backends (npm run test:cluster) or the docker-compose.cluster.yml stack (npm run test:compose-cluster).
+ * The tests run in order: the last one kills a replica.
  */
 const VIEWS_PER_WIRE = 6;
 const RATE_SECONDS = 4;
@@ -115,18 +116,18 @@ describe('three orders-grpc replicas behind haproxy (HTTP/1.1, h2c and gRPC bala
     const counts = cluster.placedCounts();
     expect(ids.map((id) => [id, counts.get(id)])).toStrictEqual(ids.map((id) => [id, 1]));
     // Announced by the replicas between them, not each by all: every replica's notifier took part.
-    const announcers = cluster.replicas.filter((r) => r.process.lines.some((l) => l['msg'] === 'order placed' && ids.includes(l['order_id'] as string)));
+    const announcers = cluster.replicas.filter((r) => r.lines().some((l) => l['msg'] === 'order placed' && ids.includes(l['order_id'] as string)));
     console.log(`order placed: ${ids.length} orders, announced by ${announcers.map((r) => r.name).join(', ')}`);
   });
   it('[CLUSTER-balancing, LIMIT-rate-store, LIMIT-rate-trust-proxy] one client at 4 x RATE_LIMIT_RPS through the balancer gets RATE_LIMIT_RPS ± 10% accepted per second (one Redis budget, keyed on X-Forwarded-For)', async () => {
     // A bucket of its own (nothing earlier in this run or any other spent it), over kept-alive
     // connections so that sending 4x costs the sender little.
-    const agent = new Agent({ keepAlive: true, maxSockets: 64, localAddress: loopbackClient() });
+    const agent = new Agent({ keepAlive: true, maxSockets: 64, localAddress: cluster.clientAddress() });
     // Warm the path first from another client (JIT, pools), so the first measured answer is not slow.
-    const warm = new Agent({ localAddress: loopbackClient() });
+    const warm = new Agent({ localAddress: cluster.clientAddress() });
     for (let i = 0; i < 10; i++) await statusOf(`${cluster.balancerUrl}/me/recent`, warm);
     warm.destroy();
-    const before = cluster.replicas.map((r) => r.process.lines.length);
+    const before = cluster.replicas.map((r) => r.lines().length);
     // Unauthenticated /me/recent: 401 once the limiter let it through, 429 when it did not.
     const samples = await pacedLoad(4 * CLUSTER_RPS * RATE_SECONDS, 4 * CLUSTER_RPS, () => statusOf(`${cluster.balancerUrl}/me/recent`, agent)).finally(() =>
       agent.destroy(),
@@ -152,7 +153,7 @@ describe('three orders-grpc replicas behind haproxy (HTTP/1.1, h2c and gRPC bala
     expect(rate.perSecond).toBeLessThanOrEqual(1.1 * CLUSTER_RPS);
     // Every replica admitted some and refused some of this client's requests: one budget, not three.
     for (const [i, replica] of cluster.replicas.entries()) {
-      const own = replica.process.lines.slice(before[i]).filter((l) => l['msg'] === 'request' && l['path'] === '/me/recent');
+      const own = replica.lines().slice(before[i]).filter((l) => l['msg'] === 'request' && l['path'] === '/me/recent');
       expect(new Set(own.map((l) => l['status'])), replica.name).toStrictEqual(new Set([401, 429]));
     }
   });
@@ -164,7 +165,7 @@ describe('three orders-grpc replicas behind haproxy (HTTP/1.1, h2c and gRPC bala
     const seed = await grpc.createOrder(auth, { item: 'kill-seed', quantity: 1 });
     const seedId = (seed.body as Created).id;
     // A few clients of their own, so the limiter (20/s each) never refuses this load of 30/s.
-    const clients = Array.from({ length: 4 }, loopbackClient);
+    const clients = Array.from({ length: 4 }, () => cluster.clientAddress());
     const victim = cluster.replicas[1]!;
     const kinds = ['GET', 'POST with Idempotency-Key', 'POST', 'gRPC GetOrder'] as const;
     const samples = await pacedLoad(
@@ -188,11 +189,11 @@ describe('three orders-grpc replicas behind haproxy (HTTP/1.1, h2c and gRPC bala
       },
       {
         onSent: (i) => {
-          if (i === 30) victim.process.kill();
+          if (i === 30) victim.kill();
         },
       },
     );
-    await victim.process.exited;
+    await victim.exited();
     const stats = await cluster.haproxy.stats();
     const backend = stats.get('replicas/BACKEND')!;
     const failed = samples.filter((s) => s.result.reply === undefined || !succeeded(s.result.reply));

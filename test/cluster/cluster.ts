@@ -18,7 +18,12 @@ export interface ClusterReplica {
   readonly name: string;
   readonly baseUrl: string;
   readonly adminUrl: string;
-  readonly process: SpawnedBin;
+  /** Its JSON log lines so far, oldest first. */
+  lines(): Record<string, unknown>[];
+  /** SIGKILL: no graceful stop, what it held in memory is lost. */
+  kill(): void;
+  /** Resolves once it has exited. */
+  exited(): Promise<void>;
 }
 
 export interface Cluster {
@@ -32,28 +37,39 @@ export interface Cluster {
   placedCounts(): Map<string, number>;
   /** True once the shared notifier consumer has nothing left to deliver or to be acknowledged. */
   notifierIdle(): Promise<boolean>;
+  /** A source address of a client of its own (the rate limiter's key), fresh every call. */
+  clientAddress(): string;
   close(): Promise<void>;
 }
 
 /** A loopback address other than 127.0.0.1: a client of its own for the rate limiter, fresh every run. */
-export function loopbackClient(): string {
+function loopbackClient(): string {
   return `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
 }
 
 /**
- * Issue 14's cluster on the machine's real Postgres, Redis and NATS: three `orders-grpc` processes on one
+ * The cluster the checks run on: CLUSTER=compose (npm run test:compose-cluster) is the stack of
+ * docker-compose.cluster.yml on containers; otherwise processes on the machine's real backends.
+ */
+export async function startCluster(env: NodeJS.ProcessEnv = process.env): Promise<Cluster> {
+  if (env['CLUSTER'] === 'compose') return (await import('./compose-cluster.ts')).startComposeCluster();
+  return startProcessCluster(env);
+}
+
+/**
+ * The cluster on the machine's real Postgres, Redis and NATS: three `orders-grpc` processes on one
  * schema of their own (POSTGRES_SCHEMA, which also gives them a stream and subject of their own), sharing
  * one Redis rate-limit budget, behind haproxy (deploy/haproxy/haproxy.cfg) trusted as the only proxy.
  * close() kills every process and removes the schema, the stream and the cache entries of its orders.
  */
-export async function startCluster(env: NodeJS.ProcessEnv = process.env): Promise<Cluster> {
+async function startProcessCluster(env: NodeJS.ProcessEnv): Promise<Cluster> {
   const [dsn, redisAddr, natsUrl] = [env['POSTGRES_DSN'], env['REDIS_ADDR'], env['NATS_URL']];
   if (!dsn || !redisAddr || !natsUrl) throw new Error('the cluster needs POSTGRES_DSN, REDIS_ADDR and NATS_URL (README "Real backends")');
   const schema = `cluster_${randomBytes(6).toString('hex')}`;
   const stream = `${ORDER_STREAM_DEFAULTS.stream}_${schema}`;
   const jwtSecret = randomBytes(32).toString('base64url');
   const bin = transportNamed('grpc').bin;
-  const replicas: ClusterReplica[] = [];
+  const replicas: (ClusterReplica & { readonly process: SpawnedBin })[] = [];
   let haproxy: Haproxy | undefined;
   let balancerUrl: string | undefined;
   let nats: NatsConnection | undefined;
@@ -62,7 +78,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env): Promis
 
   const start = async (index: number): Promise<ClusterReplica> => {
     const [port, adminPort] = [await freePort(), await freePort()];
-    const replica = {
+    const child = {
       name: `orders${index + 1}`,
       baseUrl: `http://127.0.0.1:${port}`,
       adminUrl: `http://127.0.0.1:${adminPort}`,
@@ -82,6 +98,12 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env): Promis
         LOG_LEVEL: 'info',
       }),
     };
+    const replica = {
+      ...child,
+      lines: () => child.process.lines,
+      kill: () => child.process.kill(),
+      exited: async () => void (await child.process.exited),
+    };
     replicas.push(replica);
     await replica.process.waitReady(replica.adminUrl, 60_000);
     return replica;
@@ -99,6 +121,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env): Promis
     },
     addUser: () => insertUser(pool, 'cluster'),
     placedCounts: () => placedCounts(replicas.flatMap((r) => r.process.lines)),
+    clientAddress: loopbackClient,
     async notifierIdle() {
       nats ??= await connect({ servers: natsUrl.split(',') });
       const info = await (await jetstreamManager(nats)).consumers.info(stream, ORDER_STREAM_DEFAULTS.durable);

@@ -24,6 +24,20 @@ export interface Haproxy {
   stop(): Promise<void>;
 }
 
+/** haproxy's stats page as CSV, rows by `<pxname>/<svname>`. */
+export async function readStats(statsUrl: string): Promise<Map<string, StatsRow>> {
+  const csv = await fetch(`${statsUrl};csv`, { signal: AbortSignal.timeout(3_000) }).then((r) => r.text());
+  const [header = '', ...rows] = csv.trim().split('\n');
+  const names = header.replace(/^# /, '').split(',');
+  const table = new Map<string, StatsRow>();
+  for (const row of rows) {
+    const cells = row.split(',');
+    const record = Object.fromEntries(names.map((name, i) => [name, cells[i] ?? '']));
+    table.set(`${record['pxname']}/${record['svname']}`, record);
+  }
+  return table;
+}
+
 /**
  * Runs haproxy in the foreground (-db) on deploy/haproxy/haproxy.cfg with `env` naming the addresses.
  * Not spawnBin: that one runs the repository's Node executables; this is a system binary.
@@ -43,18 +57,7 @@ export function startHaproxy(env: Readonly<Record<string, string>>, statsUrl: st
   const killOnExit = (): void => void child.kill('SIGKILL');
   process.once('exit', killOnExit);
   return {
-    async stats() {
-      const csv = await fetch(`${statsUrl};csv`, { signal: AbortSignal.timeout(3_000) }).then((r) => r.text());
-      const [header = '', ...rows] = csv.trim().split('\n');
-      const names = header.replace(/^# /, '').split(',');
-      const table = new Map<string, StatsRow>();
-      for (const row of rows) {
-        const cells = row.split(',');
-        const record = Object.fromEntries(names.map((name, i) => [name, cells[i] ?? '']));
-        table.set(`${record['pxname']}/${record['svname']}`, record);
-      }
-      return table;
-    },
+    stats: () => readStats(statsUrl),
     log: () => output,
     async stop() {
       process.removeListener('exit', killOnExit);
