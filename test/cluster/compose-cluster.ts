@@ -6,8 +6,7 @@ import pg from 'pg';
 import { ORDER_STREAM_DEFAULTS } from '../../src/adapters/nats/order-stream.ts';
 import { until } from '../support/eventually.ts';
 import { insertUser, placedCounts } from '../support/replica-kit.ts';
-import type { Cluster, ClusterReplica } from './cluster.ts';
-import { CLUSTER_RPS } from './cluster.ts';
+import { CLUSTER_RPS, type Cluster, type ClusterReplica } from './cluster-shape.ts';
 import { compose, COMPOSE_ADDRESSES, COMPOSE_REPLICAS, COMPOSE_SUBNET_PREFIX } from './compose.ts';
 import { readStats, type Haproxy } from './haproxy.ts';
 
