@@ -42,18 +42,22 @@ export async function startComposeCluster(): Promise<Cluster> {
   let nextClient = FIRST_CLIENT;
   let bridge: string | undefined;
 
+  const ids = new Map<string, string>();
+  const containerId = (service: string): string => ids.get(service) ?? ids.set(service, stack.containerId(service)).get(service)!;
   const replicas: ClusterReplica[] = COMPOSE_REPLICAS.map((name) => {
     const address = COMPOSE_ADDRESSES.replicas[name];
     return {
       name,
       baseUrl: `http://${address}:8080`,
       adminUrl: `http://${address}:8081`,
-      lines: () => stack.logLines(name),
+      // `docker logs` by container id: the checks poll these, and each compose 1.29 call starts a Python.
+      lines: () =>
+        spawnSync('docker', ['logs', containerId(name)], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+          .stdout.split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>),
       kill: () => void stack.must(['kill', '-s', 'SIGKILL', name]),
-      exited: async () => {
-        const id = stack.containerId(name);
-        if (id !== '') spawnSync('docker', ['wait', id], { encoding: 'utf8' });
-      },
+      exited: async () => void spawnSync('docker', ['wait', containerId(name)], { encoding: 'utf8' }),
     };
   });
   const haproxy: Haproxy = {
