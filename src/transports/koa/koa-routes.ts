@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http';
 import { Router } from '@koa/router';
 import { ErrValidation } from '../../domain/errors.ts';
 import { authenticate } from '../../service/authenticate.ts';
@@ -14,8 +15,13 @@ import { sendJson, sendStatic, type KoaContext, type KoaMiddleware, type KoaStat
 /** This variant's answer to spec 4.1 rule 9 (login required fields): 400 with this text. */
 export const LOGIN_FIELDS_REQUIRED = 'username and password are required';
 
-/** Case-sensitive, no trailing-slash tolerance: the same paths match as on orders-stdlib's URLPattern. */
-const ROUTER_OPTIONS = { strict: true, sensitive: true };
+/**
+ * Case-sensitive, no trailing-slash tolerance: the same paths match as on orders-stdlib's compiled
+ * patterns (stdlib/router.ts). `methods` is what router.allowedMethods() counts as implemented: every
+ * method node:http parses, so another method on a known path is 405 (spec 4.1) rather than 501, but
+ * OPTIONS, which the router would otherwise answer 200 on its own (koa-middleware.ts jsonFallbacks).
+ */
+const ROUTER_OPTIONS = { strict: true, sensitive: true, methods: METHODS.filter((method) => method !== 'OPTIONS') };
 
 function toRestRequest(ctx: KoaContext): RestRequest {
   const { done, body } = ctx.state;
