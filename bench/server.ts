@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Env } from '../src/config/env.ts';
 import type { Backends } from '../src/composition/backends.ts';
-import type { Core } from '../src/composition/create-app.ts';
+import type { Core } from '../src/transports/transport.ts';
 import { startService } from '../src/composition/start-service.ts';
 import { PostgresDatabase } from '../src/adapters/postgres/postgres-database.ts';
 import { createOrder, type Order } from '../src/domain/order.ts';

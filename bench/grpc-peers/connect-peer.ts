@@ -2,7 +2,7 @@ import { createServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { Code, ConnectError, createContextKey, type Interceptor } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import type { Core } from '../../src/composition/create-app.ts';
+import type { Core } from '../../src/transports/transport.ts';
 import { authenticate, type Principal } from '../../src/service/authenticate.ts';
 import { GRPC_STATUS, mapError } from '../../src/transports/errors/error-table.ts';
 import { toOrderMessage } from '../../src/transports/grpc/orders-service.ts';

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { ORDERS_PROTO } from '../../conformance/drivers/grpc.ts';
-import type { Core } from '../../src/composition/create-app.ts';
+import type { Core } from '../../src/transports/transport.ts';
 import { authenticate } from '../../src/service/authenticate.ts';
 import { GRPC_STATUS, mapError } from '../../src/transports/errors/error-table.ts';
 

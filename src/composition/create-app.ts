@@ -1,7 +1,6 @@
-import type { Server } from 'node:net';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ServiceConfig } from '../config/service-config.ts';
-import { ComponentChecker, type Checker, type HealthReport } from '../lifecycle/checker.ts';
+import { ComponentChecker, type Checker } from '../lifecycle/checker.ts';
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../observability/logger.ts';
 import { HttpMetrics } from '../observability/metrics.ts';
@@ -20,43 +19,15 @@ import { ConsoleFeed, type ConsoleSources } from '../simulator/console-feed.ts';
 import type { Simulator } from '../simulator/simulator.ts';
 import { createAdminHandler } from '../transports/http/admin-handler.ts';
 import { closeHttpServer, trackConnections } from '../transports/http/http-shutdown.ts';
-import type { HttpObservability } from '../transports/http/http-observability.ts';
 import { Listener } from '../transports/http/listener.ts';
 import { RestApi } from '../transports/http/rest-api.ts';
-import type { ServerTimeouts } from '../transports/http/server-timeouts.ts';
 import type { PlatformTimeouts } from '../transports/http/platform-timeouts.ts';
 import { createServer } from 'node:http';
 import { ClientAddressResolver } from '../transports/http/client-address.ts';
 import { HttpRateLimiter } from '../transports/http/http-rate-limiter.ts';
 import { TokenBucketLimiter } from '../transports/http/rate-limiter.ts';
+import type { Core, PublicTransport, TransportFactory } from '../transports/transport.ts';
 import type { Backends } from './backends.ts';
-
-/** What a transport is built from: the core, shared by all three executables. */
-export interface Core {
-  readonly config: ServiceConfig;
-  readonly logger: Logger;
-  readonly tokens: TokenService;
-  readonly auth: AuthService;
-  readonly orders: OrderService;
-  readonly api: RestApi;
-  readonly sessions: SessionScope;
-  readonly observability: HttpObservability;
-  /** The readiness report of the whole service (what /readyz answers), for a transport's own health service. */
-  readonly readiness: () => Promise<HealthReport>;
-  /** The REST rate limiter every HTTP transport puts around its router (spec 4.3, 8). */
-  readonly rateLimiter: HttpRateLimiter;
-  /** Tests only: shorter platform-enforced timeouts for the transport's server (undefined: the declared ones). */
-  readonly platformTimeouts?: PlatformTimeouts;
-}
-
-/** A transport turns the core into a public server and knows how to shut it down gracefully. */
-export interface PublicTransport {
-  readonly server: Server;
-  readonly shutdown: () => Promise<void>;
-  /** Declared limits against slow and idle clients (our choice for spec 8's "timeouts: not shown"). */
-  readonly timeouts: ServerTimeouts;
-}
-export type TransportFactory = (core: Core) => PublicTransport;
 
 export interface AppOptions {
   readonly config: ServiceConfig;

@@ -1,4 +1,4 @@
-import type { TransportFactory } from '../../composition/create-app.ts';
+import type { TransportFactory } from '../transport.ts';
 import { createStdlibHandler } from '../stdlib/stdlib-server.ts';
 import { createGrpcHandler } from './grpc-handler.ts';
 import { http1Timeouts } from '../http/platform-timeouts.ts';

@@ -1,6 +1,6 @@
 import { create, type DescMethod, type Message } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { Core } from '../../composition/create-app.ts';
+import type { Core } from '../transport.ts';
 import type { Order as DomainOrder } from '../../domain/order.ts';
 import type { Principal } from '../../service/authenticate.ts';
 import type { CallContext } from '../../service/order-service.ts';

@@ -1,5 +1,5 @@
 import Koa from 'koa';
-import type { Core } from '../../composition/create-app.ts';
+import type { Core } from '../transport.ts';
 import type { KoaState } from './koa-context.ts';
 import { jsonFallbacks, observe, recovery, requestScope } from './koa-middleware.ts';
 import { rateLimiting } from './koa-rate-limit.ts';
