@@ -41,7 +41,7 @@ export interface AppOptions {
   readonly sessionCap?: number;
   readonly sessionTimers?: TimerPort;
   readonly clock?: Clock;
-  /** Embedded mode only: the simulator's control API on the admin listener (issue 17). */
+  /** Embedded mode only: the simulator's control API on the admin listener (rules SIM-*). */
   readonly simulator?: Simulator;
   /** Embedded mode only, with the simulator: what the console page reads besides the registry. */
   readonly console?: Omit<ConsoleSources, 'registry' | 'tokenExpiryMs'>;
@@ -64,7 +64,7 @@ export interface App {
 }
 
 /**
- * The one composition root (STYLE: one createApp per executable, the test target built on it).
+ * The one composition root (one createApp per executable, the test target built on it).
  * Constructors reject missing dependencies; nothing here connects: Init does, in the runner.
  */
 export function createApp(options: AppOptions): App {
@@ -122,7 +122,7 @@ export function createApp(options: AppOptions): App {
   const relay = new OutboxRelay(backends.outbox, backends.publisher, logger, { ...options.relayOptions, clock: options.clock });
   registerOutboxMetrics(metrics.registry, relay);
   registerServiceMetrics(metrics.registry, sessions, backends.metrics);
-  // Stop runs in reverse (issue 13 stop order): the API finishes its requests, then the relay
+  // Stop runs in reverse (rules LIFE-4-shutdown, EVT-4-notifier-stop): the API finishes its requests, then the relay
   // flushes the outbox, then the notifier drains what the relay just published, then the backends go.
   // The checker sees every component; only database, cache and publisher implement health (the
   // publisher's includes the outbox backlog), and only the public listener implements ready
@@ -152,7 +152,7 @@ export function createApp(options: AppOptions): App {
 
 /**
  * The publisher's health node reports the broker and, past the relay's thresholds, the outbox
- * backlog (issue 13): events that do not reach the broker are the publisher's failure either way.
+ * backlog (rule EVT-7-delivery): events that do not reach the broker are the publisher's failure either way.
  */
 function withBacklogHealth(publisher: Component, relay: OutboxRelay): Component {
   return {

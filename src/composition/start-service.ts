@@ -60,7 +60,7 @@ export interface RunningService {
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { logger, env } = options;
   const config = loadServiceConfig(env, { embedded: options.embedded });
-  // Embedded only: a clock and timers the simulator can move (issue 17); a test's own pinned clock or
+  // Embedded only: a clock and timers the simulator can move (rule SIM-clock-advance); a test's own pinned clock or
   // fake timers win. Real backends run on the system clock and never get a simulator.
   const time = options.embedded ? new SimulatedTime() : undefined;
   const clock = options.app?.clock ?? time;

@@ -45,7 +45,7 @@ export function recovery(logger: Logger): KoaMiddleware {
 /**
  * Tracing, metrics and the request log line (spec 4.3 order: tracing outermost, then metrics, then
  * logging) in one layer: each finishes in the order its own layer would have (logging first, tracing
- * last). One async frame instead of three per request (issue 16: Koa's extra cost over node:http).
+ * last). One async frame instead of three per request.
  */
 export function observe(observability: HttpObservability): KoaMiddleware {
   const { tracer, metrics, logger } = observability;

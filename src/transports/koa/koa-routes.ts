@@ -45,7 +45,7 @@ function publicHandler(operation: PublicOperation): KoaMiddleware {
 
 /**
  * A protected route's middleware (spec 4.1 rule 1): the shared authentication step (spec 5 rule 6)
- * first, then the operation, in one layer as on node:http (one async frame less per request, issue 16).
+ * first, then the operation, in one layer as on node:http (one async frame less per request).
  */
 function protectedHandler(tokens: TokenService, operation: ProtectedOperation): KoaMiddleware {
   return async (ctx) => {
@@ -76,8 +76,8 @@ function register(router: Router<KoaState>, method: Method, path: string, ...mid
 }
 
 /**
- * The whole REST surface on one router (one match per request; two routers matched every request twice,
- * issue 16). Login and the contract documents need no authentication. Spec 4.1 rule 1: every route of
+ * The whole REST surface on one router (one match per request; two routers matched every request
+ * twice). Login and the contract documents need no authentication. Spec 4.1 rule 1: every route of
  * PROTECTED_ROUTES is registered with protectedHandler, which authenticates before anything else; it
  * runs only when the route matched path and method, so an unknown path is still 404 and a wrong method
  * 405, not 401.
