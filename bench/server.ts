@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   const seedStarted = performance.now();
   const fixtures = await seed(app.core.tokens, backends, config.listOrders);
   if (config.transport === 'grpc') {
-    // Issue 18's yardsticks (plain grpc-js, Connect as-was and tuned), loaded in the gRPC child only.
+    // The gRPC yardsticks (plain grpc-js, Connect as-was and tuned), loaded in the gRPC child only.
     const [{ startGrpcJsPeer }, { startConnectPeer }] = await Promise.all([import('./grpc-peers/grpcjs-peer.ts'), import('./grpc-peers/connect-peer.ts')]);
     peers = [await startGrpcJsPeer(app.core), await startConnectPeer(app.core, false), await startConnectPeer(app.core, true)];
   }

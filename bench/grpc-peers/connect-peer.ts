@@ -12,7 +12,7 @@ import type { GrpcPeer } from './grpcjs-peer.ts';
 const principalKey = createContextKey<Principal | undefined>(undefined);
 
 /**
- * Connect as the service used it before issue 18 (connectNodeAdapter, an error interceptor and an
+ * Connect as the service once used it (connectNodeAdapter, an error interceptor and an
  * auth interceptor around the handler), GetOrder only, on a cleartext HTTP/2 server of its own.
  * `tuned`: what configuration can take off (one interceptor doing both, no compression, a 1 MiB
  * read limit); the pipeline itself stays.

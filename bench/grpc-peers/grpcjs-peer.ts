@@ -12,7 +12,7 @@ export interface GrpcPeer {
 }
 
 /**
- * The yardstick of issue 18: a plain @grpc/grpc-js server doing GetOrder's work on the same core
+ * The gRPC yardstick: a plain @grpc/grpc-js server doing GetOrder's work on the same core
  * (token check, session, cache get, owner check), on its own port in the service child. Only GetOrder.
  */
 export async function startGrpcJsPeer(core: Pick<Core, 'orders' | 'tokens'>): Promise<GrpcPeer> {
