@@ -1,4 +1,4 @@
-// Layer rules (STYLE.md: the core imports no adapter), enforced by `npm run lint` (run by .ci/run).
+// Layer rules (the core imports no adapter), enforced by `npm run lint` (run by .ci/run).
 // Every rule below was checked to fail on a deliberate violation before it was trusted.
 
 /** Production code: what the image runs. Unit tests (*.test.ts) sit beside it but are not cruised. */
@@ -55,11 +55,30 @@ module.exports = {
       to: { path: ['^src/adapters/', '^fakes/'] },
     },
     {
-      name: 'transports-are-independent',
-      comment: 'Shared HTTP code lives in src/transports/http; one transport never imports another (gRPC mounts the Koa app by design).',
+      name: 'transports-do-not-know-composition',
+      comment:
+        'The composition root builds transports, never the reverse: what a transport is built from (Core, TransportFactory) ' +
+        'is the transport-neutral src/transports/transport.ts.',
       severity: 'error',
-      from: { path: '^src/transports/(stdlib|koa)/' },
+      from: { path: '^src/transports/' },
+      to: { path: '^src/composition/' },
+    },
+    {
+      name: 'transports-are-independent',
+      comment: 'Shared HTTP code lives in src/transports/http; one transport never imports another (one allowance, below).',
+      severity: 'error',
+      from: { path: '^src/transports/(stdlib|koa|grpc)/', pathNot: '^src/transports/grpc/grpc-transport\\.ts$' },
       to: { path: '^src/transports/(stdlib|koa|grpc)/', pathNot: '^src/transports/$1/' },
+    },
+    {
+      name: 'grpc-mounts-only-the-stdlib-handler',
+      comment:
+        "The one cross-transport import, allowed on purpose: orders-grpc serves REST on its port with orders-stdlib's handler " +
+        '(grpc/grpc-transport.ts imports stdlib/stdlib-server.ts), the same REST variant as orders-stdlib rather than a third ' +
+        '(rule SHAPE-login-empty-router-framework). Nothing else of stdlib, and nothing of koa.',
+      severity: 'error',
+      from: { path: '^src/transports/grpc/grpc-transport\\.ts$' },
+      to: { path: '^src/transports/(stdlib|koa)/', pathNot: '^src/transports/stdlib/stdlib-server\\.ts$' },
     },
     {
       name: 'production-never-imports-test-code',

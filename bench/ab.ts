@@ -39,7 +39,7 @@ const backend = values.backend as BackendName;
 const { env: real } = realEnvFrom(process.env);
 const reason = backend === 'real' ? await realUnavailableReason(real) : undefined;
 if (reason !== undefined) throw new Error(`real backends unavailable: ${reason}`);
-// As npm run bench measures (issue 16): both sides on one core, the generator (and this process) on another.
+// As npm run bench measures: both sides on one core, the generator (and this process) on another.
 const pinning = detectPinning();
 if (pinning !== undefined) pinProcess(process.pid, pinning.generatorCpu);
 pinGenerators(pinning?.generatorCpu);

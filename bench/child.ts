@@ -134,7 +134,7 @@ export interface StartOptions {
   /** Extra node flags, e.g. --cpu-prof. */
   readonly execArgv?: readonly string[];
   readonly cwd?: string;
-  /** taskset CPU list for the child (issue 16: server and load generator on separate cores). */
+  /** taskset CPU list for the child (server and load generator on separate cores). */
   readonly pinCpu?: string;
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The list query on its own (issue 16): a user holding 20,000 of 100,000 orders (interleaved with other
+// The list query on its own: a user holding 20,000 of 100,000 orders (interleaved with other
 // users') in a private schema on the real PostgreSQL, read 20 at a time at offsets 0, 1,000 and 10,000
 // with each of: the shallow statement and the deferred join (postgres-order-repository.ts, prepared as
 // the repository prepares them), and the single unprepared LIMIT/OFFSET query with a timestamptz column
@@ -18,7 +18,7 @@ import { createLogger } from '../src/observability/logger.ts';
 import { median, percentiles } from './percentiles.ts';
 import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason } from './real-env.ts';
 
-/** The list query before issue 16, kept here only as the "before" of this comparison. */
+/** The list query before its rewrite, kept here only as the "before" of this comparison. */
 const BEFORE_SQL = 'SELECT id, user_id, item, quantity, status, created_at FROM orders WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3';
 const VARIANTS = { shallow: LIST_SHALLOW_SQL, deep: LIST_DEEP_SQL, before: BEFORE_SQL } as const;
 const ORDERS = 20_000;

@@ -1,4 +1,4 @@
-// The load generators: wrk for HTTP/1.1, h2load for h2c and gRPC (issue 16: efficient generators on
+// The load generators: wrk for HTTP/1.1, h2load for h2c and gRPC (efficient generators on
 // their own core), and the gRPC calls that check a gRPC run will succeed before h2load, which sees
 // HTTP statuses only, is trusted with it.
 import { execFile } from 'node:child_process';

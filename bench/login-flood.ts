@@ -1,4 +1,4 @@
-// The login gate under attack (issue 12; rules LOGIN-gate, LOGIN-gate-fair), against each executable
+// The login gate under attack (rules LOGIN-gate, LOGIN-gate-fair), against each executable
 // in --embedded mode (its own process, production scrypt cost, default RATE_LIMIT_RPS=50):
 //   sustained  logins/s the machine completes with the gate saturated by 4 well-behaved clients
 //   rest-flood one client sends wrong-password logins at 45/s (within its rate limit) while a victim

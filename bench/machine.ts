@@ -31,7 +31,7 @@ export function hasTool(tool: string): boolean {
 }
 
 /**
- * Issue 16's method: the server under test on one core, the load generator on another, so neither
+ * The method: the server under test on one core, the load generator on another, so neither
  * steals the other's cycles (Postgres, Redis and NATS still float over both: they are shared services).
  * Needs taskset (util-linux) and two cores; otherwise nothing is pinned and the report says so.
  */

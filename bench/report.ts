@@ -9,9 +9,9 @@ const STDLIB_REAL = 'stdlib/real';
 /** "50 MB" read as 50 × 10^6 bytes (the stricter reading than MiB). */
 const SESSION_HEAP_LIMIT_BYTES = 50_000_000;
 const STARTUP_LIMIT_MS = 1_500;
-/** Issue 16: GET /orders?limit=20&offset=10000, 20,000 orders for the user, real Postgres, one connection. */
+/** GET /orders?limit=20&offset=10000, 20,000 orders for the user, real Postgres, one connection. */
 const LIST_DEEP_P50_LIMIT_MS = 3;
-/** Issue 16's GET targets: CPU per request against the Fastify peer, bare node:http, and the stdlib transport. */
+/** The GET targets: CPU per request against the Fastify peer, bare node:http, and the stdlib transport. */
 const PEER_CPU_LIMIT = 0.75;
 const BARE_CPU_LIMIT = 2.0;
 const TRANSPORT_CPU_LIMIT = 1.2;
@@ -145,7 +145,7 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return [line(header), line(header.map(() => '---')), ...rows.map(line)];
 }
 
-/** Issue 16: each HTTP transport against the Fastify peer and bare node:http, medians of the interleaved rounds. */
+/** Each HTTP transport against the Fastify peer and bare node:http, medians of the interleaved rounds. */
 function peerSection(run: BenchRun, servers: readonly string[]): string[] {
   const rows = servers.filter((server) => !server.includes(' peer:')).map((server) => ({ server, ...getTrio(run, server) })).filter(({ subject }) => subject.n > 0);
   if (rows.length === 0) return [];
@@ -179,7 +179,7 @@ function peerSection(run: BenchRun, servers: readonly string[]): string[] {
   ];
 }
 
-/** Issue 18: server CPU per GetOrder call of the service's gRPC server and of the peers measured right after it in the same child. */
+/** Server CPU per GetOrder call of the service's gRPC server and of the peers measured right after it in the same child. */
 function grpcPeerSection(run: BenchRun): string[] {
   const rows = run.measurements.filter((m) => m.scenario === 'grpc-get' && m.pairedFor === undefined && m.result !== undefined);
   if (!rows.some((m) => m.server.includes(' peer:'))) return [];
@@ -187,7 +187,7 @@ function grpcPeerSection(run: BenchRun): string[] {
     '',
     '## gRPC GetOrder: this server and its peers (same child, one after the other)',
     '',
-    'CPU µs per call = server CPU-seconds / calls answered. Peers: a plain @grpc/grpc-js server and Connect (as used before issue 18, and tuned), doing the same work on the same core.',
+    'CPU µs per call = server CPU-seconds / calls answered. Peers: a plain @grpc/grpc-js server and Connect (as the service once used it, and tuned), doing the same work on the same core.',
     '',
     ...table(
       ['server', 'calls/s', 'p50 ms', 'p99 ms', 'CPU µs per call', 'vs grpc-js'],
@@ -253,13 +253,13 @@ function scaleSection(run: BenchRun): string[] {
 
 const METHOD_NOTES = [
   '- Measured and not applied: ioredis `enableAutoPipelining` (GET and POST unchanged): each HTTP request is parsed in its own tick, so at 32 connections nothing coalesces.',
-  '- GET /orders/{id} cache hit: this service keeps a bounded in-process tier in front of Redis (rule SVC-near-cache: 10,000 orders, 30 s each, Redis still written on create and read on a near miss), so after the first read of the bench order its hits do not reach Redis; the Fastify peer reads Redis on every request, as a typical cache-aside implementation does. Issue 16 allows the near tier; the peer was written without one, as a typical team would.',
+  '- GET /orders/{id} cache hit: this service keeps a bounded in-process tier in front of Redis (rule SVC-near-cache: 10,000 orders, 30 s each, Redis still written on create and read on a near miss), so after the first read of the bench order its hits do not reach Redis; the Fastify peer reads Redis on every request, as a typical cache-aside implementation does. The spec allows the near tier (rule SVC-near-cache); the peer was written without one, as a typical team would.',
   '- Placement: each server child is pinned with `taskset -a` (all its threads) to one CPU and wrk/h2load (and the orchestrator) to the other; Postgres, Redis, NATS and whatever else runs on this shared machine are not pinned and land on both.',
   '- wrk counts answers outside 2xx/3xx as failed; its latency histogram has 1 µs resolution. wrk and h2load are bounded by time (-d / -D), killed by the bench if they overrun.',
   '- Servers are started exactly as the executables start them (startService), LOG_LEVEL=info (request logging is part of the product; the JSON lines go to /dev/null), RATE_LIMIT_RPS=1e9 (the limiter runs but never refuses). One GET row per real server is repeated with LOG_LEVEL=error.',
   '- Real backends: own schema `bench_<random>` (dropped by the child on stop, and again by the orchestrator), own Redis key prefix and NATS subject. Seeding goes through the repository port in the child and is not measured.',
   '- GET uses one user and one cached order (one session); POST one user; login one user with the production scrypt cost (N=16384), so login measures the hash.',
-  '- The bare INSERT runs inside the server child, on the service’s own pg Pool (10 connections), with 32 concurrent callers: one single-row INSERT INTO orders per call, without HTTP, auth, the outbox, Redis or NATS. POST writes the order and its outbox event, and the creates of one event-loop turn share one statement (placement-coalescer.ts, issue 13).',
+  '- The bare INSERT runs inside the server child, on the service’s own pg Pool (10 connections), with 32 concurrent callers: one single-row INSERT INTO orders per call, without HTTP, auth, the outbox, Redis or NATS. POST writes the order and its outbox event, and the creates of one event-loop turn share one statement (placement-coalescer.ts).',
   '- Ratios for the targets are taken side by side: the GET targets on the medians of interleaved rounds (bare node:http, Fastify peer, orders-stdlib for the other transports, subject), the REST GET again right after gRPC GetOrder, the bare INSERT before and after POST, and in a full run two more POST / bare INSERT pairs (medians of each side are compared). The tables of shares use the baseline measured at the start.',
 ];
 

@@ -24,7 +24,7 @@ import { measureStartup } from './startup-time.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TRANSPORTS: readonly TransportName[] = ['stdlib', 'koa', 'grpc'];
-/** Issue 16's list figure: p50 at offset 10,000 for a user holding 20,000 orders. */
+/** The list figure: p50 at offset 10,000 for a user holding 20,000 orders. */
 const LIST_ORDERS = 20_000;
 /**
  * scrypt at production cost: ~20-40 logins/s on this machine. One load-generator address is one
@@ -73,7 +73,7 @@ class Bench {
   /**
    * orders-stdlib on real backends, kept alive after its own runs: the Koa and one-port GET rounds run it
    * beside them, so their ≤ 1.2 × stdlib targets compare runs minutes apart no more (this machine's
-   * throughput drifted by up to 2× between phases, issue 16).
+   * throughput drifted by up to 2× between phases).
    */
   #stdlibControl: { child: ServerChild; label: ServerLabel } | undefined;
 
@@ -140,7 +140,7 @@ class Bench {
   }
 
   /**
-   * Issue 16's GET comparison: rounds of bare node:http, the Fastify peer (real backends only) and the
+   * The GET comparison: rounds of bare node:http, the Fastify peer (real backends only) and the
    * subject, the order rotated each round so none always runs first; every run has the same window.
    * The report takes medians per server (report.ts getTrio).
    */
@@ -176,11 +176,11 @@ class Bench {
       await this.run(child, label, this.plan('get'));
       await this.interleavedGet(child, label, backend === 'real');
       if (transport === 'grpc') {
-        // The one-port server's REST side over HTTP/2 too: h2load, the generator issue 16 names for it.
+        // The one-port server's REST side over HTTP/2 too: h2load.
         await this.run(child, label, this.plan('get-h2c'));
         await this.run(child, label, this.plan('grpc-get'));
         await this.run(child, { ...label, pairedFor: pairKey(server, 'grpc-get') }, this.pairedPlan('get'));
-        // Issue 18: the same GetOrder on grpc-js and Connect peers in this child, right after ours.
+        // The same GetOrder on grpc-js and Connect peers in this child, right after ours.
         for (const peer of child.ready.grpcPeers ?? []) await this.run(child, { ...label, server: `${server} peer:${peer.name}` }, this.plan('grpc-get'), peer.port);
       }
       for (const c of this.settings.sweep.filter((c) => c !== FIXED_CONCURRENCY)) await this.run(child, label, this.plan('get', c));
@@ -266,7 +266,7 @@ async function grpcAttacks(quick: boolean): Promise<string> {
   const args = ['bench/grpc-peers/attacks.ts', '--reset-seconds', String(resetSeconds)];
   const out = await nodeOutput(args, 300_000).catch((error: unknown) => `attacks failed: ${String(error)}\n`);
   const intro = `\`node ${args.join(' ')}\` against \`orders-grpc --embedded\` (its own process; loopback, bounded):`;
-  return ['', '## gRPC attacks on the one-port listener (issue 18)', '', intro, '', '```', `${out.trimEnd()}`, '```', ''].join('\n');
+  return ['', '## gRPC attacks on the one-port listener', '', intro, '', '```', `${out.trimEnd()}`, '```', ''].join('\n');
 }
 
 async function main(): Promise<void> {
@@ -370,15 +370,15 @@ async function main(): Promise<void> {
     ],
   };
   await mkdir(values.out, { recursive: true });
-  // Issue 18: the attacks on the one-port listener, black-box on a spawned orders-grpc --embedded.
+  // The attacks on the one-port listener, black-box on a spawned orders-grpc --embedded.
   const attacks = values['no-attacks'] ? '' : await grpcAttacks(settings.quick);
   await writeFile(join(values.out, 'bench.md'), renderMarkdown(run) + attacks);
   await writeFile(join(values.out, 'bench.svg'), renderSvg(run));
   if (values.json !== undefined) await writeFile(values.json, `${JSON.stringify(run, null, 2)}\n`);
-  // Issue 12: the login gate under a flood, each executable in its own process (bench/login-flood.ts).
+  // The login gate under a flood (rules LOGIN-gate, LOGIN-gate-fair), each executable in its own process (bench/login-flood.ts).
   if (!values['no-login-flood']) {
     const flood = await runLoginFlood({ quick: settings.quick, only, log });
-    await writeFile(join(values.out, 'login-flood.md'), ['# Login flood (issue 12)', '', '```', ...flood, '```', ''].join('\n'));
+    await writeFile(join(values.out, 'login-flood.md'), ['# Login flood (rules LOGIN-gate, LOGIN-gate-fair)', '', '```', ...flood, '```', ''].join('\n'));
   }
   log(`bench: wrote ${relative(process.cwd(), join(values.out, 'bench.md'))} and bench.svg in ${run.wallSeconds.toFixed(0)} s`);
 }

@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Env } from '../src/config/env.ts';
 import type { Backends } from '../src/composition/backends.ts';
-import type { Core } from '../src/composition/create-app.ts';
+import type { Core } from '../src/transports/transport.ts';
 import { startService } from '../src/composition/start-service.ts';
 import { PostgresDatabase } from '../src/adapters/postgres/postgres-database.ts';
 import { createOrder, type Order } from '../src/domain/order.ts';
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   const seedStarted = performance.now();
   const fixtures = await seed(app.core.tokens, backends, config.listOrders);
   if (config.transport === 'grpc') {
-    // Issue 18's yardsticks (plain grpc-js, Connect as-was and tuned), loaded in the gRPC child only.
+    // The gRPC yardsticks (plain grpc-js, Connect as-was and tuned), loaded in the gRPC child only.
     const [{ startGrpcJsPeer }, { startConnectPeer }] = await Promise.all([import('./grpc-peers/grpcjs-peer.ts'), import('./grpc-peers/connect-peer.ts')]);
     peers = [await startGrpcJsPeer(app.core), await startConnectPeer(app.core, false), await startConnectPeer(app.core, true)];
   }

@@ -31,7 +31,7 @@ const realTimers: BusTimers = {
 const DOWN_POLL_MS = 20;
 
 /**
- * In-process broker with the JetStream semantics of the real adapter (issue 13): a stream that stores
+ * In-process broker with the JetStream semantics of the real adapter (rule EVT-7-delivery): a stream that stores
  * each event once per id (Nats-Msg-Id deduplication; the fake's window is its whole life), and one
  * durable consumer shared by every consumeOrderPlaced call: each event goes to one of them, events
  * published while nobody consumed wait, a failed handler's event is delivered again. While

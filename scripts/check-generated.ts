@@ -3,6 +3,7 @@
  * committed gRPC code and the contract cannot drift apart, spec 4.4, 9 rule 1) and the embedded
  * OpenAPI document and its TypeScript types (scripts/openapi-types.ts) from openapi/openapi.yaml (spec 9 rule 3). Regenerates both into a temporary
  * directory (buf's --output prefixes every `out`), then compares the two trees byte for byte (git diff --no-index).
+ * Also fails when spec/README.md's rule items differ from spec/rules.yaml (scripts/spec-readme.ts).
  * Run with `npm run check:generated`; fix with `npm run generate`.
  */
 import { spawnSync } from 'node:child_process';
@@ -10,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from './generate.ts';
+import { specReadmeDrift } from './spec-readme.ts';
 
 const root = join(import.meta.dirname, '..');
 const GEN_DIR = join('src', 'gen');
@@ -27,5 +29,11 @@ if (import.meta.main) {
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
+  }
+  const drift = specReadmeDrift();
+  if (drift.length === 0) process.stdout.write('spec/README.md lists the rules as spec/rules.yaml words them\n');
+  else {
+    process.stderr.write(`spec/README.md differs from spec/rules.yaml for ${drift.length} rules (run \`npm run generate\`): ${drift.join(', ')}\n`);
+    process.exitCode = 1;
   }
 }

@@ -16,7 +16,7 @@ const HTML_PATH = fileURLToPath(new URL('../reports/conformance.html', import.me
 
 const argv = process.argv.slice(2);
 const env = conformanceEnvOrExit(argv, `${USAGE} [--no-run]`);
-// The report shows every column by default, the spawned --embedded executables too (issue 17).
+// The report shows every column by default, the spawned --embedded executables too.
 if (env['CONFORMANCE_BACKEND'] === undefined && env['CONFORMANCE_URL'] === undefined) env['CONFORMANCE_BACKEND'] = 'fake,real,spawned';
 const suiteExit = argv.includes('--no-run') ? 0 : await runConformance(env);
 const matrixResults = readResults();

@@ -1,10 +1,10 @@
 /**
- * npm run test:image [-- --transport stdlib,koa,grpc]: what ships is what is tested (issue 11). Builds the
+ * npm run test:image [-- --transport stdlib,koa,grpc]: what ships is what is tested. Builds the
  * Dockerfile's image, starts PostgreSQL, Redis and NATS containers on a private network, migrates and adds
  * two users with the image's own orders-admin, then for each executable: starts it from the image, waits
  * for /readyz, runs the conformance suite black-box against it (npm run conformance -- --url …), stops
  * it with SIGTERM and requires exit code 0; every /simulator path on its admin listener must answer 404
- * (the simulator exists only with --embedded, issue 17). Last, orders-grpc --embedded from the image, on no
+ * (the simulator exists only with --embedded, rule SIM-embedded-only). Last, orders-grpc --embedded from the image, on no
  * backends, under the same suite: it drives that instance's simulator, so the fault, linger and clock cases
  * run against the image too. Exits 1 without running anything when no Docker engine answers.
  * The base images come from docker/standin/build.sh (pulled, or stand-ins built from Debian packages).

@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { loadRules } from './catalogue.ts';
 
 /**
- * spec/README.md is the repository's own description of the service (issue 11: self-contained). Every
+ * spec/README.md is the repository's own description of the service (self-contained). Every
  * section a catalogue entry cites ("4.4 rule 3", "7 table", "2.1", "1") must be a heading there, and every
  * entry must be listed under it, so a reference in code or tests can be followed inside the repository.
  */

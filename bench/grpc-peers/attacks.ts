@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Issue 18's attacks, black-box against `orders-grpc --embedded` in a child process, with the timings
+// The gRPC attacks, black-box against `orders-grpc --embedded` in a child process, with the timings
 // the tests may not assert: recovery after a 20 s rapid reset from 2 connections, RSS under four
 // concurrent gzip bombs, when 100 trickling streams are cut. Loopback only, bounded. Usage:
 //   node bench/grpc-peers/attacks.ts [--reset-seconds 20]

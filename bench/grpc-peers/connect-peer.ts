@@ -2,7 +2,7 @@ import { createServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { Code, ConnectError, createContextKey, type Interceptor } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import type { Core } from '../../src/composition/create-app.ts';
+import type { Core } from '../../src/transports/transport.ts';
 import { authenticate, type Principal } from '../../src/service/authenticate.ts';
 import { GRPC_STATUS, mapError } from '../../src/transports/errors/error-table.ts';
 import { toOrderMessage } from '../../src/transports/grpc/orders-service.ts';
@@ -12,7 +12,7 @@ import type { GrpcPeer } from './grpcjs-peer.ts';
 const principalKey = createContextKey<Principal | undefined>(undefined);
 
 /**
- * Connect as the service used it before issue 18 (connectNodeAdapter, an error interceptor and an
+ * Connect as the service once used it (connectNodeAdapter, an error interceptor and an
  * auth interceptor around the handler), GetOrder only, on a cleartext HTTP/2 server of its own.
  * `tuned`: what configuration can take off (one interceptor doing both, no compression, a 1 MiB
  * read limit); the pipeline itself stays.

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { ORDERS_PROTO } from '../../conformance/drivers/grpc.ts';
-import type { Core } from '../../src/composition/create-app.ts';
+import type { Core } from '../../src/transports/transport.ts';
 import { authenticate } from '../../src/service/authenticate.ts';
 import { GRPC_STATUS, mapError } from '../../src/transports/errors/error-table.ts';
 
@@ -12,7 +12,7 @@ export interface GrpcPeer {
 }
 
 /**
- * The yardstick of issue 18: a plain @grpc/grpc-js server doing GetOrder's work on the same core
+ * The gRPC yardstick: a plain @grpc/grpc-js server doing GetOrder's work on the same core
  * (token check, session, cache get, owner check), on its own port in the service child. Only GetOrder.
  */
 export async function startGrpcJsPeer(core: Pick<Core, 'orders' | 'tokens'>): Promise<GrpcPeer> {

@@ -21,7 +21,7 @@ export interface Backends {
   readonly cache: OrderCache;
   readonly publisher: OrderEventPublisher;
   readonly subscriber: OrderEventSubscriber;
-  /** The transactional outbox the relay reads (issue 13); written by repository.place. */
+  /** The transactional outbox the relay reads (rule EVT-7-delivery); written by repository.place. */
   readonly outbox: OutboxStore;
   /** What the notifier already announced, shared by every replica. */
   readonly ledger: NotificationLedger;

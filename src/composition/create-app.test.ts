@@ -32,12 +32,12 @@ describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
   it('orders components by dependency: tracer first, backends, sessions, notifier, relay, then the listeners', async () => {
     const { app } = await build();
     // Stop runs in reverse: listeners close (in-flight requests finish), then the relay flushes the
-    // outbox, then the notifier drains what it published (issue 13), then sessions flush, and the
+    // outbox, then the notifier drains what it published (rule EVT-4-notifier-stop), then sessions flush, and the
     // backends and the tracer go away last.
     expect(app.components.map((c) => c.name)).toEqual(['tracer', 'database', 'cache', 'publisher', 'sessions', 'notifier', 'relay', 'api', 'admin']);
   });
 
-  it('stop order (issue 13): what the API created just before the stop is published by the relay flush and announced by the notifier drain', async () => {
+  it('stop order (rules LIFE-4-shutdown, EVT-4-notifier-stop): what the API created just before the stop is published by the relay flush and announced by the notifier drain', async () => {
     // The relay's loop sleeps through the test, so only its stop-time flush can publish.
     const built = await build({ pollMs: 60_000 });
     const { app, logs, backends } = built;

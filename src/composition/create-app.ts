@@ -1,7 +1,6 @@
-import type { Server } from 'node:net';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ServiceConfig } from '../config/service-config.ts';
-import { ComponentChecker, type Checker, type HealthReport } from '../lifecycle/checker.ts';
+import { ComponentChecker, type Checker } from '../lifecycle/checker.ts';
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../observability/logger.ts';
 import { HttpMetrics } from '../observability/metrics.ts';
@@ -20,43 +19,15 @@ import { ConsoleFeed, type ConsoleSources } from '../simulator/console-feed.ts';
 import type { Simulator } from '../simulator/simulator.ts';
 import { createAdminHandler } from '../transports/http/admin-handler.ts';
 import { closeHttpServer, trackConnections } from '../transports/http/http-shutdown.ts';
-import type { HttpObservability } from '../transports/http/http-observability.ts';
 import { Listener } from '../transports/http/listener.ts';
 import { RestApi } from '../transports/http/rest-api.ts';
-import type { ServerTimeouts } from '../transports/http/server-timeouts.ts';
 import type { PlatformTimeouts } from '../transports/http/platform-timeouts.ts';
 import { createServer } from 'node:http';
 import { ClientAddressResolver } from '../transports/http/client-address.ts';
 import { HttpRateLimiter } from '../transports/http/http-rate-limiter.ts';
 import { TokenBucketLimiter } from '../transports/http/rate-limiter.ts';
+import type { Core, PublicTransport, TransportFactory } from '../transports/transport.ts';
 import type { Backends } from './backends.ts';
-
-/** What a transport is built from: the core, shared by all three executables. */
-export interface Core {
-  readonly config: ServiceConfig;
-  readonly logger: Logger;
-  readonly tokens: TokenService;
-  readonly auth: AuthService;
-  readonly orders: OrderService;
-  readonly api: RestApi;
-  readonly sessions: SessionScope;
-  readonly observability: HttpObservability;
-  /** The readiness report of the whole service (what /readyz answers), for a transport's own health service. */
-  readonly readiness: () => Promise<HealthReport>;
-  /** The REST rate limiter every HTTP transport puts around its router (spec 4.3, 8). */
-  readonly rateLimiter: HttpRateLimiter;
-  /** Tests only: shorter platform-enforced timeouts for the transport's server (undefined: the declared ones). */
-  readonly platformTimeouts?: PlatformTimeouts;
-}
-
-/** A transport turns the core into a public server and knows how to shut it down gracefully. */
-export interface PublicTransport {
-  readonly server: Server;
-  readonly shutdown: () => Promise<void>;
-  /** Declared limits against slow and idle clients (our choice for spec 8's "timeouts: not shown"). */
-  readonly timeouts: ServerTimeouts;
-}
-export type TransportFactory = (core: Core) => PublicTransport;
 
 export interface AppOptions {
   readonly config: ServiceConfig;
@@ -70,7 +41,7 @@ export interface AppOptions {
   readonly sessionCap?: number;
   readonly sessionTimers?: TimerPort;
   readonly clock?: Clock;
-  /** Embedded mode only: the simulator's control API on the admin listener (issue 17). */
+  /** Embedded mode only: the simulator's control API on the admin listener (rules SIM-*). */
   readonly simulator?: Simulator;
   /** Embedded mode only, with the simulator: what the console page reads besides the registry. */
   readonly console?: Omit<ConsoleSources, 'registry' | 'tokenExpiryMs'>;
@@ -93,7 +64,7 @@ export interface App {
 }
 
 /**
- * The one composition root (STYLE: one createApp per executable, the test target built on it).
+ * The one composition root (one createApp per executable, the test target built on it).
  * Constructors reject missing dependencies; nothing here connects: Init does, in the runner.
  */
 export function createApp(options: AppOptions): App {
@@ -151,7 +122,7 @@ export function createApp(options: AppOptions): App {
   const relay = new OutboxRelay(backends.outbox, backends.publisher, logger, { ...options.relayOptions, clock: options.clock });
   registerOutboxMetrics(metrics.registry, relay);
   registerServiceMetrics(metrics.registry, sessions, backends.metrics);
-  // Stop runs in reverse (issue 13 stop order): the API finishes its requests, then the relay
+  // Stop runs in reverse (rules LIFE-4-shutdown, EVT-4-notifier-stop): the API finishes its requests, then the relay
   // flushes the outbox, then the notifier drains what the relay just published, then the backends go.
   // The checker sees every component; only database, cache and publisher implement health (the
   // publisher's includes the outbox backlog), and only the public listener implements ready
@@ -181,7 +152,7 @@ export function createApp(options: AppOptions): App {
 
 /**
  * The publisher's health node reports the broker and, past the relay's thresholds, the outbox
- * backlog (issue 13): events that do not reach the broker are the publisher's failure either way.
+ * backlog (rule EVT-7-delivery): events that do not reach the broker are the publisher's failure either way.
  */
 function withBacklogHealth(publisher: Component, relay: OutboxRelay): Component {
   return {

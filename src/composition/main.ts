@@ -4,7 +4,7 @@ import { ANNOUNCED_MSG } from '../simulator/console-feed.ts';
 import { LogTail } from '../observability/log-tail.ts';
 import { handleStopSignals } from '../lifecycle/stop-signals.ts';
 import { createLogger, parseLogLevel, stdoutDestination } from '../observability/logger.ts';
-import type { TransportFactory } from './create-app.ts';
+import type { TransportFactory } from '../transports/transport.ts';
 import { startService } from './start-service.ts';
 
 export interface MainOptions {

@@ -5,7 +5,8 @@ import { runComponents } from '../lifecycle/runner.ts';
 import type { LogTail } from '../observability/log-tail.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Backends } from './backends.ts';
-import { createApp, type App, type AppOptions, type TransportFactory } from './create-app.ts';
+import type { TransportFactory } from '../transports/transport.ts';
+import { createApp, type App, type AppOptions } from './create-app.ts';
 import type { EmbeddedBackends } from './embedded-backends.ts';
 import { createRealBackends, type RealBackendIsolation } from './real-backends.ts';
 import { SimulatedTime } from '../simulator/simulated-time.ts';
@@ -59,7 +60,7 @@ export interface RunningService {
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { logger, env } = options;
   const config = loadServiceConfig(env, { embedded: options.embedded });
-  // Embedded only: a clock and timers the simulator can move (issue 17); a test's own pinned clock or
+  // Embedded only: a clock and timers the simulator can move (rule SIM-clock-advance); a test's own pinned clock or
   // fake timers win. Real backends run on the system clock and never get a simulator.
   const time = options.embedded ? new SimulatedTime() : undefined;
   const clock = options.app?.clock ?? time;

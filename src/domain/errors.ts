@@ -28,7 +28,7 @@ export class ErrInvalidCredentials extends domainError('ErrInvalidCredentials', 
 export class ErrValidation extends domainError('ErrValidation') {}
 /**
  * An Idempotency-Key already answered a create with another body (draft-ietf-httpapi-idempotency-key-header
- * section 2.7: 422). Not in spec 7's table: our addition for issue 13.
+ * section 2.7: 422). Not in spec 7's table: our addition (rule IDEM-mismatch).
  */
 export class ErrIdempotencyKeyReused extends domainError('ErrIdempotencyKeyReused', 'Idempotency-Key already used for a different request') {}
 

@@ -17,7 +17,7 @@ export const LOG_BATCH = { maxDelayMs: 10, maxBytes: 64 * 1024 } as const;
  * Log lines reach the destination in batches: a line waits at most `maxDelayMs` (10 ms), and once
  * `maxBytes` are held they go at once. An asynchronous sonic-boom hands every write to the thread pool;
  * one write per line was ~17% of a cache-hit GET's CPU, one per event-loop turn still ~4% more than one
- * per 10 ms (bench/ab.ts, issue 16). Lines keep their order. At exit, a crash included, what is held is
+ * per 10 ms (bench/ab.ts). Lines keep their order. At exit, a crash included, what is held is
  * written synchronously, so only SIGKILL can lose lines: those of the last 10 ms at most.
  */
 export function batchedDestination(inner: Inner, options: { maxDelayMs: number; maxBytes: number } = LOG_BATCH): DestinationStream {

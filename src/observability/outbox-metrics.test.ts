@@ -2,7 +2,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { registerOutboxMetrics, type OutboxStatsSource } from './outbox-metrics.ts';
 
-describe('outbox metrics (issue 13, spec 4.5 own registry)', () => {
+describe('outbox metrics (rule EVT-7-delivery, spec 4.5 own registry)', () => {
   it('expose the relay’s last backlog sample and its totals, at scrape time', async () => {
     let stats: ReturnType<OutboxStatsSource['stats']> = { pending: undefined, oldestAgeSeconds: undefined, published: 0, publishFailures: 0 };
     const registry = new Registry();

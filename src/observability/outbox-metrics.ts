@@ -11,7 +11,7 @@ export interface OutboxStatsSource {
 }
 
 /**
- * Issue 13: the outbox backlog in the service's own registry (spec 4.5). Values come from the relay's
+ * The outbox backlog in the service's own registry (spec 4.5, rule EVT-7-delivery). Values come from the relay's
  * last sample (every second), so a scrape never waits on the database; -1 until the first sample.
  */
 export function registerOutboxMetrics(registry: Registry, source: OutboxStatsSource): void {

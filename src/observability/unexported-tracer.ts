@@ -9,7 +9,7 @@ const ids = new RandomIdGenerator();
  * trace id (or a fresh one) and the sampled flag (a remote parent's flag is kept: the SDK's default
  * parent-based sampler decides alike); trace_id/span_id reach the log lines as usual. What it skips is
  * the work only an exporter needs: recording attributes, timestamps, the resource and span processors
- * (issue 16: 6.9% of a GET went there with no exporter configured).
+ * (6.9% of a GET went there with no exporter configured).
  */
 export class UnexportedTracer implements Tracer {
   startSpan(_name: string, _options?: SpanOptions, parentContext: Context = contextApi.active()): Span {

@@ -6,7 +6,7 @@ export interface OrderPlacedEnvelope {
   readonly event: OrderPlaced;
 }
 
-/** The broker side of the relay (issue 13): resolves once the broker has stored the event. */
+/** The broker side of the relay (rule EVT-7-delivery): resolves once the broker has stored the event. */
 export interface OrderEventPublisher {
   /**
    * Resolves when the broker acknowledged the event (stored, or dropped as a duplicate of the same id);
@@ -31,7 +31,7 @@ export interface OrderEventSubscriber {
    */
   consumeOrderPlaced(handler: OrderPlacedHandler, signal: AbortSignal): Promise<void>;
   /**
-   * The stop-time drain (issue 13 stop order): delivers what is pending now, resolves once nothing is
+   * The stop-time drain (rule EVT-4-notifier-stop): delivers what is pending now, resolves once nothing is
    * left or after about `timeoutMs`; what remains stays with the broker for the next process. Never rejects.
    */
   drainOrderPlaced(handler: OrderPlacedHandler, timeoutMs: number): Promise<void>;

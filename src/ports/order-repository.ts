@@ -41,7 +41,7 @@ export interface OrderRepository {
   /** The order alone (seeding, tests); creates go through place so no order is without its event. */
   insert(order: Order): Promise<void>;
   /**
-   * The transactional outbox (issue 13): the order and its event (and the idempotency key) are
+   * The transactional outbox (rule EVT-7-delivery): the order and its event (and the idempotency key) are
    * written together or not at all. Two placements with the same key at once: one creates, the
    * other waits for it and replays (or mismatches).
    */

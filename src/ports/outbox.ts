@@ -14,7 +14,7 @@ export interface OutboxBacklog {
 export type SendBatch = (batch: readonly OrderPlacedEnvelope[]) => Promise<readonly string[]>;
 
 /**
- * The transactional outbox (issue 13): events written with their orders (OrderRepository.place),
+ * The transactional outbox (rule EVT-7-delivery): events written with their orders (OrderRepository.place),
  * read back here by the relay. Safe with several relays at once: a claimed batch is invisible to
  * other claimers until it is settled.
  */
@@ -31,7 +31,7 @@ export interface OutboxStore {
 
 /**
  * Which events the notifier already announced, shared by every replica, so a redelivered event is
- * not announced twice (issue 13: one `order placed` line per order across the fleet).
+ * not announced twice (rule EVT-7-delivery: one `order placed` line per order across the fleet).
  */
 export interface NotificationLedger {
   /**

@@ -22,7 +22,7 @@ function attempt(gate: LoginGate, client: string, started: string[], label = cli
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('LoginGate (issue 12: login must not be a CPU denial of service)', () => {
+describe('LoginGate (rule LOGIN-gate: login must not be a CPU denial of service)', () => {
   it('runs at most `concurrency` derivations at once; the rest wait their turn', async () => {
     const gate = new LoginGate({ concurrency: 2, queuePerClient: 5, queueTotal: 10 });
     const started: string[] = [];

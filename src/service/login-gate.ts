@@ -37,7 +37,7 @@ interface Waiter {
 export const UNIDENTIFIED_CLIENT = 'unidentified';
 
 /**
- * Bounds the CPU that logins can take (issue 12: ~19 scrypt logins/s, below one client's REST rate
+ * Bounds the CPU that logins can take (rule LOGIN-gate: ~19 scrypt logins/s, below one client's REST rate
  * limit, pushed every other login past 13 s). A fixed number of derivations run at once; the rest wait
  * in per-client FIFO queues, and a freed slot goes to the waiting client with the fewest derivations
  * running, then to the least recently served, so a newcomer waits for one slot to free, never behind a flooder's queue

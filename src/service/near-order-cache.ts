@@ -17,7 +17,7 @@ export interface NearOrderCacheOptions {
 }
 
 /**
- * A bounded in-process tier in front of the shared cache (issue 16: the Redis round trip was the
+ * A bounded in-process tier in front of the shared cache (rule SVC-near-cache: the Redis round trip was the
  * largest cost of a GET cache hit). Cache-aside is kept: a near miss reads the shared cache, and a
  * hit there fills the near tier; every write goes to the shared cache first and is remembered here
  * only once it succeeded, so the shared cache is still filled for the other replicas. Orders are
@@ -26,7 +26,7 @@ export interface NearOrderCacheOptions {
  * Entries live in two generations of maxEntries / 2: new ones go to the young map, and when it is
  * full it becomes the old one and the previous old generation is dropped whole. Dropping a Map's
  * oldest key one at a time, as this did first, makes V8 step over every deleted slot at the front of
- * its table on each insert: ~6 µs per create at 10,000 entries (issue 13), against ~0.1 µs now.
+ * its table on each insert: ~6 µs per create at 10,000 entries, against ~0.1 µs now.
  */
 export class NearOrderCache implements OrderCache {
   readonly #inner: OrderCache;

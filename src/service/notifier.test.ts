@@ -31,7 +31,7 @@ async function setup() {
   return { bus, store, logs, notifier };
 }
 
-describe('Notifier (spec 6 rules 2, 4; issue 13)', () => {
+describe('Notifier (spec 6 rules 2, 4; rule EVT-7-delivery)', () => {
   it('a redelivered event (lost ack) is not announced twice, even when another replica gets it', async () => {
     const { store, logs } = await setup();
     // A broker that delivers the same event to both replicas, as JetStream does after a lost ack.

@@ -3,14 +3,14 @@ import type { Logger } from '../ports/logger.ts';
 import type { OrderEventSubscriber, OrderPlacedEnvelope } from '../ports/order-events.ts';
 import type { NotificationLedger } from '../ports/outbox.ts';
 
-/** Bound on the stop-time drain (issue 13 stop order: after the relay's flush). */
+/** Bound on the stop-time drain (rule EVT-4-notifier-stop: after the relay's flush). */
 export const NOTIFIER_DRAIN_MS = 3_000;
 
 /**
  * Spec 6 rule 2: consumes order-placed events and logs `order placed` with order_id, user_id, item.
  * Every replica consumes through the one shared durable consumer, and the ledger records each
  * announced event, so a redelivered event (lost ack, broker restart) is not announced again; the
- * broker's acknowledgement follows the line (issue 13).
+ * broker's acknowledgement follows the line (rule EVT-7-delivery).
  */
 export class Notifier implements Component {
   readonly name = 'notifier';

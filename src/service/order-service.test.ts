@@ -85,7 +85,7 @@ describe('OrderService construction', () => {
   });
 });
 
-describe('OrderService.create (transactional outbox, issue 13)', () => {
+describe('OrderService.create (transactional outbox, rule EVT-7-delivery)', () => {
   it('places the order with its event in one call, then caches; it never touches the broker', async () => {
     const { service, store, cache, bus } = harness();
     const effects: string[] = [];
@@ -132,7 +132,7 @@ describe('OrderService.create (transactional outbox, issue 13)', () => {
   });
 });
 
-describe('OrderService.create with an Idempotency-Key (issue 13)', () => {
+describe('OrderService.create with an Idempotency-Key (rules IDEM-*)', () => {
   // Same key and body answering the original order, nothing new written: retry-with-same-key-…, replay-publishes-no-second-event.
   it('quoted and bare forms name one key; a replay does not rewrite the cache or log', async () => {
     const { service, store, cache, logs } = harness();

@@ -34,7 +34,7 @@ export interface OrderServiceDeps {
 /**
  * The order use cases. Knows ports only; errors are domain errors (spec 7), mapped by transports.
  * It logs only on its failure path, the cache write, never on success (spec 6 rule 3); the other
- * failure path, publish, now lives in the outbox relay (issue 13), which logs `publish failed`.
+ * failure path, publish, now lives in the outbox relay (rule EVT-7-delivery), which logs `publish failed`.
  */
 export class OrderService {
   readonly #deps: OrderServiceDeps;

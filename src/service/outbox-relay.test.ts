@@ -33,7 +33,7 @@ function setup(options: OutboxRelayOptions = {}) {
   return { store, bus, logs, relay };
 }
 
-describe('OutboxRelay (issue 13)', () => {
+describe('OutboxRelay (rule EVT-7-delivery)', () => {
   it('publishes every pending event once, in outbox order, and marks it sent', async () => {
     const { store, bus, relay } = setup({ batchSize: 7 });
     const ids = await place(store, 20);

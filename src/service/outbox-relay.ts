@@ -6,7 +6,7 @@ import { systemClock, type Clock } from '../ports/clock.ts';
 import type { OrderEventPublisher, OrderPlacedEnvelope } from '../ports/order-events.ts';
 import type { OutboxStore } from '../ports/outbox.ts';
 
-/** Our choices for issue 13 (spec/rules.yaml EVT-7-delivery, OUTBOX-*). */
+/** Our choices for the outbox relay (spec/rules.yaml EVT-7-delivery). */
 export interface OutboxRelayOptions {
   /** Events claimed and published per round. */
   readonly batchSize?: number;
@@ -50,7 +50,7 @@ export interface OutboxRelayStats {
 }
 
 /**
- * The outbox relay (issue 13): publishes pending outbox events to the broker and marks them sent;
+ * The outbox relay (rule EVT-7-delivery): publishes pending outbox events to the broker and marks them sent;
  * retries with backoff while the broker (or the database) is away. Every replica runs one; the
  * store's claims (FOR UPDATE SKIP LOCKED) keep them off each other's rows, and the broker's
  * duplicate window drops a re-publish of an event whose `sent` mark was lost (crash, timeout).
@@ -148,7 +148,7 @@ export class OutboxRelay implements Component {
   }
 
   /**
-   * Part of the publisher's health node (issue 13): fails once the last sampled backlog passes a
+   * Part of the publisher's health node (rule EVT-7-delivery): fails once the last sampled backlog passes a
    * threshold. The sample is the relay's own; a database outage shows on the database node instead.
    * Not named `health`: the relay is no health node of its own (spec 2.3 names three).
    */

@@ -48,7 +48,7 @@ describe('TokenService (spec 5 rules 1, 7)', () => {
 
   // One token, one text (padding, non-canonical last characters: AUTH-token-canonical) is the
   // token-text-must-be-canonical conformance case; these are the claim shapes around its boundaries.
-  describe('only tokens shaped as it issues them (issue 12; RFC 8725)', () => {
+  describe('only tokens shaped as it issues them (rule AUTH-token-issued-shape; RFC 8725)', () => {
     async function signed(claims: { alg?: string; name?: string; iss?: string; iat: number; exp: number }): Promise<string> {
       return new SignJWT(claims.name === undefined ? {} : { name: claims.name })
         .setProtectedHeader({ alg: claims.alg ?? 'HS256', typ: 'JWT' })

@@ -222,7 +222,7 @@ describe('SessionScope rules (spec 3.2)', () => {
   });
 });
 
-// Model-based test (STYLE.md): random sequences of acquire / release / abort / advance time against a
+// Model-based test: random sequences of acquire / release / abort / advance time against a
 // model of the state table, with a small cap and a short linger so every row is reached.
 describe('SessionScope model', () => {
   const CAP = 3;

@@ -98,7 +98,7 @@ export class SessionScope implements Component {
   /**
    * Acquire, `work`, release, all in one synchronous call: what every holder in the order service
    * does. The same checks and transitions as acquire and release, without the abort listener a lease
-   * registers: a release that cannot be forgotten needs no fallback (issue 16, measured with
+   * registers: a release that cannot be forgotten needs no fallback (measured with
    * bench/ab.ts: the listener's add and remove on every cache-hit GET).
    */
   use<T>(context: SessionContext, work: (session: Session) => T): T {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { until } from '../../test/support/eventually.ts';
 import { SimulatedTime } from './simulated-time.ts';
 
-describe('simulated time (issue 17)', () => {
+describe('simulated time (rule SIM-clock-advance)', () => {
   it('[SIM-clock-advance] advance fires due timers earliest first, each at its due time; the rest wait', () => {
     let base = 1_000;
     const time = new SimulatedTime({ base: () => base, realTimers: false });

@@ -25,7 +25,7 @@ export interface SimulatedTimeOptions {
 }
 
 /**
- * One clock and one timer port that a controller can move forward (the embedded simulator, issue 17;
+ * One clock and one timer port that a controller can move forward (the embedded simulator, rule SIM-clock-advance;
  * the unit tests' FakeTimers). `now` is the base time plus an offset; `advance(ms)` adds to the
  * offset and fires every timer that falls due, earliest first, each seeing `now` at its due time. So
  * token expiry, cache TTL (the Clock) and session linger (the TimerPort) all follow one advance.

@@ -51,7 +51,7 @@ export interface SimulatorState {
 }
 
 /**
- * The control API's model (issue 17), written once for every transport: the admin listener parses
+ * The control API's model (rules SIM-*), written once for every transport: the admin listener parses
  * bodies and hands them here. Exists only in embedded mode (start-service.ts); every change is logged
  * as `simulator: …` so an operator reading the log sees why a backend went away.
  */

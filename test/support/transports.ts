@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { TransportFactory } from '../../src/composition/create-app.ts';
+import type { TransportFactory } from '../../src/transports/transport.ts';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
 import { koaTransport } from '../../src/transports/koa/koa-transport.ts';
 import { stdlibTransport } from '../../src/transports/stdlib/stdlib-transport.ts';

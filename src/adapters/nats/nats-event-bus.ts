@@ -40,7 +40,7 @@ const RETRY_MS = 250;
 const REDELIVER_DELAY_MS = 1_000;
 
 /**
- * Order-placed events on NATS JetStream (issue 13). The relay publishes with Nats-Msg-Id = event id
+ * Order-placed events on NATS JetStream (rule EVT-7-delivery). The relay publishes with Nats-Msg-Id = event id
  * and waits for the stream's acknowledgement; the broker drops duplicates of an id inside the
  * stream's duplicate window. Every replica consumes through one durable pull consumer, so each
  * event goes to one of them; an event is acknowledged only after the handler resolved.
@@ -114,7 +114,7 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
         maxReconnectAttempts: -1,
         reconnectTimeWait: 250,
         reconnectJitter: 50,
-        // A stalled server (issue 13: SIGSTOP) is declared stale after ~2 intervals, not the default 4 min.
+        // A stalled server (SIGSTOP) is declared stale after ~2 intervals, not the default 4 min.
         pingInterval: this.#pingIntervalMs,
         maxPingOut: 2,
         name: 'orders',
@@ -257,7 +257,7 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
   }
 
   /**
-   * Acknowledge only after the handler resolved (issue 13); a failure naks the batch with a delay so
+   * Acknowledge only after the handler resolved (rule EVT-7-delivery); a failure naks the batch with a delay so
    * its events come back, possibly to another replica. An undecodable message can never succeed:
    * terminated.
    */

@@ -10,7 +10,7 @@ import {
 import { nanos } from '@nats-io/transport-node';
 import { ErrUnavailable } from '../../domain/errors.ts';
 
-/** Names and limits of the order-placed stream and its one shared consumer (issue 13; spec/rules.yaml EVT-7-delivery). */
+/** Names and limits of the order-placed stream and its one shared consumer (spec/rules.yaml EVT-7-delivery). */
 export interface OrderStreamSettings {
   readonly stream: string;
   readonly subject: string;
@@ -39,7 +39,7 @@ function isNotFound(error: unknown, code: number): boolean {
 }
 
 /**
- * Start-up (issue 13): creates the stream and the durable consumer when missing; an existing stream
+ * Start-up (rule EVT-7-delivery): creates the stream and the durable consumer when missing; an existing stream
  * must capture our subject (an operator may have created it with other limits, which we respect).
  */
 export async function ensureOrderStream(jsm: JetStreamManager, settings: OrderStreamSettings): Promise<void> {

@@ -10,7 +10,7 @@ interface Waiter {
 const SWEEP_MS = 100;
 
 /**
- * JetStream publishes acknowledged through one reply subscription (issue 13, the relay's hot path).
+ * JetStream publishes acknowledged through one reply subscription (the relay's hot path, rule EVT-7-delivery).
  *
  * The wire exchange is what @nats-io/jetstream's js.publish does: PUB to the stream's subject with a
  * reply subject and a Nats-Msg-Id header, answered by the stream with a PubAck (JSON naming the stream

@@ -22,7 +22,7 @@ export const COALESCED_ROWS_MAX = 256;
 
 /**
  * Creates without an Idempotency-Key that arrive in one event-loop turn reach PostgreSQL as one
- * statement (issue 13: POST /orders ≥ 50% of a bare INSERT). Each statement costs the server a round
+ * statement (target: POST /orders ≥ 50% of a bare INSERT). Each statement costs the server a round
  * trip, a plan execution and a commit whatever its row count: measured with 32 concurrent POSTs, about
  * 20 rows shared each, and the database's CPU per create fell from ~87 to ~30 µs, the service's by ~40 µs.
  * A caller still hears of its create only after the statement that holds it committed.

@@ -23,7 +23,7 @@ export interface PostgresConfig {
    */
   readonly preparedStatements?: boolean;
   /**
-   * Connections of the second pool the outbox relay and the notifier's ledger use (issue 13: their
+   * Connections of the second pool the outbox relay and the notifier's ledger use (rule EVT-7-delivery: their
    * transactions stay open across a broker round trip, and on the request pool they kept creates
    * waiting). Default BACKGROUND_POOL_SIZE.
    */

@@ -9,7 +9,7 @@ import { BACKGROUND_POOL_SIZE, describeDsn, dsnSecrets, validSchemaName, type Po
 
 /**
  * A statement the hot paths run on every request, prepared once per connection under `name`: each later
- * execution skips parsing and, once Postgres settles on a generic plan, planning (issue 16, measured in
+ * execution skips parsing and, once Postgres settles on a generic plan, planning (measured in
  * bench/list-query.ts). One name always carries the same text.
  */
 export interface NamedStatement {

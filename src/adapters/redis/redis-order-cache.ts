@@ -72,7 +72,7 @@ export class RedisOrderCache implements OrderCache, Component {
       lazyConnect: true,
       // Fail fast while disconnected rather than queue: the caller has a database to fall back on.
       enableOfflineQueue: false,
-      // The SETs of creates that finish in one turn leave in one write (issue 13: POST /orders),
+      // The SETs of creates that finish in one turn leave in one write (POST /orders throughput),
       // not one write and one wake-up of Redis each.
       enableAutoPipelining: true,
       commandTimeout: this.#commandTimeoutMs,

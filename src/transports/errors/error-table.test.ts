@@ -29,7 +29,7 @@ const CASES: ReadonlyArray<readonly [string, unknown, number, string, number, st
   ['ErrNoDoneSignal', new ErrNoDoneSignal(), 503, 'session unavailable', 14, undefined],
   ['ErrMalformedBody', new ErrMalformedBody(), 400, 'malformed request body', 3, undefined],
   ['ErrBodyTooLarge', new ErrBodyTooLarge(), 413, 'request body too large', 8, undefined],
-  // Issue 12: the login gate's overflow is 429 / RESOURCE_EXHAUSTED (8), answered at once, not logged.
+  // Rule LOGIN-gate: the login gate's overflow is 429 / RESOURCE_EXHAUSTED (8), answered at once, not logged.
   ['ErrLoginBusy', new ErrLoginBusy(), 429, 'too many login attempts', 8, undefined],
   ['ErrBadHostHeader', new ErrBadHostHeader(), 400, 'missing or duplicate Host header', 3, undefined],
   ['ErrUnsupportedMediaType', new ErrUnsupportedMediaType(), 415, 'Content-Type must be application/json', 3, undefined],

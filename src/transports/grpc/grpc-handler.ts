@@ -1,5 +1,5 @@
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import type { Core } from '../../composition/create-app.ts';
+import type { Core } from '../transport.ts';
 import { authInterceptor } from './auth-interceptor.ts';
 import { logMappedFailure, logPanic } from '../errors/error-log.ts';
 import { GRPC_STATUS, mapError } from '../errors/error-table.ts';

@@ -1,4 +1,4 @@
-import type { TransportFactory } from '../../composition/create-app.ts';
+import type { TransportFactory } from '../transport.ts';
 import { createStdlibHandler } from '../stdlib/stdlib-server.ts';
 import { createGrpcHandler } from './grpc-handler.ts';
 import { http1Timeouts } from '../http/platform-timeouts.ts';
@@ -9,8 +9,8 @@ import { createOnePortServer, type AnyRequestHandler } from './one-port-server.t
  * orders-grpc's public listener (spec 1 transport 3, 4.4): ordersv1.Orders and the REST API on one
  * port. The REST side is orders-stdlib's handler (its chain: recovery, tracing, metrics, request
  * logging, rate limiter, router); the dispatcher in front of both is not wrapped by any of them (rule 3).
- * It was the Koa app until issue 16: Koa's per-request machinery made this side cost 1.35x
- * orders-stdlib's CPU per GET (bench/ab.ts, issue 16), and nothing on this executable needs
+ * It was the Koa app once: Koa's per-request machinery made this side cost 1.35x
+ * orders-stdlib's CPU per GET (bench/ab.ts), and nothing on this executable needs
  * Koa. Its REST variant is therefore the standard-library router's (rule SHAPE-login-empty-router-framework).
  */
 export const grpcTransport: TransportFactory = (core) => {

@@ -1,6 +1,6 @@
 import { create, type DescMethod, type Message } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { Core } from '../../composition/create-app.ts';
+import type { Core } from '../transport.ts';
 import type { Order as DomainOrder } from '../../domain/order.ts';
 import type { Principal } from '../../service/authenticate.ts';
 import type { CallContext } from '../../service/order-service.ts';
@@ -49,7 +49,7 @@ export function createOrdersMethods(core: Pick<Core, 'auth' | 'orders'>): Map<st
     // The peer address keys the core's login gate, so gRPC callers queue apart from each other (LOGIN-gate-fair).
     login: async (req: LoginRequest, call) => create(Orders.method.login.output, { token: await core.auth.login(req.username, req.password, call.peer, call.signal) }),
     createOrder: async (req: CreateOrderRequest, call) => {
-      // The HTTP Idempotency-Key as metadata (issue 13); parsed and enforced by the service.
+      // The HTTP Idempotency-Key as metadata (rules IDEM-*); parsed and enforced by the service.
       const key = call.headers['idempotency-key'];
       const idempotencyKey = Array.isArray(key) ? key.join(', ') : key;
       return toOrderMessage(await core.orders.create(callContext(call), req.item, req.quantity, { idempotencyKey }));

@@ -74,7 +74,7 @@ export class HttpRateLimiter {
  * The one header set of every REST transport (rule RATE-headers): RateLimit-Limit, RateLimit-Remaining
  * and RateLimit-Reset (whole seconds until the budget is full again, a delta, never an epoch), and on a
  * 429 Retry-After (whole seconds, at least 1). Set on the response directly: building a header object
- * and walking its entries on every request cost more than the three calls (issue 16).
+ * and walking its entries on every request cost more than the three calls (bench/ab.ts).
  */
 export function setRateLimitHeaders(res: { setHeader(name: string, value: string): unknown }, decision: RateLimitDecision): void {
   res.setHeader('ratelimit-limit', String(decision.limit));

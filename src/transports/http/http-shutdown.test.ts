@@ -37,7 +37,7 @@ async function get(port: number, path: string, agent: Agent): Promise<{ body: st
   return { body, connection: res.headers.connection };
 }
 
-describe('closeHttpServer (issue 11: no reset on shutdown)', () => {
+describe('closeHttpServer (rule LIFE-4-shutdown: no reset on shutdown)', () => {
   it('an in-flight request completes, and its response, written after the stop, says Connection: close', async () => {
     const { server, port, held, agent } = await heldServer();
     expect(await get(port, '/', agent)).toEqual({ body: 'ok', connection: 'keep-alive' });

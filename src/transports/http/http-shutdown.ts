@@ -27,7 +27,7 @@ interface ConnectionState {
  * tables in the old generation then kept every response they had held alive through each scavenge
  * (a chain of promoted garbage): with a turn's responses ended together (turn-end-response.ts), a
  * cache-hit GET's young-generation GC went from ~2% to ~10% of CPU and its p99 from 5 to 14 ms
- * (issue 16, measured with the heap sampler's objects-collected-by-major-GC view).
+ * (measured with the heap sampler's objects-collected-by-major-GC view).
  */
 interface Tracker {
   readonly connections: Map<Socket, ConnectionState>;

@@ -14,7 +14,7 @@ export const REQUEST_ENDED: DOMException = new DOMException('the request ended',
  * A request's done signal (spec 3.2 rule 2): aborted when its response closes. A response that was
  * ended by its handler, with nothing listening on the signal, skips the abort: the handler's work is
  * over (it wrote the answer) and no lease is waiting for the fallback; abort() builds and dispatches an
- * Event, 7% of a cache-hit GET on orders-koa (bench/ab.ts, issue 16). A response cut short (the client
+ * Event, 7% of a cache-hit GET on orders-koa (bench/ab.ts). A response cut short (the client
  * went away) always aborts, since its handler may still be running.
  */
 export function requestDoneSignal(res: ServerResponse | Http2ServerResponse): AbortSignal {

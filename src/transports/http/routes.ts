@@ -43,7 +43,7 @@ export function allowHeader(routeMethods: readonly string[]): string {
   return methods.join(', ');
 }
 
-/** `/orders/{id}` → `/orders/:id` for routers that use the colon form (URLPattern, @koa/router). */
+/** `/orders/{id}` → `/orders/:id` for routers that use the colon form (stdlib/router.ts, @koa/router). */
 export function toColonPattern(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }

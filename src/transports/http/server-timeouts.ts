@@ -4,7 +4,7 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /**
  * How often node:http sweeps its connections for the two timeouts above (its default is 30 s, which
- * made a 10 s header timeout fire at 19-40 s): a timeout fires at most this late (issue 12).
+ * made a 10 s header timeout fire at 19-40 s): a timeout fires at most this late (rule LIMIT-timeouts-enforced).
  */
 export const TIMEOUT_CHECK_INTERVAL_MS = 250;
 

@@ -23,7 +23,7 @@ async function jsonBody(req: IncomingMessage): Promise<unknown> {
 }
 
 /**
- * The embedded simulator's control API on the admin listener (issue 17). Answers whether `path` is
+ * The embedded simulator's control API on the admin listener (rules SIM-*). Answers whether `path` is
  * its own (true) or not (false: the caller's 404). Errors come from the one table, as Error bodies.
  */
 export async function answerSimulator(simulator: Simulator, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {

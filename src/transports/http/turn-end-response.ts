@@ -11,7 +11,7 @@ function endAll(): void {
  * The ServerResponse of every public HTTP/1.1 server: `end()` takes effect at the end of the event-loop
  * turn it was called in (setImmediate), with every other response ended in that turn, so their bytes
  * leave back to back. Each socket write on loopback wakes the peer waiting for it, and a peer woken
- * once reads several responses: measured with bench/ab.ts (issue 16), this cut the server CPU of a
+ * once reads several responses: measured with bench/ab.ts, this cut the server CPU of a
  * cache-hit GET by about a third. The head, status and headers are set when the handler calls
  * writeHead/end as before; only the write is later, by the rest of the turn.
  */

@@ -1,14 +1,13 @@
 import Koa from 'koa';
-import type { Core } from '../../composition/create-app.ts';
+import type { Core } from '../transport.ts';
 import type { KoaState } from './koa-context.ts';
-import { notMatched, observe, recovery, requestScope } from './koa-middleware.ts';
+import { jsonFallbacks, observe, recovery, requestScope } from './koa-middleware.ts';
 import { rateLimiting } from './koa-rate-limit.ts';
 import { createRouter } from './koa-routes.ts';
-import { dispatch } from './koa-dispatch.ts';
 
 /**
- * The complete REST API on Koa (spec 1, transport 2). It owns no server: orders-koa mounts it on
- * node:http through koaRequestHandler (koa-handler.ts).
+ * The complete REST API on Koa (spec 1, transport 2). It owns no server: orders-koa mounts
+ * `app.callback()` on node:http (koa-transport.ts).
  */
 export function createKoaApp(core: Core): Koa<KoaState> {
   const app = new Koa<KoaState>();
@@ -27,7 +26,8 @@ export function createKoaApp(core: Core): Koa<KoaState> {
   app.use(rateLimiting(core.rateLimiter, router));
   // The router: the pieces below answer every request the limiter lets through.
   app.use(requestScope(observability.logger));
-  app.use(dispatch(router));
-  app.use(notMatched());
+  app.use(jsonFallbacks());
+  app.use(router.routes());
+  app.use(router.allowedMethods());
   return app;
 }

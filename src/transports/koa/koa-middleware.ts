@@ -45,7 +45,7 @@ export function recovery(logger: Logger): KoaMiddleware {
 /**
  * Tracing, metrics and the request log line (spec 4.3 order: tracing outermost, then metrics, then
  * logging) in one layer: each finishes in the order its own layer would have (logging first, tracing
- * last). One async frame instead of three per request (issue 16: Koa's extra cost over node:http).
+ * last). One async frame instead of three per request.
  */
 export function observe(observability: HttpObservability): KoaMiddleware {
   const { tracer, metrics, logger } = observability;
@@ -85,15 +85,23 @@ export function requestScope(logger: Logger): KoaMiddleware {
 }
 
 /**
- * Reached only when no router matched path and method. Koa's default would be a text/plain 404, and
- * router.allowedMethods answers OPTIONS with 200 and unknown verbs with 501; the spec wants JSON 404 for
- * an unknown path and 405 for any other method on a known one (as orders-stdlib does).
+ * Spec 4.1: the JSON error body on the answers no route writes. Koa leaves an unmatched path a bodiless
+ * 404; router.allowedMethods() answers a known path's other methods with a bodiless 405 (501 for
+ * OPTIONS, which koa-routes.ts keeps out of the router's methods so that it is not answered 200) and an
+ * Allow header in its layers' order. Both become 405 with Allow in the order orders-stdlib sends
+ * (http/routes.ts allowHeader); an unknown path is 404 whatever the method.
  */
-export function notMatched(): KoaMiddleware {
-  return (ctx) => {
-    const allowed = (ctx.matched ?? []).flatMap((layer) => layer.methods);
-    if (allowed.length === 0) return sendError(ctx, 404, 'not found');
-    ctx.set('Allow', allowHeader(allowed));
+export function jsonFallbacks(): KoaMiddleware {
+  return async (ctx, next) => {
+    await next();
+    if (ctx.body !== undefined) return;
+    // No Allow (or an empty one, OPTIONS on an unknown path): no route has this path.
+    const allowed: unknown = ctx.response.get('Allow');
+    if (typeof allowed !== 'string' || allowed === '') {
+      ctx.remove('Allow');
+      return sendError(ctx, 404, 'not found');
+    }
+    ctx.set('Allow', allowHeader(allowed.split(', ')));
     sendError(ctx, 405, 'method not allowed');
   };
 }

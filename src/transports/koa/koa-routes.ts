@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http';
 import { Router } from '@koa/router';
 import { ErrValidation } from '../../domain/errors.ts';
 import { authenticate } from '../../service/authenticate.ts';
@@ -14,8 +15,13 @@ import { sendJson, sendStatic, type KoaContext, type KoaMiddleware, type KoaStat
 /** This variant's answer to spec 4.1 rule 9 (login required fields): 400 with this text. */
 export const LOGIN_FIELDS_REQUIRED = 'username and password are required';
 
-/** Case-sensitive, no trailing-slash tolerance: the same paths match as on orders-stdlib's URLPattern. */
-const ROUTER_OPTIONS = { strict: true, sensitive: true };
+/**
+ * Case-sensitive, no trailing-slash tolerance: the same paths match as on orders-stdlib's compiled
+ * patterns (stdlib/router.ts). `methods` is what router.allowedMethods() counts as implemented: every
+ * method node:http parses, so another method on a known path is 405 (spec 4.1) rather than 501, but
+ * OPTIONS, which the router would otherwise answer 200 on its own (koa-middleware.ts jsonFallbacks).
+ */
+const ROUTER_OPTIONS = { strict: true, sensitive: true, methods: METHODS.filter((method) => method !== 'OPTIONS') };
 
 function toRestRequest(ctx: KoaContext): RestRequest {
   const { done, body } = ctx.state;
@@ -39,7 +45,7 @@ function publicHandler(operation: PublicOperation): KoaMiddleware {
 
 /**
  * A protected route's middleware (spec 4.1 rule 1): the shared authentication step (spec 5 rule 6)
- * first, then the operation, in one layer as on node:http (one async frame less per request, issue 16).
+ * first, then the operation, in one layer as on node:http (one async frame less per request).
  */
 function protectedHandler(tokens: TokenService, operation: ProtectedOperation): KoaMiddleware {
   return async (ctx) => {
@@ -70,8 +76,8 @@ function register(router: Router<KoaState>, method: Method, path: string, ...mid
 }
 
 /**
- * The whole REST surface on one router (one match per request; two routers matched every request twice,
- * issue 16). Login and the contract documents need no authentication. Spec 4.1 rule 1: every route of
+ * The whole REST surface on one router (one match per request; two routers matched every request
+ * twice). Login and the contract documents need no authentication. Spec 4.1 rule 1: every route of
  * PROTECTED_ROUTES is registered with protectedHandler, which authenticates before anything else; it
  * runs only when the route matched path and method, so an unknown path is still 404 and a wrong method
  * 405, not 401.

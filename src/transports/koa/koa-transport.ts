@@ -1,15 +1,14 @@
-import type { TransportFactory } from '../../composition/create-app.ts';
+import type { TransportFactory } from '../transport.ts';
 import { closeHttpServer, trackConnections } from '../http/http-shutdown.ts';
 import { createHttp1Server } from '../http/http1-server.ts';
 import { http1Timeouts } from '../http/platform-timeouts.ts';
 import { createKoaApp } from './koa-app.ts';
-import { koaRequestHandler } from './koa-handler.ts';
 
 /** orders-koa's public listener: the Koa app on node:http, with the shared server timeouts. */
 export const koaTransport: TransportFactory = (core) => {
   const app = createKoaApp(core);
   const timeouts = http1Timeouts(core.platformTimeouts);
-  const server = createHttp1Server(koaRequestHandler(app), timeouts);
+  const server = createHttp1Server(app.callback(), timeouts);
   trackConnections(server);
   return { server, shutdown: () => closeHttpServer(server), timeouts };
 };

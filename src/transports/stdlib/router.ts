@@ -131,7 +131,7 @@ export class Router {
 function decodeParams(groups: Params): Params {
   const decoded: Params = {};
   // for-in, not Object.entries: building the entry arrays doubled the cost of a match's decoding
-  // (~0.65 -> ~0.33 µs with the regexp exec, micro-benchmark, issue 16).
+  // (~0.65 -> ~0.33 µs with the regexp exec, micro-benchmark).
   for (const name in groups) {
     const value = groups[name];
     try {

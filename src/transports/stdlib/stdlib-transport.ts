@@ -1,4 +1,4 @@
-import type { TransportFactory } from '../../composition/create-app.ts';
+import type { TransportFactory } from '../transport.ts';
 import { closeHttpServer, trackConnections } from '../http/http-shutdown.ts';
 import { http1Timeouts } from '../http/platform-timeouts.ts';
 import { createStdlibServer } from './stdlib-server.ts';

@@ -1,4 +1,4 @@
--- Issue 13. Numbered 003, not 002: another change adds 002 concurrently (the list index).
+-- Outbox and idempotency keys (rules EVT-7-delivery, IDEM-*). Numbered 003, not 002: another change adds 002 concurrently (the list index).
 
 -- The transactional outbox: one row per order-placed event, written in the order's transaction.
 -- seq orders the relay's claims; sent_at is set once the broker acknowledged the event;

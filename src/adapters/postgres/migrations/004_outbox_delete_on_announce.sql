@@ -1,4 +1,4 @@
--- Issue 13 (POST throughput): the notifier deletes an event's row in the transaction that announces it,
+-- POST throughput (rule EVT-7-delivery): the notifier deletes an event's row in the transaction that announces it,
 -- instead of setting notified_at for an hourly purge to delete later. A row that is gone has been
 -- announced, exactly as one with notified_at set was, so a redelivery is still announced once; each
 -- event now costs the database a delete in place of an update (a new row version and its index entries)

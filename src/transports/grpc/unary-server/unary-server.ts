@@ -64,7 +64,7 @@ const RESPONSE_HEADERS = { 'content-type': 'application/grpc+proto', 'grpc-accep
 const OK_TRAILERS = { 'grpc-status': '0' };
 
 /**
- * A unary-only gRPC server on node:http2 (issue 18 item 1): one request message in, one response
+ * A unary-only gRPC server on node:http2 (rule GRPC-service): one request message in, one response
  * message or a status out, with the limits of rules GRPC-message-size, GRPC-timeout-clamp and
  * GRPC-auth-before-body. Takes the compatibility request and response the one-port dispatcher already
  * has; reads the message from the raw stream.

@@ -1,0 +1,54 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startInProcess, type InProcessApp } from '../../../test/support/in-process-app.ts';
+import { stdlibTransport } from '../stdlib/stdlib-transport.ts';
+import { koaTransport } from './koa-transport.ts';
+
+interface Answer {
+  readonly status: number | undefined;
+  readonly allow: string | undefined;
+  readonly contentType: string | undefined;
+  readonly body: string;
+}
+
+function send(port: number, method: string, path: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode, allow: res.headers.allow, contentType: res.headers['content-type'], body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * What router.allowedMethods() and Koa's default 404 leave to koa-middleware.ts jsonFallbacks: methods
+ * the conformance cases do not send (OPTIONS, which the router would answer 200 itself, and verbs it
+ * would call 501). orders-koa must answer them as orders-stdlib does (rules HTTP-405-method, HTTP-404-unknown).
+ */
+describe('orders-koa answers unmatched requests as orders-stdlib does', () => {
+  let koa: InProcessApp;
+  let stdlib: InProcessApp;
+  beforeAll(async () => {
+    [koa, stdlib] = await Promise.all([startInProcess({ transport: koaTransport }), startInProcess({ transport: stdlibTransport })]);
+  });
+  afterAll(async () => {
+    await Promise.all([koa.stop(), stdlib.stop()]);
+  });
+
+  test.each([
+    ['OPTIONS', '/orders', 405],
+    ['OPTIONS', '/no-such-route', 404],
+    ['PROPFIND', '/auth/login', 405],
+    ['PROPFIND', '/no-such-route', 404],
+    ['DELETE', '/orders', 405],
+  ])('%s %s: %i, as orders-stdlib', async (method, path, status) => {
+    const [fromKoa, fromStdlib] = await Promise.all([send(koa.port, method, path), send(stdlib.port, method, path)]);
+    expect(fromKoa.status).toBe(status);
+    expect(fromKoa).toEqual(fromStdlib);
+    if (status === 405) expect(fromKoa.allow).toMatch(/^(POST|GET)/);
+  });
+});
