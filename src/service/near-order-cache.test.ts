@@ -48,23 +48,26 @@ describe('NearOrderCache (rule SVC-near-cache)', () => {
     time.now += 99;
     await near.get(order(4).id);
     expect(cache.reads).toBe(0);
-    time.now += 1;
+    time.now += 2;
     expect(await near.get(order(4).id)).toEqual(order(4));
     expect(cache.reads).toBe(1);
   });
 
-  it('holds at most maxEntries (at least two), dropping the older half first', async () => {
-    expect(() => new NearOrderCache(shared().cache, { maxEntries: 1 })).toThrow(RangeError);
+  it('holds at most maxEntries, dropping the least recently used first', async () => {
+    expect(() => new NearOrderCache(shared().cache, { maxEntries: 0 })).toThrow(RangeError);
     const { cache } = shared();
     const near = new NearOrderCache(cache, { maxEntries: 4 });
     for (let n = 1; n <= 5; n++) await near.set(order(n));
-    expect(near.size).toBe(3);
-    for (const n of [3, 4, 5]) await near.get(order(n).id);
+    expect(near.size).toBe(4);
+    await near.get(order(2).id); // a hit: 2 is now the most recently used
+    expect(cache.reads).toBe(0);
+    await near.set(order(6)); // drops 3, the least recently used, not 2
+    for (const n of [2, 4, 5, 6]) await near.get(order(n).id);
     expect(cache.reads).toBe(0);
     await near.get(order(1).id);
-    await near.get(order(2).id);
+    await near.get(order(3).id);
     expect(cache.reads).toBe(2);
-    expect(near.size).toBeLessThanOrEqual(4);
+    expect(near.size).toBe(4);
   });
 
   it('a failed shared write is passed on and not remembered; a shared read failure is passed on', async () => {
