@@ -2,7 +2,6 @@ import type { Order } from '../../domain/order.ts';
 import { ORDER_STATUS_PENDING } from '../../domain/order.ts';
 import type { OrderRepository, Page, Placement, PlacementResult } from '../../ports/order-repository.ts';
 import { translatePgError } from './pg-errors.ts';
-import { PlacementCoalescer, type PlacementRow } from './placement-coalescer.ts';
 import type { NamedStatement, Queryable, Transactional } from './postgres-database.ts';
 
 interface OrderRow {
@@ -14,8 +13,8 @@ interface OrderRow {
   created_at_ms: number;
 }
 
-const COLUMNS = 'id, user_id, item, quantity, status, created_at';
-const INSERT_ORDER = `INSERT INTO orders (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`;
+export const ORDER_COLUMNS = 'id, user_id, item, quantity, status, created_at';
+const INSERT_ORDER = `INSERT INTO orders (${ORDER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`;
 const INSERT_EVENT = 'INSERT INTO order_outbox (id, payload, created_at) VALUES ($1, $2, $3)';
 
 /**
@@ -30,7 +29,8 @@ const CLAIM_KEY = `INSERT INTO idempotency_keys (user_id, key, fingerprint, orde
 const CLAIMED_ORDER = `SELECT k.fingerprint, ${selectList('o')}
   FROM idempotency_keys k JOIN orders o ON o.id = k.order_id WHERE k.user_id = $1 AND k.key = $2`;
 
-function orderValues(order: Order): unknown[] {
+/** An order's values in ORDER_COLUMNS order. */
+export function orderValues(order: Order): unknown[] {
   return [order.id, order.userId, order.item, order.quantity, order.status, order.createdAt];
 }
 
@@ -76,26 +76,17 @@ export function listSql(offset: number): string {
 }
 
 const FIND_SQL = `SELECT ${selectList('orders')} FROM orders WHERE id = $1`;
-/**
- * Creates without a key, any number of them in one statement (placement-coalescer.ts): column arrays,
- * the orders first, then their events (a single statement is its own transaction).
- */
-const PLACE_MANY_SQL = `WITH placed AS (
-  INSERT INTO orders (${COLUMNS}) SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::timestamptz[]))
-INSERT INTO order_outbox (id, payload, created_at) SELECT * FROM unnest($7::uuid[], $8::jsonb[], $6::timestamptz[])`;
 
 /** The statements of every request, prepared once per connection (NamedStatement). */
-function named(name: string, text: string, values: unknown[]): NamedStatement {
+export function named(name: string, text: string, values: unknown[]): NamedStatement {
   return { name, text, values };
 }
 
 export class PostgresOrderRepository implements OrderRepository {
   readonly #db: Transactional;
-  readonly #placements: PlacementCoalescer;
 
   constructor(db: Transactional) {
     this.#db = db;
-    this.#placements = new PlacementCoalescer((rows) => this.#placeMany(rows));
   }
 
   async insert(order: Order): Promise<void> {
@@ -106,17 +97,10 @@ export class PostgresOrderRepository implements OrderRepository {
     }
   }
 
-  /**
-   * One transaction: key claim (if any), order row, outbox row (migrations/003_outbox_idempotency.sql).
-   * Without a key, the creates of one event-loop turn share one statement (placement-coalescer.ts).
-   */
+  /** One transaction: key claim (if any), order row, outbox row (migrations/003_outbox_idempotency.sql). */
   async place(placement: Placement): Promise<PlacementResult> {
     const { order, event, idempotency } = placement;
     try {
-      if (idempotency === undefined) {
-        await this.#placements.place({ order, eventId: event.id, payload: JSON.stringify(event.event) });
-        return { outcome: 'created', order };
-      }
       return await this.#db.transaction(async (tx): Promise<PlacementResult> => {
         if (idempotency !== undefined) {
           const claimed = await tx.query(CLAIM_KEY, [
@@ -131,15 +115,6 @@ export class PostgresOrderRepository implements OrderRepository {
     } catch (error) {
       throw translatePgError(error, 'place order');
     }
-  }
-
-  /** One column array per parameter of PLACE_MANY_SQL: the order's columns (orderValues), event id, payload. */
-  async #placeMany(rows: readonly PlacementRow[]): Promise<void> {
-    const columns = Array.from({ length: 8 }, (): unknown[] => []);
-    for (const { order, eventId, payload } of rows) {
-      [...orderValues(order), eventId, payload].forEach((value, i) => (columns[i] as unknown[]).push(value));
-    }
-    await this.#db.query(named('orders_place_many', PLACE_MANY_SQL, columns));
   }
 
   async findById(id: string): Promise<Order | undefined> {
