@@ -4,7 +4,8 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { natsConfigFromEnv, type NatsConfig } from '../../src/adapters/nats/nats-config.ts';
-import { NatsEventBus } from '../../src/adapters/nats/nats-event-bus.ts';
+import { jetstreamPublisher, NatsEventBus, type StreamPublisherFactory } from '../../src/adapters/nats/nats-event-bus.ts';
+import { sharedReplyPublisher } from '../../src/adapters/nats/stream-acks.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import type { OrderPlacedEnvelope } from '../../src/ports/order-events.ts';
 import { until } from '../support/eventually.ts';
@@ -15,9 +16,17 @@ const silent = pino({ enabled: false });
 
 // Missing, never echoing a malformed value, and the default subject: src/config/config-rules.test.ts.
 
-describe.skipIf(!NATS_URL)('NatsEventBus against NATS_URL', () => {
+// Both ways to publish: js.publish (the default) and the shared reply subscription composition chooses.
+const PUBLISHERS: readonly (readonly [string, StreamPublisherFactory])[] = [
+  ['js.publish', jetstreamPublisher],
+  ['one reply subscription', sharedReplyPublisher],
+];
+
+for (const [publisherName, streamPublisher] of PUBLISHERS)
+describe.skipIf(!NATS_URL)(`NatsEventBus against NATS_URL, publishing with ${publisherName}`, () => {
   const runSubject = `test.orders.${randomUUID()}`;
   const runId = randomUUID().replaceAll('-', '').slice(0, 12);
+  const withPublisher = <T extends object>(options: T): T & { streamPublisher: StreamPublisherFactory } => ({ ...options, streamPublisher });
   let config: NatsConfig;
   let counter = 0;
   /** The bus and the raw connection the wire-format tests look through, on a subject of their own. */
@@ -27,7 +36,7 @@ describe.skipIf(!NATS_URL)('NatsEventBus against NATS_URL', () => {
 
   beforeAll(async () => {
     config = natsConfigFromEnv(process.env);
-    bus = new NatsEventBus(config, silent, { subject, stream: `T_${runId}_wire`, deleteStreamOnStop: true });
+    bus = new NatsEventBus(config, silent, withPublisher({ subject, stream: `T_${runId}_wire`, deleteStreamOnStop: true }));
     await bus.init();
     raw = await connect({ servers: [...config.servers] });
   });
@@ -38,13 +47,13 @@ describe.skipIf(!NATS_URL)('NatsEventBus against NATS_URL', () => {
   });
 
   // A fresh subject and stream per test too, deleted at cleanup, so nothing from one test reaches the next.
-  orderEventsContract('nats', async () => {
+  orderEventsContract(`nats (${publisherName})`, async () => {
     counter += 1;
-    const bus = new NatsEventBus(config, silent, {
+    const bus = new NatsEventBus(config, silent, withPublisher({
       subject: `${runSubject}.${counter}`,
       stream: `T_${runId}_${counter}`,
       deleteStreamOnStop: true,
-    });
+    }));
     await bus.init();
     return { bus, cleanup: () => bus.stop() };
   });
@@ -64,14 +73,14 @@ describe.skipIf(!NATS_URL)('NatsEventBus against NATS_URL', () => {
     });
 
     it('a publish no stream stores (the stream was deleted) rejects with ErrUnavailable', async () => {
-      const orphan = new NatsEventBus(config, silent, { subject: `${runSubject}.orphan`, stream: `T_${runId}_orphan` });
+      const orphan = new NatsEventBus(config, silent, withPublisher({ subject: `${runSubject}.orphan`, stream: `T_${runId}_orphan` }));
       await orphan.init();
       try {
         await orphan.publishOrderPlaced(sampleEnvelope());
         await (await jetstreamManager(raw)).streams.delete(orphan.stream);
         const failure = await orphan.publishOrderPlaced(sampleEnvelope()).then(() => undefined, (err: unknown) => err);
         expect(failure).toBeInstanceOf(ErrUnavailable);
-        expect((failure as Error).message).toMatch(/^publisher: publish: stream unavailable \(503/);
+        expect((failure as Error).message).toMatch(streamPublisher === sharedReplyPublisher ? /^publisher: publish: stream unavailable \(503/ : /^publisher: publish: /);
       } finally {
         await orphan.stop();
       }

@@ -13,7 +13,6 @@ import type {
 } from '../../ports/order-events.ts';
 import type { NatsConfig } from './nats-config.ts';
 import { decodeOrderPlaced, encodeOrderPlaced } from './order-placed-codec.ts';
-import { StreamAcks } from './stream-acks.ts';
 import { ensureOrderStream, ORDER_STREAM_DEFAULTS, type OrderStreamSettings } from './order-stream.ts';
 
 export interface NatsEventBusOptions extends Partial<OrderStreamSettings> {
@@ -29,7 +28,25 @@ export interface NatsEventBusOptions extends Partial<OrderStreamSettings> {
   readonly pingIntervalMs?: number;
   /** Tests on a shared server: delete the stream (and its consumer) at stop. */
   readonly deleteStreamOnStop?: boolean;
+  /** How the relay's publishes are sent and acknowledged; js.publish unless composition chooses otherwise. */
+  readonly streamPublisher?: StreamPublisherFactory;
 }
+
+/** Publishes to the stream, each resolved once the stream stored it (or already had its id). */
+export interface StreamPublisher {
+  publish(subject: string, payload: string, msgId: string): Promise<void>;
+  /** After the connection drained or closed: fails whatever still waits. */
+  close(): void;
+}
+
+/** Built once connected; `timeoutMs` bounds the wait for one acknowledgement (js.publish: the client's own timeout). */
+export type StreamPublisherFactory = (nc: NatsConnection, js: JetStreamClient, timeoutMs: number) => StreamPublisher;
+
+/** The client library's acknowledged publish: Nats-Msg-Id = the event id, so the stream drops duplicates. */
+export const jetstreamPublisher: StreamPublisherFactory = (_nc, js) => ({
+  publish: async (subject, payload, msgId) => void (await js.publish(subject, payload, { msgID: msgId })),
+  close: () => undefined,
+});
 
 /** Messages pulled ahead per replica; they are this replica's until acknowledged or ack_wait passes. */
 const PULL_BATCH = 64;
@@ -60,8 +77,9 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
   readonly #deleteStreamOnStop: boolean;
   #nc: NatsConnection | undefined;
   #js: JetStreamClient | undefined;
-  /** The relay's publishes and their acknowledgements (stream-acks.ts). */
-  #acks: StreamAcks | undefined;
+  readonly #streamPublisher: StreamPublisherFactory;
+  /** The relay's publishes and their acknowledgements. */
+  #acks: StreamPublisher | undefined;
   /** A manager whose requests time out after healthTimeoutMs: the health probe. */
   #probe: JetStreamManager | undefined;
   /** Tracked from the client's status stream: isClosed() alone stays false during an outage. */
@@ -92,6 +110,7 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
     this.#drainTimeoutMs = options.drainTimeoutMs ?? 2_000;
     this.#pingIntervalMs = options.pingIntervalMs ?? 2_000;
     this.#deleteStreamOnStop = options.deleteStreamOnStop ?? false;
+    this.#streamPublisher = options.streamPublisher ?? jetstreamPublisher;
   }
 
   get subject(): string {
@@ -138,7 +157,7 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
       throw new ErrUnavailable(`publisher: JetStream stream ${this.#settings.stream} unavailable: ${describe(err)}`, { cause: err });
     }
     this.#js = jetstream(nc, { timeout: this.#publishTimeoutMs });
-    this.#acks = new StreamAcks(nc, this.#publishTimeoutMs);
+    this.#acks = this.#streamPublisher(nc, this.#js, this.#publishTimeoutMs);
     void this.#watchStatus(nc);
     void nc.closed().then((err) => {
       this.#connected = false;

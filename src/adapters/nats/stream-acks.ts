@@ -1,4 +1,5 @@
 import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import type { StreamPublisher, StreamPublisherFactory } from './nats-event-bus.ts';
 
 interface Waiter {
   readonly resolve: () => void;
@@ -10,6 +11,9 @@ interface Waiter {
 const SWEEP_MS = 100;
 
 /**
+ * A speed seam, chosen in composition (composition/real-backends.ts passes `sharedReplyPublisher`),
+ * removable by deleting this file and that line: the bus then publishes with js.publish.
+ *
  * JetStream publishes acknowledged through one reply subscription (the relay's hot path, rule EVT-7-delivery).
  *
  * The wire exchange is what @nats-io/jetstream's js.publish does: PUB to the stream's subject with a
@@ -20,7 +24,7 @@ const SWEEP_MS = 100;
  * deadline sweep: the service's CPU per create fell from ~117 to ~104 µs in 32-connection POST runs
  * (server pinned to one core, the relay publishing ~200 events a round).
  */
-export class StreamAcks {
+export class StreamAcks implements StreamPublisher {
   readonly #nc: NatsConnection;
   readonly #timeoutMs: number;
   readonly #prefix: string;
@@ -99,3 +103,6 @@ function pubAckFailure(msg: Msg): string | undefined {
   if (typeof ack.stream === 'string' && typeof ack.seq === 'number') return undefined;
   return typeof ack.error?.description === 'string' ? ack.error.description : 'unexpected acknowledgement from the stream';
 }
+
+/** For NatsEventBusOptions.streamPublisher: every publish acknowledged through one reply subscription. */
+export const sharedReplyPublisher: StreamPublisherFactory = (nc, _js, timeoutMs) => new StreamAcks(nc, timeoutMs);
