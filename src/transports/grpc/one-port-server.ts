@@ -2,10 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Session } from 'node:http2';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
-import { afterPendingIo, drainHttp1, SHUTDOWN_GRACE_MS, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from '../http/http-shutdown.ts';
+import { afterPendingIo, drainHttp1, SHUTDOWN_GRACE_MS, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from '../http/server/http-shutdown.ts';
 import { dispatchGuarded, guardSession, HTTP2_SERVER_OPTIONS, type SessionGuardOptions } from './http2-limits.ts';
-import { createHttp1Server } from '../http/http1-server.ts';
-import { HEADERS_TIMEOUT_MS, type ServerTimeouts } from '../http/server-timeouts.ts';
+import { createHttp1Server } from '../http/server/http1-server.ts';
+import { HEADERS_TIMEOUT_MS, type ServerTimeouts } from '../http/server/server-timeouts.ts';
 
 export type AnyRequest = IncomingMessage | Http2ServerRequest;
 export type AnyResponse = ServerResponse | Http2ServerResponse;
@@ -38,7 +38,7 @@ export interface OnePortOptions {
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
   /** Tests only: shorter HTTP/2 deadlines (http2-limits.ts has the real ones). */
   readonly http2Guard?: SessionGuardOptions;
-  /** Tests only: shorter HTTP/1.1 timeouts (http/server-timeouts.ts has the real ones). */
+  /** Tests only: shorter HTTP/1.1 timeouts (http/server/server-timeouts.ts has the real ones). */
   readonly http1Timeouts?: ServerTimeouts;
 }
 
@@ -64,7 +64,7 @@ export function createOnePortServer(options: OnePortOptions): OnePortServer {
   };
 
   // The same hardened node:http server as the other executables (timeouts enforced as declared, JSON
-  // answers to parser errors, CONNECT, Expect): http/http1-server.ts.
+  // answers to parser errors, CONNECT, Expect): http/server/http1-server.ts.
   const http1 = createHttp1Server(dispatch, options.http1Timeouts);
   // An http server fed through emit('connection') never listens itself, and only 'listening' starts its
   // connection tracking: without it the timeouts above and closeIdleConnections() do nothing.
