@@ -21,7 +21,7 @@ module.exports = {
       severity: 'error',
       from: { path: CORE },
       to: {
-        path: ['^src/(transports|adapters|composition|lifecycle|observability|config)/', '^fakes/', ...DRIVERS],
+        path: ['^src/(transports|adapters|rate-limit|composition|lifecycle|observability|config)/', '^fakes/', ...DRIVERS],
         // The Component contract (spec 3.4) is a port that lives beside its runner; it imports nothing.
         pathNot: '^src/lifecycle/component\\.ts$',
         reachable: true,
@@ -49,10 +49,22 @@ module.exports = {
     },
     {
       name: 'transports-do-not-know-adapters',
-      comment: 'Transports reach backends only through the core; composition wires adapters in.',
+      comment:
+        'Transports reach backends only through the core; composition wires adapters in. The Redis rate-limit store lives ' +
+        'with the rest of rate limiting (src/rate-limit/) but is an adapter all the same: composition picks it, no transport does.',
       severity: 'error',
       from: { path: '^src/transports/' },
-      to: { path: ['^src/adapters/', '^fakes/'] },
+      to: { path: ['^src/adapters/', '^src/rate-limit/redis-', '^fakes/'] },
+    },
+    {
+      name: 'rate-limit-knows-no-transport',
+      comment:
+        'src/rate-limit/ is the one place for rate limiting (spec 8): the budget contract, the in-process and Redis buckets, ' +
+        'the client address and the framework-neutral HTTP step. Each transport adapts that step in its own folder ' +
+        '(stdlib/middleware.ts, koa/koa-rate-limit.ts); the shared part never reaches back into a transport or composition.',
+      severity: 'error',
+      from: { path: '^src/rate-limit/' },
+      to: { path: ['^src/transports/', '^src/composition/'] },
     },
     {
       name: 'transports-do-not-know-composition',

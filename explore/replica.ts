@@ -15,10 +15,10 @@ import { OrderService, type OrderServiceDeps } from '../src/service/order-servic
 import { OutboxRelay } from '../src/service/outbox-relay.ts';
 import { TokenService } from '../src/service/token-service.ts';
 import { SessionScope } from '../src/session/session-scope.ts';
-import { ClientAddressResolver } from '../src/transports/http/client-address.ts';
-import { HttpRateLimiter } from '../src/transports/http/http-rate-limiter.ts';
-import { TokenBucketLimiter } from '../src/transports/http/rate-limiter.ts';
-import { RestApi } from '../src/transports/http/rest-api.ts';
+import { ClientAddressResolver } from '../src/rate-limit/client-address.ts';
+import { HttpRateLimiter } from '../src/rate-limit/http-rate-limiter.ts';
+import { TokenBucketLimiter } from '../src/rate-limit/token-bucket-limiter.ts';
+import { RestApi } from '../src/transports/http/rest/rest-api.ts';
 import type { SimBackends } from './sim-fakes.ts';
 import type { SimRuntime } from './sim-runtime.ts';
 

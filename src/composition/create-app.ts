@@ -17,15 +17,15 @@ import { TokenService } from '../service/token-service.ts';
 import { SessionScope, type TimerPort } from '../session/session-scope.ts';
 import { ConsoleFeed, type ConsoleSources } from '../simulator/console-feed.ts';
 import type { Simulator } from '../simulator/simulator.ts';
-import { createAdminHandler } from '../transports/http/admin-handler.ts';
-import { closeHttpServer, trackConnections } from '../transports/http/http-shutdown.ts';
-import { Listener } from '../transports/http/listener.ts';
-import { RestApi } from '../transports/http/rest-api.ts';
-import type { PlatformTimeouts } from '../transports/http/platform-timeouts.ts';
+import { createAdminHandler } from '../transports/http/admin/admin-handler.ts';
+import { closeHttpServer, trackConnections } from '../transports/http/server/http-shutdown.ts';
+import { Listener } from '../transports/http/server/listener.ts';
+import { RestApi } from '../transports/http/rest/rest-api.ts';
+import type { PlatformTimeouts } from '../transports/http/server/platform-timeouts.ts';
 import { createServer } from 'node:http';
-import { ClientAddressResolver } from '../transports/http/client-address.ts';
-import { HttpRateLimiter } from '../transports/http/http-rate-limiter.ts';
-import { TokenBucketLimiter } from '../transports/http/rate-limiter.ts';
+import { ClientAddressResolver } from '../rate-limit/client-address.ts';
+import { HttpRateLimiter } from '../rate-limit/http-rate-limiter.ts';
+import { TokenBucketLimiter } from '../rate-limit/token-bucket-limiter.ts';
 import type { Core, PublicTransport, TransportFactory } from '../transports/transport.ts';
 import type { Backends } from './backends.ts';
 
@@ -47,7 +47,7 @@ export interface AppOptions {
   readonly console?: Omit<ConsoleSources, 'registry' | 'tokenExpiryMs'>;
   /** Tests: faster relay polling or backoff. */
   readonly relayOptions?: OutboxRelayOptions;
-  /** Tests: shorter timeouts that Node's servers enforce (http/platform-timeouts.ts), to see them enforced fast. */
+  /** Tests: shorter timeouts that Node's servers enforce (http/server/platform-timeouts.ts), to see them enforced fast. */
   readonly platformTimeouts?: PlatformTimeouts;
 }
 

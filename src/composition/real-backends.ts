@@ -14,7 +14,7 @@ import { sharedReplyPublisher } from '../adapters/nats/stream-acks.ts';
 import { PostgresOutbox } from '../adapters/postgres/postgres-outbox.ts';
 import { redisConfigFromEnv } from '../adapters/redis/redis-config.ts';
 import { RedisOrderCache } from '../adapters/redis/redis-order-cache.ts';
-import { DEFAULT_RATE_LIMIT_KEY_PREFIX, RedisRateLimitStore } from '../adapters/redis/redis-rate-limit-store.ts';
+import { DEFAULT_RATE_LIMIT_KEY_PREFIX, RedisRateLimitStore } from '../rate-limit/redis-rate-limit-store.ts';
 import type { Backends } from './backends.ts';
 
 /**

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { listenLocal } from '../../test/support/ports.ts';
 import { HttpMetrics } from '../observability/metrics.ts';
-import { createAdminHandler } from '../transports/http/admin-handler.ts';
+import { createAdminHandler } from '../transports/http/admin/admin-handler.ts';
 import { ComponentChecker, type Checker } from './checker.ts';
 
 const CLEAN: Checker = { health: async () => ({ clean: true, nodes: null }), ready: async () => ({ clean: true, nodes: null }) };

@@ -1,11 +1,11 @@
-// The Listener lives in src/transports/http/listener.ts; its readiness machine is spec 3.3 and it is
+// The Listener lives in src/transports/http/server/listener.ts; its readiness machine is spec 3.3 and it is
 // driven by the lifecycle runner, so its tests sit with the lifecycle's.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { closeHttpServer, trackConnections } from '../transports/http/http-shutdown.ts';
-import { Listener } from '../transports/http/listener.ts';
+import { closeHttpServer, trackConnections } from '../transports/http/server/http-shutdown.ts';
+import { Listener } from '../transports/http/server/listener.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -6,7 +6,7 @@ import { validateNewOrder } from '../domain/order.ts';
 import { sessionKeyFromVerifiedSubject as key } from '../domain/session-key.ts';
 import { createLogger } from '../observability/logger.ts';
 import { SessionScope } from '../session/session-scope.ts';
-import { decodeCreateOrderRequest } from '../transports/http/dto.ts';
+import { decodeCreateOrderRequest } from '../transports/http/rest/dto.ts';
 import { AuthService } from './auth-service.ts';
 import { OrderService } from './order-service.ts';
 import { hashPassword, verifyPassword } from './password-hasher.ts';

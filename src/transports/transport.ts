@@ -6,11 +6,11 @@ import type { AuthService } from '../service/auth-service.ts';
 import type { OrderService } from '../service/order-service.ts';
 import type { TokenService } from '../service/token-service.ts';
 import type { SessionScope } from '../session/session-scope.ts';
-import type { HttpObservability } from './http/http-observability.ts';
-import type { HttpRateLimiter } from './http/http-rate-limiter.ts';
-import type { PlatformTimeouts } from './http/platform-timeouts.ts';
-import type { RestApi } from './http/rest-api.ts';
-import type { ServerTimeouts } from './http/server-timeouts.ts';
+import type { HttpObservability } from './http/rest/http-observability.ts';
+import type { HttpRateLimiter } from '../rate-limit/http-rate-limiter.ts';
+import type { PlatformTimeouts } from './http/server/platform-timeouts.ts';
+import type { RestApi } from './http/rest/rest-api.ts';
+import type { ServerTimeouts } from './http/server/server-timeouts.ts';
 
 /**
  * The contract between the composition root and the three transports, transport-neutral: the

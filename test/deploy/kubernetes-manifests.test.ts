@@ -8,7 +8,7 @@ import { ConfigError } from '../../src/config/env.ts';
 import { loadServiceConfig } from '../../src/config/service-config.ts';
 import type { Checker } from '../../src/lifecycle/checker.ts';
 import { HttpMetrics } from '../../src/observability/metrics.ts';
-import { createAdminHandler } from '../../src/transports/http/admin-handler.ts';
+import { createAdminHandler } from '../../src/transports/http/admin/admin-handler.ts';
 import { listenLocal } from '../support/ports.ts';
 import { parseManifests, readManifests, schemaProblems, unknownFieldProblems, type Manifest } from './kubernetes-schema.ts';
 import { allProblems, apiPods, find, networkPolicyProblems, serviceProblems } from './kubernetes-semantics.ts';

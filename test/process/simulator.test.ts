@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '../../src/adapters/postgres/admin-cli.ts';
 import { MAX_ADVANCE_MS, MAX_FAIL_NEXT, MAX_LATENCY_MS } from '../../src/simulator/simulator.ts';
-import { SIMULATOR_BODY_LIMIT } from '../../src/transports/http/simulator-routes.ts';
+import { SIMULATOR_BODY_LIMIT } from '../../src/transports/http/admin/simulator-routes.ts';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
 import { transportNamed } from '../support/transports.ts';
 

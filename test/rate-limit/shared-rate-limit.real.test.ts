@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { RedisRateLimitStore } from '../../src/adapters/redis/redis-rate-limit-store.ts';
+import { RedisRateLimitStore } from '../../src/rate-limit/redis-rate-limit-store.ts';
 import { redisConfigFromEnv } from '../../src/adapters/redis/redis-config.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import { TokenBucketLimiter } from '../../src/transports/http/rate-limiter.ts';
+import { TokenBucketLimiter } from '../../src/rate-limit/token-bucket-limiter.ts';
 import { realBackendsConfigured } from '../support/in-process-app.ts';
 
 /**

@@ -3,7 +3,7 @@ import { ErrConflict, ErrForbidden, ErrIdempotencyKeyReused, ErrInvalidCredentia
 import { ErrMissingCredentials } from '../../service/authenticate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
 import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from '../../session/session-errors.ts';
-import { toHttpError } from '../http/http-errors.ts';
+import { toHttpError } from '../http/rest/http-errors.ts';
 import { GRPC_STATUS, mapError } from './error-table.ts';
 import { ErrBadHostHeader, ErrBodyTooLarge, ErrClientClosed, ErrMalformedBody, ErrUnsupportedMediaType } from './request-errors.ts';
 import { ErrLoginBusy } from '../../service/login-gate.ts';

@@ -7,7 +7,7 @@ import { ErrBadHostHeader, ErrBodyTooLarge, ErrClientClosed, ErrMalformedBody, E
 
 /**
  * The one classification of everything a request can fail with (spec 7). Both HTTP transports
- * (http/http-errors.ts) and gRPC (grpc/grpc-handler.ts) derive their answers from ERROR_TABLE, so a
+ * (http/rest/http-errors.ts) and gRPC (grpc/grpc-handler.ts) derive their answers from ERROR_TABLE, so a
  * status, a message, a code or a log line is written once.
  */
 export type ErrorKind =

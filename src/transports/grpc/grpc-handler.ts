@@ -4,7 +4,7 @@ import { authInterceptor } from './auth-interceptor.ts';
 import { logMappedFailure, logPanic } from '../errors/error-log.ts';
 import { GRPC_STATUS, mapError } from '../errors/error-table.ts';
 import { createHealthMethods } from './health-service.ts';
-import { createOrdersMethods } from './orders-service.ts';
+import { createOrdersMethods } from './grpc-orders-handler.ts';
 import { createUnaryServer } from './unary-server/unary-server.ts';
 import { grpcCallObserver } from './unary-server/call-observer.ts';
 import { GrpcServerMetrics } from '../../observability/grpc-metrics.ts';

@@ -1,6 +1,6 @@
 import type { RouterContext, RouterMiddleware } from '@koa/router';
-import { routeLabel, toBracePattern } from '../http/routes.ts';
-import type { StaticReply } from '../http/static-reply.ts';
+import { routeLabel, toBracePattern } from '../http/rest/routes.ts';
+import type { StaticReply } from '../http/docs/static-reply.ts';
 
 /** What our layers keep on `ctx.state` for one request. */
 export interface KoaState {

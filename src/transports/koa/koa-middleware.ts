@@ -1,12 +1,12 @@
 import type { Logger } from '../../ports/logger.ts';
-import type { HttpObservability } from '../http/http-observability.ts';
+import type { HttpObservability } from '../http/rest/http-observability.ts';
 import { logMappedFailure, logPanic } from '../errors/error-log.ts';
-import { endRequestSpan, logRequest, recordRequestMetrics, startRequestSpan } from '../http/http-observability.ts';
-import { INTERNAL_ERROR, toHttpError } from '../http/http-errors.ts';
+import { endRequestSpan, logRequest, recordRequestMetrics, startRequestSpan } from '../http/rest/http-observability.ts';
+import { INTERNAL_ERROR, toHttpError } from '../http/rest/http-errors.ts';
 import { matchedRouteLabel, sendError, type KoaContext, type KoaMiddleware } from './koa-context.ts';
-import { requestDoneSignal } from '../http/request-ended.ts';
-import { checkHostHeader } from '../http/request-headers.ts';
-import { allowHeader } from '../http/routes.ts';
+import { requestDoneSignal } from '../http/rest/request-ended.ts';
+import { checkHostHeader } from '../http/rest/request-headers.ts';
+import { allowHeader } from '../http/rest/routes.ts';
 import { runInRequestScope } from '../../observability/request-trace.ts';
 
 /**
@@ -63,7 +63,7 @@ export function observe(observability: HttpObservability): KoaMiddleware {
 
 /**
  * What every routed request gets, in one layer: its done signal (spec 3.2 rule 2), attached before any
- * handler can await I/O; the Host check (RFC 9112 §3.2, http/request-headers.ts); and the single error
+ * handler can await I/O; the Host check (RFC 9112 §3.2, http/rest/request-headers.ts); and the single error
  * table (toHttpError) for expected errors, while an unexpected one is rethrown so the recovery layer
  * logs it once and masks it as 500 (koa's rule: log only the unexpected).
  */
@@ -89,7 +89,7 @@ export function requestScope(logger: Logger): KoaMiddleware {
  * 404; router.allowedMethods() answers a known path's other methods with a bodiless 405 (501 for
  * OPTIONS, which koa-routes.ts keeps out of the router's methods so that it is not answered 200) and an
  * Allow header in its layers' order. Both become 405 with Allow in the order orders-stdlib sends
- * (http/routes.ts allowHeader); an unknown path is 404 whatever the method.
+ * (http/rest/routes.ts allowHeader); an unknown path is 404 whatever the method.
  */
 export function jsonFallbacks(): KoaMiddleware {
   return async (ctx, next) => {

@@ -3,13 +3,13 @@ import { Router } from '@koa/router';
 import { ErrValidation } from '../../domain/errors.ts';
 import { authenticate } from '../../service/authenticate.ts';
 import type { TokenService } from '../../service/token-service.ts';
-import { decodeLoginRequest } from '../http/dto.ts';
-import { CONTRACT_ROUTES } from '../http/contract-routes.ts';
-import { readBody } from '../http/request-body.ts';
-import { clientKey } from '../http/client-key.ts';
-import { authorizationHeader } from '../http/request-headers.ts';
-import type { ProtectedOperation, PublicOperation, RestApi, RestRequest } from '../http/rest-api.ts';
-import { PROTECTED_ROUTES, PUBLIC_ROUTES, toColonPattern, type Method } from '../http/routes.ts';
+import { decodeLoginRequest } from '../http/rest/dto.ts';
+import { CONTRACT_ROUTES } from '../http/docs/contract-routes.ts';
+import { readBody } from '../http/rest/request-body.ts';
+import { clientKey } from '../http/rest/client-key.ts';
+import { authorizationHeader } from '../http/rest/request-headers.ts';
+import type { ProtectedOperation, PublicOperation, RestApi, RestRequest } from '../http/rest/rest-api.ts';
+import { PROTECTED_ROUTES, PUBLIC_ROUTES, toColonPattern, type Method } from '../http/rest/routes.ts';
 import { sendJson, sendStatic, type KoaContext, type KoaMiddleware, type KoaState } from './koa-context.ts';
 
 /** This variant's answer to spec 4.1 rule 9 (login required fields): 400 with this text. */

@@ -1,7 +1,7 @@
 import type { TransportFactory } from '../transport.ts';
-import { closeHttpServer, trackConnections } from '../http/http-shutdown.ts';
-import { createHttp1Server } from '../http/http1-server.ts';
-import { http1Timeouts } from '../http/platform-timeouts.ts';
+import { closeHttpServer, trackConnections } from '../http/server/http-shutdown.ts';
+import { createHttp1Server } from '../http/server/http1-server.ts';
+import { http1Timeouts } from '../http/server/platform-timeouts.ts';
 import { createKoaApp } from './koa-app.ts';
 
 /** orders-koa's public listener: the Koa app on node:http, with the shared server timeouts. */

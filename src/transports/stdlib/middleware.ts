@@ -1,9 +1,9 @@
-import type { HttpObservability } from '../http/http-observability.ts';
+import type { HttpObservability } from '../http/rest/http-observability.ts';
 import { logPanic } from '../errors/error-log.ts';
-import { endRequestSpan, logRequest, recordRequestMetrics, startRequestSpan } from '../http/http-observability.ts';
-import { INTERNAL_ERROR } from '../http/http-errors.ts';
-import { setRateLimitHeaders, type HttpRateLimiter } from '../http/http-rate-limiter.ts';
-import { RATE_LIMITED_MESSAGE } from '../http/rate-limiter.ts';
+import { endRequestSpan, logRequest, recordRequestMetrics, startRequestSpan } from '../http/rest/http-observability.ts';
+import { INTERNAL_ERROR } from '../http/rest/http-errors.ts';
+import { setRateLimitHeaders, type HttpRateLimiter } from '../../rate-limit/http-rate-limiter.ts';
+import { RATE_LIMITED_MESSAGE } from '../../rate-limit/token-bucket-limiter.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { runInRequestScope } from '../../observability/request-trace.ts';
 import { sendError, type Exchange, type Middleware } from './exchange.ts';

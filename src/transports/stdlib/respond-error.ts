@@ -1,5 +1,5 @@
 import type { Logger } from '../../ports/logger.ts';
-import { toHttpError } from '../http/http-errors.ts';
+import { toHttpError } from '../http/rest/http-errors.ts';
 import { logMappedFailure } from '../errors/error-log.ts';
 import { sendError, type Exchange } from './exchange.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OPENAPI_PATH, PROTECTED_ROUTES, PUBLIC_ROUTES, SWAGGER_PATH, toColonPattern } from '../http/routes.ts';
+import { OPENAPI_PATH, PROTECTED_ROUTES, PUBLIC_ROUTES, SWAGGER_PATH, toColonPattern } from '../http/rest/routes.ts';
 import { compilePath } from './router.ts';
 
 const PATHS: string[] = [...[...PUBLIC_ROUTES, ...PROTECTED_ROUTES].map((r): string => r.path), OPENAPI_PATH, SWAGGER_PATH];

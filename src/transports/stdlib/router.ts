@@ -1,11 +1,11 @@
 import type { Logger } from '../../ports/logger.ts';
 import type { TokenService } from '../../service/token-service.ts';
 import { authenticate } from '../../service/authenticate.ts';
-import type { ProtectedOperation, PublicOperation, RestRequest } from '../http/rest-api.ts';
-import { allowHeader, routeLabel, routeMatchesMethod, toColonPattern } from '../http/routes.ts';
-import { authorizationHeader, checkHostHeader } from '../http/request-headers.ts';
-import { readBody } from '../http/request-body.ts';
-import { clientKey } from '../http/client-key.ts';
+import type { ProtectedOperation, PublicOperation, RestRequest } from '../http/rest/rest-api.ts';
+import { allowHeader, routeLabel, routeMatchesMethod, toColonPattern } from '../http/rest/routes.ts';
+import { authorizationHeader, checkHostHeader } from '../http/rest/request-headers.ts';
+import { readBody } from '../http/rest/request-body.ts';
+import { clientKey } from '../http/rest/client-key.ts';
 import { sendError, sendJson, type Exchange, type Handler } from './exchange.ts';
 import { respondWithError } from './respond-error.ts';
 

@@ -1,16 +1,16 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TokenService } from '../../service/token-service.ts';
-import type { HttpObservability } from '../http/http-observability.ts';
-import { CONTRACT_ROUTES } from '../http/contract-routes.ts';
-import type { HttpRateLimiter } from '../http/http-rate-limiter.ts';
-import type { RestApi } from '../http/rest-api.ts';
-import { PROTECTED_ROUTES, PUBLIC_ROUTES } from '../http/routes.ts';
-import { createHttp1Server } from '../http/http1-server.ts';
-import type { ServerTimeouts } from '../http/server-timeouts.ts';
+import type { HttpObservability } from '../http/rest/http-observability.ts';
+import { CONTRACT_ROUTES } from '../http/docs/contract-routes.ts';
+import type { HttpRateLimiter } from '../../rate-limit/http-rate-limiter.ts';
+import type { RestApi } from '../http/rest/rest-api.ts';
+import { PROTECTED_ROUTES, PUBLIC_ROUTES } from '../http/rest/routes.ts';
+import { createHttp1Server } from '../http/server/http1-server.ts';
+import type { ServerTimeouts } from '../http/server/server-timeouts.ts';
 import type { Exchange, Handler, Middleware } from './exchange.ts';
 import { metrics, rateLimiting, recovery, requestLogging, tracing } from './middleware.ts';
 import { Router } from './router.ts';
-import { requestDoneSignal } from '../http/request-ended.ts';
+import { requestDoneSignal } from '../http/rest/request-ended.ts';
 
 export interface StdlibDeps {
   readonly api: RestApi;

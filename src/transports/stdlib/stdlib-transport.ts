@@ -1,6 +1,6 @@
 import type { TransportFactory } from '../transport.ts';
-import { closeHttpServer, trackConnections } from '../http/http-shutdown.ts';
-import { http1Timeouts } from '../http/platform-timeouts.ts';
+import { closeHttpServer, trackConnections } from '../http/server/http-shutdown.ts';
+import { http1Timeouts } from '../http/server/platform-timeouts.ts';
 import { createStdlibServer } from './stdlib-server.ts';
 
 export const stdlibTransport: TransportFactory = (core) => {

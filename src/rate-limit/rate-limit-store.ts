@@ -1,7 +1,7 @@
 /**
  * A rate-limit budget per client key (spec 8 "Rate limit"): a token bucket of `limit` tokens refilled
- * at RATE_LIMIT_RPS per second. The in-process bucket (transports/http/rate-limiter.ts) and the Redis
- * one shared by every replica (adapters/redis/redis-rate-limit-store.ts) both implement it, with the
+ * at RATE_LIMIT_RPS per second. The in-process bucket (rate-limit/token-bucket-limiter.ts) and the Redis
+ * one shared by every replica (rate-limit/redis-rate-limit-store.ts) both implement it, with the
  * same arithmetic (bucketDecision), so a transport never knows which one answers.
  */
 export interface RateLimitDecision {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeCreateOrderRequest, decodeLoginRequest, toCachedOrderDto, toOrderDto } from './dto.ts';
-import { ErrMalformedBody } from '../errors/request-errors.ts';
+import { ErrMalformedBody } from '../../errors/request-errors.ts';
 
 function malformed(decode: (raw: string) => unknown, raw: string): unknown {
   try {

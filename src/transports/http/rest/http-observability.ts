@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
-import { startServerSpan } from '../../observability/request-trace.ts';
-import type { HttpMetrics } from '../../observability/metrics.ts';
-import { UNMATCHED_ROUTE } from '../../observability/metrics.ts';
-import type { Logger } from '../../ports/logger.ts';
+import { startServerSpan } from '../../../observability/request-trace.ts';
+import type { HttpMetrics } from '../../../observability/metrics.ts';
+import { UNMATCHED_ROUTE } from '../../../observability/metrics.ts';
+import type { Logger } from '../../../ports/logger.ts';
 
 /**
  * The observation steps of spec 4.3/4.5, written once; each HTTP transport calls them from its own

@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import type { TrustedNetwork } from '../../config/trust-proxy.ts';
+import type { TrustedNetwork } from '../config/trust-proxy.ts';
 
 /** Beyond this many X-Forwarded-For hops the walk stops: a bound on work per request. */
 const MAX_HOPS = 32;

@@ -1,12 +1,12 @@
 import { Redis } from 'ioredis';
-import { closeRedisClient } from './close-redis-client.ts';
-import type { Component } from '../../lifecycle/component.ts';
-import type { Logger } from '../../ports/logger.ts';
-import { bucketDecision, type RateLimitDecision, type RateLimitStore } from '../../ports/rate-limit-store.ts';
-import { reconnectDelayMs } from './redis-order-cache.ts';
+import { closeRedisClient } from '../adapters/redis/close-redis-client.ts';
+import type { Component } from '../lifecycle/component.ts';
+import type { Logger } from '../ports/logger.ts';
+import { bucketDecision, type RateLimitDecision, type RateLimitStore } from './rate-limit-store.ts';
+import { reconnectDelayMs } from '../adapters/redis/redis-order-cache.ts';
 
 /**
- * The token bucket of TokenBucketLimiter (transports/http/rate-limiter.ts), run atomically inside
+ * The token bucket of TokenBucketLimiter (rate-limit/token-bucket-limiter.ts), run atomically inside
  * Redis so every replica spends from one budget per client (RATE_LIMIT_STORE=redis). The clock is the
  * Redis server's (TIME), never a replica's, so replicas with skewed clocks agree; ARGV[3] replaces it
  * in tests only. State: a hash {tokens, at} that expires once the bucket would be full again.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TokenBucketLimiter } from './rate-limiter.ts';
+import { TokenBucketLimiter } from './token-bucket-limiter.ts';
 
 /** A clock the test moves by hand, in milliseconds. */
 function manualClock(start = 1_000): { now: () => number; advance: (ms: number) => void } {

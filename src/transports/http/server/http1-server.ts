@@ -9,17 +9,17 @@ import { HTTP1_SERVER_TIMEOUTS, TIMEOUT_CHECK_INTERVAL_MS, type ServerTimeouts }
  * HTTP/1.1 side). Node enforces headersTimeout and requestTimeout only when it sweeps its connections,
  * every connectionsCheckingInterval (30 s by default, so a declared 10 s fired at up to 40 s): the
  * sweep runs often enough to keep the declared values (rule LIMIT-timeouts). Host is checked by our
- * own step (http/request-headers.ts) so that a missing one, too, gets an Error body.
+ * own step (http/rest/request-headers.ts) so that a missing one, too, gets an Error body.
  */
 export function http1ServerOptions(timeouts: ServerTimeouts = HTTP1_SERVER_TIMEOUTS): ServerOptions {
   return {
     headersTimeout: timeouts.headersMs,
     requestTimeout: timeouts.requestMs,
     keepAliveTimeout: timeouts.idleMs,
-    // A test's short timeouts (http/platform-timeouts.ts) get a sweep as fine as the production ones have.
+    // A test's short timeouts (http/server/platform-timeouts.ts) get a sweep as fine as the production ones have.
     connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, Math.max(10, Math.floor(timeouts.headersMs / 10))),
     requireHostHeader: false,
-    // Responses are written at the end of the event-loop turn, together (http/turn-end-response.ts).
+    // Responses are written at the end of the event-loop turn, together (http/server/turn-end-response.ts).
     ServerResponse: TurnEndResponse,
   };
 }
@@ -29,7 +29,7 @@ export const HTTP1_SERVER_OPTIONS: ServerOptions = http1ServerOptions();
 /**
  * A public HTTP/1.1 server: the shared options, the shared answers to what never reaches a handler,
  * and pipelined requests run one at a time (pipeline-gate.ts).
- * `timeouts`: tests only (http/platform-timeouts.ts); production uses the declared ones.
+ * `timeouts`: tests only (http/server/platform-timeouts.ts); production uses the declared ones.
  */
 export function createHttp1Server(handler: RequestListener, timeouts?: ServerTimeouts): Server {
   return hardenHttp1Server(createServer(timeouts === undefined ? HTTP1_SERVER_OPTIONS : http1ServerOptions(timeouts), oneRequestAtATime(handler)));

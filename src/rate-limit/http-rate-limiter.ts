@@ -1,8 +1,8 @@
 import { channel } from 'node:diagnostics_channel';
-import type { Logger } from '../../ports/logger.ts';
-import type { RateLimitDecision, RateLimitStore } from '../../ports/rate-limit-store.ts';
+import type { Logger } from '../ports/logger.ts';
+import type { RateLimitDecision, RateLimitStore } from './rate-limit-store.ts';
 import type { ClientAddressResolver } from './client-address.ts';
-import type { TokenBucketLimiter } from './rate-limiter.ts';
+import type { TokenBucketLimiter } from './token-bucket-limiter.ts';
 
 /** What a REST request is limited by: its TCP peer and X-Forwarded-For (read only behind TRUST_PROXY). */
 export interface LimitedRequest {

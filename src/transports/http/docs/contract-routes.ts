@@ -1,5 +1,5 @@
-import { OPENAPI_YAML } from '../../gen/openapi-document.ts';
-import { OPENAPI_PATH, SWAGGER_PATH } from './routes.ts';
+import { OPENAPI_YAML } from '../../../gen/openapi-document.ts';
+import { OPENAPI_PATH, SWAGGER_PATH } from '../rest/routes.ts';
 import { SWAGGER_ASSETS, swaggerAssetReply } from './swagger-assets.ts';
 import { SWAGGER_ASSETS_URL, SWAGGER_PAGE_REPLY } from './swagger-page.ts';
 import type { StaticReply } from './static-reply.ts';

@@ -1,4 +1,4 @@
-import type { Page } from '../../ports/order-repository.ts';
+import type { Page } from '../../../ports/order-repository.ts';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;

@@ -4,7 +4,7 @@ import type { Core } from '../transport.ts';
 import type { Order as DomainOrder } from '../../domain/order.ts';
 import type { Principal } from '../../service/authenticate.ts';
 import type { CallContext } from '../../service/order-service.ts';
-import { pageFromQuery } from '../http/pagination.ts';
+import { pageFromQuery } from '../http/rest/pagination.ts';
 import {
   OrderSchema,
   Orders,

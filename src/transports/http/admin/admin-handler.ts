@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Checker, HealthReport } from '../../lifecycle/checker.ts';
-import type { HttpMetrics } from '../../observability/metrics.ts';
-import type { ConsoleFeed } from '../../simulator/console-feed.ts';
-import type { Simulator } from '../../simulator/simulator.ts';
+import type { Checker, HealthReport } from '../../../lifecycle/checker.ts';
+import type { HttpMetrics } from '../../../observability/metrics.ts';
+import type { ConsoleFeed } from '../../../simulator/console-feed.ts';
+import type { Simulator } from '../../../simulator/simulator.ts';
 import { answerConsole } from './console-routes.ts';
 import { answerSimulator } from './simulator-routes.ts';
 

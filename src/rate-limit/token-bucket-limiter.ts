@@ -1,4 +1,4 @@
-import { bucketDecision, type RateLimitDecision, type RateLimitStore } from '../../ports/rate-limit-store.ts';
+import { bucketDecision, type RateLimitDecision, type RateLimitStore } from './rate-limit-store.ts';
 
 interface Bucket {
   tokens: number;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ConsoleFeed } from '../../simulator/console-feed.ts';
+import type { ConsoleFeed } from '../../../simulator/console-feed.ts';
 
 /**
  * The embedded console page (rule CONSOLE-page) on the admin listener: three plain files shipped in

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Simulator } from '../../simulator/simulator.ts';
-import { ErrMalformedBody } from '../errors/request-errors.ts';
-import { toHttpError } from './http-errors.ts';
-import { readBody } from './request-body.ts';
+import type { Simulator } from '../../../simulator/simulator.ts';
+import { ErrMalformedBody } from '../../errors/request-errors.ts';
+import { toHttpError } from '../rest/http-errors.ts';
+import { readBody } from '../rest/request-body.ts';
 
 /** A control request is a few fields: anything longer is refused unread (rule SIM-admin-only). */
 export const SIMULATOR_BODY_LIMIT = 1024;

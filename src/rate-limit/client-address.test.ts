@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCidr } from '../../config/trust-proxy.ts';
+import { parseCidr } from '../config/trust-proxy.ts';
 import { ClientAddressResolver } from './client-address.ts';
 
 function trusting(...cidrs: string[]): ClientAddressResolver {

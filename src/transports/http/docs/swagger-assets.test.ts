@@ -5,7 +5,7 @@ import { SWAGGER_PAGE_HTML } from './swagger-page.ts';
 
 describe('Swagger UI assets (rules SWAGGER-offline-fallback, SWAGGER-assets)', () => {
   it('come from a production dependency pinned to one exact version, the one the CDN URL names', () => {
-    const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> };
     expect(manifest.dependencies['swagger-ui-dist']).toBe(SWAGGER_UI_VERSION);
     for (const asset of SWAGGER_ASSETS) {
       expect(SWAGGER_PAGE_HTML).toContain(`https://cdn.jsdelivr.net/npm/swagger-ui-dist@${SWAGGER_UI_VERSION}/${asset.name}" integrity="${asset.integrity}"`);

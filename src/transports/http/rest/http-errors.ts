@@ -1,4 +1,4 @@
-import { ERROR_TABLE, mapError } from '../errors/error-table.ts';
+import { ERROR_TABLE, mapError } from '../../errors/error-table.ts';
 
 export interface HttpError {
   readonly status: number;

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { until } from '../../../test/support/eventually.ts';
+import { until } from '../../../../test/support/eventually.ts';
 import { closeHttpServer, drainHttp1, trackConnections } from './http-shutdown.ts';
 
 const cleanups: (() => void)[] = [];

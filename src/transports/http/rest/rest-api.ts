@@ -1,6 +1,6 @@
-import type { AuthService } from '../../service/auth-service.ts';
-import type { Principal } from '../../service/authenticate.ts';
-import type { OrderService } from '../../service/order-service.ts';
+import type { AuthService } from '../../../service/auth-service.ts';
+import type { Principal } from '../../../service/authenticate.ts';
+import type { OrderService } from '../../../service/order-service.ts';
 import { decodeCreateOrderRequest, decodeLoginRequest, toCachedOrderDto, toOrderDto } from './dto.ts';
 import { pageFromQuery } from './pagination.ts';
 
@@ -9,7 +9,7 @@ export interface RestRequest {
   readonly params: Readonly<Record<string, string | undefined>>;
   readonly query: URLSearchParams;
   readonly readBody: () => Promise<string>;
-  /** The caller's opaque key (http/client-key.ts) for the core's fair login gate. */
+  /** The caller's opaque key (http/rest/client-key.ts) for the core's fair login gate. */
   readonly client: string;
   /** Aborts when the request ends: the session lease's fallback release hangs on it (spec 3.2 rule 2). */
   readonly signal: AbortSignal;

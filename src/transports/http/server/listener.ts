@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { AddressInfo, Server } from 'node:net';
-import type { ListenAddress } from '../../config/env.ts';
-import type { Component } from '../../lifecycle/component.ts';
+import type { ListenAddress } from '../../../config/env.ts';
+import type { Component } from '../../../lifecycle/component.ts';
 
 export interface ListenerOptions {
   /** Component name, and the prefix of its errors (`api: listen: …`). */
