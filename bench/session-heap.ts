@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { sessionKeyFromVerifiedSubject } from '../src/domain/session-key.ts';
 import { SESSION_CAP, SessionScope } from '../src/session/session-scope.ts';
+import { packedUuids } from '../src/session/packed-uuids.ts';
 
 const RECENT = 10;
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -42,7 +43,8 @@ function measure(hold: boolean): { bytesPerSession: number; totalBytes: number; 
   const logger = pino({ enabled: false });
   const keep: unknown[] = [];
   const before = settledHeap();
-  const scope = new SessionScope({ recentCapacity: RECENT, logger });
+  // As composition wires it (composition/create-app.ts): ids held packed.
+  const scope = new SessionScope({ recentCapacity: RECENT, logger, recentIds: packedUuids });
   fill(scope, hold, keep);
   const after = settledHeap();
   let capRefused = false;

@@ -15,6 +15,7 @@ import { OrderService, type OrderServiceDeps } from '../src/service/order-servic
 import { OutboxRelay } from '../src/service/outbox-relay.ts';
 import { TokenService } from '../src/service/token-service.ts';
 import { SessionScope } from '../src/session/session-scope.ts';
+import { packedUuids } from '../src/session/packed-uuids.ts';
 import { ClientAddressResolver } from '../src/rate-limit/client-address.ts';
 import { HttpRateLimiter } from '../src/rate-limit/http-rate-limiter.ts';
 import { TokenBucketLimiter } from '../src/rate-limit/token-bucket-limiter.ts';
@@ -141,7 +142,7 @@ export class Replica {
     const fenced = this.#fence(backends, options.onCommitted);
     const ports = options.variant?.wrapPorts?.(fenced, backends) ?? fenced;
     this.tokens = new LaneTokenService(config.tokens.secret, config.tokens.expiryMs, runtime);
-    this.sessions = new SessionScope({ recentCapacity: config.sessionRecent, logger, timers: runtime.time });
+    this.sessions = new SessionScope({ recentCapacity: config.sessionRecent, logger, timers: runtime.time, recentIds: packedUuids });
     const deps: OrderServiceDeps = {
       repository: ports.repository,
       cache: new NearOrderCache(ports.cache, { clock: runtime.time }),

@@ -15,6 +15,7 @@ import { OutboxRelay, type OutboxRelayOptions } from '../service/outbox-relay.ts
 import { NearOrderCache } from '../service/near-order-cache.ts';
 import { TokenService } from '../service/token-service.ts';
 import { SessionScope, type TimerPort } from '../session/session-scope.ts';
+import { packedUuids } from '../session/packed-uuids.ts';
 import { ConsoleFeed, type ConsoleSources } from '../simulator/console-feed.ts';
 import type { Simulator } from '../simulator/simulator.ts';
 import { createAdminHandler } from '../transports/http/admin/admin-handler.ts';
@@ -80,6 +81,8 @@ export function createApp(options: AppOptions): App {
     lingerMs: options.sessionLingerMs,
     cap: options.sessionCap,
     timers: options.sessionTimers,
+    // Order ids held as their 16 bytes (a memory seam: without it, as they are; rule LIMIT-session-cap).
+    recentIds: packedUuids,
   });
   const orders = new OrderService({
     repository: backends.repository,

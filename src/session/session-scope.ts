@@ -1,7 +1,7 @@
 import type { SessionKey } from '../domain/session-key.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { Component } from '../lifecycle/component.ts';
-import { Session } from './session.ts';
+import { Session, type RecentIdsCodec } from './session.ts';
 import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from './session-errors.ts';
 
 /** Spec 8: fixed constants, not configuration. Tests construct a scope with other values. */
@@ -33,6 +33,8 @@ export interface SessionScopeOptions {
   readonly lingerMs?: number;
   readonly cap?: number;
   readonly timers?: TimerPort;
+  /** How sessions hold their recent ids (session.ts); plain unless composition chooses otherwise. */
+  readonly recentIds?: RecentIdsCodec;
 }
 
 type State = 'live' | 'lingering' | 'closed';
@@ -47,8 +49,8 @@ class Instance extends Session {
   holders = 0;
   lingerTimer: unknown = undefined;
 
-  constructor(key: SessionKey, capacity: number) {
-    super(capacity);
+  constructor(key: SessionKey, capacity: number, codec: RecentIdsCodec | undefined) {
+    super(capacity, codec);
     this.key = key;
   }
 }
@@ -66,6 +68,7 @@ export class SessionScope implements Component {
   readonly #lingerMs: number;
   readonly #cap: number;
   readonly #timers: TimerPort;
+  readonly #recentIds: RecentIdsCodec | undefined;
 
   constructor(options: SessionScopeOptions) {
     this.#capacity = options.recentCapacity;
@@ -73,6 +76,7 @@ export class SessionScope implements Component {
     this.#lingerMs = options.lingerMs ?? SESSION_LINGER_MS;
     this.#cap = options.cap ?? SESSION_CAP;
     this.#timers = options.timers ?? nodeTimers;
+    this.#recentIds = options.recentIds;
   }
 
   /** Live and lingering instances: both count towards the cap. */
@@ -119,7 +123,7 @@ export class SessionScope implements Component {
     let instance = this.#instances.get(key);
     if (instance === undefined) {
       if (this.#instances.size >= this.#cap) throw new ErrScopeFull(this.#cap);
-      instance = new Instance(key, this.#capacity);
+      instance = new Instance(key, this.#capacity, this.#recentIds);
       this.#instances.set(key, instance);
     } else if (instance.state === 'lingering') {
       this.#timers.clearTimeout(instance.lingerTimer);

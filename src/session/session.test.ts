@@ -1,8 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Session } from './session.ts';
+import { packedUuids } from './packed-uuids.ts';
+import { plainIds, Session, type RecentIdsCodec } from './session.ts';
 
-describe('Session (spec 2.2)', () => {
+// Both ways to hold the ids: as they are, and packed (the one composition chooses).
+describe.each<[string, RecentIdsCodec]>([
+  ['ids as they are', plainIds],
+  ['ids packed', packedUuids],
+])('Session (spec 2.2), %s', (_codec, codec) => {
   it.each<[string, number, string[], string[]]>([
     ['starts empty', 10, [], []],
     // Most recent first, bounded, a re-view moved to the front without a duplicate: the recent-* conformance cases.
@@ -13,14 +18,14 @@ describe('Session (spec 2.2)', () => {
     ['an id the first one begins with, or that begins with it, is a different id', 3, ['ab', 'a', 'ab'], ['ab', 'a']],
     ['keeps ids exactly as given, the empty string included', 3, ['', 'a,b', ' x '], [' x ', 'a,b', '']],
   ])('%s; every view counts', (_label, capacity, views, recent) => {
-    const session = new Session(capacity);
+    const session = new Session(capacity, codec);
     for (const id of views) session.recordView(id);
     expect(session.recent()).toEqual(recent);
     expect(session.snapshot()).toEqual({ views: views.length, recent });
   });
 
   it('recent() returns a copy the caller cannot use to change the session', () => {
-    const session = new Session(3);
+    const session = new Session(3, codec);
     session.recordView('a');
     const copy = session.recent();
     copy.push('x');
@@ -29,14 +34,14 @@ describe('Session (spec 2.2)', () => {
   });
 
   it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('rejects capacity %s', (capacity) => {
-    expect(() => new Session(capacity)).toThrow(RangeError);
+    expect(() => new Session(capacity, codec)).toThrow(RangeError);
   });
 
   it('refuses an id containing NUL, the separator of its compact form', () => {
-    expect(() => new Session(3).recordView('a\u0000b')).toThrow(RangeError);
+    expect(() => new Session(3, codec).recordView('a\u0000b')).toThrow(RangeError);
   });
   it('order ids (canonical UUIDs, kept packed) round-trip exactly, mixed with other ids, bytes 0x00-0x02 and 0xff included', () => {
-    const session = new Session(6);
+    const session = new Session(6, codec);
     const ids = [
       '00000000-0000-0000-0000-000000000000',
       '01020001-0200-0102-0001-020000010200',
@@ -61,7 +66,7 @@ describe('Session (spec 2.2)', () => {
     const id = fc.oneof(uuid, uuid.map((u) => u.toUpperCase()), fc.string({ unit: 'binary' }).filter((s) => !s.includes('\u0000')), fc.stringMatching(/^[0-9a-gA-F-]{36}$/));
     fc.assert(
       fc.property(fc.array(id, { maxLength: 12 }), (ids) => {
-        const session = new Session(20);
+        const session = new Session(20, codec);
         for (const one of ids) session.recordView(one);
         const expected = [...new Set([...ids].reverse())];
         expect(session.recent()).toEqual(expected);

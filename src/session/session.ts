@@ -1,51 +1,22 @@
 /**
- * The recent ids are kept in one flat one-byte string rather than an array of strings: an array costs
- * a string header and a slot per id. Order ids are canonical lower-case UUIDs (the stores return them
- * so), and those are packed to their 16 bytes, one latin1 character each: 10 ids take ~170 bytes instead
- * of ~370. Together this keeps 50,000 sessions (spec 8 cap) under 50 MB of heap, held or lingering
- * (bench/session-heap.ts). Any other id is kept verbatim, so the list returns exactly what was recorded.
- *
- * Entry forms inside the string:
- * - PACKED then 16 characters (the UUID's bytes, any value 0x00-0xff);
- * - VERBATIM then the id then SEPARATOR (so an id may not contain NUL).
+ * How a session holds its recent ids: one flat string, the entries concatenated, rather than an array
+ * of strings (an array costs a string header and a slot per id). Each entry delimits itself.
  */
-const PACKED = '\u0001';
-const VERBATIM = '\u0002';
+export interface RecentIdsCodec {
+  encode(id: string): string;
+  decode(entry: string): string;
+  /** Where the entry that starts at `at` ends. */
+  entryEnd(all: string, at: number): number;
+}
+
 const SEPARATOR = '\u0000';
-const PACKED_LENGTH = 17;
-/** Where each byte's two hex digits start in a canonical UUID (`8-4-4-4-12`). */
-const BYTE_OFFSETS = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
-const HYPHEN_OFFSETS = [8, 13, 18, 23];
-const byteCodes: number[] = new Array<number>(16).fill(0);
 
-/** The value of a lower-case hex digit's char code, else -1 (upper case is not canonical). */
-function hexValue(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48;
-  if (code >= 97 && code <= 102) return code - 87;
-  return -1;
-}
-
-/**
- * Packs a canonical lower-case UUID by hand, checking it on the way: a regular expression, a hex
- * Buffer and its latin1 string cost ~0.6 µs per view, this ~0.12 µs (micro-benchmark).
- */
-function encode(id: string): string {
-  if (id.length !== 36 || HYPHEN_OFFSETS.some((at) => id.charCodeAt(at) !== 45)) return VERBATIM + id + SEPARATOR;
-  for (let i = 0; i < 16; i++) {
-    const at = BYTE_OFFSETS[i] as number;
-    const high = hexValue(id.charCodeAt(at));
-    const low = hexValue(id.charCodeAt(at + 1));
-    if (high < 0 || low < 0) return VERBATIM + id + SEPARATOR;
-    byteCodes[i] = high * 16 + low;
-  }
-  return PACKED + String.fromCharCode(...byteCodes);
-}
-
-function decode(entry: string): string {
-  if (entry[0] === VERBATIM) return entry.slice(1, -1);
-  const hex = Buffer.from(entry.slice(1), 'latin1').toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
+/** Ids as they are, each followed by NUL (so an id may not contain NUL). */
+export const plainIds: RecentIdsCodec = {
+  encode: (id) => id + SEPARATOR,
+  decode: (entry) => entry.slice(0, -1),
+  entryEnd: (all, at) => all.indexOf(SEPARATOR, at) + 1,
+};
 
 /**
  * One user's in-memory session (spec 2.2): the recently viewed order ids, most recent first, without
@@ -53,19 +24,21 @@ function decode(entry: string): string {
  */
 export class Session {
   readonly #capacity: number;
+  readonly #codec: RecentIdsCodec;
   /** The encoded entries, most recent first, concatenated; undefined when there are none. */
   #recent: string | undefined;
   #views = 0;
 
-  constructor(capacity: number) {
+  constructor(capacity: number, codec: RecentIdsCodec = plainIds) {
     if (!Number.isSafeInteger(capacity) || capacity <= 0) throw new RangeError('session: capacity must be a positive integer');
     this.#capacity = capacity;
+    this.#codec = codec;
   }
 
   recordView(orderId: string): void {
     if (orderId.includes(SEPARATOR)) throw new RangeError('session: an order id cannot contain NUL');
     this.#views += 1;
-    const entry = encode(orderId);
+    const entry = this.#codec.encode(orderId);
     // Viewed again while it is the most recent (a client polling one order): the list is unchanged.
     // Entries are self-delimiting (fixed length or SEPARATOR-terminated), so a prefix match is the entry.
     if (this.#recent?.startsWith(entry) === true) return;
@@ -75,7 +48,7 @@ export class Session {
   }
 
   recent(): string[] {
-    return this.#entries().map(decode);
+    return this.#entries().map((entry) => this.#codec.decode(entry));
   }
 
   get views(): number {
@@ -92,7 +65,7 @@ export class Session {
     const entries: string[] = [];
     if (all === undefined) return entries;
     for (let at = 0; at < all.length; ) {
-      const end = all[at] === PACKED ? at + PACKED_LENGTH : all.indexOf(SEPARATOR, at) + 1;
+      const end = this.#codec.entryEnd(all, at);
       entries.push(all.slice(at, end));
       at = end;
     }
