@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { MatrixFirstSequencer } from './test/support/matrix-first-sequencer.ts';
 
 /**
  * Two suites, as vitest projects (README "Tests"):
@@ -6,10 +7,12 @@ import { configDefaults, defineConfig } from 'vitest/config';
  *   (postgres, redis-server, nats-server) and reads no backend variable (test/support/hermetic-setup.ts
  *   removes them from every worker). Time the service owns is simulated; platform timeouts run with short
  *   values the harness passes in composition.
- * - `real` and then `real-alone` (npm run test:real): the machine's (or the containers') PostgreSQL, Redis and NATS named by
- *   POSTGRES_DSN, REDIS_ADDR and NATS_URL, which it requires (test/support/require-real-backends.ts): the
- *   conformance matrix's real column, the adapters' contracts, faults on private servers, durability,
- *   the fleet, the edge attacks and the platform timeouts at their production values, waited out.
+ * - `real` with `browser`, and then `real-alone` (npm run test:real): the machine's (or the containers')
+ *   PostgreSQL, Redis and NATS named by POSTGRES_DSN, REDIS_ADDR and NATS_URL, which `real` requires
+ *   (test/support/require-real-backends.ts): the conformance matrix's real column, the adapters' contracts,
+ *   faults on private servers, durability, the fleet, the edge attacks, the console in headless Chromium and
+ *   the platform timeouts at their production values, waited out; `browser` is the docs page in headless
+ *   Chromium, which needs no backend.
  * A file belongs to `real` when it is in one of the folders below or is named `*.real.test.ts`.
  */
 const ROOTS = ['src', 'fakes', 'test', 'conformance', 'spec', 'bin', 'explore', 'examples', 'scripts'];
@@ -19,11 +22,18 @@ const REAL = [
   'test/faults/**/*.test.ts',
   'test/durability/**/*.test.ts',
   'test/edge/**/*.test.ts',
-  // Real browsers and process-group signal runs: tens of seconds of real time each (the console's test
-  // also starts each executable on the real backends to see its 404).
-  'test/console/**/*.test.ts',
+  // Process-group signal runs: tens of seconds of real time each.
   'test/process/stop-signal-once.test.ts',
 ];
+/**
+ * Headless Chromium: tens of CPU-seconds and of real time per file, more than the hermetic suite's whole
+ * budget on two cores. The docs page needs no backend (project `browser`, run by npm run test:real and
+ * npm run docs:screenshot); what it shows in the browser is checked over HTTP on every REST column of the
+ * fast suite (conformance/cases/docs-page.ts: SWAGGER-page, SWAGGER-csp, SWAGGER-offline-fallback,
+ * SWAGGER-assets). The console's test also starts each executable on the real backends to see its 404.
+ */
+const BROWSER = ['test/docs/docs-page.test.ts'];
+const REAL_BROWSER = ['test/console/**/*.test.ts'];
 /**
  * Real-backend files that restart executables and servers under paced load and poll for their recovery:
  * run after the others, one at a time (project `real-alone`), so a crowded machine does not starve them.
@@ -39,6 +49,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Every file starts its own servers on port 0 and its own fakes: files share nothing and run side by side.
     pool: 'forks',
+    sequence: { sequencer: MatrixFirstSequencer },
     reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
       {
@@ -46,13 +57,19 @@ export default defineConfig({
         test: {
           name: 'fast',
           include: ROOTS.map((root) => `${root}/**/*.test.ts`),
-          exclude: [...EXCLUDE, ...REAL],
+          exclude: [...EXCLUDE, ...REAL, ...BROWSER, ...REAL_BROWSER],
           setupFiles: ['./test/support/hermetic-setup.ts'],
-          // Most files wait on sockets and child processes more than they compute: more workers than the
-          // two cores CI machines have keeps both busy.
-          maxWorkers: 3,
+          // Most files wait on sockets and child processes more than they compute (a REST column: ~3 s of
+          // CPU in ~13 s): more workers than the two cores CI machines have keeps both busy. With isolate
+          // off a worker costs one import of the service, not one per file.
+          maxWorkers: 4,
+          // A worker runs file after file in one process and imports the service's modules once, instead
+          // of a fresh process per file re-importing them (about a third of the suite's CPU). Files share
+          // no state: each starts its own servers on port 0, builds its own registries and loggers, and
+          // puts back what it fakes (vi.useRealTimers in a finally).
+          isolate: false,
           // Guards against hangs only (nothing here waits on them): generous, because a CI machine shared
-          // with other jobs can run a spawned executable's start-up or Chromium's launch many times slower.
+          // with other jobs can run a spawned executable's start-up many times slower.
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
@@ -61,12 +78,25 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'real',
-          include: REAL,
+          include: [...REAL, ...REAL_BROWSER],
           exclude: [...EXCLUDE, ...REAL_ALONE],
           globalSetup: ['./test/support/require-real-backends.ts'],
           // Real backends are shared by every file (each isolates itself by schema, key prefix and subject);
           // the fault files start private servers of their own. Run after `fast` when one command selects
           // both (npm run conformance:report): vitest runs projects with other worker counts in separate groups.
+          sequence: { groupOrder: 1 },
+          maxWorkers: 2,
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'browser',
+          include: BROWSER,
+          exclude: EXCLUDE,
+          // Beside `real` (same group and worker count), after `fast` when one command selects both.
           sequence: { groupOrder: 1 },
           maxWorkers: 2,
           testTimeout: 60_000,

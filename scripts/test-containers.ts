@@ -8,8 +8,8 @@ import { requireDockerAndBaseImages } from '../test/containers/docker-engine.ts'
 import { startContainerBackends } from '../test/containers/container-backends.ts';
 import { runCommand } from './run-command.ts';
 
-/** The real-backend suite: the `real` and `real-alone` projects of vitest.config.ts (npm run test:real). */
-const REAL_SUITE = ['--project', 'real', '--project', 'real-alone'];
+/** The real-backend suite: the `real`, `browser` and `real-alone` projects of vitest.config.ts (npm run test:real). */
+const REAL_SUITE = ['--project', 'real', '--project', 'browser', '--project', 'real-alone'];
 
 await requireDockerAndBaseImages('test:containers');
 

@@ -13,7 +13,7 @@ import { createLogger } from '../../src/observability/logger.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { startInProcess, type InProcessApp } from '../../test/support/in-process-app.ts';
 import { processCase, type Case, type ProcessContext } from '../case-model.ts';
-import { exitWithin, HANG_GUARD_MS, spawnBin } from '../../test/support/spawn-bin.ts';
+import { exitWithin, HANG_GUARD_MS, spawnBin, type SpawnedBin } from '../../test/support/spawn-bin.ts';
 import type { Transport } from '../../test/support/transports.ts';
 import type { PlatformTimeouts } from '../../src/transports/http/server/platform-timeouts.ts';
 import { freePort, listenLocal, waitForPort } from '../../test/support/ports.ts';
@@ -38,21 +38,43 @@ async function withApp(p: ProcessContext, env: Env | undefined, body: (app: InPr
   return app;
 }
 
+/** The executable's own start-up failure because its public port was taken (`api: listen: …`). */
+const lostItsPort = (lines: readonly Record<string, unknown>[]): boolean =>
+  lines.some((l) => String(l['msg']).startsWith('start-up failed') && String(l['err']).startsWith('api: listen:'));
+
+/** Resolves once the process's stdout has ended, so its last lines are parsed. */
+const outputEnded = (bin: SpawnedBin): Promise<unknown> => (bin.child.stdout!.readableEnded ? Promise.resolve() : once(bin.child.stdout!, 'end'));
+
 /**
- * The executable at this LOG_LEVEL, on a port chosen here and polled (at warn the `api: listening` line
- * is not logged): it must serve GET /openapi.yaml; then SIGTERM. Returns its exit and its log lines.
+ * The executable at this LOG_LEVEL, on a port chosen here (at warn the `api: listening` line that names
+ * it is not logged): it must serve GET /openapi.yaml; then SIGTERM. Returns its exit and its log lines.
+ * The port is free when chosen, but any process on the machine may bind it before the executable does;
+ * it then answers for someone else while the executable is still starting, and a SIGTERM sent then kills
+ * the executable before its handlers exist. So the executable's own output decides when it has started:
+ * its `api: listening` on this port, or at warn the embedded-mode warning, logged once its signal handlers
+ * are installed. An executable that lost its port to another process starts again on another.
  */
 async function serveThenStop(p: ProcessContext, level: string): Promise<{ exit: Awaited<ReturnType<typeof exitWithin>>; lines: Record<string, unknown>[] }> {
-  const port = await freePort();
-  const bin = spawnBin(p.transport.bin, ['--embedded'], { HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: level });
-  try {
-    p.assert(await waitForPort(port, HANG_GUARD_MS).then(() => true, () => false), `${p.transport.bin} with LOG_LEVEL=${level} did not come up`);
-    const status = await fetch(`http://127.0.0.1:${port}/openapi.yaml`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => 0);
-    p.assert(status === 200, `${p.transport.bin} with LOG_LEVEL=${level} does not serve GET /openapi.yaml on its public port`);
-    bin.child.kill('SIGTERM');
-    return { exit: await exitWithin(bin, HANG_GUARD_MS, `${p.transport.bin} LOG_LEVEL=${level} after SIGTERM`), lines: bin.lines };
-  } finally {
-    bin.kill();
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const bin = spawnBin(p.transport.bin, ['--embedded'], { HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: level });
+    try {
+      const started = (line: Record<string, unknown>): boolean =>
+        level === 'warn' ? String(line['msg']).startsWith('embedded mode: JWT_SECRET is not set') : line['msg'] === 'api: listening' && String(line['addr']).endsWith(`:${port}`);
+      const up = await bin.waitForLine(started, 'start-up').then(() => waitForPort(port, HANG_GUARD_MS)).then(() => true, () => false);
+      if (!up && attempt < 3 && (await Promise.race([bin.exited.then(() => outputEnded(bin)).then(() => lostItsPort(bin.lines)), sleep(HANG_GUARD_MS).then(() => false)]))) continue;
+      p.assert(up, `${p.transport.bin} with LOG_LEVEL=${level} did not come up: ${bin.stdout().slice(-400)}`);
+      const status = await fetch(`http://127.0.0.1:${port}/openapi.yaml`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => 0);
+      bin.child.kill('SIGTERM');
+      const exit = await exitWithin(bin, HANG_GUARD_MS, `${p.transport.bin} LOG_LEVEL=${level} after SIGTERM`);
+      await outputEnded(bin);
+      // At warn the port may have answered for another process while this one failed to bind it.
+      if (attempt < 3 && lostItsPort(bin.lines)) continue;
+      p.assert(status === 200, `${p.transport.bin} with LOG_LEVEL=${level} does not serve GET /openapi.yaml on its public port`);
+      return { exit, lines: bin.lines };
+    } finally {
+      bin.kill();
+    }
   }
 }
 
