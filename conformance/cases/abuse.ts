@@ -9,7 +9,7 @@ import { SNIFF_TIMEOUT_MS } from '../../src/transports/grpc/one-port-server.ts';
 import { HTTP1_SERVER_TIMEOUTS, KEEP_ALIVE_TIMEOUT_MS, type ServerTimeouts } from '../../src/transports/http/server/server-timeouts.ts';
 
 /**
- * Issue 12, abuse on every REST side and the login on every transport: the login gate, HTTP/1.1
+ * Abuse on every REST side and the login on every transport: the login gate, HTTP/1.1
  * timeouts as declared, parser errors with Error bodies, singleton headers, canonical tokens, HEAD,
  * JSON content types.
  */

@@ -28,7 +28,7 @@ export const EVENT_CASES: Case[] = [
     const reply = await t.driver.createOrder(me.auth, { item: 'evented', quantity: 9 });
     t.check(reply, CREATED, 'create');
     const order = reply.body as { id: string; created_at: string };
-    // The relay publishes from the outbox after the create (issue 13), so wait for it, then a little more.
+    // The relay publishes from the outbox after the create, so wait for it, then a little more.
     await t.waitFor(() => bus.published.slice(before).some((e) => e.order_id === order.id), 'the relay to publish the event');
     await t.sleep(100);
     const events = bus.published.slice(before).filter((e) => e.user_id === me.userId);

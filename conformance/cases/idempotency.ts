@@ -2,7 +2,7 @@ import { flow, type Case, type FlowContext } from '../case-model.ts';
 import { CREATED } from './messages.ts';
 
 /**
- * Idempotent create (issue 13; draft-ietf-httpapi-idempotency-key-header): the Idempotency-Key
+ * Idempotent create (draft-ietf-httpapi-idempotency-key-header): the Idempotency-Key
  * header on REST, `idempotency-key` metadata on gRPC, the same rules on both.
  */
 

@@ -21,7 +21,7 @@ import { listenLocal } from '../../test/support/ports.ts';
 import { createUnaryServer } from '../../src/transports/grpc/unary-server/unary-server.ts';
 
 /**
- * Issue 18 item 7: each attack on the one-port listener, driven against orders-grpc, then a normal
+ * Each attack on the one-port listener, driven against orders-grpc, then a normal
  * REST and gRPC request must still be answered and the process's RSS must not have grown by 64 MB.
  * Attack loops are bounded in count and time, loopback only. RSS is the test process's own (the
  * in-process target shares it), so the bound also covers the attacking client.
@@ -157,7 +157,7 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     const unknown = await rawGrpc(t.target.baseUrl, '/grpc.health.v1.Health/Check', grpcFrame(Buffer.from([0x0a, 0x03, 0x66, 0x6f, 0x6f])));
     t.assert(unknown.grpcStatus === '5', `Health/Check of service "foo": grpc-status ${unknown.grpcStatus}, expected NOT_FOUND`);
   }),
-  // ALPN picks the protocol per connection (issue 18 item 6): h2 carries REST and gRPC on one connection,
+  // ALPN picks the protocol per connection: h2 carries REST and gRPC on one connection,
   // http/1.1 reaches REST, and cleartext on the TLS port is not served.
   processCase('tls-alpn-serves-rest-and-grpc-on-one-connection', ['ONEPORT-tls', 'ONEPORT-dispatch'], { transports: GRPC_ONLY }, async (p) => {
     const dir = mkdtempSync(join(tmpdir(), 'orders-tls-'));

@@ -2,7 +2,7 @@ import { flow, type Case, type FlowContext } from '../case-model.ts';
 import { INTERNAL, MSG, OK, recentIs, unauthenticated } from './messages.ts';
 
 /**
- * The embedded simulator (issue 17) through its control API on the admin listener: the same cases run
+ * The embedded simulator through its control API on the admin listener: the same cases run
  * in-process on the fakes and against a spawned `--embedded` executable. A case that moves the clock
  * resets the simulator when done, so later cases on the shared target run on real time.
  */

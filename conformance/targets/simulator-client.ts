@@ -3,7 +3,7 @@ import type { ComponentState, ClockState, SimulatorState } from '../../src/simul
 export type SimulatedComponentName = 'database' | 'cache' | 'publisher';
 
 /**
- * The embedded simulator's control API (issue 17) as a case drives it: over HTTP on the admin
+ * The embedded simulator's control API as a case drives it: over HTTP on the admin
  * listener, the same for an in-process target, a spawned executable and an external instance.
  */
 export class SimulatorClient {

@@ -7,7 +7,7 @@ import { spawnBin } from '../../test/support/spawn-bin.ts';
 import type { Transport, RestVariant } from '../../test/support/transports.ts';
 import { SimulatorClient } from './simulator-client.ts';
 
-/** `spawned`: the transport's executable run with --embedded, black-box (issue 17). */
+/** `spawned`: the transport's executable run with --embedded, black-box. */
 export type BackendName = BackendKind | 'spawned' | 'external';
 
 /**

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Transactional } from '../../src/adapters/postgres/postgres-database.ts';
 import { DEFERRED_JOIN_MIN_OFFSET, listSql, PostgresOrderRepository } from '../../src/adapters/postgres/postgres-order-repository.ts';
 
-/** The scale of issue 16's measurement: one user with 20,000 orders, read 20 at a time. */
+/** The scale of the list benchmark (bench/list-query.ts): one user with 20,000 orders, read 20 at a time. */
 const ORDERS = 20_000;
 const LIMIT = 20;
 

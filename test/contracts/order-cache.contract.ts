@@ -22,7 +22,7 @@ export function sampleOrder(overrides: Partial<Order> = {}): Order {
   };
 }
 
-/** One OrderCache contract, run over every implementation (STYLE: one contract, many implementations). */
+/** One OrderCache contract, run over every implementation: one contract, many implementations. */
 export function orderCacheContract(implementation: string, make: () => Promise<OrderCacheUnderTest>): void {
   describe(`OrderCache contract/${implementation}`, () => {
     let subject: OrderCacheUnderTest;

@@ -36,7 +36,7 @@ interface RunningConsumer {
 const waitFor = (condition: () => boolean, what: string): Promise<number> => until(condition, what, ARRIVAL_MS);
 
 /**
- * One OrderEventPublisher/Subscriber contract (issue 13, JetStream semantics): a stream that stores
+ * One OrderEventPublisher/Subscriber contract (JetStream semantics): a stream that stores
  * each id once, one durable consumer shared by every consume call, acknowledgement after the
  * handler, redelivery on failure.
  */

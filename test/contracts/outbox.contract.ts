@@ -10,7 +10,7 @@ import type { NotificationLedger, OutboxStore } from '../../src/ports/outbox.ts'
 export type OutboxUnderTest = { readonly repository: OrderRepository; readonly outbox: OutboxStore & NotificationLedger };
 
 /**
- * The transactional outbox, idempotency keys and notification ledger (issue 13), one contract for
+ * The transactional outbox, idempotency keys and notification ledger, one contract for
  * the fake, PGlite and real Postgres. Cases may share one database: they only assert on their own
  * random ids, and relay everything pending (others' rows included) when they need an empty outbox.
  */

@@ -11,7 +11,7 @@ import { startPostgresServer, type PostgresServer } from './postgres-server.ts';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
 
 /**
- * Issue 13's fleet: private Postgres, Redis and NATS (JetStream) servers, and N replicas of the real
+ * The fault fleet: private Postgres, Redis and NATS (JetStream) servers, and N replicas of the real
  * executable (`node bin/orders-stdlib.ts`) on them, with their log lines kept across restarts.
  */
 export interface Replica {

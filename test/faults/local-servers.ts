@@ -140,7 +140,7 @@ export async function startRedisServer(): Promise<LocalServer> {
 }
 
 /**
- * With JetStream (issue 13): its store lives in a temp directory that survives kill()/start() (a
+ * With JetStream: its store lives in a temp directory that survives kill()/start() (a
  * crash keeps what was written, like a real disk) and is removed by stop().
  */
 export async function startNatsServer(): Promise<LocalServer> {

@@ -12,7 +12,7 @@ import { expectNoSecrets } from '../support/replica-kit.ts';
 import { spawnBin } from '../support/spawn-bin.ts';
 
 /**
- * Issue 13, must-show: two replicas of the real executable on private Postgres, Redis and NATS
+ * Two replicas of the real executable on private Postgres, Redis and NATS
  * (JetStream) servers. Outcomes are asserted by polling with generous bounds; durations are only
  * measured and printed, never asserted (CI shares two cores).
  */
@@ -25,7 +25,7 @@ const INTERNAL = JSON.stringify({ error: 'internal server error' });
 
 const available = findBinary('nats-server') !== undefined && findBinary('redis-server') !== undefined && canRunPostgres();
 
-describe.skipIf(!available)('transactional outbox, JetStream and one notifier per event across two replicas (issue 13)', () => {
+describe.skipIf(!available)('transactional outbox, JetStream and one notifier per event across two replicas', () => {
   let fleet: Fleet;
   let token: string;
 
@@ -68,7 +68,7 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     expect(result.other, 'creates must not fail while the broker is away').toEqual([]);
     expect(healthError).toMatch(/^publisher: /);
     await expectEachAnnouncedOnce(result.created, 'nats kill 5 s');
-    // The relay, not the order service, logs the failed publish (spec 6 rule 3, issue 13), and retries.
+    // The relay, not the order service, logs the failed publish (spec 6 rule 3), and retries.
     const failures = fleet.lines().filter((l) => l.includes('"outbox relay: publish failed"')).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(failures.length).toBeGreaterThanOrEqual(2);
     for (const failure of failures) expect([failure['level'], String(failure['err'])]).toEqual(['warn', expect.stringMatching(/^publisher: /)]);

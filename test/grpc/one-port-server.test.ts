@@ -131,11 +131,11 @@ describe('health follows the readiness report (a switchable report behind the sa
 });
 
 /**
- * The one-port server's HTTP/2 limits and cancellation (issue 18 items 3-4). SETTINGS_MAX_CONCURRENT_STREAMS
+ * The one-port server's HTTP/2 limits and cancellation. SETTINGS_MAX_CONCURRENT_STREAMS
  * and trickling streams reset at the deadline are conformance/cases/one-port-attacks.ts
  * (finite-concurrent-streams-…, http2-stream-and-idle-…).
  */
-describe('HTTP/2 limits and cancellation on the one-port server (issue 18 items 3-4)', () => {
+describe('HTTP/2 limits and cancellation on the one-port server', () => {
   const session = (): Promise<ClientHttp2Session> => h2session(origin);
   const message = grpcFrame(encodeRequest('GetOrder', { id: 'x' }));
   const open = (s: ClientHttp2Session, path: string) => {

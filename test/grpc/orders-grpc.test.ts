@@ -76,7 +76,7 @@ afterAll(async () => {
 });
 
 /**
- * The second independent client of the unary server (issue 18 item 1): @connectrpc/connect-node's
+ * The second independent client of the unary server: @connectrpc/connect-node's
  * gRPC transport, with and without gzip, with deadlines. The first is @grpc/grpc-js (conformance's gRPC driver,
  * which also sends every case of spec 7's error mapping).
  */
@@ -102,7 +102,7 @@ describe('ordersv1.Orders through @connectrpc/connect-node’s gRPC client', () 
  * bombs, 50 MB messages with and without a token, malformed messages, application/grpc+json, huge
  * grpc-timeouts) do not send. A gzip message within the limit being served is the connect-node gzip client above.
  */
-describe('the unary gRPC server against malformed, oversized and unauthenticated input (issue 18)', () => {
+describe('the unary gRPC server against malformed, oversized and unauthenticated input', () => {
   const call = (path: string, body: Buffer, headers: Record<string, string> = {}): ReturnType<typeof rawGrpc> => rawGrpc(app.baseUrl, path, body, headers);
   const getOrder = (): Buffer => Buffer.from(encodeRequest('GetOrder', { id: orderId }));
 

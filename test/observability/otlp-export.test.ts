@@ -54,7 +54,7 @@ async function startReceiver(): Promise<{ port: number; spans: OtlpSpan[]; bodie
 
 const hex = (bytes: number): string => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
 
-describe('spans reach a real OTLP/HTTP receiver (issue 15, rules TRACE-context, TRACE-server-kind, TRACE-grpc, TRACE-log-ids)', () => {
+describe('spans reach a real OTLP/HTTP receiver (rules TRACE-context, TRACE-server-kind, TRACE-grpc, TRACE-log-ids)', () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   beforeAll(async () => (receiver = await startReceiver()));
   afterAll(() => receiver.close());

@@ -9,7 +9,7 @@ const PROMTOOL = process.env['PROMTOOL_PATH'] ?? 'promtool';
 const hasPromtool = spawnSync(PROMTOOL, ['--version'], { stdio: 'ignore' }).status === 0;
 
 /**
- * Rule METRICS-service (issue 15): the scrape operators get after REST and gRPC traffic passes
+ * Rule METRICS-service: the scrape operators get after REST and gRPC traffic passes
  * `promtool check metrics` (Debian's prometheus package; .ci/run installs it), on real backends when
  * they are configured so the pool and connection families are in it too.
  */

@@ -31,7 +31,7 @@ interface Seen {
 }
 
 /**
- * Issue 15: every response a generated typed client (openapi-typescript + openapi-fetch) gets is
+ * Every response a generated typed client (openapi-typescript + openapi-fetch) gets is
  * declared by the document for its operation and status, its body validates against the declared
  * schema, and every header it declares for that response is present and valid.
  */

@@ -13,7 +13,7 @@ import { openapiOperations } from './openapi-operations.ts';
  */
 const SPEC_4_1_STATUSES: Record<string, { method: string; path: string; statuses: number[] }> = {
   login: { method: 'POST', path: '/auth/login', statuses: [200, 400, 401] },
-  // 422: a reused Idempotency-Key (issue 13, spec/rules.yaml IDEM-mismatch), beyond the spec's table.
+  // 422: a reused Idempotency-Key (spec/rules.yaml IDEM-mismatch), beyond the spec's table.
   createOrder: { method: 'POST', path: '/orders', statuses: [201, 400, 401, 422] },
   getOrder: { method: 'GET', path: '/orders/{id}', statuses: [200, 400, 401, 403, 404] },
   listOrders: { method: 'GET', path: '/orders', statuses: [200, 401] },

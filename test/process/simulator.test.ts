@@ -1,4 +1,4 @@
-// The embedded simulator driven from outside (issue 17): a spawned `orders-grpc --embedded` whose
+// The embedded simulator driven from outside: a spawned `orders-grpc --embedded` whose
 // faults and clock are moved through `orders-admin simulate` (the CLI, in this process), and the
 // validation of the admin listener's /simulator routes. failNext, latency, the log lines, linger and
 // token expiry on the simulated clock, and no /simulator without --embedded or on the public listener
@@ -19,7 +19,7 @@ async function call(url: string, method: string, body?: unknown, token?: string)
 }
 
 // Timeouts only guard against hangs: spawning Node on a busy CI machine takes seconds.
-describe('simulator of a spawned orders-grpc --embedded (issue 17)', { timeout: 120_000 }, () => {
+describe('simulator of a spawned orders-grpc --embedded', { timeout: 120_000 }, () => {
   let bin: SpawnedBin;
   let api: string;
   let admin: string;

@@ -1,4 +1,4 @@
-// Issue 11 part 5: SIGTERM under HTTP/1.1 keep-alive load, on each spawned executable. Every request is
+// SIGTERM under HTTP/1.1 keep-alive load, on each spawned executable. Every request is
 // either answered (once shutdown has begun, with `Connection: close`) or refused (ECONNREFUSED, the
 // listener is closed): never a reset. Every order the API answered 201 gets its `order placed` line,
 // because the notifier drains after the API has stopped (spec 3.4 rule 4, 6 rule 2).
@@ -121,7 +121,7 @@ export function describeSigtermUnderLoad(kind: keyof typeof BACKENDS): void {
         // Every order the API created, including the last ones answered during shutdown, is notified: by
         // this process (the notifier drains after the API stopped), or, with real backends, by the next
         // one: a stop's relay flush and notifier drain are bounded, and what they leave stays in the
-        // outbox or with the durable consumer (issue 13 stop order, rule EVT-4-notifier-stop).
+        // outbox or with the durable consumer (the stop order of rule EVT-4-notifier-stop).
         const created = answered.map((o) => o.orderId).filter((id) => id !== undefined);
         expect(created.length).toBeGreaterThanOrEqual(CONNECTIONS * WARM_REQUESTS);
         const announced = (lines: readonly Record<string, unknown>[]): Set<unknown> =>
