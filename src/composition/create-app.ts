@@ -99,8 +99,7 @@ export function createApp(options: AppOptions): App {
   if (config.rateLimitStore === 'redis' && shared === undefined) throw new Error('RATE_LIMIT_STORE=redis: these backends have no shared store');
   const rateLimiter = new HttpRateLimiter({
     resolver: new ClientAddressResolver(config.trustProxy),
-    // Refill follows the service clock (the simulator's, when embedded): tests advance it instead of waiting.
-    local: new TokenBucketLimiter(bucket.rate, bucket.burst, clock === undefined ? undefined : () => clock.now().getTime()),
+    local: new TokenBucketLimiter(bucket.rate, bucket.burst),
     shared,
     logger,
   });
