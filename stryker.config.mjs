@@ -1,5 +1,5 @@
 // Mutation testing (README "Mutation testing"): Stryker plants small bugs in src/ one at a time and runs
-// the tests that reach each one. `npm run mutation` runs it all; `npm run mutation -- --mutate 'src/domain/**/*.ts'`
+// the tests that reach each one. `npm run mutation` runs it all; `npm run mutation -- --mutate 'src/domain/**/*.ts,!src/**/*.test.ts'`
 // one folder. The incremental file is committed, so a later run re-tests only mutants whose code or
 // covering tests changed.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */

@@ -23,7 +23,7 @@ describe('mutation scores per folder', () => {
       ['src/session', 1, 100],
       ['all', 6, (100 * 4) / 6],
     ]);
-    expect(renderTable(rows)).toContain('| `src/domain` | 7 | 2 | 1 | 1 | 1 | 1 | 60.0% | 90% |');
+    expect(renderTable(rows)).toContain('| `src/domain` | 7 | 2 | 1 | 1 | 1 | 1 | 1 | 60.0% | 90% |');
   });
 
   it('replaces only what lies between the README markers', () => {

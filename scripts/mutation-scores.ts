@@ -25,7 +25,7 @@ interface Report {
 export interface FolderScore {
   readonly folder: string;
   readonly counts: Readonly<Record<Status, number>>;
-  /** Mutants the score counts: all but Ignored and the invalid ones (CompileError, RuntimeError). */
+  /** Mutants the score counts: all but Ignored and the invalid ones (CompileError, RuntimeError: the mutated program does not load, so no test result says anything about it). */
   readonly valid: number;
   /** (Killed + Timeout) / valid, in percent; undefined when nothing is valid. */
   readonly score: number | undefined;
@@ -66,12 +66,12 @@ const percent = (score: number | undefined): string => (score === undefined ? 'n
 
 export function renderTable(rows: readonly FolderScore[]): string {
   const lines = [
-    '| Folder | Mutants | Killed | Timeout | Survived | No coverage | Ignored | Score | Threshold |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| Folder | Mutants | Killed | Timeout | Survived | No coverage | Ignored | Invalid | Score | Threshold |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map((r) => {
       const total = STATUSES.reduce((sum, s) => sum + r.counts[s], 0);
       const name = r.folder === 'all' ? '**all of the above**' : `\`${r.folder}\``;
-      return `| ${name} | ${total} | ${r.counts.Killed} | ${r.counts.Timeout} | ${r.counts.Survived} | ${r.counts.NoCoverage} | ${r.counts.Ignored} | ${percent(r.score)} | ${thresholdOf(r.folder)}% |`;
+      return `| ${name} | ${total} | ${r.counts.Killed} | ${r.counts.Timeout} | ${r.counts.Survived} | ${r.counts.NoCoverage} | ${r.counts.Ignored} | ${r.counts.CompileError + r.counts.RuntimeError} | ${percent(r.score)} | ${thresholdOf(r.folder)}% |`;
     }),
   ];
   return lines.join('\n');
