@@ -2,7 +2,7 @@
 // Turns Stryker's JSON report (reports/mutation/mutation.json, written by `npm run mutation`) into a score
 // per folder of src/ and writes the table into the README's mutation "Where we stand", between its two
 // markers. `--check` also exits 1 when a folder in the report scores below its threshold (the thresholds
-// below, README "Mutation testing"); `--no-write` prints the table only.
+// below, README "Mutation testing"); `--no-write` prints the table only; a path reads that report instead.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -87,7 +87,9 @@ export function withTable(readme: string, table: string): string {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const argv = process.argv.slice(2);
-  const rows = scoresOf(JSON.parse(readFileSync(REPORT_PATH, 'utf8')) as Report);
+  // Another report of the same schema may be named, e.g. the incremental file of a run stopped midway.
+  const path = argv.find((arg) => !arg.startsWith('--')) ?? REPORT_PATH;
+  const rows = scoresOf(JSON.parse(readFileSync(path, 'utf8')) as Report);
   const table = renderTable(rows);
   process.stdout.write(`${table}\n`);
   if (!argv.includes('--no-write')) {
