@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'reports/', 'src/gen/', 'coverage/'] },
+  { ignores: ['node_modules/', 'reports/', 'src/gen/', 'coverage/', '.stryker-tmp/', 'stryker-setup-*.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

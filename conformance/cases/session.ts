@@ -74,6 +74,34 @@ const flows: Case[] = [
     t.check(await t.driver.getOrder(second.auth, own), OK, 'second user can still fetch');
     t.check(await t.driver.recent(first.auth), recentIs([]), 'first user keeps its session');
   }),
+  /**
+   * Only fetching one order records a view (SESSION-view-on-get): listing records none, so the recent list
+   * reads the same before and after a list. Black-box (shared demo accounts too): the three views make a
+   * recent list that no view of the listed orders, in list order or reversed, leaves as it was.
+   */
+  flow('list-records-no-view', ['SESSION-view-on-get', 'SESSION-view-recorded', 'LIST-200'], {}, async (t) => {
+    const me = await t.user();
+    const [a, b, c] = [await t.order(me), await t.order(me), await t.order(me)];
+    const recentIds = async (label: string): Promise<string[]> => {
+      const reply = await t.driver.recent(me.auth);
+      t.check(reply, { http: { status: 200 }, grpc: { code: 'OK' } }, label);
+      return (reply.body as { recent: string[] }).recent;
+    };
+    const listed = async (label: string): Promise<void> => {
+      const reply = await t.driver.listOrders(me.auth, {});
+      t.check(reply, { http: { status: 200 }, grpc: { code: 'OK' } }, label);
+      const ids = (reply.body as { orders: { id: string }[] }).orders.map((o) => o.id);
+      t.assert(JSON.stringify(ids.slice(0, 3)) === JSON.stringify([c, b, a]), `${label} starts with ${JSON.stringify(ids.slice(0, 3))}, expected the three new orders newest first`);
+    };
+    const first = await recentIds('recent before any list');
+    await listed('list');
+    t.assert(JSON.stringify(await recentIds('recent after a list')) === JSON.stringify(first), 'a list changed the recent list (it recorded views)');
+    for (const id of [a, c, b]) t.check(await t.driver.getOrder(me.auth, id), OK, 'view');
+    const viewed = await recentIds('recent after three views');
+    t.assert(JSON.stringify(viewed.slice(0, 3)) === JSON.stringify([b, c, a]), `recent after viewing a, c, b starts with ${JSON.stringify(viewed.slice(0, 3))}`);
+    await listed('list after the views');
+    t.assert(JSON.stringify(await recentIds('recent after the second list')) === JSON.stringify(viewed), 'a list changed the recent list (it recorded or reordered views)');
+  }),
 ];
 
 export const SESSION_CASES: Case[] = [...requestCases, ...flows];

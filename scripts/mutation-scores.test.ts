@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { folderOf, renderTable, scoresOf, withTable } from './mutation-scores.ts';
+
+const mutants = (...statuses: string[]) => ({ mutants: statuses.map((status) => ({ status })) });
+
+describe('mutation scores per folder', () => {
+  it('groups files by their folder under src/', () => {
+    expect(folderOf('src/domain/order.ts')).toBe('src/domain');
+    expect(folderOf('src/transports/http/routes.ts')).toBe('src/transports');
+    expect(folderOf('/work/x/src/session/session.ts')).toBe('src/session');
+  });
+
+  it('scores killed and timed-out mutants over all but ignored and invalid ones', () => {
+    const rows = scoresOf({
+      files: {
+        'src/domain/a.ts': mutants('Killed', 'Killed', 'Timeout', 'Survived', 'Ignored') as never,
+        'src/domain/b.ts': mutants('NoCoverage', 'CompileError') as never,
+        'src/session/s.ts': mutants('Killed') as never,
+      },
+    });
+    expect(rows.map((r) => [r.folder, r.valid, r.score])).toEqual([
+      ['src/domain', 5, 60],
+      ['src/session', 1, 100],
+      ['all', 6, (100 * 4) / 6],
+    ]);
+    expect(renderTable(rows)).toContain('| `src/domain` | 7 | 2 | 1 | 1 | 1 | 1 | 1 | 60.0% | 90% |');
+  });
+
+  it('replaces only what lies between the README markers', () => {
+    const readme = 'before\n<!-- mutation-scores:start -->\nold\n<!-- mutation-scores:end -->\nafter';
+    expect(withTable(readme, 'new')).toBe('before\n<!-- mutation-scores:start -->\nnew\n<!-- mutation-scores:end -->\nafter');
+    expect(() => withTable('no markers', 'new')).toThrow(/no <!-- mutation-scores:start -->/);
+  });
+});

@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+// Turns Stryker's JSON report (reports/mutation/mutation.json, written by `npm run mutation`) into a score
+// per folder of src/ and writes the table into the README's mutation "Where we stand", between its two
+// markers. `--check` also exits 1 when a folder in the report scores below its threshold (the thresholds
+// below, README "Mutation testing"); `--no-write` prints the table only; a path reads that report instead.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const REPORT_PATH = fileURLToPath(new URL('../reports/mutation/mutation.json', import.meta.url));
+const README_PATH = fileURLToPath(new URL('../README.md', import.meta.url));
+const START = '<!-- mutation-scores:start -->';
+const END = '<!-- mutation-scores:end -->';
+
+/** Minimum score (%) per folder; a folder not listed, and the overall score, use DEFAULT_THRESHOLD. */
+const THRESHOLDS: Readonly<Record<string, number>> = { 'src/domain': 90, 'src/service': 90, 'src/session': 90, 'src/transports': 90, 'src/adapters': 80 };
+const DEFAULT_THRESHOLD = 80;
+
+/** Mutant statuses of the mutation-testing-report-schema. */
+type Status = 'Killed' | 'Survived' | 'NoCoverage' | 'Timeout' | 'CompileError' | 'RuntimeError' | 'Ignored' | 'Pending';
+
+interface Report {
+  readonly files: Readonly<Record<string, { readonly mutants: readonly { readonly status: Status }[] }>>;
+}
+
+export interface FolderScore {
+  readonly folder: string;
+  readonly counts: Readonly<Record<Status, number>>;
+  /** Mutants the score counts: all but Ignored and the invalid ones (CompileError, RuntimeError: the mutated program does not load, so no test result says anything about it). */
+  readonly valid: number;
+  /** (Killed + Timeout) / valid, in percent; undefined when nothing is valid. */
+  readonly score: number | undefined;
+}
+
+const STATUSES: readonly Status[] = ['Killed', 'Survived', 'NoCoverage', 'Timeout', 'CompileError', 'RuntimeError', 'Ignored', 'Pending'];
+
+/** `src/domain/order.ts` → `src/domain`; a file directly in src/ is its own folder `src`. */
+export function folderOf(file: string): string {
+  const parts = file.replaceAll('\\', '/').split('/');
+  const at = parts.indexOf('src');
+  return at === -1 || parts.length - at <= 2 ? 'src' : `src/${parts[at + 1]!}`;
+}
+
+function scoreOf(folder: string, statuses: readonly Status[]): FolderScore {
+  const counts = Object.fromEntries(STATUSES.map((s) => [s, statuses.filter((x) => x === s).length])) as Record<Status, number>;
+  const valid = statuses.length - counts.Ignored - counts.CompileError - counts.RuntimeError;
+  return { folder, counts, valid, score: valid === 0 ? undefined : (100 * (counts.Killed + counts.Timeout)) / valid };
+}
+
+/** One row per folder, sorted, then the overall row (`all`). */
+export function scoresOf(report: Report): FolderScore[] {
+  const byFolder = new Map<string, Status[]>();
+  for (const [file, result] of Object.entries(report.files)) {
+    const list = byFolder.get(folderOf(file)) ?? [];
+    list.push(...result.mutants.map((m) => m.status));
+    byFolder.set(folderOf(file), list);
+  }
+  const rows = [...byFolder.keys()].sort().map((folder) => scoreOf(folder, byFolder.get(folder)!));
+  return [...rows, scoreOf('all', [...byFolder.values()].flat())];
+}
+
+export function thresholdOf(folder: string): number {
+  return THRESHOLDS[folder] ?? DEFAULT_THRESHOLD;
+}
+
+const percent = (score: number | undefined): string => (score === undefined ? 'n/a' : `${score.toFixed(1)}%`);
+
+export function renderTable(rows: readonly FolderScore[]): string {
+  const lines = [
+    '| Folder | Mutants | Killed | Timeout | Survived | No coverage | Ignored | Invalid | Score | Threshold |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => {
+      const total = STATUSES.reduce((sum, s) => sum + r.counts[s], 0);
+      const name = r.folder === 'all' ? '**all of the above**' : `\`${r.folder}\``;
+      return `| ${name} | ${total} | ${r.counts.Killed} | ${r.counts.Timeout} | ${r.counts.Survived} | ${r.counts.NoCoverage} | ${r.counts.Ignored} | ${r.counts.CompileError + r.counts.RuntimeError} | ${percent(r.score)} | ${thresholdOf(r.folder)}% |`;
+    }),
+  ];
+  return lines.join('\n');
+}
+
+/** The README with the table between the markers (which must exist, once each). */
+export function withTable(readme: string, table: string): string {
+  const start = readme.indexOf(START);
+  const end = readme.indexOf(END);
+  if (start === -1 || end < start) throw new Error(`README.md has no ${START} … ${END} block`);
+  return `${readme.slice(0, start + START.length)}\n${table}\n${readme.slice(end)}`;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const argv = process.argv.slice(2);
+  // Another report of the same schema may be named, e.g. the incremental file of a run stopped midway.
+  const path = argv.find((arg) => !arg.startsWith('--')) ?? REPORT_PATH;
+  const rows = scoresOf(JSON.parse(readFileSync(path, 'utf8')) as Report);
+  const table = renderTable(rows);
+  process.stdout.write(`${table}\n`);
+  if (!argv.includes('--no-write')) {
+    writeFileSync(README_PATH, withTable(readFileSync(README_PATH, 'utf8'), table));
+    process.stdout.write('written: README.md (Mutation testing, where we stand)\n');
+  }
+  if (argv.includes('--check')) {
+    const low = rows.filter((r) => r.score !== undefined && r.score < thresholdOf(r.folder));
+    for (const r of low) process.stderr.write(`mutation: ${r.folder} scores ${percent(r.score)}, below its ${thresholdOf(r.folder)}%\n`);
+    process.exitCode = low.length > 0 ? 1 : 0;
+  }
+}
