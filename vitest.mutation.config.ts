@@ -38,7 +38,16 @@ const narrowed = process.env['MUTATION_TESTS']?.split(',').filter((glob) => glob
 export default defineConfig({
   test: {
     include: narrowed !== undefined && narrowed.length > 0 ? narrowed : ALL,
-    exclude: [...configDefaults.exclude, '**/*.real.test.ts', 'test/cluster/**', 'test/operations/**', 'test/faults/**', 'test/durability/**', 'test/edge/**', ...SPAWNING],
+    exclude: [
+      ...configDefaults.exclude,
+      '**/*.real.test.ts',
+      'test/cluster/**',
+      'test/operations/**',
+      'test/faults/**',
+      'test/durability/**',
+      'test/edge/**',
+      ...SPAWNING,
+    ],
     setupFiles: ['./test/support/hermetic-setup.ts'],
     pool: 'forks',
     testTimeout: 60_000,

@@ -43,14 +43,29 @@ if (reason !== undefined) throw new Error(`real backends unavailable: ${reason}`
 const pinning = detectPinning();
 if (pinning !== undefined) pinProcess(process.pid, pinning.generatorCpu);
 pinGenerators(pinning?.generatorCpu);
-const plan = (scenario: ScenarioId, warmupMs: number) => ({ scenario, concurrency: Number(values.concurrency), durationMs: Number(values.seconds) * 1000, warmupMs });
-process.stderr.write(`ab: A ${values['a-transport'] ?? values.transport}, B ${values['b-transport'] ?? values.transport}, ${backend}, ${values.rounds} rounds × ${values.seconds} s per side and scenario, ${values.concurrency} connections, ${pinning === undefined ? 'not pinned' : `servers on CPU ${pinning.serverCpu}`}\n`);
+const plan = (scenario: ScenarioId, warmupMs: number) => ({
+  scenario,
+  concurrency: Number(values.concurrency),
+  durationMs: Number(values.seconds) * 1000,
+  warmupMs,
+});
+process.stderr.write(
+  `ab: A ${values['a-transport'] ?? values.transport}, B ${values['b-transport'] ?? values.transport}, ${backend}, ${values.rounds} rounds × ${values.seconds} s per side and scenario, ${values.concurrency} connections, ${pinning === undefined ? 'not pinned' : `servers on CPU ${pinning.serverCpu}`}\n`,
+);
 
 const schemas: string[] = [];
 const sides: { name: 'A' | 'B'; child: ServerChild; runs: Map<ScenarioId, Measurement[]> }[] = [];
 try {
-  for (const [name, root, transport] of [['A', values.a, values['a-transport']], ['B', values.b, values['b-transport']]] as const) {
-    const config = serverChildConfig((transport ?? values.transport) as TransportName, backend, values['log-level'], scenarios.includes('list') ? 10_000 : 0);
+  for (const [name, root, transport] of [
+    ['A', values.a, values['a-transport']],
+    ['B', values.b, values['b-transport']],
+  ] as const) {
+    const config = serverChildConfig(
+      (transport ?? values.transport) as TransportName,
+      backend,
+      values['log-level'],
+      scenarios.includes('list') ? 10_000 : 0,
+    );
     if (config.schema !== undefined) schemas.push(config.schema);
     sides.push({ name, child: await startServer(resolve(root), config, real, { pinCpu: pinning?.serverCpu }), runs: new Map() });
   }
@@ -69,10 +84,15 @@ try {
   await dropSchemas(real.POSTGRES_DSN, schemas);
 }
 const rows = scenarios.map((scenario) => {
-  const [a, b] = sides.map((side) => (side.runs.get(scenario) ?? []).filter((m) => m.result !== undefined)) as [Measurement[], Measurement[]];
+  const [a, b] = sides.map((side) => (side.runs.get(scenario) ?? []).filter((m) => m.result !== undefined)) as [
+    Measurement[],
+    Measurement[],
+  ];
   const rps = (runs: Measurement[]): number => median(runs.map((m) => m.result?.requestsPerSecond ?? Number.NaN));
   const p99 = (runs: Measurement[]): string => median(runs.map((m) => m.result?.p99Ms ?? Number.NaN)).toFixed(2);
   const cpu = (runs: Measurement[]): string => median(runs.map((m) => m.cpuSecondsPer1k)).toFixed(3);
   return [scenario, rps(a).toFixed(0), rps(b).toFixed(0), `**${(rps(b) / rps(a)).toFixed(2)}**`, p99(a), p99(b), cpu(a), cpu(b)];
 });
-process.stdout.write(`${table(['scenario', 'A req/s (median)', 'B req/s (median)', 'B/A', 'A p99 ms', 'B p99 ms', 'A CPU-s/1k', 'B CPU-s/1k'], rows).join('\n')}\n`);
+process.stdout.write(
+  `${table(['scenario', 'A req/s (median)', 'B req/s (median)', 'B/A', 'A p99 ms', 'B p99 ms', 'A CPU-s/1k', 'B CPU-s/1k'], rows).join('\n')}\n`,
+);

@@ -30,8 +30,18 @@ export const SERVER_OPTIONS = {
 } as const;
 
 /** bench/server.ts of the checkout at `root`, configured by `config`, on the real backends of `env`. */
-export function startServer(root: string, config: ServerChildConfig, env: object, options: Partial<StartOptions> = {}): Promise<ServerChild> {
-  return ServerChild.start({ script: join(root, 'bench/server.ts'), env: { ...process.env, ...env, BENCH_SERVER_CONFIG: JSON.stringify(config) }, cwd: root, ...options });
+export function startServer(
+  root: string,
+  config: ServerChildConfig,
+  env: object,
+  options: Partial<StartOptions> = {},
+): Promise<ServerChild> {
+  return ServerChild.start({
+    script: join(root, 'bench/server.ts'),
+    env: { ...process.env, ...env, BENCH_SERVER_CONFIG: JSON.stringify(config) },
+    cwd: root,
+    ...options,
+  });
 }
 
 /** What the scenarios need from a ready child. */
@@ -95,12 +105,17 @@ export function serveParent(hooks: ChildHooks): void {
     sample: (resetPeak: boolean): ProcessSample => {
       const cpu = process.cpuUsage();
       const rss = process.memoryUsage.rss();
-      const sample = { cpuUs: cpu.user + cpu.system, peakRssBytes: Math.max(peakRss, rss), monotonicUs: Number(process.hrtime.bigint() / 1000n) };
+      const sample = {
+        cpuUs: cpu.user + cpu.system,
+        peakRssBytes: Math.max(peakRss, rss),
+        monotonicUs: Number(process.hrtime.bigint() / 1000n),
+      };
       if (resetPeak) peakRss = rss;
       return sample;
     },
     logLevel: (level: string) => (hooks.setLogLevel ?? fail('this child has no logger'))(level),
-    bareInsert: (concurrency: number, durationMs: number) => (hooks.bareInsert ?? fail('this child has no database'))(concurrency, durationMs),
+    bareInsert: (concurrency: number, durationMs: number) =>
+      (hooks.bareInsert ?? fail('this child has no database'))(concurrency, durationMs),
     stop,
   };
   process.on('message', (raw) => {
@@ -155,18 +170,32 @@ export class ServerChild {
   }
 
   static async start(options: StartOptions): Promise<ServerChild> {
-    const child = fork(options.script, [], { env: options.env, cwd: options.cwd, execArgv: [...(options.execArgv ?? [])], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    const child = fork(options.script, [], {
+      env: options.env,
+      cwd: options.cwd,
+      execArgv: [...(options.execArgv ?? [])],
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
     if (options.pinCpu !== undefined && child.pid !== undefined) pinProcess(child.pid, options.pinCpu);
     const stderr = { text: '' };
     child.stderr?.on('data', (chunk: Buffer) => (stderr.text = (stderr.text + chunk.toString('utf8')).slice(-4_000)));
     const ready = await new Promise<Ready>((resolve, reject) => {
-      const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`server child did not report ready within 120 s; stderr: ${stderr.text.trim()}`))), 120_000);
+      const timer = setTimeout(
+        () => (child.kill('SIGKILL'), reject(new Error(`server child did not report ready within 120 s; stderr: ${stderr.text.trim()}`))),
+        120_000,
+      );
       child.once('message', (message: Message) => {
         clearTimeout(timer);
         if ('ready' in message) resolve(message.ready);
         else reject(new Error('failed' in message ? message.failed : 'unexpected first message'));
       });
-      child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`server child exited with ${code} before it was ready; stderr: ${stderr.text.trim()}`))));
+      child.once(
+        'exit',
+        (code) => (
+          clearTimeout(timer),
+          reject(new Error(`server child exited with ${code} before it was ready; stderr: ${stderr.text.trim()}`))
+        ),
+      );
     });
     const handle = new ServerChild(child, ready);
     child.on('message', (message: Message) => {
@@ -185,7 +214,10 @@ export class ServerChild {
     if (!this.#child.connected) throw new Error('server child is not connected');
     const id = this.#nextId++;
     const reply = await new Promise<{ value?: unknown; error?: string }>((resolve, reject) => {
-      const timer = setTimeout(() => (this.#pending.delete(id), reject(new Error(`server child did not answer ${op} within ${timeoutMs} ms`))), timeoutMs);
+      const timer = setTimeout(
+        () => (this.#pending.delete(id), reject(new Error(`server child did not answer ${op} within ${timeoutMs} ms`))),
+        timeoutMs,
+      );
       this.#pending.set(id, (message) => (clearTimeout(timer), resolve(message)));
       this.#child.send({ id, op, args });
     });

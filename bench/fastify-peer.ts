@@ -54,7 +54,13 @@ app.get<{ Params: { id: string } }>(
       response: {
         200: {
           type: 'object',
-          properties: { id: { type: 'string' }, item: { type: 'string' }, quantity: { type: 'integer' }, status: { type: 'string' }, created_at: { type: 'string' } },
+          properties: {
+            id: { type: 'string' },
+            item: { type: 'string' },
+            quantity: { type: 'integer' },
+            status: { type: 'string' },
+            created_at: { type: 'string' },
+          },
         },
       },
     },
@@ -70,7 +76,14 @@ app.get<{ Params: { id: string } }>(
 );
 
 const userId = randomUUID();
-const stored = { id: randomUUID(), user_id: userId, item: 'bench item', quantity: 1, status: 'pending', created_at: new Date().toISOString() };
+const stored = {
+  id: randomUUID(),
+  user_id: userId,
+  item: 'bench item',
+  quantity: 1,
+  status: 'pending',
+  created_at: new Date().toISOString(),
+};
 await redis.set(prefix + stored.id, JSON.stringify(stored), 'EX', 3_600);
 const token = app.jwt.sign({ sub: userId, name: 'bench-get' }, { expiresIn: '1h' });
 
@@ -85,4 +98,10 @@ serveParent({
 
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address() as AddressInfo;
-announce({ ready: { port: address.port, fixtures: { getOrderId: stored.id, getToken: token, listToken: '', postToken: '', loginBody: '' }, seedMs: 0 } });
+announce({
+  ready: {
+    port: address.port,
+    fixtures: { getOrderId: stored.id, getToken: token, listToken: '', postToken: '', loginBody: '' },
+    seedMs: 0,
+  },
+});

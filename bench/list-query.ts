@@ -19,7 +19,8 @@ import { median, percentiles } from './percentiles.ts';
 import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason } from './real-env.ts';
 
 /** The list query before its rewrite, kept here only as the "before" of this comparison. */
-const BEFORE_SQL = 'SELECT id, user_id, item, quantity, status, created_at FROM orders WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3';
+const BEFORE_SQL =
+  'SELECT id, user_id, item, quantity, status, created_at FROM orders WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3';
 const VARIANTS = { shallow: LIST_SHALLOW_SQL, deep: LIST_DEEP_SQL, before: BEFORE_SQL } as const;
 const ORDERS = 20_000;
 const LIMIT = 20;
@@ -52,7 +53,9 @@ try {
   for (const state of ['fresh (no statistics)', 'vacuumed + analysed'] as const) {
     if (state === 'vacuumed + analysed') await db.query('VACUUM (ANALYZE) orders');
     out(`\n## ${state}\n`);
-    out('| query | offset | plan nodes | p50 ms | p90 ms | server execution ms (median EXPLAIN ANALYZE, TIMING OFF) | pages read | client CPU µs/call |');
+    out(
+      '| query | offset | plan nodes | p50 ms | p90 ms | server execution ms (median EXPLAIN ANALYZE, TIMING OFF) | pages read | client CPU µs/call |',
+    );
     out('|---|---|---|---|---|---|---|---|');
     for (const offset of [0, 1_000, 10_000]) {
       const latencies = new Map(names.map((name) => [name, [] as number[]]));
@@ -73,7 +76,9 @@ try {
       for (const name of names) {
         const { nodes, executionMs, buffers } = await explain(VARIANTS[name], [user, LIMIT, offset]);
         const l = latencies.get(name) ?? [];
-        out(`| ${name} | ${offset} | ${nodes} | ${median(l).toFixed(2)} | ${percentiles(l, [90])[0]!.toFixed(2)} | ${executionMs.toFixed(2)} | ${buffers} | ${((cpuUs.get(name) ?? 0) / l.length).toFixed(0)} |`);
+        out(
+          `| ${name} | ${offset} | ${nodes} | ${median(l).toFixed(2)} | ${percentiles(l, [90])[0]!.toFixed(2)} | ${executionMs.toFixed(2)} | ${buffers} | ${((cpuUs.get(name) ?? 0) / l.length).toFixed(0)} |`,
+        );
       }
     }
   }
@@ -103,11 +108,18 @@ async function explain(sql: string, params: unknown[]): Promise<{ nodes: string;
   const times: number[] = [];
   let top: { Plan: PlanNode; 'Execution Time': number } | undefined;
   for (let i = 0; i < 9; i++) {
-    const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode; 'Execution Time': number }] }>(`EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) ${sql}`, params);
+    const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode; 'Execution Time': number }] }>(
+      `EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) ${sql}`,
+      params,
+    );
     [top] = rows[0]!['QUERY PLAN'];
     times.push(top['Execution Time']);
   }
-  return { nodes: flatten(top!.Plan).join(' > '), executionMs: median(times), buffers: top!.Plan['Shared Hit Blocks'] + top!.Plan['Shared Read Blocks'] };
+  return {
+    nodes: flatten(top!.Plan).join(' > '),
+    executionMs: median(times),
+    buffers: top!.Plan['Shared Hit Blocks'] + top!.Plan['Shared Read Blocks'],
+  };
 }
 
 function cpuPerCall(call: () => unknown, count = 20_000): number {

@@ -56,17 +56,37 @@ const quote = (arg: string): string => `'${arg.replaceAll("'", `'\\''`)}'`;
  */
 async function runTool(args: readonly string[], seconds: number): Promise<{ stdout: string; failure: string; cpuSeconds: number }> {
   const command = `${generatorCpu === undefined ? '' : `taskset -c ${generatorCpu} `}${args.map(quote).join(' ')}; times`;
-  const { stdout, stderr } = await promisify(execFile)('bash', ['-c', command], { timeout: (seconds + 30) * 1000, killSignal: 'SIGKILL', maxBuffer: 64 * 2 ** 20 });
+  const { stdout, stderr } = await promisify(execFile)('bash', ['-c', command], {
+    timeout: (seconds + 30) * 1000,
+    killSignal: 'SIGKILL',
+    maxBuffer: 64 * 2 ** 20,
+  });
   const times = [...(stdout.trim().split('\n').at(-1) ?? '').matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
   const failure = `${args[0]} gave no summary: ${stderr.trim().slice(-300) || stdout.trim().slice(-300)}`;
   return { stdout, failure, cpuSeconds: times.length === 2 ? (times[0] as number) + (times[1] as number) : Number.NaN };
 }
 
 /** A LoadResult from per-request latencies (ms) of successful answers. */
-export function fromLatencies(latencies: number[], served: number, elapsedSeconds: number, firstFailure: string | undefined, clientCpuSeconds: number): LoadResult {
+export function fromLatencies(
+  latencies: number[],
+  served: number,
+  elapsedSeconds: number,
+  firstFailure: string | undefined,
+  clientCpuSeconds: number,
+): LoadResult {
   const [p50, p99] = percentiles(latencies, [50, 99]);
   const ok = latencies.length;
-  return { ok, served, failed: served - ok, elapsedSeconds, requestsPerSecond: ok / elapsedSeconds, p50Ms: p50 as number, p99Ms: p99 as number, firstFailure, clientCpuSeconds };
+  return {
+    ok,
+    served,
+    failed: served - ok,
+    elapsedSeconds,
+    requestsPerSecond: ok / elapsedSeconds,
+    p50Ms: p50 as number,
+    p99Ms: p99 as number,
+    firstFailure,
+    clientCpuSeconds,
+  };
 }
 
 /**
@@ -91,14 +111,27 @@ export async function runHttpLoad(scenario: HttpScenario, bounds: LoadBounds): P
   const dir = await mkdtemp(join(tmpdir(), 'bench-wrk-'));
   try {
     const file = join(dir, 'scenario.lua');
-    const lines = [`wrk.method = ${lua(scenario.method)}`, ...Object.entries(scenario.headers).map(([name, value]) => `wrk.headers[${lua(name)}] = ${lua(value)}`)];
+    const lines = [
+      `wrk.method = ${lua(scenario.method)}`,
+      ...Object.entries(scenario.headers).map(([name, value]) => `wrk.headers[${lua(name)}] = ${lua(value)}`),
+    ];
     if (scenario.body !== undefined) lines.push(`wrk.body = ${lua(scenario.body)}`);
     await writeFile(file, `${lines.join('\n')}\n${WRK_DONE}`);
     const seconds = Math.max(1, Math.round(bounds.durationMs / 1000));
-    const { stdout, failure, cpuSeconds } = await runTool(['wrk', '-t1', `-c${bounds.concurrency}`, `-d${seconds}s`, '--timeout', '10s', '-s', file, scenario.url], seconds);
+    const { stdout, failure, cpuSeconds } = await runTool(
+      ['wrk', '-t1', `-c${bounds.concurrency}`, `-d${seconds}s`, '--timeout', '10s', '-s', file, scenario.url],
+      seconds,
+    );
     const line = stdout.split('\n').find((l) => l.startsWith('WRK_JSON '));
     if (line === undefined) throw new Error(failure);
-    const s = JSON.parse(line.slice('WRK_JSON '.length)) as { requests: number; durationUs: number; socket: number; status: number; p50Us: number; p99Us: number };
+    const s = JSON.parse(line.slice('WRK_JSON '.length)) as {
+      requests: number;
+      durationUs: number;
+      socket: number;
+      status: number;
+      p50Us: number;
+      p99Us: number;
+    };
     const ok = Math.max(0, s.requests - s.status);
     const elapsedSeconds = s.durationUs / 1e6;
     return {
@@ -109,7 +142,8 @@ export async function runHttpLoad(scenario: HttpScenario, bounds: LoadBounds): P
       requestsPerSecond: ok / elapsedSeconds,
       p50Ms: s.p50Us / 1000,
       p99Ms: s.p99Us / 1000,
-      firstFailure: s.status > 0 ? `${s.status} responses outside 2xx/3xx` : s.socket > 0 ? `${s.socket} socket errors or timeouts` : undefined,
+      firstFailure:
+        s.status > 0 ? `${s.status} responses outside 2xx/3xx` : s.socket > 0 ? `${s.socket} socket errors or timeouts` : undefined,
       clientCpuSeconds: cpuSeconds,
     };
   } finally {
@@ -128,7 +162,19 @@ export async function runH2load(scenario: HttpScenario, bounds: LoadBounds, stre
     const logFile = join(dir, 'requests.tsv');
     const seconds = Math.max(1, Math.round(bounds.durationMs / 1000));
     const connections = Math.max(1, Math.round(bounds.concurrency / streamsPerConnection));
-    const args = ['h2load', '-c', String(connections), '-m', String(streamsPerConnection), '-t', '1', '-D', String(seconds), '--log-file', logFile];
+    const args = [
+      'h2load',
+      '-c',
+      String(connections),
+      '-m',
+      String(streamsPerConnection),
+      '-t',
+      '1',
+      '-D',
+      String(seconds),
+      '--log-file',
+      logFile,
+    ];
     if (body !== undefined) {
       await writeFile(join(dir, 'body.bin'), body);
       args.push('-d', join(dir, 'body.bin'));
@@ -146,7 +192,12 @@ export async function runH2load(scenario: HttpScenario, bounds: LoadBounds, stre
       if (status.startsWith('2')) latencies.push(Number(micros) / 1000);
     }
     const errored = Number(/(\d+) errored/.exec(stdout)?.[1] ?? 0) + Number(/(\d+) timeout/.exec(stdout)?.[1] ?? 0);
-    const failure = served > latencies.length ? `${served - latencies.length} responses outside 2xx` : errored > 0 ? `${errored} streams errored or timed out` : undefined;
+    const failure =
+      served > latencies.length
+        ? `${served - latencies.length} responses outside 2xx`
+        : errored > 0
+          ? `${errored} streams errored or timed out`
+          : undefined;
     const result = fromLatencies(latencies, served, Number(finished[1]), failure, cpuSeconds);
     return { ...result, failed: result.failed + errored };
   } finally {
@@ -157,7 +208,12 @@ export async function runH2load(scenario: HttpScenario, bounds: LoadBounds, stre
 /** One plain request before a run: a scenario that does not answer 2xx is reported, not measured. */
 export async function probe(scenario: HttpScenario): Promise<string | undefined> {
   try {
-    const response = await fetch(scenario.url, { method: scenario.method, headers: scenario.headers, body: scenario.body, signal: AbortSignal.timeout(10_000) });
+    const response = await fetch(scenario.url, {
+      method: scenario.method,
+      headers: scenario.headers,
+      body: scenario.body,
+      signal: AbortSignal.timeout(10_000),
+    });
     const text = await response.text();
     return response.ok ? undefined : `HTTP ${response.status}: ${text.slice(0, 120)}`;
   } catch (error) {
@@ -169,7 +225,8 @@ export async function probe(scenario: HttpScenario): Promise<string | undefined>
 async function probeGrpc(port: number, token: string, message: Buffer): Promise<void> {
   for (let i = 0; i < 3; i++) {
     const reply = await rawGrpc(`http://127.0.0.1:${port}`, '/ordersv1.Orders/GetOrder', message, { authorization: `Bearer ${token}` });
-    if (reply.grpcStatus !== '0') throw new Error(`GetOrder probe failed: grpc-status ${reply.grpcStatus ?? 'none'} ${reply.grpcMessage ?? ''}`);
+    if (reply.grpcStatus !== '0')
+      throw new Error(`GetOrder probe failed: grpc-status ${reply.grpcStatus ?? 'none'} ${reply.grpcMessage ?? ''}`);
   }
 }
 
@@ -178,5 +235,10 @@ export async function runGrpcLoad(port: number, token: string, orderId: string, 
   const message = grpcFrame(encodeRequest('GetOrder', { id: orderId }));
   await probeGrpc(port, token, message);
   const headers = { 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${token}` };
-  return runH2load({ method: 'POST', url: `http://127.0.0.1:${port}/ordersv1.Orders/GetOrder`, headers }, bounds, bounds.concurrency, message);
+  return runH2load(
+    { method: 'POST', url: `http://127.0.0.1:${port}/ordersv1.Orders/GetOrder`, headers },
+    bounds,
+    bounds.concurrency,
+    message,
+  );
 }

@@ -88,7 +88,11 @@ type LoginClient = grpc.Client & { Login(request: object, callback: (error: grpc
 
 /** One grpc-js channel (one connection) for every wave, as a client application would hold it. */
 async function grpcFlood(port: number, durationMs: number): Promise<string> {
-  const { Orders } = (grpc.loadPackageDefinition(ORDERS_PROTO) as unknown as { ordersv1: { Orders: new (target: string, credentials: grpc.ChannelCredentials) => LoginClient } }).ordersv1;
+  const { Orders } = (
+    grpc.loadPackageDefinition(ORDERS_PROTO) as unknown as {
+      ordersv1: { Orders: new (target: string, credentials: grpc.ChannelCredentials) => LoginClient };
+    }
+  ).ordersv1;
   const client = new Orders(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   const call = (i: number): Promise<number> => new Promise((resolve) => client.Login(wrong(i), (error) => resolve(error?.code ?? 0)));
   let sent = 0;
@@ -109,10 +113,17 @@ export async function runLoginFlood(options: { quick: boolean; only?: readonly s
   const out: string[] = [];
   for (const transport of (['stdlib', 'koa', 'grpc'] as const).filter((t) => options.only?.includes(t) ?? true)) {
     const [port, admin] = [await freePort(), await freePort()];
-    const bin = spawnBin(`bin/orders-${transport}.ts`, ['--embedded'], { HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: `127.0.0.1:${admin}`, LOG_LEVEL: 'error' });
+    const bin = spawnBin(`bin/orders-${transport}.ts`, ['--embedded'], {
+      HTTP_ADDR: `127.0.0.1:${port}`,
+      ADMIN_ADDR: `127.0.0.1:${admin}`,
+      LOG_LEVEL: 'error',
+    });
     try {
       await bin.waitReady(`http://127.0.0.1:${admin}`, 60_000);
-      const lines = [`login-flood ${transport}: ${await sustained(port, durationMs)}`, `  ${await underFlood(port, () => restFlood(port, durationMs))}`];
+      const lines = [
+        `login-flood ${transport}: ${await sustained(port, durationMs)}`,
+        `  ${await underFlood(port, () => restFlood(port, durationMs))}`,
+      ];
       if (transport === 'grpc') lines.push(`  ${await underFlood(port, () => grpcFlood(port, durationMs))}`);
       options.log(lines.join('\n'));
       out.push(...lines);

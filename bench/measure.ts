@@ -54,7 +54,13 @@ export interface BenchRun {
   readonly wallSeconds: number;
   readonly machine: MachineInfo;
   readonly loadAverageStart: number;
-  readonly settings: { readonly quick: boolean; readonly durationMs: number; readonly warmupMs: number; readonly loginDurationMs: number; readonly sweep: readonly number[] };
+  readonly settings: {
+    readonly quick: boolean;
+    readonly durationMs: number;
+    readonly warmupMs: number;
+    readonly loginDurationMs: number;
+    readonly sweep: readonly number[];
+  };
   readonly measurements: Measurement[];
   /** Baseline GET at 32 connections measured again at the very end: drift = noise over the run. */
   readonly baselineEnd: Measurement | undefined;
@@ -75,7 +81,13 @@ export function scenarioRequest(port: number, f: Fixtures | undefined, scenario:
   if (scenario === 'get' || scenario === 'get-h2c') return get(`/orders/${f?.getOrderId ?? 'x'}`, f?.getToken);
   if (scenario === 'list') return get('/orders?limit=20', f?.listToken);
   if (scenario.startsWith('list-offset-')) return get(`/orders?limit=20&offset=${scenario.slice('list-offset-'.length)}`, f?.listToken);
-  if (scenario === 'post') return { method: 'POST', url: `${base}/orders`, headers: { ...bearer(f?.postToken), ...json }, body: '{"item":"bench item","quantity":1}' };
+  if (scenario === 'post')
+    return {
+      method: 'POST',
+      url: `${base}/orders`,
+      headers: { ...bearer(f?.postToken), ...json },
+      body: '{"item":"bench item","quantity":1}',
+    };
   if (scenario === 'login') return { method: 'POST', url: `${base}/auth/login`, headers: json, body: f?.loginBody ?? '' };
   throw new Error(`${scenario} is not an HTTP scenario`);
 }
@@ -90,7 +102,11 @@ export interface RunPlan extends LoadBounds {
  * The load of `scenario` against a child (`port`: a gRPC peer in it): wrk for HTTP/1.1 after one probe
  * request, h2load for h2c and gRPC, the bare INSERT loop inside the child.
  */
-export function scenarioLoad(child: ServerChild, scenario: ScenarioId, port = child.ready.port): (bounds: LoadBounds) => Promise<LoadResult> {
+export function scenarioLoad(
+  child: ServerChild,
+  scenario: ScenarioId,
+  port = child.ready.port,
+): (bounds: LoadBounds) => Promise<LoadResult> {
   const f = child.ready.fixtures;
   if (scenario === 'grpc-get') return (bounds) => runGrpcLoad(port, f?.getToken ?? '', f?.getOrderId ?? '', bounds);
   // The bare INSERT loop runs inside the child, on the service's own pool; its numbers come back over IPC.
@@ -100,7 +116,13 @@ export function scenarioLoad(child: ServerChild, scenario: ScenarioId, port = ch
       const raw = await child.bareInsert(bounds.concurrency, bounds.durationMs);
       const cpu = process.cpuUsage(cpuBefore);
       const failure = raw.errors > 0 ? `${raw.errors} INSERTs failed` : undefined;
-      return fromLatencies(raw.latenciesMs, raw.latenciesMs.length + raw.errors, raw.elapsedMs / 1000, failure, (cpu.user + cpu.system) / 1e6);
+      return fromLatencies(
+        raw.latenciesMs,
+        raw.latenciesMs.length + raw.errors,
+        raw.elapsedMs / 1000,
+        failure,
+        (cpu.user + cpu.system) / 1e6,
+      );
     };
   const request = scenarioRequest(port, f, scenario);
   let probed = false;

@@ -18,7 +18,15 @@ import { table } from './report.ts';
 import { dropSchemas, realEnvFrom, realUnavailableReason, vacuumAnalyzeOrders } from './real-env.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const { values } = parseArgs({ options: { ...SERVER_OPTIONS, seconds: { type: 'string', default: '10' }, md: { type: 'string' }, top: { type: 'string', default: '25' }, scenario: { type: 'string', default: 'get' } } });
+const { values } = parseArgs({
+  options: {
+    ...SERVER_OPTIONS,
+    seconds: { type: 'string', default: '10' },
+    md: { type: 'string' },
+    top: { type: 'string', default: '25' },
+    scenario: { type: 'string', default: 'get' },
+  },
+});
 const scenario = values.scenario === 'list-deep' ? 'list-offset-10000' : (values.scenario as 'get' | 'post' | 'grpc-get');
 const { env: real } = realEnvFrom(process.env);
 let backend = values.backend as BackendName;
@@ -28,7 +36,12 @@ if (reason !== undefined) {
   backend = 'fake';
 }
 const profileDir = await mkdtemp(join(tmpdir(), 'bench-cpuprof-'));
-const config = serverChildConfig(values.transport as TransportName, backend, values['log-level'], scenario === 'list-offset-10000' ? 20_000 : 0);
+const config = serverChildConfig(
+  values.transport as TransportName,
+  backend,
+  values['log-level'],
+  scenario === 'list-offset-10000' ? 20_000 : 0,
+);
 const child = await startServer(ROOT, config, real, { execArgv: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
 const concurrency = Number(values.concurrency);
 let window: { from: number; to: number };
@@ -49,7 +62,9 @@ try {
 
 /** The file of a frame: from the package in node_modules, or from src/, fakes/, bench/ or bin/ of this repository. */
 function shortUrl(url: string): string {
-  return url.includes('node_modules/') ? (url.split('node_modules/').at(-1) ?? url) : (/\/((?:src|fakes|bench|bin)\/.*)$/.exec(url)?.[1] ?? url);
+  return url.includes('node_modules/')
+    ? (url.split('node_modules/').at(-1) ?? url)
+    : (/\/((?:src|fakes|bench|bin)\/.*)$/.exec(url)?.[1] ?? url);
 }
 
 /** A package, node internals, an area of this repository (src/transports, …) or a V8 pseudo-frame. */
@@ -60,7 +75,8 @@ function packageOf({ url, functionName }: Runtime.CallFrame): string {
   return parts.slice(0, url.includes('node_modules/') && !parts[0]?.startsWith('@') ? 1 : 2).join('/');
 }
 
-const frameName = (frame: Runtime.CallFrame): string => `${frame.functionName || '(anonymous)'}${frame.url === '' ? '' : ` ${shortUrl(frame.url)}:${frame.lineNumber + 1}`}`;
+const frameName = (frame: Runtime.CallFrame): string =>
+  `${frame.functionName || '(anonymous)'}${frame.url === '' ? '' : ` ${shortUrl(frame.url)}:${frame.lineNumber + 1}`}`;
 
 const file = (await readdir(profileDir)).find((name) => name.endsWith('.cpuprofile'));
 if (file === undefined) throw new Error(`no .cpuprofile written in ${profileDir}`);

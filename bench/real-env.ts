@@ -63,5 +63,6 @@ export async function vacuumAnalyzeOrders(dsn: string, schema: string): Promise<
 /** Safety net after the children dropped their own schemas: a crashed child leaves nothing behind. */
 export async function dropSchemas(dsn: string, schemas: readonly string[]): Promise<void> {
   const bench = schemas.filter((schema) => /^bench_[a-z0-9_]+$/.test(schema));
-  if (bench.length > 0) await withClient(dsn, async (client) => Promise.all(bench.map((schema) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))));
+  if (bench.length > 0)
+    await withClient(dsn, async (client) => Promise.all(bench.map((schema) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))));
 }

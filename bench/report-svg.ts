@@ -38,12 +38,16 @@ export function renderSvg(run: BenchRun): string {
     if (bars.length === 0) continue;
     const max = Math.max(...bars.map((bar) => bar.value));
     const groupTop = y + 8;
-    parts.push(`<text x="8" y="${y}" class="group">${esc(SCENARIO_TITLES[scenario])} — requests/s, ${FIXED_CONCURRENCY} connections (scale: this group's max)</text>`);
+    parts.push(
+      `<text x="8" y="${y}" class="group">${esc(SCENARIO_TITLES[scenario])} — requests/s, ${FIXED_CONCURRENCY} connections (scale: this group's max)</text>`,
+    );
     y += 8;
     for (const bar of bars) {
       const w = Math.max(1, (bar.value / max) * BAR_MAX_W);
       parts.push(`<text x="${LABEL_W - 8}" y="${y + BAR_H - 4}" class="label" text-anchor="end">${esc(bar.server)}</text>`);
-      parts.push(`<rect x="${LABEL_W}" y="${y}" width="${w.toFixed(1)}" height="${BAR_H}" fill="${colour(bar.server)}"><title>${esc(`${bar.server}: ${bar.value.toFixed(0)} req/s`)}</title></rect>`);
+      parts.push(
+        `<rect x="${LABEL_W}" y="${y}" width="${w.toFixed(1)}" height="${BAR_H}" fill="${colour(bar.server)}"><title>${esc(`${bar.server}: ${bar.value.toFixed(0)} req/s`)}</title></rect>`,
+      );
       parts.push(`<text x="${(LABEL_W + w + 6).toFixed(1)}" y="${y + BAR_H - 4}" class="value">${bar.value.toFixed(0)}</text>`);
       y += BAR_H + BAR_GAP;
     }
@@ -51,7 +55,9 @@ export function renderSvg(run: BenchRun): string {
     if (scenario === 'get' && baseline !== undefined) {
       // The GET target: half of the baseline's requests/s.
       const x = LABEL_W + (baseline.value / 2 / max) * BAR_MAX_W;
-      parts.push(`<line x1="${x.toFixed(1)}" y1="${groupTop - 4}" x2="${x.toFixed(1)}" y2="${y - BAR_GAP + 2}" stroke="#dc2626" stroke-dasharray="4 3"/>`);
+      parts.push(
+        `<line x1="${x.toFixed(1)}" y1="${groupTop - 4}" x2="${x.toFixed(1)}" y2="${y - BAR_GAP + 2}" stroke="#dc2626" stroke-dasharray="4 3"/>`,
+      );
       parts.push(`<text x="${(x + 4).toFixed(1)}" y="${y + 10}" class="value" fill="#dc2626">target: 50% of baseline</text>`);
       y += 12;
     }

@@ -23,12 +23,24 @@ const TRANSPORT_CPU_LIMITS: Readonly<Record<string, number>> = { 'koa/real': 1.5
 const TRANSPORT_CPU_LIMIT = 1.2;
 const RATIO_SCENARIOS: readonly ScenarioId[] = ['get', 'get-h2c', 'list', 'post', 'login', 'grpc-get'];
 
-export const pairKey = (server: string, scenario: ScenarioId, logLevel = 'info'): string => `${server} ${scenario}${logLevel === 'info' ? '' : ` ${logLevel}`}`;
+export const pairKey = (server: string, scenario: ScenarioId, logLevel = 'info'): string =>
+  `${server} ${scenario}${logLevel === 'info' ? '' : ` ${logLevel}`}`;
 
 /** The primary run of `server`/`scenario` (not a control run); LOG_LEVEL=error only when asked for. */
-export function find(run: BenchRun, server: string, scenario: ScenarioId, concurrency = FIXED_CONCURRENCY, logLevel?: string): Measurement | undefined {
+export function find(
+  run: BenchRun,
+  server: string,
+  scenario: ScenarioId,
+  concurrency = FIXED_CONCURRENCY,
+  logLevel?: string,
+): Measurement | undefined {
   return run.measurements.find(
-    (m) => m.pairedFor === undefined && m.server === server && m.scenario === scenario && m.concurrency === concurrency && (logLevel === undefined ? m.logLevel !== 'error' : m.logLevel === logLevel),
+    (m) =>
+      m.pairedFor === undefined &&
+      m.server === server &&
+      m.scenario === scenario &&
+      m.concurrency === concurrency &&
+      (logLevel === undefined ? m.logLevel !== 'error' : m.logLevel === logLevel),
   );
 }
 
@@ -50,7 +62,12 @@ function meanRps(measurements: readonly (Measurement | undefined)[]): number {
 /** Medians over a server's rounds of one comparison: CPU µs per request, req/s, p99 ms. */
 function roundFigures(ms: readonly Measurement[]): { cpuUs: number; rps: number; p99Ms: number; n: number } {
   const ok = ms.filter((m) => m.result !== undefined && m.skipped === undefined);
-  return { cpuUs: median(ok.map((m) => m.cpuSecondsPer1k * 1000)), rps: median(ok.map(rps)), p99Ms: median(ok.map((m) => m.result?.p99Ms ?? Number.NaN)), n: ok.length };
+  return {
+    cpuUs: median(ok.map((m) => m.cpuSecondsPer1k * 1000)),
+    rps: median(ok.map(rps)),
+    p99Ms: median(ok.map((m) => m.result?.p99Ms ?? Number.NaN)),
+    n: ok.length,
+  };
 }
 
 /** The interleaved GET rounds of `server` (bench/run.ts interleavedGet): subject, Fastify peer, bare node:http. */
@@ -58,17 +75,29 @@ function getTrio(run: BenchRun, server: string) {
   const of = (name: string): Measurement[] => findPaired(run, name, 'get', pairKey(server, 'get'));
   const peer = of(PEER_SERVER);
   const stdlib = server === STDLIB_REAL ? [] : of(STDLIB_REAL);
-  return { subject: roundFigures(of(server)), peer: peer.length === 0 ? undefined : roundFigures(peer), bare: roundFigures(of('baseline')), stdlib: stdlib.length === 0 ? undefined : roundFigures(stdlib) };
+  return {
+    subject: roundFigures(of(server)),
+    peer: peer.length === 0 ? undefined : roundFigures(peer),
+    bare: roundFigures(of('baseline')),
+    stdlib: stdlib.length === 0 ? undefined : roundFigures(stdlib),
+  };
 }
 
-const fixed = (value: number | undefined, digits: number, unit = '', none = 'n/a'): string => (value !== undefined && Number.isFinite(value) ? `${value.toFixed(digits)}${unit}` : none);
+const fixed = (value: number | undefined, digits: number, unit = '', none = 'n/a'): string =>
+  value !== undefined && Number.isFinite(value) ? `${value.toFixed(digits)}${unit}` : none;
 const times = (ratio: number): string => fixed(ratio, 2, '×');
 const us = (value: number | undefined): string => fixed(value, 0, ' µs');
 const pct = (ratio: number): string => fixed(ratio * 100, 0, '%');
 const ms = (value: number | undefined): string => fixed(value, 2, ' ms');
 
 /** A verdict on `value` (a ratio or figure): met undefined (not measured) when it is not a finite number. */
-function verdict(target: string, subject: string, measured: string, value: number | undefined, ok: (v: number) => boolean): { target: string; subject: string; measured: string; met: boolean | undefined } {
+function verdict(
+  target: string,
+  subject: string,
+  measured: string,
+  value: number | undefined,
+  ok: (v: number) => boolean,
+): { target: string; subject: string; measured: string; met: boolean | undefined } {
   return { target, subject, measured, met: value !== undefined && Number.isFinite(value) ? ok(value) : undefined };
 }
 
@@ -85,20 +114,59 @@ export function judgeTargets(run: BenchRun): ReturnType<typeof verdict>[] {
     const { subject, peer, bare, stdlib } = getTrio(run, server);
     const share = subject.rps / bare.rps;
     const get = 'GET /orders/{id} cache hit, real Redis:';
-    out.push(verdict(`${get} ≥ 50% of baseline req/s at 32 connections`, server, `${pct(share)} (${subject.rps.toFixed(0)} vs ${bare.rps.toFixed(0)} req/s, medians of ${subject.n} interleaved rounds)`, share, (r) => r >= 0.5));
-    out.push(verdict(`${get} p99 < 10 ms at 32 connections`, server, `${ms(subject.p99Ms)} (median of ${subject.n} rounds)`, subject.p99Ms, (p) => p < 10));
+    out.push(
+      verdict(
+        `${get} ≥ 50% of baseline req/s at 32 connections`,
+        server,
+        `${pct(share)} (${subject.rps.toFixed(0)} vs ${bare.rps.toFixed(0)} req/s, medians of ${subject.n} interleaved rounds)`,
+        share,
+        (r) => r >= 0.5,
+      ),
+    );
+    out.push(
+      verdict(
+        `${get} p99 < 10 ms at 32 connections`,
+        server,
+        `${ms(subject.p99Ms)} (median of ${subject.n} rounds)`,
+        subject.p99Ms,
+        (p) => p < 10,
+      ),
+    );
     const cpu = (limit: number, of: string, other: number | undefined, how = ''): ReturnType<typeof verdict> =>
-      verdict(`GET cache hit: server CPU per request ≤ ${limit} × ${of}`, server, `${times(subject.cpuUs / (other ?? Number.NaN))} (${us(subject.cpuUs)} vs ${us(other)}${how})`, subject.cpuUs / (other ?? Number.NaN), (r) => r <= limit);
-    if (server === STDLIB_REAL) out.push(cpu(PEER_CPU_LIMIT, "the Fastify peer's", peer?.cpuUs), cpu(BARE_CPU_LIMIT, "bare node:http's", bare.cpuUs));
+      verdict(
+        `GET cache hit: server CPU per request ≤ ${limit} × ${of}`,
+        server,
+        `${times(subject.cpuUs / (other ?? Number.NaN))} (${us(subject.cpuUs)} vs ${us(other)}${how})`,
+        subject.cpuUs / (other ?? Number.NaN),
+        (r) => r <= limit,
+      );
+    if (server === STDLIB_REAL)
+      out.push(cpu(PEER_CPU_LIMIT, "the Fastify peer's", peer?.cpuUs), cpu(BARE_CPU_LIMIT, "bare node:http's", bare.cpuUs));
     // orders-stdlib run in the same interleaved rounds when it could be (bench/run.ts), else its own rounds.
-    else if (stdlib !== undefined) out.push(cpu(TRANSPORT_CPU_LIMITS[server] ?? TRANSPORT_CPU_LIMIT, "stdlib's", stdlib.cpuUs, `, medians of ${Math.min(subject.n, stdlib.n)} interleaved rounds`));
+    else if (stdlib !== undefined)
+      out.push(
+        cpu(
+          TRANSPORT_CPU_LIMITS[server] ?? TRANSPORT_CPU_LIMIT,
+          "stdlib's",
+          stdlib.cpuUs,
+          `, medians of ${Math.min(subject.n, stdlib.n)} interleaved rounds`,
+        ),
+      );
     else out.push(cpu(TRANSPORT_CPU_LIMITS[server] ?? TRANSPORT_CPU_LIMIT, "stdlib's", stdlibOwn.cpuUs, ', stdlib from its own rounds'));
     const quiet = find(run, server, 'get', FIXED_CONCURRENCY, 'error');
     if (quiet?.result !== undefined) {
       const quietPaired = meanRps(findPaired(run, 'baseline', 'get', pairKey(server, 'get', 'error')));
       const ratio = rps(quiet) / (Number.isFinite(quietPaired) ? quietPaired : rps(find(run, 'baseline', 'get')));
       const p99 = quiet.result.p99Ms;
-      out.push(verdict('… same, with LOG_LEVEL=error (no request log line)', server, `${pct(ratio)}, p99 ${ms(p99)}`, ratio, (r) => r >= 0.5 && p99 < 10));
+      out.push(
+        verdict(
+          '… same, with LOG_LEVEL=error (no request log line)',
+          server,
+          `${pct(ratio)}, p99 ${ms(p99)}`,
+          ratio,
+          (r) => r >= 0.5 && p99 < 10,
+        ),
+      );
     }
   }
 
@@ -113,22 +181,46 @@ export function judgeTargets(run: BenchRun): ReturnType<typeof verdict>[] {
 
   for (const server of realServers) {
     const posts = [find(run, server, 'post'), ...findPaired(run, server, 'post', pairKey(server, 'post'))].map(rps).filter(Number.isFinite);
-    const bares = [find(run, server, 'bare-insert'), ...findPaired(run, server, 'bare-insert', pairKey(server, 'post'))].map(rps).filter(Number.isFinite);
+    const bares = [find(run, server, 'bare-insert'), ...findPaired(run, server, 'bare-insert', pairKey(server, 'post'))]
+      .map(rps)
+      .filter(Number.isFinite);
     const post = median(posts);
     const bare = median(bares);
-    const how = posts.length > 1 ? `medians of ${posts.length} POST and ${bares.length} INSERT runs, interleaved` : 'INSERT measured before and after';
+    const how =
+      posts.length > 1
+        ? `medians of ${posts.length} POST and ${bares.length} INSERT runs, interleaved`
+        : 'INSERT measured before and after';
     const measured = `${pct(post / bare)} (${post.toFixed(0)} vs ${bare.toFixed(0)} per s, ${how})`;
-    out.push(verdict('POST /orders (Postgres + Redis + NATS): ≥ 50% of a bare INSERT, same pg Pool, 32 concurrent', server, measured, post / bare, (r) => r >= 0.5));
+    out.push(
+      verdict(
+        'POST /orders (Postgres + Redis + NATS): ≥ 50% of a bare INSERT, same pg Pool, 32 concurrent',
+        server,
+        measured,
+        post / bare,
+        (r) => r >= 0.5,
+      ),
+    );
   }
 
   const deepP50 = find(run, 'stdlib/real', 'list-offset-10000', 1)?.result?.p50Ms;
-  out.push(verdict(`List at offset 10,000 (20,000 orders), real Postgres: p50 ≤ ${LIST_DEEP_P50_LIMIT_MS} ms`, 'stdlib/real, one connection', ms(deepP50), deepP50, (p) => p <= LIST_DEEP_P50_LIMIT_MS));
+  out.push(
+    verdict(
+      `List at offset 10,000 (20,000 orders), real Postgres: p50 ≤ ${LIST_DEEP_P50_LIMIT_MS} ms`,
+      'stdlib/real, one connection',
+      ms(deepP50),
+      deepP50,
+      (p) => p <= LIST_DEEP_P50_LIMIT_MS,
+    ),
+  );
 
   const sessions = run.scale.sessions;
   const heapTarget = '50,000 live sessions < 50 MB heap';
   if ('error' in sessions) out.push({ target: heapTarget, subject: 'SessionScope', measured: sessions.error, met: undefined });
   else {
-    for (const [subject, figures] of [['lingering (between requests)', sessions.lingering], ['held (request in flight, own AbortController)', sessions.held]] as const) {
+    for (const [subject, figures] of [
+      ['lingering (between requests)', sessions.lingering],
+      ['held (request in flight, own AbortController)', sessions.held],
+    ] as const) {
       const measured = `${(figures.totalBytes / 1e6).toFixed(1)} MB (${figures.bytesPerSession.toFixed(0)} B/session)`;
       out.push(verdict(heapTarget, subject, measured, figures.totalBytes, (bytes) => bytes < SESSION_HEAP_LIMIT_BYTES));
     }
@@ -136,7 +228,9 @@ export function judgeTargets(run: BenchRun): ReturnType<typeof verdict>[] {
 
   const embedded = run.scale.startup.find((s) => s.mode === 'embedded');
   const startup = median(embedded?.runsMs ?? []);
-  const measured = Number.isFinite(startup) ? `${startup.toFixed(0)} ms (median of ${embedded?.runsMs.length})` : (embedded?.error ?? 'not measured');
+  const measured = Number.isFinite(startup)
+    ? `${startup.toFixed(0)} ms (median of ${embedded?.runsMs.length})`
+    : (embedded?.error ?? 'not measured');
   out.push(verdict('Start-up to ready < 1.5 s, embedded', 'orders-stdlib --embedded', measured, startup, (t) => t < STARTUP_LIMIT_MS));
   return out;
 }
@@ -153,7 +247,10 @@ export function table(header: readonly string[], rows: readonly (readonly string
 
 /** Each HTTP transport against the Fastify peer and bare node:http, medians of the interleaved rounds. */
 function peerSection(run: BenchRun, servers: readonly string[]): string[] {
-  const rows = servers.filter((server) => !server.includes(' peer:')).map((server) => ({ server, ...getTrio(run, server) })).filter(({ subject }) => subject.n > 0);
+  const rows = servers
+    .filter((server) => !server.includes(' peer:'))
+    .map((server) => ({ server, ...getTrio(run, server) }))
+    .filter(({ subject }) => subject.n > 0);
   if (rows.length === 0) return [];
   return [
     '',
@@ -164,7 +261,22 @@ function peerSection(run: BenchRun, servers: readonly string[]): string[] {
       'CPU µs/request = the server process’s own CPU (process.cpuUsage) ÷ the requests it answered.',
     '',
     ...table(
-      ['server', 'rounds', 'CPU µs/req', 'peer µs/req', 'bare µs/req', 'stdlib µs/req', '÷ peer (CPU)', '÷ bare (CPU)', '÷ stdlib (CPU)', 'req/s', 'peer req/s', 'bare req/s', 'p99 ms', 'peer p99 ms'],
+      [
+        'server',
+        'rounds',
+        'CPU µs/req',
+        'peer µs/req',
+        'bare µs/req',
+        'stdlib µs/req',
+        '÷ peer (CPU)',
+        '÷ bare (CPU)',
+        '÷ stdlib (CPU)',
+        'req/s',
+        'peer req/s',
+        'bare req/s',
+        'p99 ms',
+        'peer p99 ms',
+      ],
       rows.map(({ server, subject, peer, bare, stdlib }) => [
         server,
         String(subject.n),
@@ -199,7 +311,14 @@ function grpcPeerSection(run: BenchRun): string[] {
       ['server', 'calls/s', 'p50 ms', 'p99 ms', 'CPU µs per call', 'vs grpc-js'],
       rows.map((m) => {
         const grpcJs = rows.find((x) => x.server === `${m.server.split(' peer:')[0]} peer:grpc-js`)?.cpuSecondsPer1k ?? Number.NaN;
-        return [m.server, n(m.result?.requestsPerSecond), n(m.result?.p50Ms, 2), n(m.result?.p99Ms, 2), n(m.cpuSecondsPer1k * 1000), x(m.cpuSecondsPer1k / grpcJs)];
+        return [
+          m.server,
+          n(m.result?.requestsPerSecond),
+          n(m.result?.p50Ms, 2),
+          n(m.result?.p99Ms, 2),
+          n(m.cpuSecondsPer1k * 1000),
+          x(m.cpuSecondsPer1k / grpcJs),
+        ];
       }),
     ),
   ];
@@ -244,16 +363,37 @@ function scaleSection(run: BenchRun): string[] {
     );
   }
   const listRows = run.measurements.filter((x) => x.scenario === 'list-offset-0' || x.scenario === 'list-offset-10000');
-  out.push('', 'List latency for a user holding 20,000 orders, one connection (stdlib transport; real Postgres vacuumed and analysed after seeding):', '');
-  out.push(...table(['server', 'query', 'p50 ms', 'p99 ms', 'req/s'], listRows.map((x) => [x.server, SCENARIO_TITLES[x.scenario], n(x.result?.p50Ms, 2), n(x.result?.p99Ms, 2), n(rps(x))])));
+  out.push(
+    '',
+    'List latency for a user holding 20,000 orders, one connection (stdlib transport; real Postgres vacuumed and analysed after seeding):',
+    '',
+  );
+  out.push(
+    ...table(
+      ['server', 'query', 'p50 ms', 'p99 ms', 'req/s'],
+      listRows.map((x) => [x.server, SCENARIO_TITLES[x.scenario], n(x.result?.p50Ms, 2), n(x.result?.p99Ms, 2), n(rps(x))]),
+    ),
+  );
   for (const server of new Set(listRows.map((x) => x.server))) {
-    const ratio = (find(run, server, 'list-offset-10000', 1)?.result?.p50Ms ?? Number.NaN) / (find(run, server, 'list-offset-0', 1)?.result?.p50Ms ?? Number.NaN);
+    const ratio =
+      (find(run, server, 'list-offset-10000', 1)?.result?.p50Ms ?? Number.NaN) /
+      (find(run, server, 'list-offset-0', 1)?.result?.p50Ms ?? Number.NaN);
     if (!Number.isFinite(ratio)) continue;
-    const why = ratio > 3 ? ' (OFFSET walks and discards the skipped index entries; keyset paging would not, but spec 4.1 fixes limit/offset)' : '';
+    const why =
+      ratio > 3 ? ' (OFFSET walks and discards the skipped index entries; keyset paging would not, but spec 4.1 fixes limit/offset)' : '';
     out.push('', `${server}: offset 10,000 takes ${n(ratio, 1)}× the p50 of offset 0${why}.`);
   }
-  out.push('', 'Start-up: spawn `node bin/orders-stdlib.ts [--embedded]` → first 200 from the admin `/readyz` (includes Node start-up and type stripping).', '');
-  out.push(...table(['mode', 'runs (ms)', 'median ms', 'note'], run.scale.startup.map((s) => [s.mode, s.runsMs.map((x) => n(x)).join(', '), n(median(s.runsMs)), s.error ?? ''])));
+  out.push(
+    '',
+    'Start-up: spawn `node bin/orders-stdlib.ts [--embedded]` → first 200 from the admin `/readyz` (includes Node start-up and type stripping).',
+    '',
+  );
+  out.push(
+    ...table(
+      ['mode', 'runs (ms)', 'median ms', 'note'],
+      run.scale.startup.map((s) => [s.mode, s.runsMs.map((x) => n(x)).join(', '), n(median(s.runsMs)), s.error ?? '']),
+    ),
+  );
   return out;
 }
 
@@ -287,7 +427,10 @@ export function renderMarkdown(run: BenchRun): string {
   ];
   if (run.baselineEnd?.result !== undefined) {
     const end = run.baselineEnd.result.requestsPerSecond;
-    out.push('', `Noise: the baseline at 32 connections gave ${n(base32)} req/s at the start and ${n(end)} req/s at the end (${share(end, base32)} of the start).`);
+    out.push(
+      '',
+      `Noise: the baseline at 32 connections gave ${n(base32)} req/s at the start and ${n(end)} req/s at the end (${share(end, base32)} of the start).`,
+    );
   }
   if (baseRow?.result !== undefined && baseRow.result.clientCpuSeconds / baseRow.result.elapsedSeconds > 0.8) {
     out.push(
@@ -298,12 +441,23 @@ export function renderMarkdown(run: BenchRun): string {
   }
 
   const status = (met: boolean | undefined): string => (met === undefined ? 'not measured' : met ? '**met**' : '**not met**');
-  out.push('', '## Targets', '', ...table(['target', 'subject', 'measured', 'status'], judgeTargets(run).map((t) => [t.target, t.subject, t.measured, status(t.met)])));
+  out.push(
+    '',
+    '## Targets',
+    '',
+    ...table(
+      ['target', 'subject', 'measured', 'status'],
+      judgeTargets(run).map((t) => [t.target, t.subject, t.measured, status(t.met)]),
+    ),
+  );
   out.push(...peerSection(run, servers), ...grpcPeerSection(run));
 
   const baseCpu = baseRow?.cpuSecondsPer1k ?? Number.NaN;
   const byScenario = (cell: (server: string, scenario: ScenarioId) => string): string[] =>
-    table(['server', ...RATIO_SCENARIOS.map((s) => SCENARIO_TITLES[s])], servers.map((server) => [server, ...RATIO_SCENARIOS.map((s) => cell(server, s))]));
+    table(
+      ['server', ...RATIO_SCENARIOS.map((s) => SCENARIO_TITLES[s])],
+      servers.map((server) => [server, ...RATIO_SCENARIOS.map((s) => cell(server, s))]),
+    );
   out.push(
     '',
     `## Throughput as a share of the baseline (${FIXED_CONCURRENCY} connections, same run)`,
@@ -327,7 +481,10 @@ export function renderMarkdown(run: BenchRun): string {
     out.push(
       ...table(
         ['server', ...sweep.map((c) => `${c} conn.`)],
-        [['baseline (req/s)', ...sweep.map((c) => n(baseAt(c)))], ...servers.map((server) => [server, ...sweep.map((c) => share(rps(find(run, server, 'get', c)), baseAt(c)))])],
+        [
+          ['baseline (req/s)', ...sweep.map((c) => n(baseAt(c)))],
+          ...servers.map((server) => [server, ...sweep.map((c) => share(rps(find(run, server, 'get', c)), baseAt(c)))]),
+        ],
       ),
     );
   }
@@ -341,7 +498,20 @@ export function renderMarkdown(run: BenchRun): string {
       'Client CPU = the load generator’s own CPU share: near 100% means the client, not the server, was the limit.',
     '',
     ...table(
-      ['server', 'scenario', 'conn.', 'log', 'req/s', 'p50 ms', 'p99 ms', 'CPU-s/1k', 'peak RSS MiB', 'ok/failed', 'client CPU', 'load avg'],
+      [
+        'server',
+        'scenario',
+        'conn.',
+        'log',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'CPU-s/1k',
+        'peak RSS MiB',
+        'ok/failed',
+        'client CPU',
+        'load avg',
+      ],
       [...run.measurements, ...(run.baselineEnd === undefined ? [] : [{ ...run.baselineEnd, server: 'baseline (end)' }])].map(rawRow),
     ),
     ...scaleSection(run),
@@ -349,13 +519,18 @@ export function renderMarkdown(run: BenchRun): string {
 
   const skipped = [
     ...run.skippedServers.map((s) => `- ${s.server}: ${s.reason}`),
-    ...run.measurements.filter((x) => x.skipped !== undefined).map((x) => `- ${x.server} ${SCENARIO_TITLES[x.scenario]} c=${x.concurrency}: ${x.skipped}`),
+    ...run.measurements
+      .filter((x) => x.skipped !== undefined)
+      .map((x) => `- ${x.server} ${SCENARIO_TITLES[x.scenario]} c=${x.concurrency}: ${x.skipped}`),
     ...(run.realBackends.used ? [] : [`- real backends: ${run.realBackends.reason ?? ''}`]),
   ];
   out.push('', '## Skipped', '', skipped.length === 0 ? 'Nothing.' : skipped.join('\n'));
-  if (run.realBackends.fromDefaults.length > 0) out.push('', `Real backends: ${run.realBackends.fromDefaults.join(', ')} not set; the loopback defaults of this machine were used.`);
+  if (run.realBackends.fromDefaults.length > 0)
+    out.push('', `Real backends: ${run.realBackends.fromDefaults.join(', ')} not set; the loopback defaults of this machine were used.`);
   out.push('', '## Method notes', '', ...METHOD_NOTES);
-  out.push(`- One machine, ${m.nproc} cores, for everything: the server child, the load generator and, for real backends, Postgres, Redis and NATS. A server that uses one core fully leaves one core for all the rest.`);
+  out.push(
+    `- One machine, ${m.nproc} cores, for everything: the server child, the load generator and, for real backends, Postgres, Redis and NATS. A server that uses one core fully leaves one core for all the rest.`,
+  );
   out.push('', '## Commands', '', '```sh', ...run.commands, '```', '');
   return out.join('\n');
 }

@@ -90,7 +90,8 @@ class Bench {
   plan(scenario: ScenarioId, concurrency = FIXED_CONCURRENCY): RunPlan {
     const s = this.settings;
     // Login: no warm-up run (its in-flight hashes would still occupy the thread pool when the measured run starts), a longer window.
-    if (scenario === 'login') return { scenario, concurrency: Math.min(concurrency, LOGIN_CONCURRENCY), durationMs: s.loginDurationMs, warmupMs: 0 };
+    if (scenario === 'login')
+      return { scenario, concurrency: Math.min(concurrency, LOGIN_CONCURRENCY), durationMs: s.loginDurationMs, warmupMs: 0 };
     return { scenario, concurrency, durationMs: s.durationMs, warmupMs: s.warmupMs };
   }
 
@@ -109,7 +110,12 @@ class Bench {
   /** A child that does not start is a skipped server, not a failed run. */
   async start(server: string, script: string, env: NodeJS.ProcessEnv = {}): Promise<ServerChild | undefined> {
     try {
-      const child = await ServerChild.start({ script: join(ROOT, script), env: { ...process.env, ...this.real, ...env }, cwd: ROOT, pinCpu: this.pinning?.serverCpu });
+      const child = await ServerChild.start({
+        script: join(ROOT, script),
+        env: { ...process.env, ...this.real, ...env },
+        cwd: ROOT,
+        pinCpu: this.pinning?.serverCpu,
+      });
       this.#children.add(child);
       return child;
     } catch (error) {
@@ -181,11 +187,18 @@ class Bench {
         await this.run(child, label, this.plan('grpc-get'));
         await this.run(child, { ...label, pairedFor: pairKey(server, 'grpc-get') }, this.pairedPlan('get'));
         // The same GetOrder on grpc-js and Connect peers in this child, right after ours.
-        for (const peer of child.ready.grpcPeers ?? []) await this.run(child, { ...label, server: `${server} peer:${peer.name}` }, this.plan('grpc-get'), peer.port);
+        for (const peer of child.ready.grpcPeers ?? [])
+          await this.run(child, { ...label, server: `${server} peer:${peer.name}` }, this.plan('grpc-get'), peer.port);
       }
       for (const c of this.settings.sweep.filter((c) => c !== FIXED_CONCURRENCY)) await this.run(child, label, this.plan('get', c));
       // A child that no longer answers skips the variant (its runs would be skipped rows anyway).
-      if (this.settings.logLevelVariant && (await child.setLogLevel('error').then(() => true, () => false))) {
+      if (
+        this.settings.logLevelVariant &&
+        (await child.setLogLevel('error').then(
+          () => true,
+          () => false,
+        ))
+      ) {
         await this.pairedBaseline(pairKey(server, 'get', 'error'));
         await this.run(child, { ...label, logLevel: 'error' }, this.plan('get'));
         await this.pairedBaseline(pairKey(server, 'get', 'error'));
@@ -225,16 +238,24 @@ class Bench {
  */
 function requireLoadGenerators(): void {
   const missing = (): string[] => (['wrk', 'h2load'] as const).filter((tool) => !hasTool(tool));
-  if (missing().length > 0 && process.getuid?.() === 0) spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'wrk', 'nghttp2-client'], { stdio: 'ignore', timeout: 180_000 });
+  if (missing().length > 0 && process.getuid?.() === 0)
+    spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'wrk', 'nghttp2-client'], { stdio: 'ignore', timeout: 180_000 });
   if (missing().length > 0) throw new Error(`bench: install ${missing().join(' and ')} (Debian packages wrk, nghttp2-client)`);
 }
 
 /** `node ARGS` from the repository root: its stdout, or an error with the tail of its stderr. */
 async function nodeOutput(args: readonly string[], timeoutMs: number): Promise<string> {
   try {
-    return (await promisify(execFile)(process.execPath, args, { cwd: ROOT, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 2 ** 20 })).stdout;
+    return (
+      await promisify(execFile)(process.execPath, args, { cwd: ROOT, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 2 ** 20 })
+    ).stdout;
   } catch (error) {
-    throw new Error(`${(error as Error).message.split('\n')[0]}: ${String((error as { stderr?: string }).stderr ?? '').trim().slice(-300)}`, { cause: error });
+    throw new Error(
+      `${(error as Error).message.split('\n')[0]}: ${String((error as { stderr?: string }).stderr ?? '')
+        .trim()
+        .slice(-300)}`,
+      { cause: error },
+    );
   }
 }
 
@@ -290,7 +311,9 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const machine = machineInfo();
   const loadAverageStart = loadAverage();
-  log(`bench: ${settings.quick ? 'quick' : 'full'} run on ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}, load average ${loadAverageStart.toFixed(2)}`);
+  log(
+    `bench: ${settings.quick ? 'quick' : 'full'} run on ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}, load average ${loadAverageStart.toFixed(2)}`,
+  );
   requireLoadGenerators();
 
   const { env: real, fromDefaults } = realEnvFrom(process.env);
@@ -300,11 +323,17 @@ async function main(): Promise<void> {
   // The orchestrator sits on the generators' core too.
   if (pinning !== undefined) pinProcess(process.pid, pinning.generatorCpu);
   pinGenerators(pinning?.generatorCpu);
-  const placement = pinning === undefined ? 'not pinned (needs taskset and 2 CPUs)' : `server children on CPU ${pinning.serverCpu}, load generators on CPU ${pinning.generatorCpu} (taskset)`;
+  const placement =
+    pinning === undefined
+      ? 'not pinned (needs taskset and 2 CPUs)'
+      : `server children on CPU ${pinning.serverCpu}, load generators on CPU ${pinning.generatorCpu} (taskset)`;
   log(`bench: ${placement}`);
   const bench = new Bench(settings, real, pinning);
   const dropBenchSchemas = async (): Promise<void> => {
-    if (realReason === undefined) await dropSchemas(real.POSTGRES_DSN, bench.schemas).catch((error: unknown) => log(`bench: dropping schemas failed: ${String(error)}`));
+    if (realReason === undefined)
+      await dropSchemas(real.POSTGRES_DSN, bench.schemas).catch((error: unknown) =>
+        log(`bench: dropping schemas failed: ${String(error)}`),
+      );
   };
 
   let interrupted = false;
@@ -312,7 +341,10 @@ async function main(): Promise<void> {
     if (interrupted) process.exit(130);
     interrupted = true;
     log('bench: interrupted; stopping the server children and dropping bench schemas');
-    void bench.stopAll().then(dropBenchSchemas).finally(() => process.exit(130));
+    void bench
+      .stopAll()
+      .then(dropBenchSchemas)
+      .finally(() => process.exit(130));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -340,7 +372,10 @@ async function main(): Promise<void> {
     if (pinning !== undefined) pinProcess(process.pid, `0-${availableParallelism() - 1}`);
     if (!values['no-scale']) {
       log('scale figures');
-      const sessions: ScaleFigures['sessions'] = await nodeOutput(['--expose-gc', 'bench/session-heap.ts'], 120_000).then((out) => JSON.parse(out) as SessionHeap, (error: Error) => ({ error: error.message }));
+      const sessions: ScaleFigures['sessions'] = await nodeOutput(['--expose-gc', 'bench/session-heap.ts'], 120_000).then(
+        (out) => JSON.parse(out) as SessionHeap,
+        (error: Error) => ({ error: error.message }),
+      );
       log(`  sessions: ${JSON.stringify(sessions)}`);
       scale = { sessions, startup: await startupFigures(settings, bench, realReason) };
     }
@@ -378,7 +413,10 @@ async function main(): Promise<void> {
   // The login gate under a flood (rules LOGIN-gate, LOGIN-gate-fair), each executable in its own process (bench/login-flood.ts).
   if (!values['no-login-flood']) {
     const flood = await runLoginFlood({ quick: settings.quick, only, log });
-    await writeFile(join(values.out, 'login-flood.md'), ['# Login flood (rules LOGIN-gate, LOGIN-gate-fair)', '', '```', ...flood, '```', ''].join('\n'));
+    await writeFile(
+      join(values.out, 'login-flood.md'),
+      ['# Login flood (rules LOGIN-gate, LOGIN-gate-fair)', '', '```', ...flood, '```', ''].join('\n'),
+    );
   }
   log(`bench: wrote ${relative(process.cwd(), join(values.out, 'bench.md'))} and bench.svg in ${run.wallSeconds.toFixed(0)} s`);
 }

@@ -60,7 +60,10 @@ async function main(): Promise<void> {
   const fixtures = await seed(app.core.tokens, backends, config.listOrders);
   if (config.transport === 'grpc') {
     // The gRPC yardsticks (plain grpc-js, Connect as-was and tuned), loaded in the gRPC child only.
-    const [{ startGrpcJsPeer }, { startConnectPeer }] = await Promise.all([import('./grpc-peers/grpcjs-peer.ts'), import('./grpc-peers/connect-peer.ts')]);
+    const [{ startGrpcJsPeer }, { startConnectPeer }] = await Promise.all([
+      import('./grpc-peers/grpcjs-peer.ts'),
+      import('./grpc-peers/connect-peer.ts'),
+    ]);
     peers = [await startGrpcJsPeer(app.core), await startConnectPeer(app.core, false), await startConnectPeer(app.core, true)];
   }
   const grpcPeers = peers.map(({ name, port }) => ({ name, port }));

@@ -59,7 +59,12 @@ function measure(hold: boolean): { bytesPerSession: number; totalBytes: number; 
 }
 
 /** What this script prints (bench/run.ts reads it). */
-export type SessionHeap = { readonly cap: number; readonly recent: number; readonly lingering: ReturnType<typeof measure>; readonly held: ReturnType<typeof measure> };
+export type SessionHeap = {
+  readonly cap: number;
+  readonly recent: number;
+  readonly lingering: ReturnType<typeof measure>;
+  readonly held: ReturnType<typeof measure>;
+};
 
 const lingering = measure(false);
 const held = measure(true);

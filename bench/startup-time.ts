@@ -9,11 +9,17 @@ import { spawnBin } from '../test/support/spawn-bin.ts';
  * type stripping of every source file: what an operator waits for. `env`: the real backends' variables
  * (not embedded).
  */
-export async function measureStartup(env: Record<string, string> | undefined, timeoutMs = 30_000): Promise<{ readyMs?: number; error?: string }> {
+export async function measureStartup(
+  env: Record<string, string> | undefined,
+  timeoutMs = 30_000,
+): Promise<{ readyMs?: number; error?: string }> {
   const [apiPort, adminPort] = [await freePort(), await freePort()];
   const ports = { HTTP_ADDR: `127.0.0.1:${apiPort}`, ADMIN_ADDR: `127.0.0.1:${adminPort}`, LOG_LEVEL: 'error' };
   const started = performance.now();
-  const bin = env === undefined ? spawnBin('bin/orders-stdlib.ts', ['--embedded'], ports) : spawnBin('bin/orders-stdlib.ts', [], { ...ports, JWT_SECRET: randomBytes(32).toString('base64url'), ...env });
+  const bin =
+    env === undefined
+      ? spawnBin('bin/orders-stdlib.ts', ['--embedded'], ports)
+      : spawnBin('bin/orders-stdlib.ts', [], { ...ports, JWT_SECRET: randomBytes(32).toString('base64url'), ...env });
   try {
     await bin.waitReady(`http://127.0.0.1:${adminPort}`, timeoutMs);
     return { readyMs: performance.now() - started };

@@ -3,4 +3,9 @@
 import { runMain } from '../src/composition/main.ts';
 import { stdlibTransport } from '../src/transports/stdlib/stdlib-transport.ts';
 
-process.exitCode = await runMain({ serviceName: 'orders-stdlib', transport: stdlibTransport, argv: process.argv.slice(2), env: process.env });
+process.exitCode = await runMain({
+  serviceName: 'orders-stdlib',
+  transport: stdlibTransport,
+  argv: process.argv.slice(2),
+  env: process.env,
+});

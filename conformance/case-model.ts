@@ -217,16 +217,31 @@ export function caseApis(c: Case): readonly Api[] {
 }
 
 /** A flow case, declared as a test is: name, rules, the options of CaseBase (and `api`), the body. */
-export function flow(name: string, rules: readonly string[], options: Omit<FlowCase, 'kind' | 'name' | 'rules' | 'run'>, run: FlowCase['run']): FlowCase {
+export function flow(
+  name: string,
+  rules: readonly string[],
+  options: Omit<FlowCase, 'kind' | 'name' | 'rules' | 'run'>,
+  run: FlowCase['run'],
+): FlowCase {
   return { kind: 'flow', name, rules, ...options, run };
 }
 
-export function processCase(name: string, rules: readonly string[], options: Omit<ProcessCase, 'kind' | 'name' | 'rules' | 'run'>, run: ProcessCase['run']): ProcessCase {
+export function processCase(
+  name: string,
+  rules: readonly string[],
+  options: Omit<ProcessCase, 'kind' | 'name' | 'rules' | 'run'>,
+  run: ProcessCase['run'],
+): ProcessCase {
   return { kind: 'process', name, rules, ...options, run };
 }
 
 type Without<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-export function request(name: string, rules: readonly string[], operation: Without<RequestCase, 'kind' | 'name' | 'rules' | 'expect'>, expect: Expectation): RequestCase {
+export function request(
+  name: string,
+  rules: readonly string[],
+  operation: Without<RequestCase, 'kind' | 'name' | 'rules' | 'expect'>,
+  expect: Expectation,
+): RequestCase {
   return { kind: 'request', name, rules, ...operation, expect } as RequestCase;
 }

@@ -33,6 +33,10 @@ export function rulesOfTitle(title: string): string[] | undefined {
 
 export function findUnitCases(): UnitCase[] {
   return ROOTS.flatMap(testFiles).flatMap((file) =>
-    [...readFileSync(join(REPO_ROOT, file), 'utf8').matchAll(TAGGED)].map((m) => ({ file: relative(REPO_ROOT, join(REPO_ROOT, file)), name: m[2]!, rules: rulesOfTitle(`[${m[1]!}] `)! })),
+    [...readFileSync(join(REPO_ROOT, file), 'utf8').matchAll(TAGGED)].map((m) => ({
+      file: relative(REPO_ROOT, join(REPO_ROOT, file)),
+      name: m[2]!,
+      rules: rulesOfTitle(`[${m[1]!}] `)!,
+    })),
   );
 }

@@ -80,7 +80,8 @@ export const lookupOutsideTransaction: Variant = {
             if (original !== undefined) return { outcome: 'replayed', order: original };
           }
           const result = await ports.repository.place({ ...placement, idempotency: undefined });
-          if (result.outcome === 'created') table.set(id, { fingerprint: claim.fingerprint, orderId: result.order.id, expiresAt: claim.expiresAt });
+          if (result.outcome === 'created')
+            table.set(id, { fingerprint: claim.fingerprint, orderId: result.order.id, expiresAt: claim.expiresAt });
           return result;
         },
       },
@@ -104,4 +105,3 @@ export const sessionKeptOnThrow: Variant = {
 };
 
 export const BROKEN_VARIANTS: readonly Variant[] = [acksBeforeRecording, marksBeforeAck, lookupOutsideTransaction, sessionKeptOnThrow];
-

@@ -49,9 +49,13 @@ for (let seed = first; seed < first + seeds; seed++) {
   if (values.trace) for (const line of outcome.result.trace) console.log(`seed ${seed} | ${line}`);
   if (outcome.shrunk !== undefined) {
     console.error(`explore: VIOLATION seed ${seed}: ${outcome.result.violation?.message}`);
-    console.error(`explore: invariant ${outcome.shrunk.invariant}; shrunk to ${outcome.shrunk.steps.length} step(s) in ${outcome.shrunk.replays} replays (${outcome.shrunk.message}):`);
+    console.error(
+      `explore: invariant ${outcome.shrunk.invariant}; shrunk to ${outcome.shrunk.steps.length} step(s) in ${outcome.shrunk.replays} replays (${outcome.shrunk.message}):`,
+    );
     outcome.shrunk.steps.forEach((step, i) => console.error(`  ${i} ${describeStep(step)}`));
-    console.error(`explore: replay with: npm run explore -- --seed ${seed} --seeds 1 --steps ${shape.steps} --replicas ${shape.replicas} --trace`);
+    console.error(
+      `explore: replay with: npm run explore -- --seed ${seed} --seeds 1 --steps ${shape.steps} --replicas ${shape.replicas} --trace`,
+    );
     process.exit(1);
   }
 }

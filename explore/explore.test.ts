@@ -56,7 +56,9 @@ async function seedsToFind(variant: Variant, invariant: InvariantId): Promise<nu
     if (outcome.result.violation !== undefined) found = outcome;
   }
   expect(found?.result.violation?.invariant, `${variant.name}: not found in ${SEED_BOUND} seeds`).toBe(invariant);
-  console.log(`explore: "${variant.name}" found by ${invariant} at seed ${found?.seed} (${seeds} seed(s)): ${found?.result.violation?.message}`);
+  console.log(
+    `explore: "${variant.name}" found by ${invariant} at seed ${found?.seed} (${seeds} seed(s)): ${found?.result.violation?.message}`,
+  );
   // The same seed replays the same violation.
   const replay = await exploreSeed(seeds, { ...SHAPE, variant }, { shrink: false });
   expect(replay.result.violation?.message).toBe(found?.result.violation?.message);
@@ -86,7 +88,12 @@ describe(`explore: the checker is checked (each broken variant found within ${SE
     const shrunk = outcome.shrunk;
     expect(shrunk?.invariant).toBe(INVARIANTS.announced);
     expect(shrunk?.steps.length).toBeLessThan(SHAPE.steps / 4);
-    const replay = await runSchedule(shrunk?.steps ?? [], { seed: 1, replicas: SHAPE.replicas, users: SHAPE.users, variant: marksBeforeAck });
+    const replay = await runSchedule(shrunk?.steps ?? [], {
+      seed: 1,
+      replicas: SHAPE.replicas,
+      users: SHAPE.users,
+      variant: marksBeforeAck,
+    });
     expect(replay.violation?.invariant).toBe(INVARIANTS.announced);
     // And the correct service passes the very same steps.
     const correct = await runSchedule(shrunk?.steps ?? [], { seed: 1, replicas: SHAPE.replicas, users: SHAPE.users });

@@ -17,13 +17,19 @@ export interface SeedOutcome {
   readonly seed: number;
   readonly result: RunResult;
   /** Set when an invariant failed: the shortest schedule found that still fails it. */
-  readonly shrunk?: { readonly invariant: InvariantId; readonly steps: readonly Step[]; readonly message: string; readonly replays: number };
+  readonly shrunk?: {
+    readonly invariant: InvariantId;
+    readonly steps: readonly Step[];
+    readonly message: string;
+    readonly replays: number;
+  };
 }
 
 /** One seed: its schedule, run; on a violation, shrunk. */
 export async function exploreSeed(seed: number, shape: ExploreShape, options: { shrink?: boolean } = {}): Promise<SeedOutcome> {
   const schedule = generateSchedule(seed, shape);
-  const run = (steps: readonly Step[]): Promise<RunResult> => runSchedule(steps, { seed, replicas: shape.replicas, users: shape.users, variant: shape.variant });
+  const run = (steps: readonly Step[]): Promise<RunResult> =>
+    runSchedule(steps, { seed, replicas: shape.replicas, users: shape.users, variant: shape.variant });
   const result = await run(schedule);
   if (result.violation === undefined || options.shrink === false) return { seed, result };
   return { seed, result, shrunk: await shrink(schedule, result, run) };
@@ -43,7 +49,7 @@ async function shrink(schedule: readonly Step[], first: RunResult, run: (steps: 
   let chunk = Math.max(1, Math.floor(steps.length / 2));
   while (chunk >= 1 && replays < maxReplays) {
     let removedAny = false;
-    for (let start = 0; start < steps.length && replays < maxReplays; ) {
+    for (let start = 0; start < steps.length && replays < maxReplays;) {
       const candidate = [...steps.slice(0, start), ...steps.slice(start + chunk)];
       replays += 1;
       const result = candidate.length === 0 ? undefined : await run(candidate);

@@ -162,7 +162,17 @@ class World {
 
   async start(): Promise<void> {
     for (let u = 0; u < this.#options.users; u++) {
-      const client: Client = { index: u, userId: this.#ids.uuid(), username: `user${u}`, password: `password-${u}`, address: `10.0.0.${u + 1}`, token: undefined, tokenIat: 0, requests: [], known: [] };
+      const client: Client = {
+        index: u,
+        userId: this.#ids.uuid(),
+        username: `user${u}`,
+        password: `password-${u}`,
+        address: `10.0.0.${u + 1}`,
+        token: undefined,
+        tokenIat: 0,
+        requests: [],
+        known: [],
+      };
       this.#clients.push(client);
       await this.#backends.store.add({ id: client.userId, username: client.username, passwordHash: await cheapHash(client.password) });
     }
@@ -224,7 +234,14 @@ class World {
       case 'create': {
         const client = this.#client(step.user);
         const id = this.#requests.length;
-        const request: CreateRequest = { id, user: client.index, item: `item-${id}`, quantity: step.quantity, key: step.keyed ? `key-${id}` : undefined, attempts: [] };
+        const request: CreateRequest = {
+          id,
+          user: client.index,
+          item: `item-${id}`,
+          quantity: step.quantity,
+          key: step.keyed ? `key-${id}` : undefined,
+          attempts: [],
+        };
         this.#requests.push(request);
         client.requests.push(request);
         const outcomes = [await this.#sendCreate(request, step.replica)];
@@ -250,7 +267,8 @@ class World {
         return this.#recent(step.user, step.replica);
       case 'burst': {
         const statuses: Status[] = [];
-        for (let i = 0; i < step.count; i++) statuses.push(await this.#list(step.user, step.replica, '1', null).then((s) => s.split(' ')[0] as Status));
+        for (let i = 0; i < step.count; i++)
+          statuses.push(await this.#list(step.user, step.replica, '1', null).then((s) => s.split(' ')[0] as Status));
         return statuses.join(',');
       }
       case 'relay': {
@@ -395,7 +413,8 @@ class World {
     address: string = client.address,
   ): Promise<Answer> {
     const dbBefore = this.#dbTroubleEpoch;
-    const dbTroubled = (): boolean => this.#backends.store.trouble.isDown || this.#backends.store.trouble.queuedFailures > 0 || this.#dbTroubleEpoch !== dbBefore;
+    const dbTroubled = (): boolean =>
+      this.#backends.store.trouble.isDown || this.#backends.store.trouble.queuedFailures > 0 || this.#dbTroubleEpoch !== dbBefore;
     const troubledAtStart = dbTroubled();
     const decision = await replica.limiter.take({ peer: address, forwardedFor: undefined });
     if (!decision.allowed) return { status: 429, body: undefined, limited: true };
@@ -419,9 +438,17 @@ class World {
     } catch (error) {
       if (!replica.alive) return { status: 'refused', body: undefined };
       const mapped = mapError(error);
-      this.checks.hold(mapped.kind !== 'internal', INVARIANTS.answers, () => `${operation} on replica ${replica.index} failed unexpectedly (${mapped.row.httpStatus}): ${String(error)}`);
+      this.checks.hold(
+        mapped.kind !== 'internal',
+        INVARIANTS.answers,
+        () => `${operation} on replica ${replica.index} failed unexpectedly (${mapped.row.httpStatus}): ${String(error)}`,
+      );
       if (mapped.kind === 'backend-unavailable') {
-        this.checks.hold(troubledAtStart || dbTroubled(), INVARIANTS.answers, () => `${operation}: 500 while the database was healthy: ${String(error)}`);
+        this.checks.hold(
+          troubledAtStart || dbTroubled(),
+          INVARIANTS.answers,
+          () => `${operation}: 500 while the database was healthy: ${String(error)}`,
+        );
       }
       return { status: mapped.row.httpStatus, body: { error: mapped.message }, kind: mapped.kind };
     } finally {
@@ -446,7 +473,11 @@ class World {
     this.#admitted.set(key, entry);
     const rate = this.#config.rateLimitRps;
     const bound = rate + (rate * (now - entry.first)) / 1_000;
-    this.checks.hold(entry.count <= bound + 1e-9, INVARIANTS.rate, () => `replica ${replica.index} admitted ${entry.count} requests of ${address} in ${now - entry.first} ms (bound ${bound})`);
+    this.checks.hold(
+      entry.count <= bound + 1e-9,
+      INVARIANTS.rate,
+      () => `replica ${replica.index} admitted ${entry.count} requests of ${address} in ${now - entry.first} ms (bound ${bound})`,
+    );
   }
 
   /** EXPLORE-answers: a status the route declares; 401 only for a missing or expired token, never 200 with one. */
@@ -460,16 +491,28 @@ class World {
       listOrders: [200, 401, 429, 500],
       recent: [200, 401, 429],
     };
-    this.checks.hold((allowed[operation] ?? []).includes(answer.status), INVARIANTS.answers, () => `${operation} answered ${answer.status} ${JSON.stringify(answer.body)}`);
+    this.checks.hold(
+      (allowed[operation] ?? []).includes(answer.status),
+      INVARIANTS.answers,
+      () => `${operation} answered ${answer.status} ${JSON.stringify(answer.body)}`,
+    );
     if (operation === 'login' || answer.status === 429) return;
     const nowS = this.#runtime.nowMs() / 1_000;
     const expiryS = this.#config.tokens.expiryMs / 1_000;
     if (tokenIat === undefined) {
       this.checks.hold(answer.status === 401, INVARIANTS.answers, () => `${operation} without a token answered ${answer.status}`);
     } else if (nowS >= tokenIat + expiryS) {
-      this.checks.hold(answer.status === 401, INVARIANTS.answers, () => `${operation} with a token expired ${Math.round(nowS - tokenIat - expiryS)} s ago answered ${answer.status}`);
+      this.checks.hold(
+        answer.status === 401,
+        INVARIANTS.answers,
+        () => `${operation} with a token expired ${Math.round(nowS - tokenIat - expiryS)} s ago answered ${answer.status}`,
+      );
     } else if (nowS < tokenIat + expiryS - 2) {
-      this.checks.hold(answer.status !== 401, INVARIANTS.answers, () => `${operation} with a live token answered 401 ${JSON.stringify(answer.body)}`);
+      this.checks.hold(
+        answer.status !== 401,
+        INVARIANTS.answers,
+        () => `${operation} with a live token answered 401 ${JSON.stringify(answer.body)}`,
+      );
     }
   }
 
@@ -500,9 +543,17 @@ class World {
     if (answers === undefined) return 'in flight';
     // Taken: the password was checked (200 or 401). A 500 is the database failing before the gate.
     const taken = answers.filter((a) => a.status === 200 || a.status === 401).length;
-    this.checks.hold(taken <= CONCURRENT_LOGINS_PER_CLIENT, INVARIANTS.loginGate, () => `${taken} of ${count} simultaneous logins of one client were taken`);
+    this.checks.hold(
+      taken <= CONCURRENT_LOGINS_PER_CLIENT,
+      INVARIANTS.loginGate,
+      () => `${taken} of ${count} simultaneous logins of one client were taken`,
+    );
     const busy = answers.filter((a) => a.kind === 'login-busy').length;
-    this.checks.hold(taken + busy + answers.filter((a) => a.limited === true || a.status === 'refused' || a.status === 500).length === count, INVARIANTS.loginGate, () => `a burst login was refused for another reason: ${JSON.stringify(answers)}`);
+    this.checks.hold(
+      taken + busy + answers.filter((a) => a.limited === true || a.status === 'refused' || a.status === 500).length === count,
+      INVARIANTS.loginGate,
+      () => `a burst login was refused for another reason: ${JSON.stringify(answers)}`,
+    );
     return answers.map((a) => a.status).join(',');
   }
 
@@ -511,17 +562,32 @@ class World {
     const attempt: Attempt = { at: this.#runtime.nowMs(), status: undefined, orderId: undefined };
     request.attempts.push(attempt);
     const headers: Record<string, string> = request.key === undefined ? {} : { 'idempotency-key': `"${request.key}"` };
-    const status = await this.#send(replica, client, 'createOrder', { body: JSON.stringify({ item: request.item, quantity: request.quantity }), headers }, (answer) => {
-      attempt.status = answer.status;
-      if (request.quantity <= 0) this.checks.hold(answer.status !== 201, INVARIANTS.answers, () => `create with quantity ${request.quantity} answered 201`);
-      if (answer.status !== 201) return;
-      const dto = answer.body as OrderDto;
-      attempt.orderId = dto.id;
-      const committed = this.#committed.get(dto.id);
-      this.checks.hold(committed !== undefined && sameDto(toOrderDto(committed.order), dto), INVARIANTS.readable, () => `201 ${JSON.stringify(dto)} is not what the database holds`);
-      this.checks.hold(dto.item === request.item && dto.quantity === request.quantity, INVARIANTS.keyOnce, () => `201 for ${request.item} carried ${JSON.stringify(dto)}`);
-      this.#answered.set(dto.id, dto);
-    });
+    const status = await this.#send(
+      replica,
+      client,
+      'createOrder',
+      { body: JSON.stringify({ item: request.item, quantity: request.quantity }), headers },
+      (answer) => {
+        attempt.status = answer.status;
+        if (request.quantity <= 0)
+          this.checks.hold(answer.status !== 201, INVARIANTS.answers, () => `create with quantity ${request.quantity} answered 201`);
+        if (answer.status !== 201) return;
+        const dto = answer.body as OrderDto;
+        attempt.orderId = dto.id;
+        const committed = this.#committed.get(dto.id);
+        this.checks.hold(
+          committed !== undefined && sameDto(toOrderDto(committed.order), dto),
+          INVARIANTS.readable,
+          () => `201 ${JSON.stringify(dto)} is not what the database holds`,
+        );
+        this.checks.hold(
+          dto.item === request.item && dto.quantity === request.quantity,
+          INVARIANTS.keyOnce,
+          () => `201 for ${request.item} carried ${JSON.stringify(dto)}`,
+        );
+        this.#answered.set(dto.id, dto);
+      },
+    );
     if (attempt.status === undefined) attempt.status = status;
     if (status === 201 && attempt.orderId !== undefined) client.known.push(attempt.orderId);
     return `${status}${attempt.orderId === undefined ? '' : ` ${attempt.orderId}`}`;
@@ -543,10 +609,18 @@ class World {
       const s = answer.status;
       if (s === 401 || s === 429 || s === 'refused') return;
       const want = { own: [200, 500], other: [403, 500], missing: [404, 500], malformed: [400] }[expect];
-      this.checks.hold(want.includes(s), INVARIANTS.get, () => `GET of ${expect} order ${id} by user${user} answered ${s} ${JSON.stringify(answer.body)}`);
+      this.checks.hold(
+        want.includes(s),
+        INVARIANTS.get,
+        () => `GET of ${expect} order ${id} by user${user} answered ${s} ${JSON.stringify(answer.body)}`,
+      );
       if (s !== 200) return;
       const committed = this.#committed.get(id);
-      this.checks.hold(committed !== undefined && sameDto(toOrderDto(committed.order), answer.body as OrderDto), INVARIANTS.get, () => `GET ${id} answered ${JSON.stringify(answer.body)}`);
+      this.checks.hold(
+        committed !== undefined && sameDto(toOrderDto(committed.order), answer.body as OrderDto),
+        INVARIANTS.get,
+        () => `GET ${id} answered ${JSON.stringify(answer.body)}`,
+      );
     });
     return `${status} ${expect}`;
   }
@@ -568,10 +642,19 @@ class World {
       for (let i = 0; i < orders.length; i++) {
         const dto = orders[i] as OrderDto;
         const committed = this.#committed.get(dto.id);
-        this.checks.hold(committed !== undefined && committed.order.userId === userId, INVARIANTS.list, () => `user${user}'s page holds ${dto.id}, not theirs`);
-        this.checks.hold(committed !== undefined && sameDto(toOrderDto(committed.order), dto), INVARIANTS.list, () => `listed ${JSON.stringify(dto)} differs from the database`);
+        this.checks.hold(
+          committed !== undefined && committed.order.userId === userId,
+          INVARIANTS.list,
+          () => `user${user}'s page holds ${dto.id}, not theirs`,
+        );
+        this.checks.hold(
+          committed !== undefined && sameDto(toOrderDto(committed.order), dto),
+          INVARIANTS.list,
+          () => `listed ${JSON.stringify(dto)} differs from the database`,
+        );
         const next = orders[i + 1];
-        if (next !== undefined) this.checks.hold(newerFirst(dto, next), INVARIANTS.list, () => `page not newest first: ${dto.id} before ${next.id}`);
+        if (next !== undefined)
+          this.checks.hold(newerFirst(dto, next), INVARIANTS.list, () => `page not newest first: ${dto.id} before ${next.id}`);
       }
       for (const id of ids) if (!client.known.includes(id)) client.known.push(id);
     });
@@ -585,12 +668,17 @@ class World {
       if (answer.status !== 200) return;
       recent = (answer.body as { recent: string[] }).recent;
       const viewed = this.#views.get(`${served.index}.${served.incarnation}.${user}`) ?? new Set();
-      this.checks.hold(recent.length <= this.#config.sessionRecent, INVARIANTS.recent, () => `recent holds ${recent.length} > SESSION_RECENT ${this.#config.sessionRecent}`);
+      this.checks.hold(
+        recent.length <= this.#config.sessionRecent,
+        INVARIANTS.recent,
+        () => `recent holds ${recent.length} > SESSION_RECENT ${this.#config.sessionRecent}`,
+      );
       this.checks.hold(new Set(recent).size === recent.length, INVARIANTS.recent, () => `recent repeats an id: ${recent.join(',')}`);
       this.checks.hold(
         recent.every((id) => viewed.has(id)),
         INVARIANTS.recent,
-        () => `recent of user${user} on replica ${served.index} holds ${recent.filter((id) => !viewed.has(id)).join(',')}, never viewed there`,
+        () =>
+          `recent of user${user} on replica ${served.index} holds ${recent.filter((id) => !viewed.has(id)).join(',')}, never viewed there`,
       );
     });
     return `${status} ${recent.length}`;
@@ -605,7 +693,11 @@ class World {
     for (const name of ['database', 'cache', 'publisher'] as const) {
       const node = report.nodes?.find((n) => n.name === name);
       const down = troubleOf(this.#backends, name as SimTarget).isDown;
-      this.checks.hold(node !== undefined && (node.status === 'ok') === !down, INVARIANTS.health, () => `health node ${name} is ${node?.status ?? 'missing'} while the ${name} is ${down ? 'down' : 'up'}`);
+      this.checks.hold(
+        node !== undefined && (node.status === 'ok') === !down,
+        INVARIANTS.health,
+        () => `health node ${name} is ${node?.status ?? 'missing'} while the ${name} is ${down ? 'down' : 'up'}`,
+      );
     }
     if (clean) this.checks.hold(report.clean, INVARIANTS.health, () => `health not clean after healing: ${JSON.stringify(report.nodes)}`);
     return report.nodes?.map((n) => `${n.name}:${n.status}`).join(',') ?? 'none';
@@ -655,21 +747,41 @@ class World {
     const perRequest = new Map<number, string[]>();
     for (const { order } of this.#committed.values()) {
       const request = order.item.startsWith('item-') ? this.#requests[Number(order.item.slice('item-'.length))] : undefined;
-      this.checks.hold(request !== undefined && request.quantity === order.quantity, INVARIANTS.noPhantom, () => `order ${order.id} (${order.item} x${order.quantity}) answers no create`);
+      this.checks.hold(
+        request !== undefined && request.quantity === order.quantity,
+        INVARIANTS.noPhantom,
+        () => `order ${order.id} (${order.item} x${order.quantity}) answers no create`,
+      );
       if (request === undefined) continue;
       const owner = this.#client(request.user).userId;
-      this.checks.hold(owner === order.userId, INVARIANTS.noPhantom, () => `order ${order.id} belongs to ${order.userId}, asked for by user${request.user}`);
+      this.checks.hold(
+        owner === order.userId,
+        INVARIANTS.noPhantom,
+        () => `order ${order.id} belongs to ${order.userId}, asked for by user${request.user}`,
+      );
       perRequest.set(request.id, [...(perRequest.get(request.id) ?? []), order.id]);
     }
     for (const request of this.#requests) {
       const orders = perRequest.get(request.id) ?? [];
-      this.checks.hold(orders.length <= request.attempts.length, INVARIANTS.noPhantom, () => `${orders.length} orders for ${request.item}, sent ${request.attempts.length} times`);
+      this.checks.hold(
+        orders.length <= request.attempts.length,
+        INVARIANTS.noPhantom,
+        () => `${orders.length} orders for ${request.item}, sent ${request.attempts.length} times`,
+      );
       if (request.key === undefined) continue;
       const first = request.attempts[0]?.at ?? 0;
       const lifetimes = 1 + request.attempts.filter((a) => a.at >= first + IDEMPOTENCY_KEY_TTL_MS).length;
-      this.checks.hold(orders.length <= lifetimes, INVARIANTS.keyOnce, () => `key ${request.key} yielded ${orders.length} orders (${orders.join(', ')}) within ${lifetimes} key lifetime(s)`);
+      this.checks.hold(
+        orders.length <= lifetimes,
+        INVARIANTS.keyOnce,
+        () => `key ${request.key} yielded ${orders.length} orders (${orders.join(', ')}) within ${lifetimes} key lifetime(s)`,
+      );
       const answered = new Set(request.attempts.flatMap((a) => (a.orderId === undefined ? [] : [a.orderId])));
-      this.checks.hold(answered.size <= lifetimes, INVARIANTS.keyOnce, () => `key ${request.key} was answered with ${answered.size} different orders`);
+      this.checks.hold(
+        answered.size <= lifetimes,
+        INVARIANTS.keyOnce,
+        () => `key ${request.key} was answered with ${answered.size} different orders`,
+      );
     }
   }
 
@@ -685,7 +797,8 @@ class World {
     for (const [id, { eventId }] of this.#committed) {
       const n = counts.get(id) ?? 0;
       this.checks.hold(n >= 1, INVARIANTS.announced, () => `order ${id} was never announced`);
-      if (!this.#diedHolding.has(eventId)) this.checks.hold(n === 1, INVARIANTS.announced, () => `order ${id} was announced ${n} times and no replica died holding it`);
+      if (!this.#diedHolding.has(eventId))
+        this.checks.hold(n === 1, INVARIANTS.announced, () => `order ${id} was announced ${n} times and no replica died holding it`);
     }
   }
 
@@ -707,9 +820,17 @@ class World {
           const address = `10.1.${Math.floor(reader / 250)}.${reader++ % 250}`;
           const answer = await this.#await(this.#handle(replica, client, 'getOrder', { params: { id } }, client.token, address), 60_000);
           if (client === owner) {
-            this.checks.hold(answer?.status === 200 && sameDto(answer.body as OrderDto, dto), INVARIANTS.readable, () => `201 ${id} read by its owner from replica ${replica.index}: ${answer?.status} ${JSON.stringify(answer?.body)}`);
+            this.checks.hold(
+              answer?.status === 200 && sameDto(answer.body as OrderDto, dto),
+              INVARIANTS.readable,
+              () => `201 ${id} read by its owner from replica ${replica.index}: ${answer?.status} ${JSON.stringify(answer?.body)}`,
+            );
           } else {
-            this.checks.hold(answer?.status === 403, INVARIANTS.readable, () => `201 ${id} read by user${client.index} from replica ${replica.index}: ${answer?.status}`);
+            this.checks.hold(
+              answer?.status === 403,
+              INVARIANTS.readable,
+              () => `201 ${id} read by user${client.index} from replica ${replica.index}: ${answer?.status}`,
+            );
           }
         }
       }
@@ -723,7 +844,11 @@ class World {
   async #checkSessions(): Promise<void> {
     await this.#runtime.jump(SESSION_LINGER_MS + 1_000);
     for (const replica of this.#replicas) {
-      this.checks.hold(replica.sessions.size === 0, INVARIANTS.sessions, () => `replica ${replica.index} still holds ${replica.sessions.size} session(s) ${SESSION_LINGER_MS} ms after the last request`);
+      this.checks.hold(
+        replica.sessions.size === 0,
+        INVARIANTS.sessions,
+        () => `replica ${replica.index} still holds ${replica.sessions.size} session(s) ${SESSION_LINGER_MS} ms after the last request`,
+      );
     }
     const flushedViews = new Map<string, number>();
     for (const line of this.#lines) {
@@ -733,12 +858,20 @@ class World {
       flushedViews.set(key, (flushedViews.get(key) ?? 0) + Number(line.fields['views']));
       const viewed = this.#views.get(key) ?? new Set();
       const recent = line.fields['recent'] as string[];
-      this.checks.hold(recent.every((id) => viewed.has(id)) && recent.length <= this.#config.sessionRecent, INVARIANTS.sessions, () => `flush line of ${key} holds ${recent.join(',')}`);
+      this.checks.hold(
+        recent.every((id) => viewed.has(id)) && recent.length <= this.#config.sessionRecent,
+        INVARIANTS.sessions,
+        () => `flush line of ${key} holds ${recent.join(',')}`,
+      );
     }
     for (const [key, views] of this.#viewCounts) {
       const [replica, incarnation] = key.split('.');
       if (!this.#flushed.has(`${replica}.${incarnation}`)) continue;
-      this.checks.hold((flushedViews.get(key) ?? 0) === views, INVARIANTS.sessions, () => `${views} views on ${key}, its flush lines count ${flushedViews.get(key) ?? 0}`);
+      this.checks.hold(
+        (flushedViews.get(key) ?? 0) === views,
+        INVARIANTS.sessions,
+        () => `${views} views on ${key}, its flush lines count ${flushedViews.get(key) ?? 0}`,
+      );
     }
   }
 }

@@ -69,5 +69,7 @@ export type SimBackends = ReturnType<typeof createSimBackends>;
 export type SimTarget = 'database' | 'cache' | 'publisher';
 
 export function troubleOf(backends: SimBackends, target: SimTarget): SimTrouble {
-  return (target === 'database' ? backends.store.trouble : target === 'cache' ? backends.cache.trouble : backends.bus.trouble) as SimTrouble;
+  return (
+    target === 'database' ? backends.store.trouble : target === 'cache' ? backends.cache.trouble : backends.bus.trouble
+  ) as SimTrouble;
 }

@@ -11,9 +11,22 @@ export type Step =
   | { readonly op: 'login'; readonly user: number; readonly replica: number; readonly wrongPassword: boolean }
   | { readonly op: 'login-burst'; readonly user: number; readonly replica: number; readonly count: number }
   /** `retries`: how often the client sends it again at once after a 500, a refusal or its own timeout. */
-  | { readonly op: 'create'; readonly user: number; readonly replica: number; readonly quantity: number; readonly keyed: boolean; readonly retries: number }
+  | {
+      readonly op: 'create';
+      readonly user: number;
+      readonly replica: number;
+      readonly quantity: number;
+      readonly keyed: boolean;
+      readonly retries: number;
+    }
   | { readonly op: 'retry'; readonly user: number; readonly replica: number }
-  | { readonly op: 'get'; readonly user: number; readonly replica: number; readonly target: 'own' | 'other' | 'missing' | 'malformed'; readonly pick: number }
+  | {
+      readonly op: 'get';
+      readonly user: number;
+      readonly replica: number;
+      readonly target: 'own' | 'other' | 'missing' | 'malformed';
+      readonly pick: number;
+    }
   | { readonly op: 'list'; readonly user: number; readonly replica: number; readonly limit: string | null; readonly offset: string | null }
   | { readonly op: 'recent'; readonly user: number; readonly replica: number }
   | { readonly op: 'burst'; readonly user: number; readonly replica: number; readonly count: number }
@@ -89,7 +102,14 @@ export function generateSchedule(seed: number, shape: WorkloadShape): Step[] {
         steps.push({ op: kind, user: user(), replica: upReplica(), count: rng.between(2, 6) });
         break;
       case 'create':
-        steps.push({ op: kind, user: user(), replica: upReplica(), quantity: rng.chance(0.05) ? 0 : rng.between(1, 9), keyed: rng.chance(0.6), retries: rng.pick([0, 0, 1, 2]) });
+        steps.push({
+          op: kind,
+          user: user(),
+          replica: upReplica(),
+          quantity: rng.chance(0.05) ? 0 : rng.between(1, 9),
+          keyed: rng.chance(0.6),
+          retries: rng.pick([0, 0, 1, 2]),
+        });
         break;
       case 'retry':
       case 'recent':

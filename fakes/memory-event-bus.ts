@@ -124,7 +124,10 @@ export class MemoryEventBus implements OrderEventPublisher, OrderEventSubscriber
       await handler([envelope]);
     } catch (err) {
       // Not acknowledged: delivered again after the delay, possibly to another consumer.
-      this.#logger?.error({ err: err instanceof Error ? err.message : String(err), order_id: envelope.event.order_id, event_id: envelope.id }, 'events: handler failed');
+      this.#logger?.error(
+        { err: err instanceof Error ? err.message : String(err), order_id: envelope.event.order_id, event_id: envelope.id },
+        'events: handler failed',
+      );
       this.#timers.setTimeout(() => {
         this.#queue.unshift(envelope);
         this.#wake();

@@ -15,7 +15,9 @@ export function bufBinary(): string {
   const bin = join(cache, 'node_modules', '.bin', 'buf');
   if (!existsSync(bin)) {
     process.stderr.write(`buf: installing @bufbuild/buf@${BUF_VERSION} into ${cache}\n`);
-    execFileSync('npm', ['install', '--silent', '--no-audit', '--no-fund', '--prefix', cache, `@bufbuild/buf@${BUF_VERSION}`], { stdio: 'inherit' });
+    execFileSync('npm', ['install', '--silent', '--no-audit', '--no-fund', '--prefix', cache, `@bufbuild/buf@${BUF_VERSION}`], {
+      stdio: 'inherit',
+    });
   }
   return bin;
 }

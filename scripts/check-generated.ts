@@ -21,7 +21,9 @@ if (import.meta.main) {
   try {
     await generate(['--output', scratch], scratch);
     // Byte for byte, both trees: git lists each file that is missing (D), stale (M) or unexpected (A).
-    const diff = spawnSync('git', ['diff', '--no-index', '--name-status', join(scratch, GEN_DIR), join(root, GEN_DIR)], { encoding: 'utf8' });
+    const diff = spawnSync('git', ['diff', '--no-index', '--name-status', join(scratch, GEN_DIR), join(root, GEN_DIR)], {
+      encoding: 'utf8',
+    });
     if (diff.status === 0) process.stdout.write(`${GEN_DIR} is up to date\n`);
     else {
       process.stderr.write(`${GEN_DIR} is out of date with proto/ or openapi/ (run \`npm run generate\`):\n${diff.stdout}${diff.stderr}`);
@@ -33,7 +35,9 @@ if (import.meta.main) {
   const drift = specReadmeDrift();
   if (drift.length === 0) process.stdout.write('spec/README.md lists the rules as spec/rules.yaml words them\n');
   else {
-    process.stderr.write(`spec/README.md differs from spec/rules.yaml for ${drift.length} rules (run \`npm run generate\`): ${drift.join(', ')}\n`);
+    process.stderr.write(
+      `spec/README.md differs from spec/rules.yaml for ${drift.length} rules (run \`npm run generate\`): ${drift.join(', ')}\n`,
+    );
     process.exitCode = 1;
   }
 }

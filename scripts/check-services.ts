@@ -26,7 +26,12 @@ export function backendTargets(env: NodeJS.ProcessEnv): { name: string; host: st
   const targets: { name: string; host: string; port: number; shown: string }[] = [];
   if (env['POSTGRES_DSN']) {
     const url = new URL(env['POSTGRES_DSN']);
-    targets.push({ name: 'POSTGRES_DSN', host: url.hostname || '127.0.0.1', port: Number(url.port || 5432), shown: describeDsn(env['POSTGRES_DSN']) });
+    targets.push({
+      name: 'POSTGRES_DSN',
+      host: url.hostname || '127.0.0.1',
+      port: Number(url.port || 5432),
+      shown: describeDsn(env['POSTGRES_DSN']),
+    });
   }
   if (env['REDIS_ADDR']) {
     const redis = redisConfigFromEnv(env);

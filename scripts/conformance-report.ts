@@ -24,7 +24,9 @@ if (matrixResults === undefined) {
   process.stderr.write(`conformance: no results in ${RESULTS_DIR}; the suite did not run\n`);
   process.exit(1);
 }
-const results = existsSync(UNIT_RESULTS_PATH) ? withUnitResults(matrixResults, JSON.parse(readFileSync(UNIT_RESULTS_PATH, 'utf8')), rulesOfTitle) : matrixResults;
+const results = existsSync(UNIT_RESULTS_PATH)
+  ? withUnitResults(matrixResults, JSON.parse(readFileSync(UNIT_RESULTS_PATH, 'utf8')), rulesOfTitle)
+  : matrixResults;
 const covered = new Set([...ALL_CASES, ...findUnitCases()].flatMap((c) => c.rules));
 const report = buildReport(loadRules(), covered, results);
 writeFileSync(MARKDOWN_PATH, renderMarkdown(report, results));

@@ -37,7 +37,15 @@ export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Re
       strict: true,
     });
     // Each option as its variable; a repeated one joined with commas.
-    const names = { transport: 'TRANSPORT', backend: 'BACKEND', driver: 'DRIVER', url: 'URL', 'admin-url': 'ADMIN_URL', user: 'USERS', 'rest-variant': 'REST_VARIANT' } as const;
+    const names = {
+      transport: 'TRANSPORT',
+      backend: 'BACKEND',
+      driver: 'DRIVER',
+      url: 'URL',
+      'admin-url': 'ADMIN_URL',
+      user: 'USERS',
+      'rest-variant': 'REST_VARIANT',
+    } as const;
     const env: Record<string, string> = {};
     for (const [option, name] of Object.entries(names)) {
       const value = [values[option as keyof typeof names] ?? []].flat().join(',');
@@ -65,13 +73,17 @@ export function runConformance(env: Record<string, string>): Promise<number> {
   rmSync(UNIT_RESULTS_PATH, { force: true });
   // Only this run's slices make the report: earlier results are removed first.
   rmSync(RESULTS_DIR, { recursive: true, force: true });
-  const reporters = core ? ['--reporter=default', '--reporter=./test/support/summary-reporter.ts', '--reporter=json', `--outputFile.json=${UNIT_RESULTS_PATH}`] : [];
+  const reporters = core
+    ? ['--reporter=default', '--reporter=./test/support/summary-reporter.ts', '--reporter=json', `--outputFile.json=${UNIT_RESULTS_PATH}`]
+    : [];
   // The real column's slices belong to the real-backend project (vitest.config.ts), which requires the
   // backend variables: it runs when they are set and the filters allow the real backend.
   const backends = env['CONFORMANCE_BACKEND']?.split(',');
   const real = env['CONFORMANCE_URL'] === undefined && (backends?.includes('real') ?? true) && realBackendsConfigured(process.env);
   const projects = ['--project', 'fast', ...(real ? ['--project', 'real'] : [])];
-  return runCommand(process.execPath, [VITEST, 'run', ...projects, 'conformance/columns/', ...unitFiles, ...reporters], { env: { ...base, ...env } });
+  return runCommand(process.execPath, [VITEST, 'run', ...projects, 'conformance/columns/', ...unitFiles, ...reporters], {
+    env: { ...base, ...env },
+  });
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {

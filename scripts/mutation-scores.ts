@@ -12,7 +12,13 @@ const START = '<!-- mutation-scores:start -->';
 const END = '<!-- mutation-scores:end -->';
 
 /** Minimum score (%) per folder; a folder not listed, and the overall score, use DEFAULT_THRESHOLD. */
-const THRESHOLDS: Readonly<Record<string, number>> = { 'src/domain': 90, 'src/service': 90, 'src/session': 90, 'src/transports': 90, 'src/adapters': 80 };
+const THRESHOLDS: Readonly<Record<string, number>> = {
+  'src/domain': 90,
+  'src/service': 90,
+  'src/session': 90,
+  'src/transports': 90,
+  'src/adapters': 80,
+};
 const DEFAULT_THRESHOLD = 80;
 
 /** Mutant statuses of the mutation-testing-report-schema. */

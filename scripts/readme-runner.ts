@@ -103,7 +103,11 @@ export function buildScript(blocks: readonly Block[], logDir: string): string {
       const lines = block.text.split('\n').filter((l) => l.trim() !== '');
       const server = lines.pop() ?? '';
       servers += 1;
-      out.push(`printf '\\n%s\\n' ${quote(`${header} serve`)}`, ...lines, `__rr_serve ${quote(block.url)} ${quote(join(logDir, `server-${servers}.log`))} ${quote(server)}`);
+      out.push(
+        `printf '\\n%s\\n' ${quote(`${header} serve`)}`,
+        ...lines,
+        `__rr_serve ${quote(block.url)} ${quote(join(logDir, `server-${servers}.log`))} ${quote(server)}`,
+      );
     } else if (block.needs !== undefined) {
       out.push(
         `if command -v ${quote(block.needs)} >/dev/null; then`,
@@ -117,7 +121,9 @@ export function buildScript(blocks: readonly Block[], logDir: string): string {
       out.push(`printf '\\n%s\\n' ${quote(`${header} run`)}`, block.text);
     }
   }
-  out.push('if [ -n "${__rr_pid:-}" ]; then echo "readme-runner: a server is still running at the end of the README"; kill -KILL -- "-$__rr_pid"; exit 1; fi');
+  out.push(
+    'if [ -n "${__rr_pid:-}" ]; then echo "readme-runner: a server is still running at the end of the README"; kill -KILL -- "-$__rr_pid"; exit 1; fi',
+  );
   return `${out.join('\n')}\n`;
 }
 
@@ -157,14 +163,16 @@ async function main(): Promise<number> {
   const PATH = freshPath();
   const node = spawnSync('node', ['--version'], { env: { ...process.env, PATH }, encoding: 'utf8' }).stdout.trim();
   process.stdout.write(`readme-runner: ${here ? 'this checkout' : `fresh clone of HEAD in ${dir}`}; first node on PATH: ${node}\n`);
-  if (!node.startsWith(`v${OLD_NODE_MAJOR}.`)) process.stdout.write(`readme-runner: warning: not Node ${OLD_NODE_MAJOR}; the old-Node path is not exercised\n`);
+  if (!node.startsWith(`v${OLD_NODE_MAJOR}.`))
+    process.stdout.write(`readme-runner: warning: not Node ${OLD_NODE_MAJOR}; the old-Node path is not exercised\n`);
 
   const blocks = parseReadme(readFileSync(join(dir, 'README.md'), 'utf8'));
   const scriptPath = join(work, 'readme.sh');
   writeFileSync(scriptPath, buildScript(blocks, work));
   // Only what a reader's shell has: no test-run variables (POSTGRES_SCHEMA and the like) leak in.
   const env: Record<string, string> = { PATH, HOME: process.env['HOME'] ?? '/root', TERM: 'dumb', LANG: process.env['LANG'] ?? 'C.UTF-8' };
-  for (const name of ['XDG_CACHE_HOME', 'npm_config_cache', 'CHROMIUM_PATH']) if (process.env[name] !== undefined) env[name] = process.env[name] as string;
+  for (const name of ['XDG_CACHE_HOME', 'npm_config_cache', 'CHROMIUM_PATH'])
+    if (process.env[name] !== undefined) env[name] = process.env[name] as string;
   env['npm_config_update_notifier'] = 'false';
   env['npm_config_fund'] = 'false';
   env['npm_config_audit'] = 'false';
@@ -188,7 +196,9 @@ async function main(): Promise<number> {
   const ran = summary.filter((s) => / (run|serve|ctrl-c)$/.test(s)).length;
   const skipped = summary.filter((s) => / skipped: /.test(s)).length;
   if (status !== 0 || bodies.length > 0) {
-    process.stderr.write(`readme-runner: FAILED at ${summary.at(-1) ?? 'the start'} (exit ${String(status)})${bodies.length > 0 ? `; Error bodies: ${bodies.join(' | ')}` : ''}; logs in ${work}\n`);
+    process.stderr.write(
+      `readme-runner: FAILED at ${summary.at(-1) ?? 'the start'} (exit ${String(status)})${bodies.length > 0 ? `; Error bodies: ${bodies.join(' | ')}` : ''}; logs in ${work}\n`,
+    );
     return 1;
   }
   if (!here) rmSync(work, { recursive: true, force: true });

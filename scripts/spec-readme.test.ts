@@ -9,11 +9,25 @@ const RULES: Rule[] = [
 
 describe('spec/README.md rule items (scripts/spec-readme.ts)', () => {
   test('rewrites a drifted statement, adds a missing choice, replaces a stale one and keeps the prose', () => {
-    const readme = ['## 4.1 Routes', 'Prose stays.', '- An owner reads it. — `GET-200` (all)', '  - Our choice: stale', '- Requests are rate limited. — `LIMIT-rate` (http)', ''].join('\n');
+    const readme = [
+      '## 4.1 Routes',
+      'Prose stays.',
+      '- An owner reads it. — `GET-200` (all)',
+      '  - Our choice: stale',
+      '- Requests are rate limited. — `LIMIT-rate` (http)',
+      '',
+    ].join('\n');
     const rendered = renderSpecReadme(readme, RULES);
     expect(rendered.changed).toEqual(['GET-200', 'LIMIT-rate']);
     expect(rendered.text).toBe(
-      ['## 4.1 Routes', 'Prose stays.', '- An owner reads an order. — `GET-200` (all)', '- Requests are rate limited. — `LIMIT-rate` (http)', '  - Our choice: Ten per second, per client.', ''].join('\n'),
+      [
+        '## 4.1 Routes',
+        'Prose stays.',
+        '- An owner reads an order. — `GET-200` (all)',
+        '- Requests are rate limited. — `LIMIT-rate` (http)',
+        '  - Our choice: Ten per second, per client.',
+        '',
+      ].join('\n'),
     );
     expect(renderSpecReadme(rendered.text, RULES).changed).toEqual([]);
   });

@@ -23,14 +23,25 @@ const STATS = `http://${COMPOSE_ADDRESSES.balancer}:8404/stats;csv`;
 const REPLICAS = COMPOSE_REPLICAS;
 
 // The balancer's host port: a free one, not the 8080 a developer's own service may hold.
-const stack = compose(PROJECT, { ...process.env, JWT_SECRET: randomBytes(32).toString('base64url'), ORDERS_LB_PORT: String(await freePort()) });
+const stack = compose(PROJECT, {
+  ...process.env,
+  JWT_SECRET: randomBytes(32).toString('base64url'),
+  ORDERS_LB_PORT: String(await freePort()),
+});
 const must = stack.must;
 const logLines = stack.logLines;
 
-async function json(path: string, init: { method?: string; token?: string; body?: unknown } = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+async function json(
+  path: string,
+  init: { method?: string; token?: string; body?: unknown } = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (init.token !== undefined) headers['authorization'] = `Bearer ${init.token}`;
-  const response = await fetch(`${BALANCER}${path}`, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  const response = await fetch(`${BALANCER}${path}`, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
@@ -40,7 +51,10 @@ async function main(): Promise<void> {
   // Ready: haproxy (started after the three replicas were healthy) sees all three UP.
   const deadline = Date.now() + 180_000;
   for (;;) {
-    const csv = await fetch(STATS).then((r) => r.text(), () => '');
+    const csv = await fetch(STATS).then(
+      (r) => r.text(),
+      () => '',
+    );
     const up = csv.split('\n').filter((line) => line.startsWith('replicas,orders') && line.split(',')[17] === 'UP').length;
     if (up === REPLICAS.length) break;
     if (Date.now() > deadline) throw new Error(`haproxy does not see ${REPLICAS.length} replicas UP:\n${csv}`);
@@ -64,9 +78,19 @@ async function main(): Promise<void> {
     if (read.status !== 200 || read.body['id'] !== id) throw new Error(`read ${id} through the balancer: ${read.status}`);
   }
   // gRPC over h2c through haproxy: the example client (Login, CreateOrder, GetOrder, ListOrders, Recent).
-  const grpc = spawnSync(process.execPath, ['examples/grpc-client.ts'], { env: { ...process.env, GRPC_ADDR: BALANCER.replace('http://', '') }, encoding: 'utf8' });
-  if (grpc.status !== 0) throw new Error(`examples/grpc-client.ts through the balancer: exit ${String(grpc.status)}\n${grpc.stdout}${grpc.stderr}`);
-  console.log(grpc.stdout.trim().split('\n').map((l) => `  grpc: ${l}`).join('\n'));
+  const grpc = spawnSync(process.execPath, ['examples/grpc-client.ts'], {
+    env: { ...process.env, GRPC_ADDR: BALANCER.replace('http://', '') },
+    encoding: 'utf8',
+  });
+  if (grpc.status !== 0)
+    throw new Error(`examples/grpc-client.ts through the balancer: exit ${String(grpc.status)}\n${grpc.stdout}${grpc.stderr}`);
+  console.log(
+    grpc.stdout
+      .trim()
+      .split('\n')
+      .map((l) => `  grpc: ${l}`)
+      .join('\n'),
+  );
 
   // Every replica served part of it, and every order was announced exactly once across the fleet.
   let placed = new Map<string, number>();
@@ -77,7 +101,8 @@ async function main(): Promise<void> {
     for (const service of REPLICAS) {
       const lines = logLines(service);
       served.set(service, lines.filter((l) => l['msg'] === 'request').length);
-      for (const line of lines) if (line['msg'] === 'order placed') placed.set(String(line['order_id']), (placed.get(String(line['order_id'])) ?? 0) + 1);
+      for (const line of lines)
+        if (line['msg'] === 'order placed') placed.set(String(line['order_id']), (placed.get(String(line['order_id'])) ?? 0) + 1);
     }
     if (ids.every((id) => placed.has(id)) || Date.now() > announceDeadline) break;
     await sleep(500);
@@ -96,7 +121,8 @@ try {
   console.log('test:compose-cluster: smoke run passed');
 } catch (error) {
   console.error(`test:compose-cluster: FAILED: ${error instanceof Error ? error.message : String(error)}`);
-  for (const service of [...REPLICAS, 'haproxy']) console.error(`--- ${service}\n${stack.run(['logs', '--no-color', '--tail', '20', service]).stdout}`);
+  for (const service of [...REPLICAS, 'haproxy'])
+    console.error(`--- ${service}\n${stack.run(['logs', '--no-color', '--tail', '20', service]).stdout}`);
   code = 1;
 } finally {
   stack.run(['down', '-v', '--remove-orphans']);

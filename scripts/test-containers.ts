@@ -26,11 +26,9 @@ process.once('SIGTERM', stopOnSignal);
 let code: number;
 try {
   console.log(`test:containers: REDIS_ADDR=${backends.REDIS_ADDR} NATS_URL=${backends.NATS_URL} (PostgreSQL on trust auth)`);
-  code = await runCommand(
-    'npx',
-    ['vitest', 'run', ...(process.argv.length > 2 ? process.argv.slice(2) : REAL_SUITE)],
-    { env: { ...process.env, POSTGRES_DSN: backends.POSTGRES_DSN, REDIS_ADDR: backends.REDIS_ADDR, NATS_URL: backends.NATS_URL } },
-  );
+  code = await runCommand('npx', ['vitest', 'run', ...(process.argv.length > 2 ? process.argv.slice(2) : REAL_SUITE)], {
+    env: { ...process.env, POSTGRES_DSN: backends.POSTGRES_DSN, REDIS_ADDR: backends.REDIS_ADDR, NATS_URL: backends.NATS_URL },
+  });
 } finally {
   if (!stopping) await backends.stop();
 }

@@ -35,14 +35,26 @@ async function must(label: string, code: Promise<number>): Promise<void> {
 /** orders-admin from the image, on the backends' network (the password on stdin, never in argv). */
 function admin(network: StartedNetwork, backends: ContainerBackends, args: readonly string[], input?: string): Promise<number> {
   const dsn = backends.inNetwork?.POSTGRES_DSN ?? '';
-  return run('docker', ['run', '--rm', '-i', '--network', network.getName(), '-e', `POSTGRES_DSN=${dsn}`, IMAGE, 'bin/orders-admin.ts', ...args], { input: input ?? '' });
+  return run(
+    'docker',
+    ['run', '--rm', '-i', '--network', network.getName(), '-e', `POSTGRES_DSN=${dsn}`, IMAGE, 'bin/orders-admin.ts', ...args],
+    { input: input ?? '' },
+  );
 }
 
 /** The executable from the image: on the backends' network, or --embedded (backends undefined) on none. */
-async function startService(network: StartedNetwork, backends: ContainerBackends | undefined, bin: string, jwtSecret: string): Promise<StartedTestContainer> {
+async function startService(
+  network: StartedNetwork,
+  backends: ContainerBackends | undefined,
+  bin: string,
+  jwtSecret: string,
+): Promise<StartedTestContainer> {
   const inNetwork = backends?.inNetwork;
   if (backends !== undefined && inNetwork === undefined) throw new Error('test:image: backends are not on the network');
-  const container = inNetwork === undefined ? new GenericContainer(IMAGE).withCommand([bin, '--embedded']) : new GenericContainer(IMAGE).withNetwork(network).withCommand([bin]);
+  const container =
+    inNetwork === undefined
+      ? new GenericContainer(IMAGE).withCommand([bin, '--embedded'])
+      : new GenericContainer(IMAGE).withNetwork(network).withCommand([bin]);
   return container
     .withEnvironment({ ...inNetwork, JWT_SECRET: jwtSecret, HTTP_ADDR: ':8080', ADMIN_ADDR: ':8081', LOG_LEVEL: 'info' })
     .withExposedPorts(8080, 8081)
@@ -79,13 +91,21 @@ async function simulatorAbsent(adminUrl: string): Promise<string[]> {
 }
 
 /** The image is the only service under test: no in-process target on the machine's own backends. */
-const BLACK_BOX_ENV = Object.fromEntries(Object.entries(process.env).filter(([name]) => !['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL'].includes(name)));
+const BLACK_BOX_ENV = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL'].includes(name)),
+);
 
 /**
  * One executable from the image (backends undefined: --embedded, on no backends, where the black-box
  * suite drives its simulator) under the conformance suite, then SIGTERM, which must exit 0.
  */
-async function conformanceRun(network: StartedNetwork, backends: ContainerBackends | undefined, name: Executable, jwtSecret: string, users: readonly { name: string; password: string }[]): Promise<string[]> {
+async function conformanceRun(
+  network: StartedNetwork,
+  backends: ContainerBackends | undefined,
+  name: Executable,
+  jwtSecret: string,
+  users: readonly { name: string; password: string }[],
+): Promise<string[]> {
   const { bin, drivers, restVariant } = EXECUTABLES[name];
   const label = backends === undefined ? `${bin} --embedded` : bin;
   console.log(`test:image: ${label} from ${IMAGE}`);
@@ -95,11 +115,22 @@ async function conformanceRun(network: StartedNetwork, backends: ContainerBacken
   let code: number;
   try {
     if (backends !== undefined) failures.push(...(await simulatorAbsent(adminUrl)).map((line) => `${bin}: ${line}`));
-    code = await run(process.execPath, [
-      'scripts/conformance.ts', '--url', `http://${service.getHost()}:${service.getMappedPort(8080)}`, '--admin-url', adminUrl,
-      ...users.flatMap((user) => ['--user', `${user.name}:${user.password}`]),
-      '--driver', drivers, '--rest-variant', restVariant,
-    ], { env: BLACK_BOX_ENV });
+    code = await run(
+      process.execPath,
+      [
+        'scripts/conformance.ts',
+        '--url',
+        `http://${service.getHost()}:${service.getMappedPort(8080)}`,
+        '--admin-url',
+        adminUrl,
+        ...users.flatMap((user) => ['--user', `${user.name}:${user.password}`]),
+        '--driver',
+        drivers,
+        '--rest-variant',
+        restVariant,
+      ],
+      { env: BLACK_BOX_ENV },
+    );
   } finally {
     const exit = await stopService(service);
     if (exit !== 0) failures.push(`${label}: exit code ${String(exit)} after SIGTERM`);
@@ -122,7 +153,8 @@ try {
   backends = await startContainerBackends(network);
   const users = ['alice', 'bob'].map((name) => ({ name, password: randomBytes(12).toString('hex') }));
   await must('orders-admin migrate', admin(network, backends, ['migrate']));
-  for (const user of users) await must(`orders-admin users add ${user.name}`, admin(network, backends, ['users', 'add', user.name], user.password));
+  for (const user of users)
+    await must(`orders-admin users add ${user.name}`, admin(network, backends, ['users', 'add', user.name], user.password));
   const jwtSecret = randomBytes(32).toString('hex');
 
   for (const name of selected) failures.push(...(await conformanceRun(network, backends, name, jwtSecret, users)));

@@ -30,8 +30,12 @@ if (!suffices) {
   const manifest = join(cache, 'node_modules', 'node', 'package.json');
   const installed = existsSync(manifest) ? JSON.parse(readFileSync(manifest, 'utf8')).version : undefined;
   if (installed !== pinned || !existsSync(join(bin, 'node'))) {
-    process.stderr.write(`with-node: node ${current} ${exact ? 'is not' : 'is older than'} ${exact ? pinned : minimum}; installing node@${pinned} into ${cache}\n`);
-    execFileSync('npm', ['install', '--silent', '--no-audit', '--no-fund', '--no-save', '--prefix', cache, `node@${pinned}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+    process.stderr.write(
+      `with-node: node ${current} ${exact ? 'is not' : 'is older than'} ${exact ? pinned : minimum}; installing node@${pinned} into ${cache}\n`,
+    );
+    execFileSync('npm', ['install', '--silent', '--no-audit', '--no-fund', '--no-save', '--prefix', cache, `node@${pinned}`], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   }
 }
 

@@ -35,15 +35,27 @@ describe('spec/rules.yaml', () => {
 
   test.each(rules.map((r) => [r.id, r] as const))('%s has a conformance case', (id, rule) => {
     const covering = coveringCases(id);
-    expect(covering.map((c) => c.name), `${id} (${rule.section}: ${rule.statement}) has no conformance case`).not.toEqual([]);
+    expect(
+      covering.map((c) => c.name),
+      `${id} (${rule.section}: ${rule.statement}) has no conformance case`,
+    ).not.toEqual([]);
     if (rule.applies === 'grpc') {
-      expect(covering.some((c) => c.kind === 'process' || caseApis(c as Case).includes('grpc')), `${id} applies to gRPC but no case runs on the gRPC driver`).toBe(true);
+      expect(
+        covering.some((c) => c.kind === 'process' || caseApis(c as Case).includes('grpc')),
+        `${id} applies to gRPC but no case runs on the gRPC driver`,
+      ).toBe(true);
     }
     if (rule.applies === 'http') {
-      expect(covering.some((c) => c.kind !== 'process' && caseApis(c as Case).includes('rest')), `${id} applies to HTTP but no case runs on a REST driver`).toBe(true);
+      expect(
+        covering.some((c) => c.kind !== 'process' && caseApis(c as Case).includes('rest')),
+        `${id} applies to HTTP but no case runs on a REST driver`,
+      ).toBe(true);
     }
     if (rule.applies === 'process') {
-      expect(covering.some((c) => c.kind === 'process'), `${id} is a process rule but no process case checks it`).toBe(true);
+      expect(
+        covering.some((c) => c.kind === 'process'),
+        `${id} is a process rule but no process case checks it`,
+      ).toBe(true);
     }
   });
 });

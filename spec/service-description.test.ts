@@ -28,7 +28,10 @@ describe('spec/README.md (the service description)', () => {
     const at = lines.findIndex((line) => line.includes(`\`${id}\``));
     expect(at).toBeGreaterThan(-1);
     // The nearest heading above the entry is its section's (or, for a section with sub-items, inside it).
-    const heading = lines.slice(0, at).reverse().find((line) => line.startsWith('#'));
+    const heading = lines
+      .slice(0, at)
+      .reverse()
+      .find((line) => line.startsWith('#'));
     const [number = ''] = section.split(' ');
     expect(heading).toMatch(new RegExp(`^#+ ${number.replace(/\./g, '\\.')}[. ]`));
     if (section.includes(' ')) expect(heading).toMatch(headingOf(section));

@@ -48,30 +48,50 @@ function wrongLogin(i: number) {
 
 const loginGateCases: Case[] = [
   // Its own target: the flood must not refuse other cases' logins.
-  flow('login-flood-refused-fast-victim-served', ['LOGIN-gate', 'LOGIN-gate-fair'], { api: 'any', needs: ['users'], target: { isolated: true } }, async (t) => {
-    // REST: within the default rate limit (50/s burst). gRPC: 300 parallel calls, the issue's attack.
-    const floodSize = t.api === 'grpc' ? 300 : 40;
-    const victim = await t.user('victim');
-    const flood = Array.from({ length: floodSize }, (_, i) => t.driver.login(wrongLogin(i)));
-    // The victim is another client: another source address, so another queue of the gate.
-    await t.sleep(20);
-    const victimLogin = await t.via('rest-http1').raw!({
-      method: 'POST',
-      path: '/auth/login',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: victim.username, password: victim.password }),
-      localAddress: '127.0.0.2',
-    });
-    const replies = await Promise.all(flood);
-    t.check(victimLogin, { http: { status: 200, body: { shape: 'LoginResponse' } } }, "victim's login while the flood runs");
-    const refused = replies.filter((r) => (t.api === 'grpc' ? r.codeName === 'RESOURCE_EXHAUSTED' : r.status === 429 && (r.body as { error?: string } | undefined)?.error === TEXT.loginBusy));
-    t.assert(refused.length > 0, `none of ${floodSize} parallel logins from one client was refused by the login gate: ${JSON.stringify(replies.slice(0, 3).map((r) => r.status ?? r.codeName))}`);
-    t.check(refused[0]!, { http: { status: 429, error: TEXT.loginBusy }, grpc: { code: 'RESOURCE_EXHAUSTED', message: TEXT.loginBusy } }, 'a refused flood login');
-    // A slot frees within a derivation or two: the client is told to come back in a second.
-    if (t.api === 'rest') t.assert(refused[0]!.headers?.['retry-after'] === '1', `a refused flood login: Retry-After ${String(refused[0]!.headers?.['retry-after'])}, expected 1`);
-    const others = replies.filter((r) => !refused.includes(r));
-    for (const r of others) t.check(r, unauthenticated(MSG.invalidCredentials), 'an admitted flood login');
-  }),
+  flow(
+    'login-flood-refused-fast-victim-served',
+    ['LOGIN-gate', 'LOGIN-gate-fair'],
+    { api: 'any', needs: ['users'], target: { isolated: true } },
+    async (t) => {
+      // REST: within the default rate limit (50/s burst). gRPC: 300 parallel calls, the issue's attack.
+      const floodSize = t.api === 'grpc' ? 300 : 40;
+      const victim = await t.user('victim');
+      const flood = Array.from({ length: floodSize }, (_, i) => t.driver.login(wrongLogin(i)));
+      // The victim is another client: another source address, so another queue of the gate.
+      await t.sleep(20);
+      const victimLogin = await t.via('rest-http1').raw!({
+        method: 'POST',
+        path: '/auth/login',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: victim.username, password: victim.password }),
+        localAddress: '127.0.0.2',
+      });
+      const replies = await Promise.all(flood);
+      t.check(victimLogin, { http: { status: 200, body: { shape: 'LoginResponse' } } }, "victim's login while the flood runs");
+      const refused = replies.filter((r) =>
+        t.api === 'grpc'
+          ? r.codeName === 'RESOURCE_EXHAUSTED'
+          : r.status === 429 && (r.body as { error?: string } | undefined)?.error === TEXT.loginBusy,
+      );
+      t.assert(
+        refused.length > 0,
+        `none of ${floodSize} parallel logins from one client was refused by the login gate: ${JSON.stringify(replies.slice(0, 3).map((r) => r.status ?? r.codeName))}`,
+      );
+      t.check(
+        refused[0]!,
+        { http: { status: 429, error: TEXT.loginBusy }, grpc: { code: 'RESOURCE_EXHAUSTED', message: TEXT.loginBusy } },
+        'a refused flood login',
+      );
+      // A slot frees within a derivation or two: the client is told to come back in a second.
+      if (t.api === 'rest')
+        t.assert(
+          refused[0]!.headers?.['retry-after'] === '1',
+          `a refused flood login: Retry-After ${String(refused[0]!.headers?.['retry-after'])}, expected 1`,
+        );
+      const others = replies.filter((r) => !refused.includes(r));
+      for (const r of others) t.check(r, unauthenticated(MSG.invalidCredentials), 'an admitted flood login');
+    },
+  ),
 ];
 
 // ------------------------------------------------------------------------------ HTTP/1.1 timeouts
@@ -98,8 +118,16 @@ async function timeoutsEnforced(t: FlowContext): Promise<ServerTimeouts> {
   const timeoutMs = declared.requestMs + 10_000;
   const [slowHeaders, slowBody, endlessChunks] = await Promise.all([
     rawHttp1(base, `GET /orders HTTP/1.1\r\nHost: ${host(base)}\r\n`, { drip: () => 'X-Slow: a\r\n', dripEveryMs, timeoutMs }),
-    rawHttp1(base, `POST /auth/login HTTP/1.1\r\nHost: ${host(base)}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`, { drip: () => ' ', dripEveryMs, timeoutMs }),
-    rawHttp1(base, `POST /auth/login HTTP/1.1\r\nHost: ${host(base)}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`, { drip: () => '1\r\n \r\n', dripEveryMs, timeoutMs }),
+    rawHttp1(base, `POST /auth/login HTTP/1.1\r\nHost: ${host(base)}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`, {
+      drip: () => ' ',
+      dripEveryMs,
+      timeoutMs,
+    }),
+    rawHttp1(
+      base,
+      `POST /auth/login HTTP/1.1\r\nHost: ${host(base)}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      { drip: () => '1\r\n \r\n', dripEveryMs, timeoutMs },
+    ),
   ]);
   for (const [label, answer, declaredMs] of [
     ['slow headers', slowHeaders, declared.headersMs],
@@ -108,9 +136,15 @@ async function timeoutsEnforced(t: FlowContext): Promise<ServerTimeouts> {
   ] as const) {
     const [min, max] = [declaredMs - 50, declaredMs + LATENESS_ALLOWED_MS];
     t.check(answer.reply, errorAnswer(408, TEXT.requestTimeout), label);
-    t.assert(answer.elapsedMs >= min && answer.elapsedMs <= max, `${label}: 408 after ${(answer.elapsedMs / 1000).toFixed(2)} s, expected ${min / 1000}-${max / 1000} s`);
+    t.assert(
+      answer.elapsedMs >= min && answer.elapsedMs <= max,
+      `${label}: 408 after ${(answer.elapsedMs / 1000).toFixed(2)} s, expected ${min / 1000}-${max / 1000} s`,
+    );
   }
-  t.assert(slowHeaders.elapsedMs < slowBody.elapsedMs && slowHeaders.elapsedMs < endlessChunks.elapsedMs, 'the headers timeout fired after the request timeout');
+  t.assert(
+    slowHeaders.elapsedMs < slowBody.elapsedMs && slowHeaders.elapsedMs < endlessChunks.elapsedMs,
+    'the headers timeout fired after the request timeout',
+  );
   return declared;
 }
 
@@ -143,7 +177,10 @@ const timeoutCases: Case[] = [
     { api: 'rest', drivers: [...HTTP1_ONLY], backends: ['fake'], needs: ['inProcess'], target: { platformTimeouts: SHORT_HTTP1_TIMEOUTS } },
     async (t) => {
       const declared = await timeoutsEnforced(t);
-      t.assert(declared.headersMs === SHORT_HTTP1_TIMEOUTS.headersMs && declared.requestMs === SHORT_HTTP1_TIMEOUTS.requestMs, `the listener declares ${JSON.stringify(declared)}, not the timeouts set in composition`);
+      t.assert(
+        declared.headersMs === SHORT_HTTP1_TIMEOUTS.headersMs && declared.requestMs === SHORT_HTTP1_TIMEOUTS.requestMs,
+        `the listener declares ${JSON.stringify(declared)}, not the timeouts set in composition`,
+      );
     },
   ),
   // The production values, waited out for real: the real-backend suite's columns (npm run test:real).
@@ -157,33 +194,75 @@ const timeoutCases: Case[] = [
       const idle = closedAfter(url, `GET /openapi.yaml HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`, KEEP_ALIVE_TIMEOUT_MS + 10_000);
       const silent = t.transport.name === 'grpc' ? closedAfter(url, undefined, SNIFF_TIMEOUT_MS + 10_000) : undefined;
       const declared = await timeoutsEnforced(t);
-      for (const [label, probe, declaredMs] of [['idle keep-alive connection', await idle, KEEP_ALIVE_TIMEOUT_MS], ['silent connection (one-port sniff)', await silent, SNIFF_TIMEOUT_MS]] as const) {
+      for (const [label, probe, declaredMs] of [
+        ['idle keep-alive connection', await idle, KEEP_ALIVE_TIMEOUT_MS],
+        ['silent connection (one-port sniff)', await silent, SNIFF_TIMEOUT_MS],
+      ] as const) {
         if (probe === undefined) continue;
-        t.assert(probe.closed && probe.afterMs >= declaredMs - 50 && probe.afterMs <= declaredMs + LATENESS_ALLOWED_MS, `${label}: ${probe.closed ? `closed after ${(probe.afterMs / 1000).toFixed(2)} s` : 'still open'}, expected ${declaredMs / 1000} s`);
+        t.assert(
+          probe.closed && probe.afterMs >= declaredMs - 50 && probe.afterMs <= declaredMs + LATENESS_ALLOWED_MS,
+          `${label}: ${probe.closed ? `closed after ${(probe.afterMs / 1000).toFixed(2)} s` : 'still open'}, expected ${declaredMs / 1000} s`,
+        );
       }
-      t.assert(declared.headersMs === HTTP1_SERVER_TIMEOUTS.headersMs && declared.requestMs === HTTP1_SERVER_TIMEOUTS.requestMs, `the listener declares ${JSON.stringify(declared)}, not the production ${JSON.stringify(HTTP1_SERVER_TIMEOUTS)}`);
+      t.assert(
+        declared.headersMs === HTTP1_SERVER_TIMEOUTS.headersMs && declared.requestMs === HTTP1_SERVER_TIMEOUTS.requestMs,
+        `the listener declares ${JSON.stringify(declared)}, not the production ${JSON.stringify(HTTP1_SERVER_TIMEOUTS)}`,
+      );
     },
   ),
 ];
 
 // ------------------------------------------------------------------------------ parser errors, CONNECT, Expect
 
-const PARSER_ERRORS: readonly { readonly tag: string; readonly request: (host: string) => string | Buffer; readonly status: number; readonly error: string }[] = [
-  { tag: 'bad-framing', request: (h) => `POST /auth/login HTTP/1.1\r\nHost: ${h}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, status: 400, error: TEXT.badRequest },
-  { tag: 'bad-header-name', request: (h) => `GET /orders HTTP/1.1\r\nHost: ${h}\r\nBad Header: x\r\n\r\n`, status: 400, error: TEXT.badRequest },
-  { tag: 'raw-non-ascii-path', request: (h) => Buffer.concat([Buffer.from('GET /orders/'), Buffer.from([0xc3, 0xa9]), Buffer.from(` HTTP/1.1\r\nHost: ${h}\r\n\r\n`)]), status: 400, error: TEXT.badRequest },
-  { tag: 'header-block-over-16k', request: (h) => `GET /orders HTTP/1.1\r\nHost: ${h}\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`, status: 431, error: TEXT.headersTooLarge },
-  { tag: 'unknown-expectation', request: (h) => `POST /auth/login HTTP/1.1\r\nHost: ${h}\r\nExpect: teapot\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`, status: 417, error: TEXT.expectationFailed },
+const PARSER_ERRORS: readonly {
+  readonly tag: string;
+  readonly request: (host: string) => string | Buffer;
+  readonly status: number;
+  readonly error: string;
+}[] = [
+  {
+    tag: 'bad-framing',
+    request: (h) => `POST /auth/login HTTP/1.1\r\nHost: ${h}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+    status: 400,
+    error: TEXT.badRequest,
+  },
+  {
+    tag: 'bad-header-name',
+    request: (h) => `GET /orders HTTP/1.1\r\nHost: ${h}\r\nBad Header: x\r\n\r\n`,
+    status: 400,
+    error: TEXT.badRequest,
+  },
+  {
+    tag: 'raw-non-ascii-path',
+    request: (h) => Buffer.concat([Buffer.from('GET /orders/'), Buffer.from([0xc3, 0xa9]), Buffer.from(` HTTP/1.1\r\nHost: ${h}\r\n\r\n`)]),
+    status: 400,
+    error: TEXT.badRequest,
+  },
+  {
+    tag: 'header-block-over-16k',
+    request: (h) => `GET /orders HTTP/1.1\r\nHost: ${h}\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`,
+    status: 431,
+    error: TEXT.headersTooLarge,
+  },
+  {
+    tag: 'unknown-expectation',
+    request: (h) =>
+      `POST /auth/login HTTP/1.1\r\nHost: ${h}\r\nExpect: teapot\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+    status: 417,
+    error: TEXT.expectationFailed,
+  },
   { tag: 'connect', request: (h) => `CONNECT example.com:443 HTTP/1.1\r\nHost: ${h}\r\n\r\n`, status: 405, error: MSG.methodNotAllowed },
 ];
 
-const parserCases: Case[] = PARSER_ERRORS.map(
-  (p): Case => 
-    flow(`parser-error-${p.tag}-has-error-body`, ['HTTP-parser-errors'], { api: 'rest', drivers: [...HTTP1_ONLY] }, async (t) => {
-      const { reply } = await rawHttp1PastRateLimit(t.target.baseUrl, p.request(host(t.target.baseUrl)));
-      t.check(reply, errorAnswer(p.status, p.error), p.tag);
-      t.assert(JSON.stringify(Object.keys(reply.body as object)) === '["error"]', `${p.tag}: body is ${reply.text}, expected exactly {"error": "..."}`);
-    }),
+const parserCases: Case[] = PARSER_ERRORS.map((p): Case =>
+  flow(`parser-error-${p.tag}-has-error-body`, ['HTTP-parser-errors'], { api: 'rest', drivers: [...HTTP1_ONLY] }, async (t) => {
+    const { reply } = await rawHttp1PastRateLimit(t.target.baseUrl, p.request(host(t.target.baseUrl)));
+    t.check(reply, errorAnswer(p.status, p.error), p.tag);
+    t.assert(
+      JSON.stringify(Object.keys(reply.body as object)) === '["error"]',
+      `${p.tag}: body is ${reply.text}, expected exactly {"error": "..."}`,
+    );
+  }),
 );
 
 // ------------------------------------------------------------------------------ singleton headers
@@ -195,7 +274,12 @@ const parserCases: Case[] = PARSER_ERRORS.map(
  */
 async function twoAuthorizations(t: FlowContext, first: string, second: string): Promise<Reply> {
   const base = t.target.baseUrl;
-  return (await rawHttp1PastRateLimit(base, `GET /orders HTTP/1.1\r\nHost: ${host(base)}\r\nAuthorization: ${first}\r\nAuthorization: ${second}\r\n\r\n`)).reply;
+  return (
+    await rawHttp1PastRateLimit(
+      base,
+      `GET /orders HTTP/1.1\r\nHost: ${host(base)}\r\nAuthorization: ${first}\r\nAuthorization: ${second}\r\n\r\n`,
+    )
+  ).reply;
 }
 
 const headerCases: Case[] = [
@@ -211,7 +295,11 @@ const headerCases: Case[] = [
     const served = { http: { status: 200, textIncludes: ['openapi:'] } } as const;
     // HTTP/1.0 has no Host requirement; one Host is the ordinary case.
     for (const [label, head, expected] of [
-      ['two Host headers', `GET /openapi.yaml HTTP/1.1\r\nHost: ${host(base)}\r\nHost: evil.example\r\n\r\n`, errorAnswer(400, TEXT.badHost)],
+      [
+        'two Host headers',
+        `GET /openapi.yaml HTTP/1.1\r\nHost: ${host(base)}\r\nHost: evil.example\r\n\r\n`,
+        errorAnswer(400, TEXT.badHost),
+      ],
       ['HTTP/1.1 without Host', `GET /openapi.yaml HTTP/1.1\r\n\r\n`, errorAnswer(400, TEXT.badHost)],
       ['HTTP/1.0 without Host', `GET /openapi.yaml HTTP/1.0\r\n\r\n`, served],
       ['one Host header', `GET /openapi.yaml HTTP/1.1\r\nHost: ${host(base)}\r\nConnection: close\r\n\r\n`, served],
@@ -247,18 +335,24 @@ const tokenCases: Case[] = [
       t.check(await t.driver.listOrders(`Bearer ${variant}`, {}), unauthenticated(MSG.invalidToken), label);
     }
   }),
-  flow('token-not-issued-as-this-service-issues', ['AUTH-token-issued-shape', 'AUTH-5-invalid', 'LIMIT-token-lifetime'], { api: 'any', needs: ['secret'] }, async (t) => {
-    const me = await t.user();
-    const claims = decodeClaims(me.token);
-    const sign = (iatOffset: number, expOffset: number) => mintToken({ secret: t.target.jwtSecret!, sub: String(claims['sub']), name: String(claims['name']), iatOffset, expOffset });
-    const lifetime = Number(claims['exp']) - Number(claims['iat']);
-    const future = await sign(600, 600 + lifetime);
-    t.check(await t.driver.listOrders(`Bearer ${future}`, {}), unauthenticated(MSG.invalidToken), 'iat 10 minutes in the future');
-    const tooLong = await sign(0, lifetime + 60);
-    t.check(await t.driver.listOrders(`Bearer ${tooLong}`, {}), unauthenticated(MSG.invalidToken), 'lifetime longer than JWT_EXPIRY');
-    const likeOurs = await sign(0, lifetime);
-    t.check(await t.driver.listOrders(`Bearer ${likeOurs}`, {}), OK, 'a token shaped as ours are');
-  }),
+  flow(
+    'token-not-issued-as-this-service-issues',
+    ['AUTH-token-issued-shape', 'AUTH-5-invalid', 'LIMIT-token-lifetime'],
+    { api: 'any', needs: ['secret'] },
+    async (t) => {
+      const me = await t.user();
+      const claims = decodeClaims(me.token);
+      const sign = (iatOffset: number, expOffset: number) =>
+        mintToken({ secret: t.target.jwtSecret!, sub: String(claims['sub']), name: String(claims['name']), iatOffset, expOffset });
+      const lifetime = Number(claims['exp']) - Number(claims['iat']);
+      const future = await sign(600, 600 + lifetime);
+      t.check(await t.driver.listOrders(`Bearer ${future}`, {}), unauthenticated(MSG.invalidToken), 'iat 10 minutes in the future');
+      const tooLong = await sign(0, lifetime + 60);
+      t.check(await t.driver.listOrders(`Bearer ${tooLong}`, {}), unauthenticated(MSG.invalidToken), 'lifetime longer than JWT_EXPIRY');
+      const likeOurs = await sign(0, lifetime);
+      t.check(await t.driver.listOrders(`Bearer ${likeOurs}`, {}), OK, 'a token shaped as ours are');
+    },
+  ),
 ];
 
 // ------------------------------------------------------------------------------ HEAD
@@ -272,7 +366,10 @@ const headCases: Case[] = [
       const head = await t.driver.raw!({ method: 'HEAD', path, headers });
       t.check(head, { http: { status: 200 } }, `HEAD ${path}`);
       t.assert(head.text === '', `HEAD ${path} carried a body: ${head.text?.slice(0, 80)}`);
-      t.assert(head.headers?.['content-type'] === get.headers?.['content-type'], `HEAD ${path}: content-type ${head.headers?.['content-type']}, GET's is ${get.headers?.['content-type']}`);
+      t.assert(
+        head.headers?.['content-type'] === get.headers?.['content-type'],
+        `HEAD ${path}: content-type ${head.headers?.['content-type']}, GET's is ${get.headers?.['content-type']}`,
+      );
     }
     const missing = await t.driver.raw!({ method: 'HEAD', path: `/orders/${crypto.randomUUID()}`, headers });
     t.check(missing, { http: { status: 404 } }, 'HEAD on a missing order');
@@ -285,9 +382,16 @@ const headCases: Case[] = [
     t.check(wrong, { http: { status: 405, headers: { allow: 'POST, GET, HEAD' } } }, 'Allow names HEAD with GET');
     // The route label is the request's own method and the route's pattern.
     const samples = parseScrape(await t.scrape()).filter(
-      (s) => s.name === 'orders_http_requests_total' && s.labels['method'] === 'HEAD' && s.labels['route'] === 'HEAD /orders/{id}' && s.labels['status'] === '200',
+      (s) =>
+        s.name === 'orders_http_requests_total' &&
+        s.labels['method'] === 'HEAD' &&
+        s.labels['route'] === 'HEAD /orders/{id}' &&
+        s.labels['status'] === '200',
     );
-    t.assert(samples.length === 1 && samples[0]!.value >= 1, 'no orders_http_requests_total{method="HEAD",route="HEAD /orders/{id}",status="200"} sample');
+    t.assert(
+      samples.length === 1 && samples[0]!.value >= 1,
+      'no orders_http_requests_total{method="HEAD",route="HEAD /orders/{id}",status="200"} sample',
+    );
   }),
 ];
 
@@ -304,7 +408,14 @@ const LOGIN_BODY = '{"username":"{user}","password":"{password}"}';
 const login = (headers: Record<string, string>, body = LOGIN_BODY) => ({ method: 'POST', path: '/auth/login', headers, body });
 
 const contentTypeCases: Case[] = [
-  ...NOT_JSON.map(([tag, type, body]) => restCase(`login-body-${tag}-is-415`, ['HTTP-json-content-type'], login({ 'content-type': type }, body), errorAnswer(415, TEXT.unsupportedMediaType).http)),
+  ...NOT_JSON.map(([tag, type, body]) =>
+    restCase(
+      `login-body-${tag}-is-415`,
+      ['HTTP-json-content-type'],
+      login({ 'content-type': type }, body),
+      errorAnswer(415, TEXT.unsupportedMediaType).http,
+    ),
+  ),
   restCase(
     'create-body-text-plain-is-415',
     ['HTTP-json-content-type'],
@@ -318,7 +429,20 @@ const contentTypeCases: Case[] = [
       ['json-utf8', { 'content-type': 'application/json; charset=utf-8' }],
       ['json-suffix', { 'content-type': 'application/vnd.orders+json' }],
     ] as const
-  ).map(([tag, headers]) => restCase(`login-body-${tag}-is-accepted`, ['HTTP-json-content-type', 'LOGIN-200'], login(headers), { status: 200, body: { shape: 'LoginResponse' } })),
+  ).map(([tag, headers]) =>
+    restCase(`login-body-${tag}-is-accepted`, ['HTTP-json-content-type', 'LOGIN-200'], login(headers), {
+      status: 200,
+      body: { shape: 'LoginResponse' },
+    }),
+  ),
 ];
 
-export const ABUSE_CASES: Case[] = [...loginGateCases, ...timeoutCases, ...parserCases, ...headerCases, ...tokenCases, ...headCases, ...contentTypeCases];
+export const ABUSE_CASES: Case[] = [
+  ...loginGateCases,
+  ...timeoutCases,
+  ...parserCases,
+  ...headerCases,
+  ...tokenCases,
+  ...headCases,
+  ...contentTypeCases,
+];

@@ -10,13 +10,36 @@ const LOGIN = { username: '{user}', password: '{password}' };
 const loginCases: Case[] = [
   request(
     'login-valid-credentials',
-    ['LOGIN-200', 'SVC-login-token', 'SHAPE-login-request', 'SHAPE-login-response', 'AUTH-2-login-only', 'GRPC-methods', 'GRPC-auth-exempt'],
+    [
+      'LOGIN-200',
+      'SVC-login-token',
+      'SHAPE-login-request',
+      'SHAPE-login-response',
+      'AUTH-2-login-only',
+      'GRPC-methods',
+      'GRPC-auth-exempt',
+    ],
     { op: 'login', input: LOGIN },
     answers({ shape: 'LoginResponse' }),
   ),
-  request('login-wrong-password', ['LOGIN-401', 'ERR-invalid-credentials', 'AUTH-10-credentials', 'GRPC-message-text'], { op: 'login', input: { username: '{user}', password: 'not-the-password' } }, unauthenticated(MSG.invalidCredentials)),
-  request('login-unknown-user', ['LOGIN-401', 'ERR-invalid-credentials', 'AUTH-10-credentials'], { op: 'login', input: { username: 'nobody-{uuid}', password: 'whatever' } }, unauthenticated(MSG.invalidCredentials)),
-  request('login-password-of-another-user', ['LOGIN-401', 'AUTH-10-credentials'], { setup: { users: ['me', 'other'] }, op: 'login', input: { username: '{user}', password: '{password:other}' } }, unauthenticated(MSG.invalidCredentials)),
+  request(
+    'login-wrong-password',
+    ['LOGIN-401', 'ERR-invalid-credentials', 'AUTH-10-credentials', 'GRPC-message-text'],
+    { op: 'login', input: { username: '{user}', password: 'not-the-password' } },
+    unauthenticated(MSG.invalidCredentials),
+  ),
+  request(
+    'login-unknown-user',
+    ['LOGIN-401', 'ERR-invalid-credentials', 'AUTH-10-credentials'],
+    { op: 'login', input: { username: 'nobody-{uuid}', password: 'whatever' } },
+    unauthenticated(MSG.invalidCredentials),
+  ),
+  request(
+    'login-password-of-another-user',
+    ['LOGIN-401', 'AUTH-10-credentials'],
+    { setup: { users: ['me', 'other'] }, op: 'login', input: { username: '{user}', password: '{password:other}' } },
+    unauthenticated(MSG.invalidCredentials),
+  ),
   ...(
     [
       ['login-empty-username', { username: '', password: '{password}' }],
@@ -27,10 +50,15 @@ const loginCases: Case[] = [
     // The standard-library router hands empty fields to the service; a router framework rejects
     // them before the handler (spec 2.1, 4.1 rule 9). gRPC has no such step.
     ([name, input]): RequestCase =>
-      request(name, ['SHAPE-login-empty-router-framework', 'LOGIN-required-fields-variant', 'SHAPE-login-request'], { op: 'login', input: input as { username: unknown; password: unknown } }, {
-        ...unauthenticated(MSG.invalidCredentials),
-        variants: { 'router-framework': { http: { status: 400, error: MSG.loginFieldsRequired } } },
-      }),
+      request(
+        name,
+        ['SHAPE-login-empty-router-framework', 'LOGIN-required-fields-variant', 'SHAPE-login-request'],
+        { op: 'login', input: input as { username: unknown; password: unknown } },
+        {
+          ...unauthenticated(MSG.invalidCredentials),
+          variants: { 'router-framework': { http: { status: 400, error: MSG.loginFieldsRequired } } },
+        },
+      ),
   ),
 ];
 
@@ -54,24 +82,75 @@ const MISSING_RULES = ['AUTH-4-missing', 'ERR-401-missing', 'AUTH-8-grpc'];
 const INVALID_RULES = ['AUTH-5-invalid', 'ERR-401-invalid', 'AUTH-8-grpc'];
 
 const HEADER_VARIANTS: readonly HeaderVariant[] = [
-  { tag: 'absent', auth: null, rules: [...MISSING_RULES, 'ROUTE-auth-by-registration', 'GRPC-auth-exempt', 'GRPC-methods'], expect: unauthenticated(MSG.missingAuth) },
-  { tag: 'basic-scheme', auth: 'Basic {token}', rules: [...MISSING_RULES, 'AUTH-3-exact-bearer'], expect: unauthenticated(MSG.missingAuth) },
-  { tag: 'lowercase-bearer', auth: 'bearer {token}', rules: [...MISSING_RULES, 'AUTH-3-exact-bearer', 'GRPC-auth-metadata-form'], expect: unauthenticated(MSG.missingAuth) },
-  { tag: 'uppercase-bearer', auth: 'BEARER {token}', rules: [...MISSING_RULES, 'AUTH-3-exact-bearer'], expect: unauthenticated(MSG.missingAuth) },
-  { tag: 'token-without-scheme', auth: '{token}', rules: [...MISSING_RULES, 'AUTH-3-exact-bearer', 'GRPC-auth-metadata-form'], expect: unauthenticated(MSG.missingAuth) },
+  {
+    tag: 'absent',
+    auth: null,
+    rules: [...MISSING_RULES, 'ROUTE-auth-by-registration', 'GRPC-auth-exempt', 'GRPC-methods'],
+    expect: unauthenticated(MSG.missingAuth),
+  },
+  {
+    tag: 'basic-scheme',
+    auth: 'Basic {token}',
+    rules: [...MISSING_RULES, 'AUTH-3-exact-bearer'],
+    expect: unauthenticated(MSG.missingAuth),
+  },
+  {
+    tag: 'lowercase-bearer',
+    auth: 'bearer {token}',
+    rules: [...MISSING_RULES, 'AUTH-3-exact-bearer', 'GRPC-auth-metadata-form'],
+    expect: unauthenticated(MSG.missingAuth),
+  },
+  {
+    tag: 'uppercase-bearer',
+    auth: 'BEARER {token}',
+    rules: [...MISSING_RULES, 'AUTH-3-exact-bearer'],
+    expect: unauthenticated(MSG.missingAuth),
+  },
+  {
+    tag: 'token-without-scheme',
+    auth: '{token}',
+    rules: [...MISSING_RULES, 'AUTH-3-exact-bearer', 'GRPC-auth-metadata-form'],
+    expect: unauthenticated(MSG.missingAuth),
+  },
   { tag: 'empty-token', auth: 'Bearer ', rules: [...MISSING_RULES], expect: unauthenticated(MSG.missingAuth) },
   { tag: 'scheme-only', auth: 'Bearer', rules: [...MISSING_RULES], expect: unauthenticated(MSG.missingAuth) },
-  { tag: 'two-spaces', auth: 'Bearer  {token}', rules: [...INVALID_RULES, 'AUTH-3-exact-bearer'], expect: unauthenticated(MSG.invalidToken) },
+  {
+    tag: 'two-spaces',
+    auth: 'Bearer  {token}',
+    rules: [...INVALID_RULES, 'AUTH-3-exact-bearer'],
+    expect: unauthenticated(MSG.invalidToken),
+  },
   { tag: 'garbage-token', auth: 'Bearer not-a-token', rules: [...INVALID_RULES], expect: unauthenticated(MSG.invalidToken) },
-  { tag: 'foreign-secret', auth: 'Bearer {foreignToken}', rules: [...INVALID_RULES, 'AUTH-1-hs256', 'AUTH-7-independent'], expect: unauthenticated(MSG.invalidToken) },
+  {
+    tag: 'foreign-secret',
+    auth: 'Bearer {foreignToken}',
+    rules: [...INVALID_RULES, 'AUTH-1-hs256', 'AUTH-7-independent'],
+    expect: unauthenticated(MSG.invalidToken),
+  },
   { tag: 'alg-none', auth: 'Bearer {noneToken}', rules: [...INVALID_RULES, 'AUTH-1-hs256'], expect: unauthenticated(MSG.invalidToken) },
-  { tag: 'tampered-payload', auth: 'Bearer {tamperedToken}', rules: [...INVALID_RULES, 'AUTH-1-hs256'], expect: unauthenticated(MSG.invalidToken) },
-  { tag: 'expired', auth: 'Bearer {expiredToken}', rules: [...INVALID_RULES, 'AUTH-1-hs256'], expect: unauthenticated(MSG.invalidToken), needs: ['secret'] },
+  {
+    tag: 'tampered-payload',
+    auth: 'Bearer {tamperedToken}',
+    rules: [...INVALID_RULES, 'AUTH-1-hs256'],
+    expect: unauthenticated(MSG.invalidToken),
+  },
+  {
+    tag: 'expired',
+    auth: 'Bearer {expiredToken}',
+    rules: [...INVALID_RULES, 'AUTH-1-hs256'],
+    expect: unauthenticated(MSG.invalidToken),
+    needs: ['secret'],
+  },
 ];
 
 const headerCases: Case[] = HEADER_VARIANTS.flatMap((variant) =>
-  PROTECTED.map(
-    (p): RequestCase => request(`auth-${variant.tag}-${p.tag}`, [...variant.rules, p.rule], { ...(variant.needs === undefined ? {} : { needs: variant.needs }), ...p.op, auth: variant.auth }, variant.expect),
+  PROTECTED.map((p): RequestCase =>
+    request(
+      `auth-${variant.tag}-${p.tag}`,
+      [...variant.rules, p.rule],
+      { ...(variant.needs === undefined ? {} : { needs: variant.needs }), ...p.op, auth: variant.auth },
+      variant.expect,
+    ),
   ),
 );
 
@@ -79,12 +158,21 @@ const tokenCases: Case[] = [
   flow('token-claims-and-lifetime', ['TOKEN-claims', 'AUTH-1-hs256', 'LIMIT-token-lifetime'], {}, async (t) => {
     const me = await t.user();
     const header = decodeHeader(me.token);
-    t.assert(header['alg'] === 'HS256' && header['typ'] === 'JWT', `token header is ${JSON.stringify(header)}, expected alg HS256, typ JWT`);
+    t.assert(
+      header['alg'] === 'HS256' && header['typ'] === 'JWT',
+      `token header is ${JSON.stringify(header)}, expected alg HS256, typ JWT`,
+    );
     const claims = decodeClaims(me.token);
-    t.assert(JSON.stringify(Object.keys(claims).sort()) === '["exp","iat","iss","name","sub"]', `claims are ${Object.keys(claims).join(', ')}, expected exp, iat, iss, name, sub`);
+    t.assert(
+      JSON.stringify(Object.keys(claims).sort()) === '["exp","iat","iss","name","sub"]',
+      `claims are ${Object.keys(claims).join(', ')}, expected exp, iat, iss, name, sub`,
+    );
     t.assert(claims['iss'] === 'orders', `iss is ${String(claims['iss'])}, expected orders`);
     t.assert(claims['name'] === me.username, `name claim is ${String(claims['name'])}, expected the username`);
-    t.assert(typeof claims['sub'] === 'string' && claims['sub'] !== '' && claims['sub'] !== me.username, 'sub must be the user id, not the username');
+    t.assert(
+      typeof claims['sub'] === 'string' && claims['sub'] !== '' && claims['sub'] !== me.username,
+      'sub must be the user id, not the username',
+    );
     const lifetime = Number(claims['exp']) - Number(claims['iat']);
     t.assert(lifetime === 3600, `token lifetime is ${lifetime} s, expected the JWT_EXPIRY default of 1h (3600 s)`);
     t.assert(Math.abs(Number(claims['iat']) - Date.now() / 1000) < 60, 'iat is not the issue time');

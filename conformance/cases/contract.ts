@@ -21,41 +21,77 @@ function templateMatches(template: string, path: string): boolean {
 }
 
 export const CONTRACT_CASES: Case[] = [
-  restCase('openapi-document-served', ['OPENAPI-served', 'VER-3-openapi-embedded', 'AUTH-9-public', 'SVC-two-listeners'], { method: 'GET', path: '/openapi.yaml' }, { status: 200, textIncludes: ['openapi: 3.'] }),
+  restCase(
+    'openapi-document-served',
+    ['OPENAPI-served', 'VER-3-openapi-embedded', 'AUTH-9-public', 'SVC-two-listeners'],
+    { method: 'GET', path: '/openapi.yaml' },
+    { status: 200, textIncludes: ['openapi: 3.'] },
+  ),
   flow('openapi-document-is-the-embedded-one', ['VER-3-openapi-embedded', 'OPENAPI-served'], { api: 'rest' }, async (t) => {
     const reply = await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' });
     t.check(reply, { http: { status: 200 } }, 'GET /openapi.yaml');
     t.assert(reply.text === OPENAPI_YAML, 'the served document differs from the one embedded in the executable');
     t.assert(/yaml/.test(reply.headers?.['content-type'] ?? ''), `content type ${reply.headers?.['content-type']} is not YAML`);
   }),
-  flow('openapi-business-operations-only', ['OPENAPI-business-only', 'OPENAPI-statuses', 'ERR-429-declared', 'OPENAPI-order-status-enum', 'AUTH-2-login-only', 'ROUTE-auth-by-registration'], { api: 'rest' }, async (t) => {
-    const reply = await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' });
-    const operations = openapiOperations(reply.text ?? '');
-    const keys = operations.map((o) => `${o.method} ${o.path}`).sort();
-    t.assert(JSON.stringify(keys) === JSON.stringify(Object.keys(TABLE).sort()), `documented operations are ${JSON.stringify(keys)}, expected the business API only: ${JSON.stringify(Object.keys(TABLE).sort())}`);
-    for (const op of operations) {
-      const key = `${op.method} ${op.path}`;
-      const missing = (TABLE[key] ?? []).filter((s) => !op.statuses.includes(s));
-      t.assert(missing.length === 0, `${key} does not declare ${missing.join(', ')}`);
-      t.assert(op.authenticated === (key !== 'POST /auth/login'), `${key} is ${op.authenticated ? '' : 'not '}authenticated in the document`);
-    }
-    const doc = parse(reply.text ?? '') as { components?: { schemas?: { Order?: { properties?: { status?: { enum?: unknown } } } } } };
-    const statusEnum = doc.components?.schemas?.Order?.properties?.status?.enum;
-    t.assert(JSON.stringify(statusEnum) === '["pending"]', `Order.status enum is ${JSON.stringify(statusEnum)}, expected ["pending"]`);
-  }),
-  flow('every-protected-operation-requires-a-token', ['ROUTE-auth-by-registration', 'AUTH-2-login-only', 'SVC-same-api'], { api: 'rest' }, async (t) => {
-    for (const op of openapiOperations()) {
-      const path = op.path.replace('{id}', crypto.randomUUID());
-      const body = op.method === 'POST' ? '{}' : undefined;
-      const reply = await t.driver.raw!({ method: op.method, path, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body }) });
-      if (op.authenticated) {
-        t.check(reply, { http: { status: 401, error: MSG.missingAuth } }, `${op.method} ${op.path} without a token`);
-      } else {
-        t.assert(reply.status !== 401 || (reply.body as { error?: string }).error !== MSG.missingAuth, `${op.method} ${op.path} asks for a token`);
-        t.assert(reply.status !== 404 && reply.status !== 405, `${op.method} ${op.path} is not routed (${reply.status})`);
+  flow(
+    'openapi-business-operations-only',
+    [
+      'OPENAPI-business-only',
+      'OPENAPI-statuses',
+      'ERR-429-declared',
+      'OPENAPI-order-status-enum',
+      'AUTH-2-login-only',
+      'ROUTE-auth-by-registration',
+    ],
+    { api: 'rest' },
+    async (t) => {
+      const reply = await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' });
+      const operations = openapiOperations(reply.text ?? '');
+      const keys = operations.map((o) => `${o.method} ${o.path}`).sort();
+      t.assert(
+        JSON.stringify(keys) === JSON.stringify(Object.keys(TABLE).sort()),
+        `documented operations are ${JSON.stringify(keys)}, expected the business API only: ${JSON.stringify(Object.keys(TABLE).sort())}`,
+      );
+      for (const op of operations) {
+        const key = `${op.method} ${op.path}`;
+        const missing = (TABLE[key] ?? []).filter((s) => !op.statuses.includes(s));
+        t.assert(missing.length === 0, `${key} does not declare ${missing.join(', ')}`);
+        t.assert(
+          op.authenticated === (key !== 'POST /auth/login'),
+          `${key} is ${op.authenticated ? '' : 'not '}authenticated in the document`,
+        );
       }
-    }
-  }),
+      const doc = parse(reply.text ?? '') as { components?: { schemas?: { Order?: { properties?: { status?: { enum?: unknown } } } } } };
+      const statusEnum = doc.components?.schemas?.Order?.properties?.status?.enum;
+      t.assert(JSON.stringify(statusEnum) === '["pending"]', `Order.status enum is ${JSON.stringify(statusEnum)}, expected ["pending"]`);
+    },
+  ),
+  flow(
+    'every-protected-operation-requires-a-token',
+    ['ROUTE-auth-by-registration', 'AUTH-2-login-only', 'SVC-same-api'],
+    { api: 'rest' },
+    async (t) => {
+      for (const op of openapiOperations()) {
+        const path = op.path.replace('{id}', crypto.randomUUID());
+        const body = op.method === 'POST' ? '{}' : undefined;
+        const reply = await t.driver.raw!({
+          method: op.method,
+          path,
+          headers: { 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body }),
+        });
+        if (op.authenticated) {
+          t.check(reply, { http: { status: 401, error: MSG.missingAuth } }, `${op.method} ${op.path} without a token`);
+        } else {
+          t.assert(
+            reply.status !== 401 || (reply.body as { error?: string }).error !== MSG.missingAuth,
+            `${op.method} ${op.path} asks for a token`,
+          );
+          t.assert(reply.status !== 404 && reply.status !== 405, `${op.method} ${op.path} is not routed (${reply.status})`);
+        }
+      }
+    },
+  ),
   flow('observed-statuses-are-declared', ['OPENAPI-statuses'], { api: 'rest', last: true }, async (t) => {
     const operations = openapiOperations();
     const undeclared = new Set<string>();
@@ -69,7 +105,13 @@ export const CONTRACT_CASES: Case[] = [
     t.assert(checked > 0, 'no business exchanges were observed in this column');
     t.assert(undeclared.size === 0, `statuses not declared in the OpenAPI document: ${[...undeclared].join('; ')}`);
   }),
-  restCase('rest-paths-carry-no-version', ['VER-2-rest-unversioned'], { method: 'GET', path: '/v1/orders' }, { status: 404, error: MSG.notFound }, 'Bearer {token}'),
+  restCase(
+    'rest-paths-carry-no-version',
+    ['VER-2-rest-unversioned'],
+    { method: 'GET', path: '/v1/orders' },
+    { status: 404, error: MSG.notFound },
+    'Bearer {token}',
+  ),
   flow('no-version-header', ['VER-2-rest-unversioned'], { api: 'rest' }, async (t) => {
     const me = await t.user();
     const replies = [await t.driver.listOrders(me.auth, {}), await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' })];

@@ -49,7 +49,12 @@ function same(actual: readonly string[] | undefined, expected: readonly string[]
 }
 
 export const DOCS_PAGE_CASES: Case[] = [
-  restCase('swagger-page', ['SWAGGER-page', 'AUTH-9-public', 'SVC-two-listeners'], { method: 'GET', path: PAGE }, { status: 200, contentType: 'text/html', textIncludes: ['<script src="https://', 'openapi.yaml'] }),
+  restCase(
+    'swagger-page',
+    ['SWAGGER-page', 'AUTH-9-public', 'SVC-two-listeners'],
+    { method: 'GET', path: PAGE },
+    { status: 200, contentType: 'text/html', textIncludes: ['<script src="https://', 'openapi.yaml'] },
+  ),
   flow('swagger-page-csp-allows-the-cdn-and-self', ['SWAGGER-csp'], { api: 'rest' }, async (t) => {
     const page = await fetchPage(t);
     t.assert(page.csp !== undefined, `GET ${PAGE} sends no Content-Security-Policy`);
@@ -57,30 +62,74 @@ export const DOCS_PAGE_CASES: Case[] = [
     const origins = [...new Set(page.cdn.map((element) => element.url.origin))];
     t.assert(origins.length === 1, `the page loads from ${origins.length} external origins (${origins.join(', ')}), expected the one CDN`);
     const allowed = [origins[0] ?? 'no CDN', "'self'"];
-    const inlineScripts = [...page.html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(([, body]) => `'sha256-${createHash('sha256').update(body ?? '').digest('base64')}'`);
+    const inlineScripts = [...page.html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
+      ([, body]) =>
+        `'sha256-${createHash('sha256')
+          .update(body ?? '')
+          .digest('base64')}'`,
+    );
     const scriptSrc = csp.get('script-src') ?? [];
-    t.assert(same(scriptSrc.filter((source) => !source.startsWith("'sha256-")), allowed), `script-src is ${scriptSrc.join(' ')}, expected exactly ${allowed.join(' ')} plus hashes`);
-    t.assert(same(scriptSrc.filter((source) => source.startsWith("'sha256-")), inlineScripts), `script-src hashes ${scriptSrc.join(' ')} are not exactly the page's ${inlineScripts.length} inline scripts ${inlineScripts.join(' ')}`);
+    t.assert(
+      same(
+        scriptSrc.filter((source) => !source.startsWith("'sha256-")),
+        allowed,
+      ),
+      `script-src is ${scriptSrc.join(' ')}, expected exactly ${allowed.join(' ')} plus hashes`,
+    );
+    t.assert(
+      same(
+        scriptSrc.filter((source) => source.startsWith("'sha256-")),
+        inlineScripts,
+      ),
+      `script-src hashes ${scriptSrc.join(' ')} are not exactly the page's ${inlineScripts.length} inline scripts ${inlineScripts.join(' ')}`,
+    );
     t.assert(same(csp.get('style-src'), allowed), `style-src is ${csp.get('style-src')?.join(' ')}, expected exactly ${allowed.join(' ')}`);
-    t.assert(same(csp.get('connect-src'), ["'self'"]), `connect-src is ${csp.get('connect-src')?.join(' ')}, expected 'self' (Try it out calls this service only)`);
+    t.assert(
+      same(csp.get('connect-src'), ["'self'"]),
+      `connect-src is ${csp.get('connect-src')?.join(' ')}, expected 'self' (Try it out calls this service only)`,
+    );
     t.assert(same(csp.get('default-src'), ["'none'"]), `default-src is ${csp.get('default-src')?.join(' ')}, expected 'none'`);
     t.assert(same(csp.get('frame-ancestors'), ["'none'"]), `frame-ancestors is ${csp.get('frame-ancestors')?.join(' ')}, expected 'none'`);
     const markup = page.html.replace(/<script>[\s\S]*?<\/script>/g, '<script></script>');
     const inlineAttributes = markup.match(/\s(on\w+|style)=/g) ?? [];
-    t.assert(inlineAttributes.length === 0 && !/<style\b/.test(markup), `the page has inline handlers or styles the CSP refuses: ${inlineAttributes.join(',')}`);
+    t.assert(
+      inlineAttributes.length === 0 && !/<style\b/.test(markup),
+      `the page has inline handlers or styles the CSP refuses: ${inlineAttributes.join(',')}`,
+    );
   }),
   flow('swagger-assets-are-the-cdn-files', ['SWAGGER-offline-fallback', 'SWAGGER-assets'], { api: 'rest' }, async (t) => {
     const page = await fetchPage(t);
     const names = page.cdn.map((element) => element.name).sort();
-    t.assert(JSON.stringify(names) === JSON.stringify(['swagger-ui-bundle.js', 'swagger-ui.css']), `the page's CDN files are ${names.join(', ')}`);
+    t.assert(
+      JSON.stringify(names) === JSON.stringify(['swagger-ui-bundle.js', 'swagger-ui.css']),
+      `the page's CDN files are ${names.join(', ')}`,
+    );
     for (const element of page.cdn) {
-      t.assert(/\/swagger-ui-dist@\d+\.\d+\.\d+\//.test(element.url.pathname), `${element.url.href} is not pinned to one swagger-ui-dist version`);
+      t.assert(
+        /\/swagger-ui-dist@\d+\.\d+\.\d+\//.test(element.url.pathname),
+        `${element.url.href} is not pinned to one swagger-ui-dist version`,
+      );
       const path = `${ASSETS}${element.name}`;
       const reply = await t.driver.raw!({ method: 'GET', path });
       const type = element.name.endsWith('.js') ? 'text/javascript' : 'text/css';
-      t.check(reply, { http: { status: 200, contentType: type, headers: { 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff', etag: /^"[^"]+"$/ } } }, `GET ${path}`);
-      const digest = `sha384-${createHash('sha384').update(reply.text ?? '', 'utf8').digest('base64')}`;
-      t.assert(digest === element.integrity, `${path} is not the file the page loads from the CDN: ${digest} vs integrity ${element.integrity}`);
+      t.check(
+        reply,
+        {
+          http: {
+            status: 200,
+            contentType: type,
+            headers: { 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff', etag: /^"[^"]+"$/ },
+          },
+        },
+        `GET ${path}`,
+      );
+      const digest = `sha384-${createHash('sha384')
+        .update(reply.text ?? '', 'utf8')
+        .digest('base64')}`;
+      t.assert(
+        digest === element.integrity,
+        `${path} is not the file the page loads from the CDN: ${digest} vs integrity ${element.integrity}`,
+      );
 
       const etag = reply.headers?.['etag'] ?? '';
       const revalidated = await t.driver.raw!({ method: 'GET', path, headers: { 'if-none-match': `"other", W/${etag}` } });
@@ -110,7 +159,16 @@ export const DOCS_PAGE_CASES: Case[] = [
       const reply = await t.driver.raw!({ method: 'GET', path: `${ASSETS}${name}` });
       t.check(reply, { http: { status: 404, error: MSG.notFound } }, `GET ${ASSETS}${name}`);
     }
-    const posted = await t.driver.raw!({ method: 'POST', path: `${ASSETS}swagger-ui.css`, headers: { 'content-type': 'text/css' }, body: 'x' });
-    t.check(posted, { http: { status: 405, error: MSG.methodNotAllowed, headers: { allow: 'GET, HEAD' } } }, `POST ${ASSETS}swagger-ui.css`);
+    const posted = await t.driver.raw!({
+      method: 'POST',
+      path: `${ASSETS}swagger-ui.css`,
+      headers: { 'content-type': 'text/css' },
+      body: 'x',
+    });
+    t.check(
+      posted,
+      { http: { status: 405, error: MSG.methodNotAllowed, headers: { allow: 'GET, HEAD' } } },
+      `POST ${ASSETS}swagger-ui.css`,
+    );
   }),
 ];

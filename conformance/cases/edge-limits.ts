@@ -18,7 +18,6 @@ import { listenLocal } from '../../test/support/ports.ts';
 
 const GRPC_ONLY = ['grpc'];
 
-
 interface StreamEnd {
   readonly status: string | undefined;
   readonly grpcStatus: string | undefined;
@@ -53,7 +52,11 @@ function exchange(s: ClientHttp2Session, headers: Record<string, string>, body?:
   return new Promise((resolve) => {
     const settle = (): void => {
       clearInterval(poll);
-      resolve({ status: response[':status']?.toString(), grpcStatus: (trailers['grpc-status'] ?? response['grpc-status']) as string | undefined, rstCode: stream.rstCode });
+      resolve({
+        status: response[':status']?.toString(),
+        grpcStatus: (trailers['grpc-status'] ?? response['grpc-status']) as string | undefined,
+        rstCode: stream.rstCode,
+      });
       if (!stream.destroyed) stream.destroy();
     };
     stream.once('end', () => (ended = true));
@@ -113,77 +116,119 @@ function targetPort(t: FlowContext): { host: string; port: number } {
 }
 
 export const EDGE_LIMIT_CASES: Case[] = [
-  flow('refused-requests-free-their-stream-slots', ['H2-stream-slot', 'GRPC-message-size', 'GRPC-auth-before-body', 'GRPC-malformed', 'LIMIT-body-size'], { transports: GRPC_ONLY, api: 'grpc' }, async (t) => {
-    const { me, id } = await t.userWithOrder();
-    const s = await h2session(t.target.baseUrl);
-    try {
-      // Each refused before its request was read, while its DATA kept arriving (64 KB written, more than
-      // one DATA frame): 132 oversized Logins alone, no token needed, used to pin all of a connection's slots.
-      const oversized = Buffer.alloc(64 * 1024, 0x61);
-      oversized[0] = 0;
-      oversized.writeUInt32BE(5 * 1024 * 1024, 1);
-      const malformed = Buffer.alloc(64 * 1024, 0x61);
-      malformed[0] = 7; // no such compressed flag
-      const grpc = (path: string, auth?: string): Record<string, string> => ({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', ...(auth === undefined ? {} : { authorization: auth }) });
-      const logins: StreamEnd[] = [];
-      for (let i = 0; i < 132; i++) logins.push(await exchange(s, grpc('/ordersv1.Orders/Login'), oversized));
-      t.assert(logins.every((e) => e.grpcStatus === '8'), `oversized Logins answered ${tally(logins, (e) => e.grpcStatus)}, expected RESOURCE_EXHAUSTED (8)`);
-      const others: StreamEnd[] = [];
-      for (let i = 0; i < 20; i++) {
-        others.push(await exchange(s, grpc('/ordersv1.Orders/CreateOrder'), oversized)); // no token: UNAUTHENTICATED before a byte is read
-        others.push(await exchange(s, grpc('/ordersv1.Orders/CreateOrder', me.auth), malformed));
-        others.push(await exchange(s, { ':method': 'POST', ':path': '/orders', 'content-type': 'application/json', authorization: me.auth }, Buffer.alloc(2 * 1024 * 1024, 0x20)));
+  flow(
+    'refused-requests-free-their-stream-slots',
+    ['H2-stream-slot', 'GRPC-message-size', 'GRPC-auth-before-body', 'GRPC-malformed', 'LIMIT-body-size'],
+    { transports: GRPC_ONLY, api: 'grpc' },
+    async (t) => {
+      const { me, id } = await t.userWithOrder();
+      const s = await h2session(t.target.baseUrl);
+      try {
+        // Each refused before its request was read, while its DATA kept arriving (64 KB written, more than
+        // one DATA frame): 132 oversized Logins alone, no token needed, used to pin all of a connection's slots.
+        const oversized = Buffer.alloc(64 * 1024, 0x61);
+        oversized[0] = 0;
+        oversized.writeUInt32BE(5 * 1024 * 1024, 1);
+        const malformed = Buffer.alloc(64 * 1024, 0x61);
+        malformed[0] = 7; // no such compressed flag
+        const grpc = (path: string, auth?: string): Record<string, string> => ({
+          ':method': 'POST',
+          ':path': path,
+          'content-type': 'application/grpc',
+          te: 'trailers',
+          ...(auth === undefined ? {} : { authorization: auth }),
+        });
+        const logins: StreamEnd[] = [];
+        for (let i = 0; i < 132; i++) logins.push(await exchange(s, grpc('/ordersv1.Orders/Login'), oversized));
+        t.assert(
+          logins.every((e) => e.grpcStatus === '8'),
+          `oversized Logins answered ${tally(logins, (e) => e.grpcStatus)}, expected RESOURCE_EXHAUSTED (8)`,
+        );
+        const others: StreamEnd[] = [];
+        for (let i = 0; i < 20; i++) {
+          others.push(await exchange(s, grpc('/ordersv1.Orders/CreateOrder'), oversized)); // no token: UNAUTHENTICATED before a byte is read
+          others.push(await exchange(s, grpc('/ordersv1.Orders/CreateOrder', me.auth), malformed));
+          others.push(
+            await exchange(
+              s,
+              { ':method': 'POST', ':path': '/orders', 'content-type': 'application/json', authorization: me.auth },
+              Buffer.alloc(2 * 1024 * 1024, 0x20),
+            ),
+          );
+        }
+        t.assert(
+          others.filter((_, i) => i % 3 === 0).every((e) => e.grpcStatus === '16') &&
+            others.filter((_, i) => i % 3 === 1).every((e) => e.grpcStatus === '3') &&
+            others.filter((_, i) => i % 3 === 2).every((e) => e.status === '413'),
+          `refused requests answered ${tally(others, (e) => `${e.status}/${e.grpcStatus}`)}`,
+        );
+        // 192 streams refused on this connection, more than its slots (32): all free again.
+        const gets: StreamEnd[] = [];
+        for (let i = 0; i < 3; i++) gets.push(await exchange(s, { ':method': 'GET', ':path': `/orders/${id}`, authorization: me.auth }));
+        t.assert(
+          gets.every((e) => e.status === '200'),
+          `REST GETs on the same connection afterwards: ${tally(gets, (e) => e.status ?? `reset ${e.rstCode}`)}`,
+        );
+        const rpc = await exchange(s, grpc('/ordersv1.Orders/GetOrder', me.auth), grpcFrame(encodeRequest('GetOrder', { id })));
+        t.assert(rpc.grpcStatus === '0', `GetOrder on the same connection afterwards: grpc-status ${rpc.grpcStatus}, reset ${rpc.rstCode}`);
+      } finally {
+        s.destroy();
       }
+      // A real client (grpc-js, one channel): one refused 5 MiB message, then 300 calls on the same
+      // channel, every one answered OK (a leaked slot made some fail with RESOURCE_EXHAUSTED).
+      const refused = await t.driver.login({ username: 'x'.repeat(5 * 1024 * 1024), password: 'p' });
+      t.check(refused, { grpc: { code: 'RESOURCE_EXHAUSTED' } }, 'a 5 MiB Login through grpc-js');
+      const after = await Promise.all(Array.from({ length: 300 }, () => t.driver.getOrder(me.auth, id)));
+      const failed = after.filter((r) => r.codeName !== 'OK');
       t.assert(
-        others.filter((_, i) => i % 3 === 0).every((e) => e.grpcStatus === '16') &&
-          others.filter((_, i) => i % 3 === 1).every((e) => e.grpcStatus === '3') &&
-          others.filter((_, i) => i % 3 === 2).every((e) => e.status === '413'),
-        `refused requests answered ${tally(others, (e) => `${e.status}/${e.grpcStatus}`)}`,
+        failed.length === 0,
+        `${failed.length} of 300 calls on the same channel failed: ${[...new Set(failed.map((r) => r.codeName))].join(', ')}`,
       );
-      // 192 streams refused on this connection, more than its slots (32): all free again.
-      const gets: StreamEnd[] = [];
-      for (let i = 0; i < 3; i++) gets.push(await exchange(s, { ':method': 'GET', ':path': `/orders/${id}`, authorization: me.auth }));
-      t.assert(gets.every((e) => e.status === '200'), `REST GETs on the same connection afterwards: ${tally(gets, (e) => e.status ?? `reset ${e.rstCode}`)}`);
-      const rpc = await exchange(s, grpc('/ordersv1.Orders/GetOrder', me.auth), grpcFrame(encodeRequest('GetOrder', { id })));
-      t.assert(rpc.grpcStatus === '0', `GetOrder on the same connection afterwards: grpc-status ${rpc.grpcStatus}, reset ${rpc.rstCode}`);
-    } finally {
-      s.destroy();
-    }
-    // A real client (grpc-js, one channel): one refused 5 MiB message, then 300 calls on the same
-    // channel, every one answered OK (a leaked slot made some fail with RESOURCE_EXHAUSTED).
-    const refused = await t.driver.login({ username: 'x'.repeat(5 * 1024 * 1024), password: 'p' });
-    t.check(refused, { grpc: { code: 'RESOURCE_EXHAUSTED' } }, 'a 5 MiB Login through grpc-js');
-    const after = await Promise.all(Array.from({ length: 300 }, () => t.driver.getOrder(me.auth, id)));
-    const failed = after.filter((r) => r.codeName !== 'OK');
-    t.assert(failed.length === 0, `${failed.length} of 300 calls on the same channel failed: ${[...new Set(failed.map((r) => r.codeName))].join(', ')}`);
-  }),
+    },
+  ),
 
-  flow('refused-header-blocks-cost-the-connection', ['H2-header-refusals', 'H2-limits'], { transports: GRPC_ONLY, api: 'grpc' }, async (t) => {
-    const { host, port } = targetPort(t);
-    // Oversized literal header blocks (20 KB > the 16 KiB list limit), then an HPACK bomb: each
-    // connection is closed with GOAWAY ENHANCE_YOUR_CALM after a few refused blocks.
-    const oversizedBlock = (): Buffer => Buffer.concat([GET_ROOT, literalHeader('x-big', Buffer.alloc(20_000, 0x62), false)]);
-    const bombBlock = (first: boolean): Buffer => Buffer.concat([GET_ROOT, first ? literalHeader('x-bomb', Buffer.alloc(4000, 0x62), true) : Buffer.alloc(0), newestEntryReferences(2_000)]);
-    for (const [kind, block] of [['oversized', () => oversizedBlock()], ['bomb', (i: number) => bombBlock(i === 0)]] as const) {
-      const conn = await rawH2(host, port);
-      let sent = 0;
-      let closed = false;
-      void conn.closed.then(() => (closed = true));
-      // At most 200 blocks, 5 ms apart: the server looks at refusals every 10 ms.
-      while (!closed && sent < 200) {
-        conn.write(headersFrame(1 + 2 * sent, block(sent)));
-        sent += 1;
-        await t.sleep(5);
+  flow(
+    'refused-header-blocks-cost-the-connection',
+    ['H2-header-refusals', 'H2-limits'],
+    { transports: GRPC_ONLY, api: 'grpc' },
+    async (t) => {
+      const { host, port } = targetPort(t);
+      // Oversized literal header blocks (20 KB > the 16 KiB list limit), then an HPACK bomb: each
+      // connection is closed with GOAWAY ENHANCE_YOUR_CALM after a few refused blocks.
+      const oversizedBlock = (): Buffer => Buffer.concat([GET_ROOT, literalHeader('x-big', Buffer.alloc(20_000, 0x62), false)]);
+      const bombBlock = (first: boolean): Buffer =>
+        Buffer.concat([
+          GET_ROOT,
+          first ? literalHeader('x-bomb', Buffer.alloc(4000, 0x62), true) : Buffer.alloc(0),
+          newestEntryReferences(2_000),
+        ]);
+      for (const [kind, block] of [
+        ['oversized', () => oversizedBlock()],
+        ['bomb', (i: number) => bombBlock(i === 0)],
+      ] as const) {
+        const conn = await rawH2(host, port);
+        let sent = 0;
+        let closed = false;
+        void conn.closed.then(() => (closed = true));
+        // At most 200 blocks, 5 ms apart: the server looks at refusals every 10 ms.
+        while (!closed && sent < 200) {
+          conn.write(headersFrame(1 + 2 * sent, block(sent)));
+          sent += 1;
+          await t.sleep(5);
+        }
+        await Promise.race([conn.closed, t.sleep(2_000)]);
+        conn.socket.destroy();
+        t.assert(closed, `${kind} header blocks: the connection was still open after ${sent} refused blocks`);
+        t.assert(
+          conn.goaway() === h2.NGHTTP2_ENHANCE_YOUR_CALM,
+          `${kind} header blocks: GOAWAY ${String(conn.goaway())}, expected ENHANCE_YOUR_CALM (11)`,
+        );
       }
-      await Promise.race([conn.closed, t.sleep(2_000)]);
-      conn.socket.destroy();
-      t.assert(closed, `${kind} header blocks: the connection was still open after ${sent} refused blocks`);
-      t.assert(conn.goaway() === h2.NGHTTP2_ENHANCE_YOUR_CALM, `${kind} header blocks: GOAWAY ${String(conn.goaway())}, expected ENHANCE_YOUR_CALM (11)`);
-    }
-    // Another connection is served as usual.
-    const { me, id } = await t.userWithOrder();
-    t.check(await t.via('rest-h2c').getOrder(me.auth, id), { http: { status: 200 } }, 'REST GET on a new connection');
-  }),
+      // Another connection is served as usual.
+      const { me, id } = await t.userWithOrder();
+      t.check(await t.via('rest-h2c').getOrder(me.auth, id), { http: { status: 200 } }, 'REST GET on a new connection');
+    },
+  ),
 
   flow('answers-nobody-takes-are-bounded', ['H2-write-budget'], { transports: GRPC_ONLY, api: 'grpc', needs: ['inProcess'] }, async (t) => {
     // The one-port server with the real guard and short limits, REST answers of 64 KB, clients with a
@@ -208,20 +253,29 @@ export const EDGE_LIMIT_CASES: Case[] = [
       const idle = await h2session(origin, { initialWindowSize: 0 });
       const idleClosed = goawayOf(idle);
       const waited = await Promise.all([exchange(idle, get), exchange(idle, get)]);
-      t.assert((await idleClosed) === h2.NGHTTP2_ENHANCE_YOUR_CALM, `answers untaken past the deadline: GOAWAY ${String(await idleClosed)}, expected ENHANCE_YOUR_CALM (11); streams ${tally(waited, (e) => e.rstCode)}`);
+      t.assert(
+        (await idleClosed) === h2.NGHTTP2_ENHANCE_YOUR_CALM,
+        `answers untaken past the deadline: GOAWAY ${String(await idleClosed)}, expected ENHANCE_YOUR_CALM (11); streams ${tally(waited, (e) => e.rstCode)}`,
+      );
       // Over the soft bound (4 x 64 KB queued): a new stream is refused, unprocessed (REFUSED_STREAM).
       const slow = await h2session(origin, { initialWindowSize: 0 });
       const queued = [exchange(slow, get), exchange(slow, get), exchange(slow, get), exchange(slow, get)];
       await t.sleep(100);
       const refused = await exchange(slow, get);
-      t.assert(refused.rstCode === h2.NGHTTP2_REFUSED_STREAM, `a stream opened over the soft bound ended ${refused.rstCode}, expected REFUSED_STREAM (7)`);
+      t.assert(
+        refused.rstCode === h2.NGHTTP2_REFUSED_STREAM,
+        `a stream opened over the soft bound ended ${refused.rstCode}, expected REFUSED_STREAM (7)`,
+      );
       slow.destroy();
       await Promise.all(queued);
       // Over the hard bound at once (8 running x 64 KB): GOAWAY ENHANCE_YOUR_CALM, the connection closed.
       const greedy = await h2session(origin, { initialWindowSize: 0 });
       const greedyClosed = goawayOf(greedy);
       const burst = await Promise.all(Array.from({ length: 12 }, () => exchange(greedy, get)));
-      t.assert((await greedyClosed) === h2.NGHTTP2_ENHANCE_YOUR_CALM, `12 untaken answers: GOAWAY ${String(await greedyClosed)}, expected ENHANCE_YOUR_CALM (11); streams ${tally(burst, (e) => e.rstCode)}`);
+      t.assert(
+        (await greedyClosed) === h2.NGHTTP2_ENHANCE_YOUR_CALM,
+        `12 untaken answers: GOAWAY ${String(await greedyClosed)}, expected ENHANCE_YOUR_CALM (11); streams ${tally(burst, (e) => e.rstCode)}`,
+      );
       // A client that reads is served in full.
       const reader = await h2session(origin);
       const read = await exchange(reader, get);
@@ -233,65 +287,87 @@ export const EDGE_LIMIT_CASES: Case[] = [
   }),
 
   // Its own instance without a rate limit: 30 + 100 requests at once would meet another target's limit first.
-  flow('pipelined-requests-are-answered-in-order-one-at-a-time', ['HTTP1-pipeline-bound'], { api: 'rest', target: { env: { RATE_LIMIT_RPS: '1000000' } } }, async (t) => {
-    const { me } = await t.userWithOrder();
-    const ids = [await t.order(me, 'first'), await t.order(me, 'second'), await t.order(me, 'third')];
-    // 30 pipelined requests in one write, answered in order, each with its own order.
-    const socket = await tcp(t.target.baseUrl);
-    const host = new URL(t.target.baseUrl).host;
-    const requests = Array.from({ length: 30 }, (_, i) => `GET /orders/${ids[i % 3]} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${me.auth}\r\n\r\n`);
-    const answers = readResponses(socket, 30);
-    socket.write(requests.join(''));
-    const { statuses, bodies } = await answers;
-    socket.destroy();
-    t.assert(statuses.length === 30 && statuses.every((s) => s === 200), `30 pipelined GETs answered ${statuses.length}: ${[...new Set(statuses)].join(',')}`);
-    const items = bodies.map((b) => (JSON.parse(b) as { item: string }).item);
-    t.assert(items.every((item, i) => item === ['first', 'second', 'third'][i % 3]), `answers out of order: ${items.slice(0, 6).join(',')}...`);
-    // Deeper than 32 behind one running request: the connection is closed, not buffered.
-    const deep = await tcp(t.target.baseUrl);
-    const deepAnswers = readResponses(deep, 100);
-    deep.write(Array.from({ length: 100 }, () => requests[0]).join(''));
-    const outcome = await deepAnswers;
-    deep.destroy();
-    t.assert(outcome.closed && outcome.statuses.length < 100, `100 pipelined requests: ${outcome.statuses.length} answered, connection ${outcome.closed ? 'closed' : 'open'}`);
-  }),
+  flow(
+    'pipelined-requests-are-answered-in-order-one-at-a-time',
+    ['HTTP1-pipeline-bound'],
+    { api: 'rest', target: { env: { RATE_LIMIT_RPS: '1000000' } } },
+    async (t) => {
+      const { me } = await t.userWithOrder();
+      const ids = [await t.order(me, 'first'), await t.order(me, 'second'), await t.order(me, 'third')];
+      // 30 pipelined requests in one write, answered in order, each with its own order.
+      const socket = await tcp(t.target.baseUrl);
+      const host = new URL(t.target.baseUrl).host;
+      const requests = Array.from(
+        { length: 30 },
+        (_, i) => `GET /orders/${ids[i % 3]} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${me.auth}\r\n\r\n`,
+      );
+      const answers = readResponses(socket, 30);
+      socket.write(requests.join(''));
+      const { statuses, bodies } = await answers;
+      socket.destroy();
+      t.assert(
+        statuses.length === 30 && statuses.every((s) => s === 200),
+        `30 pipelined GETs answered ${statuses.length}: ${[...new Set(statuses)].join(',')}`,
+      );
+      const items = bodies.map((b) => (JSON.parse(b) as { item: string }).item);
+      t.assert(
+        items.every((item, i) => item === ['first', 'second', 'third'][i % 3]),
+        `answers out of order: ${items.slice(0, 6).join(',')}...`,
+      );
+      // Deeper than 32 behind one running request: the connection is closed, not buffered.
+      const deep = await tcp(t.target.baseUrl);
+      const deepAnswers = readResponses(deep, 100);
+      deep.write(Array.from({ length: 100 }, () => requests[0]).join(''));
+      const outcome = await deepAnswers;
+      deep.destroy();
+      t.assert(
+        outcome.closed && outcome.statuses.length < 100,
+        `100 pipelined requests: ${outcome.statuses.length} answered, connection ${outcome.closed ? 'closed' : 'open'}`,
+      );
+    },
+  ),
 
-  flow('connections-past-the-cap-are-closed', ['LIMIT-connections'], { api: 'rest', target: { env: { HTTP_MAX_CONNECTIONS: '8' } } }, async (t) => {
-    const { me, id } = await t.userWithOrder();
-    const host = new URL(t.target.baseUrl).host;
-    const get = `GET /orders/${id} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${me.auth}\r\n\r\n`;
-    const held: Socket[] = [];
-    const ended = new Set<Socket>();
-    try {
-      for (let i = 0; i < 12; i++) {
-        const socket = await tcp(t.target.baseUrl);
-        socket.resume();
-        socket.once('end', () => ended.add(socket));
-        held.push(socket);
+  flow(
+    'connections-past-the-cap-are-closed',
+    ['LIMIT-connections'],
+    { api: 'rest', target: { env: { HTTP_MAX_CONNECTIONS: '8' } } },
+    async (t) => {
+      const { me, id } = await t.userWithOrder();
+      const host = new URL(t.target.baseUrl).host;
+      const get = `GET /orders/${id} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${me.auth}\r\n\r\n`;
+      const held: Socket[] = [];
+      const ended = new Set<Socket>();
+      try {
+        for (let i = 0; i < 12; i++) {
+          const socket = await tcp(t.target.baseUrl);
+          socket.resume();
+          socket.once('end', () => ended.add(socket));
+          held.push(socket);
+        }
+        // Node closes what it accepts past the cap at once (the driver's own connection counts too).
+        await t.waitFor(() => ended.size >= 4, 'connections past the cap closed');
+        await t.sleep(200);
+        t.assert(held.length - ended.size <= 8, `${held.length - ended.size} of 12 connections still open, cap 8`);
+        // A connection that was kept is served.
+        const kept = held.find((s) => !ended.has(s))!;
+        const served = readResponses(kept, 1);
+        kept.write(get);
+        t.assert((await served).statuses[0] === 200, 'a request on a kept connection was not answered 200');
+        // Closing them frees places: a new connection is served again.
+        for (const s of held) s.destroy();
+        let later: number | undefined;
+        for (let attempt = 0; attempt < 50 && later !== 200; attempt++) {
+          const socket = await tcp(t.target.baseUrl);
+          const answer = readResponses(socket, 1);
+          socket.write(get);
+          later = (await answer).statuses[0];
+          socket.destroy();
+          if (later !== 200) await t.sleep(20);
+        }
+        t.assert(later === 200, `no new connection served after the others closed (last: ${String(later)})`);
+      } finally {
+        for (const s of held) s.destroy();
       }
-      // Node closes what it accepts past the cap at once (the driver's own connection counts too).
-      await t.waitFor(() => ended.size >= 4, 'connections past the cap closed');
-      await t.sleep(200);
-      t.assert(held.length - ended.size <= 8, `${held.length - ended.size} of 12 connections still open, cap 8`);
-      // A connection that was kept is served.
-      const kept = held.find((s) => !ended.has(s))!;
-      const served = readResponses(kept, 1);
-      kept.write(get);
-      t.assert((await served).statuses[0] === 200, 'a request on a kept connection was not answered 200');
-      // Closing them frees places: a new connection is served again.
-      for (const s of held) s.destroy();
-      let later: number | undefined;
-      for (let attempt = 0; attempt < 50 && later !== 200; attempt++) {
-        const socket = await tcp(t.target.baseUrl);
-        const answer = readResponses(socket, 1);
-        socket.write(get);
-        later = (await answer).statuses[0];
-        socket.destroy();
-        if (later !== 200) await t.sleep(20);
-      }
-      t.assert(later === 200, `no new connection served after the others closed (last: ${String(later)})`);
-    } finally {
-      for (const s of held) s.destroy();
-    }
-  }),
+    },
+  ),
 ];

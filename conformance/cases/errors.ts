@@ -27,7 +27,12 @@ const malformed: Case[] = UNDECODABLE.flatMap(([tag, body]): RequestCase[] => [
 ]);
 
 const wrongTypes: Case[] = [
-  restCase('login-username-not-a-string', ['LOGIN-400-malformed', 'ERR-malformed-body', 'SHAPE-login-request'], post('/auth/login', '{"username": 5, "password": "x"}'), MALFORMED.http!),
+  restCase(
+    'login-username-not-a-string',
+    ['LOGIN-400-malformed', 'ERR-malformed-body', 'SHAPE-login-request'],
+    post('/auth/login', '{"username": 5, "password": "x"}'),
+    MALFORMED.http!,
+  ),
 ];
 
 /** A JSON body of exactly `size` bytes: a valid order padded with an ignored field. */
@@ -39,7 +44,13 @@ function paddedOrder(size: number): string {
 
 const limits: Case[] = [
   restCase('create-body-over-1mib', ['LIMIT-body-size'], post('/orders', paddedOrder(MIB + 1)), TOO_LARGE, BEARER),
-  restCase('create-body-exactly-1mib', ['LIMIT-body-size', 'CREATE-201'], post('/orders', paddedOrder(MIB)), { status: 201, body: { shape: 'Order' } }, BEARER),
+  restCase(
+    'create-body-exactly-1mib',
+    ['LIMIT-body-size', 'CREATE-201'],
+    post('/orders', paddedOrder(MIB)),
+    { status: 201, body: { shape: 'Order' } },
+    BEARER,
+  ),
   restCase('login-body-over-1mib', ['LIMIT-body-size'], post('/auth/login', `{"username":"x","password":"${'p'.repeat(MIB)}"}`), TOO_LARGE),
 ];
 
@@ -47,21 +58,47 @@ const limits: Case[] = [
 const routing: Case[] = [
   restCase('unknown-path', ['HTTP-404-unknown', 'SHAPE-error'], { method: 'GET', path: '/no-such-route' }, NOT_FOUND),
   restCase('unknown-nested-path', ['HTTP-404-unknown'], { method: 'GET', path: '/orders/{uuid}/items' }, NOT_FOUND, BEARER),
-  ...(['PUT', 'PATCH', 'DELETE'] as const).map(
-    (method): RequestCase => ({
-      ...restCase(`no-${method.toLowerCase()}-on-an-order`, ['ORDER-no-transitions', 'HTTP-405-method'], { method, path: '/orders/{order:a}', headers: JSON_HEADERS, body: '{"status":"shipped"}' }, NOT_ALLOWED, BEARER),
-      setup: { orders: [{ ref: 'a' }] },
-    }),
-  ),
+  ...(['PUT', 'PATCH', 'DELETE'] as const).map((method): RequestCase => ({
+    ...restCase(
+      `no-${method.toLowerCase()}-on-an-order`,
+      ['ORDER-no-transitions', 'HTTP-405-method'],
+      { method, path: '/orders/{order:a}', headers: JSON_HEADERS, body: '{"status":"shipped"}' },
+      NOT_ALLOWED,
+      BEARER,
+    ),
+    setup: { orders: [{ ref: 'a' }] },
+  })),
   restCase('wrong-method-on-login', ['HTTP-405-method'], { method: 'GET', path: '/auth/login' }, NOT_ALLOWED),
   restCase('wrong-method-on-recent', ['HTTP-405-method'], post('/me/recent', '{}'), NOT_ALLOWED, BEARER),
   restCase('no-refresh-or-revocation-endpoint', ['AUTH-11-no-refresh', 'SVC-out-of-scope'], post('/auth/refresh', '{}'), NOT_FOUND, BEARER),
-  restCase('no-sign-up-endpoint', ['SVC-out-of-scope', 'AUTH-11-no-refresh'], post('/auth/register', '{"username":"x","password":"y"}'), NOT_FOUND),
+  restCase(
+    'no-sign-up-endpoint',
+    ['SVC-out-of-scope', 'AUTH-11-no-refresh'],
+    post('/auth/register', '{"username":"x","password":"y"}'),
+    NOT_FOUND,
+  ),
   restCase('no-users-endpoint', ['SVC-out-of-scope'], post('/users', '{"username":"x","password":"y"}'), NOT_FOUND),
-  restCase('no-webhook-or-event-stream-routes', ['EVT-5-no-other'], { method: 'GET', path: '/events', headers: { accept: 'text/event-stream' } }, { status: 404 }, BEARER),
-  restCase('no-webhook-registration-route', ['EVT-5-no-other'], post('/webhooks', '{"url":"http://127.0.0.1:1/"}'), { status: 404 }, BEARER),
+  restCase(
+    'no-webhook-or-event-stream-routes',
+    ['EVT-5-no-other'],
+    { method: 'GET', path: '/events', headers: { accept: 'text/event-stream' } },
+    { status: 404 },
+    BEARER,
+  ),
+  restCase(
+    'no-webhook-registration-route',
+    ['EVT-5-no-other'],
+    post('/webhooks', '{"url":"http://127.0.0.1:1/"}'),
+    { status: 404 },
+    BEARER,
+  ),
   ...(['/livez', '/healthz', '/readyz', '/metrics'] as const).map((path) =>
-    restCase(`public-listener-has-no-${path.slice(1)}`, ['ADMIN-404-on-public', 'SVC-two-listeners', 'ADMIN-cluster-only'], { method: 'GET', path }, NOT_FOUND),
+    restCase(
+      `public-listener-has-no-${path.slice(1)}`,
+      ['ADMIN-404-on-public', 'SVC-two-listeners', 'ADMIN-cluster-only'],
+      { method: 'GET', path },
+      NOT_FOUND,
+    ),
   ),
 ];
 
@@ -88,59 +125,81 @@ const failures: Case[] = [
     t.assert(!/database|simulated/.test(reply.text ?? reply.message ?? ''), 'the 500 reveals the cause');
     t.check(await t.driver.listOrders(me.auth, {}), OK, 'the next request succeeds');
   }),
-  flow('handler-panic-is-recovered-and-logged', ['CHAIN-R1-panic', 'ERR-500-panic'], { api: 'rest', needs: ['inProcess', 'logs'] }, async (t) => {
-    const me = await t.user();
-    injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'findById');
-    const id = crypto.randomUUID();
-    t.check(await t.driver.getOrder(me.auth, id), { http: { status: 500, error: MSG.internal } }, 'get with the store failing');
-    const path = `/orders/${id}`;
-    const line = await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered' && l['path'] === path), '`api: panic recovered` with the request path');
-    t.assert(typeof line['panic'] === 'string' && line['panic'] !== '', 'panic field is missing');
-    t.assert(line.level === 'error', `panic logged at ${line.level}, expected error`);
-  }),
-  flow('panic-in-tracing-layer-is-recovered', ['CHAIN-R1-outermost', 'CHAIN-R1-panic'], { api: 'rest', needs: ['inProcess', 'logs'], target: { isolated: true } }, async (t) => {
-    const tracer = t.target.hooks!.app.core.observability.tracer;
-    const original = tracer.startSpan.bind(tracer);
-    let thrown = false;
-    tracer.startSpan = (...args: Parameters<typeof tracer.startSpan>) => {
-      if (!thrown) {
-        thrown = true;
-        throw new Error('tracing layer exploded');
+  flow(
+    'handler-panic-is-recovered-and-logged',
+    ['CHAIN-R1-panic', 'ERR-500-panic'],
+    { api: 'rest', needs: ['inProcess', 'logs'] },
+    async (t) => {
+      const me = await t.user();
+      injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'findById');
+      const id = crypto.randomUUID();
+      t.check(await t.driver.getOrder(me.auth, id), { http: { status: 500, error: MSG.internal } }, 'get with the store failing');
+      const path = `/orders/${id}`;
+      const line = await t.waitFor(
+        () => t.logs().find((l) => l.msg === 'api: panic recovered' && l['path'] === path),
+        '`api: panic recovered` with the request path',
+      );
+      t.assert(typeof line['panic'] === 'string' && line['panic'] !== '', 'panic field is missing');
+      t.assert(line.level === 'error', `panic logged at ${line.level}, expected error`);
+    },
+  ),
+  flow(
+    'panic-in-tracing-layer-is-recovered',
+    ['CHAIN-R1-outermost', 'CHAIN-R1-panic'],
+    { api: 'rest', needs: ['inProcess', 'logs'], target: { isolated: true } },
+    async (t) => {
+      const tracer = t.target.hooks!.app.core.observability.tracer;
+      const original = tracer.startSpan.bind(tracer);
+      let thrown = false;
+      tracer.startSpan = (...args: Parameters<typeof tracer.startSpan>) => {
+        if (!thrown) {
+          thrown = true;
+          throw new Error('tracing layer exploded');
+        }
+        return original(...args);
+      };
+      try {
+        t.check(
+          await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }),
+          { http: { status: 500, error: MSG.internal } },
+          'request whose tracing layer throws',
+        );
+        t.assert(thrown, 'the REST side never started a span (tracing layer missing)');
+        await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered'), '`api: panic recovered` for the tracing-layer panic');
+        t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 200 } }, 'the next request is served');
+      } finally {
+        tracer.startSpan = original;
       }
-      return original(...args);
-    };
-    try {
-      t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 500, error: MSG.internal } }, 'request whose tracing layer throws');
-      t.assert(thrown, 'the REST side never started a span (tracing layer missing)');
-      await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered'), '`api: panic recovered` for the tracing-layer panic');
-      t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 200 } }, 'the next request is served');
-    } finally {
-      tracer.startSpan = original;
-    }
-  }),
-  flow('framework-logger-and-recovery-unused', ['CHAIN-R4-framework-logger', 'LOG-json'], { api: 'rest', needs: ['inProcess', 'logs'], target: { isolated: true } }, async (t) => {
-    const me = await t.user();
-    const written: string[] = [];
-    const originalError = console.error;
-    const originalWarn = console.warn;
-    const originalStderr = process.stderr.write.bind(process.stderr);
-    console.error = (...args: unknown[]) => void written.push(args.map(String).join(' '));
-    console.warn = (...args: unknown[]) => void written.push(args.map(String).join(' '));
-    process.stderr.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
-    try {
-      injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'listByUser');
-      t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 500, error: MSG.internal } }, 'a bug in a handler');
-      t.target.hooks!.fakes?.store.trouble.failNext(1, 'framework probe');
-      await t.driver.listOrders(me.auth, {});
-      await t.sleep(20);
-    } finally {
-      console.error = originalError;
-      console.warn = originalWarn;
-      process.stderr.write = originalStderr;
-    }
-    t.assert(written.length === 0, `the framework wrote outside the structured logger: ${written.join(' | ').slice(0, 300)}`);
-    t.assert(!(t.target.logs!.raw.join('\n').includes('    at ')), 'a stack trace reached the logs (development mode?)');
-  }),
+    },
+  ),
+  flow(
+    'framework-logger-and-recovery-unused',
+    ['CHAIN-R4-framework-logger', 'LOG-json'],
+    { api: 'rest', needs: ['inProcess', 'logs'], target: { isolated: true } },
+    async (t) => {
+      const me = await t.user();
+      const written: string[] = [];
+      const originalError = console.error;
+      const originalWarn = console.warn;
+      const originalStderr = process.stderr.write.bind(process.stderr);
+      console.error = (...args: unknown[]) => void written.push(args.map(String).join(' '));
+      console.warn = (...args: unknown[]) => void written.push(args.map(String).join(' '));
+      process.stderr.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
+      try {
+        injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'listByUser');
+        t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 500, error: MSG.internal } }, 'a bug in a handler');
+        t.target.hooks!.fakes?.store.trouble.failNext(1, 'framework probe');
+        await t.driver.listOrders(me.auth, {});
+        await t.sleep(20);
+      } finally {
+        console.error = originalError;
+        console.warn = originalWarn;
+        process.stderr.write = originalStderr;
+      }
+      t.assert(written.length === 0, `the framework wrote outside the structured logger: ${written.join(' | ').slice(0, 300)}`);
+      t.assert(!t.target.logs!.raw.join('\n').includes('    at '), 'a stack trace reached the logs (development mode?)');
+    },
+  ),
 ];
 
 export const ERROR_CASES: Case[] = [...malformed, ...wrongTypes, ...limits, ...routing, ...failures];

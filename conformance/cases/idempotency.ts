@@ -22,7 +22,9 @@ function uniqueKey(): string {
  */
 async function idsWithItems(t: FlowContext, auth: string, items: readonly string[]): Promise<string[]> {
   const reply = await t.driver.listOrders(auth, { limit: 100 });
-  return ((reply.body as { orders: Array<{ id: string; item: string }> }).orders ?? []).filter((o) => items.includes(o.item)).map((o) => o.id);
+  return ((reply.body as { orders: Array<{ id: string; item: string }> }).orders ?? [])
+    .filter((o) => items.includes(o.item))
+    .map((o) => o.id);
 }
 
 export const IDEMPOTENCY_CASES: Case[] = [
@@ -34,7 +36,10 @@ export const IDEMPOTENCY_CASES: Case[] = [
     t.check(first, CREATED, 'first create');
     const again = await t.driver.createOrder(me.auth, { item, quantity: 2 }, { idempotencyKey: key });
     t.check(again, CREATED, 'retry with the same key and body');
-    t.assert(JSON.stringify(again.body) === JSON.stringify(first.body), `the retry answered ${JSON.stringify(again.body)}, not the original ${JSON.stringify(first.body)}`);
+    t.assert(
+      JSON.stringify(again.body) === JSON.stringify(first.body),
+      `the retry answered ${JSON.stringify(again.body)}, not the original ${JSON.stringify(first.body)}`,
+    );
     const ids = await idsWithItems(t, me.auth, [item]);
     t.assert(ids.length === 1, `${ids.length} orders exist after a create and its retry, expected 1`);
   }),
@@ -70,10 +75,22 @@ export const IDEMPOTENCY_CASES: Case[] = [
     const me = await t.user();
     for (const key of ['""', '"unterminated', 'two words', `"${'k'.repeat(256)}"`]) {
       const reply = await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 }, { idempotencyKey: key });
-      t.check(reply, { http: { status: 400, error: invalidKey }, grpc: { code: 'INVALID_ARGUMENT', message: invalidKey } }, `key ${JSON.stringify(key.slice(0, 20))}`);
+      t.check(
+        reply,
+        { http: { status: 400, error: invalidKey }, grpc: { code: 'INVALID_ARGUMENT', message: invalidKey } },
+        `key ${JSON.stringify(key.slice(0, 20))}`,
+      );
     }
-    t.check(await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 }, { idempotencyKey: 'bare-token-1' }), CREATED, 'a bare token is accepted');
-    t.check(await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 }, { idempotencyKey: `"${'k'.repeat(255)}"` }), CREATED, 'a 255-character key');
+    t.check(
+      await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 }, { idempotencyKey: 'bare-token-1' }),
+      CREATED,
+      'a bare token is accepted',
+    );
+    t.check(
+      await t.driver.createOrder(me.auth, { item: 'x', quantity: 1 }, { idempotencyKey: `"${'k'.repeat(255)}"` }),
+      CREATED,
+      'a 255-character key',
+    );
   }),
   flow('replay-publishes-no-second-event', ['IDEM-replay', 'EVT-1-publish'], { needs: ['recorders'] }, async (t) => {
     const me = await t.user();

@@ -4,13 +4,34 @@ import { answers, refs } from './messages.ts';
 
 /** GET /orders and ListOrders: shape, ownership, ordering and the clamps of spec 4.1 rule 6 / 8. */
 
-const page = (orders: readonly string[] | undefined, length?: number) => ({ shape: 'ListOrdersResponse', ...(orders ? { orders } : {}), ...(length === undefined ? {} : { ordersLength: length }) }) as const;
+const page = (orders: readonly string[] | undefined, length?: number) =>
+  ({ shape: 'ListOrdersResponse', ...(orders ? { orders } : {}), ...(length === undefined ? {} : { ordersLength: length }) }) as const;
 const list = (orders: readonly string[] | undefined, length?: number): RequestCase['expect'] => answers(page(orders, length));
 
 const basics: Case[] = [
-  request('list-no-orders-is-empty-array', ['LIST-200', 'SHAPE-list-response', 'SVC-operations'], { needs: ['users'], op: 'listOrders', input: {} }, list([])),
-  request('list-only-own-orders', ['LIST-200', 'AUTH-own-user'], { needs: ['users'], setup: { users: ['me', 'other'], orders: [{ ref: 'mine' }, { ref: 'theirs', owner: 'other', count: 2 }] }, op: 'listOrders', input: {} }, list(['{order:mine}'])),
-  request('list-newest-first', ['LIST-order', 'LIST-200'], { needs: ['users'], setup: { orders: [{ ref: 'o', count: 4 }] }, op: 'listOrders', input: {} }, list(refs('o', 4, 1))),
+  request(
+    'list-no-orders-is-empty-array',
+    ['LIST-200', 'SHAPE-list-response', 'SVC-operations'],
+    { needs: ['users'], op: 'listOrders', input: {} },
+    list([]),
+  ),
+  request(
+    'list-only-own-orders',
+    ['LIST-200', 'AUTH-own-user'],
+    {
+      needs: ['users'],
+      setup: { users: ['me', 'other'], orders: [{ ref: 'mine' }, { ref: 'theirs', owner: 'other', count: 2 }] },
+      op: 'listOrders',
+      input: {},
+    },
+    list(['{order:mine}']),
+  ),
+  request(
+    'list-newest-first',
+    ['LIST-order', 'LIST-200'],
+    { needs: ['users'], setup: { orders: [{ ref: 'o', count: 4 }] }, op: 'listOrders', input: {} },
+    list(refs('o', 4, 1)),
+  ),
 ];
 
 interface Clamp {
@@ -40,11 +61,33 @@ const clamps: readonly Clamp[] = [
   { name: 'list-limit-1', rules: LIMIT_CLAMP, orders: 3, query: { limit: 1 }, newestFrom: 3, length: 1 },
   { name: 'list-limit-5', rules: LIMIT_CLAMP, orders: 8, query: { limit: 5 }, newestFrom: 8, length: 5 },
   { name: 'list-offset-2', rules: ['LIST-200', 'LIST-order'], orders: 5, query: { offset: 2 }, newestFrom: 3, length: 3 },
-  { name: 'list-offset-and-limit', rules: ['LIST-200', ...LIMIT_CLAMP], orders: 6, query: { limit: 2, offset: 1 }, newestFrom: 5, length: 2 },
-  { name: 'list-offset-past-the-end', rules: ['LIST-200', 'SHAPE-list-response'], orders: 2, query: { offset: 10 }, newestFrom: 0, length: 0 },
+  {
+    name: 'list-offset-and-limit',
+    rules: ['LIST-200', ...LIMIT_CLAMP],
+    orders: 6,
+    query: { limit: 2, offset: 1 },
+    newestFrom: 5,
+    length: 2,
+  },
+  {
+    name: 'list-offset-past-the-end',
+    rules: ['LIST-200', 'SHAPE-list-response'],
+    orders: 2,
+    query: { offset: 10 },
+    newestFrom: 0,
+    length: 0,
+  },
   { name: 'list-offset-negative', rules: OFFSET_NEG, orders: 3, query: { offset: -1 }, newestFrom: 3, length: 3 },
   { name: 'list-offset-very-negative', rules: OFFSET_NEG, orders: 3, query: { offset: -1000 }, newestFrom: 3, length: 3 },
-  { name: 'list-offset-unparsable', rules: ['LIST-offset-default', 'LIMIT-offset-min'], orders: 3, query: { offset: 'x' }, newestFrom: 3, length: 3, restOnly: true },
+  {
+    name: 'list-offset-unparsable',
+    rules: ['LIST-offset-default', 'LIMIT-offset-min'],
+    orders: 3,
+    query: { offset: 'x' },
+    newestFrom: 3,
+    length: 3,
+    restOnly: true,
+  },
   { name: 'list-offset-empty', rules: ['LIST-offset-default'], orders: 3, query: { offset: '' }, newestFrom: 3, length: 3, restOnly: true },
 ];
 
@@ -54,7 +97,12 @@ const clampCases: Case[] = clamps.map((c): RequestCase => {
   const ids = c.length === 0 ? [] : refs('o', c.newestFrom, c.newestFrom - c.length + 1);
   const expect = exact ? list(ids) : list(undefined, c.length);
   // REST only: query text no int32 field can carry.
-  return request(c.name, c.rules, { needs: ['users'], setup: { orders: [{ ref: 'o', count: c.orders }] }, op: 'listOrders', input: c.query }, c.restOnly ? { http: expect.http! } : expect);
+  return request(
+    c.name,
+    c.rules,
+    { needs: ['users'], setup: { orders: [{ ref: 'o', count: c.orders }] }, op: 'listOrders', input: c.query },
+    c.restOnly ? { http: expect.http! } : expect,
+  );
 });
 
 export const LIST_CASES: Case[] = [...basics, ...clampCases];

@@ -48,149 +48,286 @@ export function h2session(origin: string): Promise<ClientHttp2Session> {
 }
 
 export const ONE_PORT_ATTACK_CASES: Case[] = [
-  flow('rapid-reset-from-two-connections-is-cut-and-the-port-still-answers', ['H2-rapid-reset', 'GRPC-cancel', 'H2-limits'], { transports: GRPC_ONLY, api: 'grpc', needs: ['inProcess'], target: { isolated: true } }, async (t) => {
-    const { me, id } = await t.userWithOrder();
-    const rss = process.memoryUsage.rss();
-    const message = grpcFrame(encodeRequest('GetOrder', { id }));
-    // Two connections at once, each HEADERS (+ the message) then RST_STREAM, up to 1,000 streams or 5 s.
-    const attack = async (): Promise<{ sent: number; goaway: number | undefined }> => {
-      const session = await h2session(t.target.baseUrl);
-      const max = session.remoteSettings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
-      t.assert(max >= 16 && max <= 256, `SETTINGS_MAX_CONCURRENT_STREAMS is ${max}`);
-      let goaway: number | undefined;
-      session.once('goaway', (code: number) => (goaway = code));
-      let sent = 0;
-      const until = Date.now() + 5_000;
-      while (sent < 1_000 && Date.now() < until && goaway === undefined && !session.destroyed && !session.closed) {
-        const grpcCall = sent % 2 === 0;
-        const stream = grpcCall
-          ? session.request({ ':method': 'POST', ':path': GET_ORDER, 'content-type': 'application/grpc', te: 'trailers', authorization: me.auth })
-          : session.request({ ':method': 'GET', ':path': `/orders/${id}`, authorization: me.auth });
-        stream.on('error', () => undefined);
-        if (grpcCall) stream.write(message);
-        stream.close(h2.NGHTTP2_CANCEL);
-        sent += 1;
-        if (sent % 100 === 0) await new Promise((resolve) => setImmediate(resolve));
+  flow(
+    'rapid-reset-from-two-connections-is-cut-and-the-port-still-answers',
+    ['H2-rapid-reset', 'GRPC-cancel', 'H2-limits'],
+    { transports: GRPC_ONLY, api: 'grpc', needs: ['inProcess'], target: { isolated: true } },
+    async (t) => {
+      const { me, id } = await t.userWithOrder();
+      const rss = process.memoryUsage.rss();
+      const message = grpcFrame(encodeRequest('GetOrder', { id }));
+      // Two connections at once, each HEADERS (+ the message) then RST_STREAM, up to 1,000 streams or 5 s.
+      const attack = async (): Promise<{ sent: number; goaway: number | undefined }> => {
+        const session = await h2session(t.target.baseUrl);
+        const max = session.remoteSettings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
+        t.assert(max >= 16 && max <= 256, `SETTINGS_MAX_CONCURRENT_STREAMS is ${max}`);
+        let goaway: number | undefined;
+        session.once('goaway', (code: number) => (goaway = code));
+        let sent = 0;
+        const until = Date.now() + 5_000;
+        while (sent < 1_000 && Date.now() < until && goaway === undefined && !session.destroyed && !session.closed) {
+          const grpcCall = sent % 2 === 0;
+          const stream = grpcCall
+            ? session.request({
+                ':method': 'POST',
+                ':path': GET_ORDER,
+                'content-type': 'application/grpc',
+                te: 'trailers',
+                authorization: me.auth,
+              })
+            : session.request({ ':method': 'GET', ':path': `/orders/${id}`, authorization: me.auth });
+          stream.on('error', () => undefined);
+          if (grpcCall) stream.write(message);
+          stream.close(h2.NGHTTP2_CANCEL);
+          sent += 1;
+          if (sent % 100 === 0) await new Promise((resolve) => setImmediate(resolve));
+        }
+        await new Promise((resolve) =>
+          session.destroyed ? resolve(undefined) : (session.once('close', resolve), setTimeout(() => session.destroy(), 2_000)),
+        );
+        return { sent, goaway };
+      };
+      const outcomes = await Promise.all([attack(), attack()]);
+      for (const [i, o] of outcomes.entries()) {
+        t.assert(
+          o.goaway === h2.NGHTTP2_ENHANCE_YOUR_CALM,
+          `connection ${i + 1}: ${o.sent} resets and no GOAWAY ENHANCE_YOUR_CALM (got ${String(o.goaway)})`,
+        );
+        t.assert(
+          o.sent > HTTP2_RESET_ALLOWANCE,
+          `connection ${i + 1} was cut after ${o.sent} resets, within the allowance of ${HTTP2_RESET_ALLOWANCE}`,
+        );
       }
-      await new Promise((resolve) => (session.destroyed ? resolve(undefined) : (session.once('close', resolve), setTimeout(() => session.destroy(), 2_000))));
-      return { sent, goaway };
-    };
-    const outcomes = await Promise.all([attack(), attack()]);
-    for (const [i, o] of outcomes.entries()) {
-      t.assert(o.goaway === h2.NGHTTP2_ENHANCE_YOUR_CALM, `connection ${i + 1}: ${o.sent} resets and no GOAWAY ENHANCE_YOUR_CALM (got ${String(o.goaway)})`);
-      t.assert(o.sent > HTTP2_RESET_ALLOWANCE, `connection ${i + 1} was cut after ${o.sent} resets, within the allowance of ${HTTP2_RESET_ALLOWANCE}`);
-    }
-    await stillServes(t, me, id, 'right after the attack');
-    t.assert(rssGrowth(rss) < RSS_BUDGET, `RSS grew by ${(rssGrowth(rss) / 2 ** 20).toFixed(0)} MiB during the attack`);
-  }),
-  flow('gzip-bombs-stop-at-the-message-limit', ['GRPC-message-size', 'GRPC-compression', 'GRPC-auth-before-body'], { transports: GRPC_ONLY, api: 'grpc', needs: ['inProcess'] }, async (t) => {
-    const { me, id } = await t.userWithOrder();
-    // ~200 KB of gzip that inflates to 200 MiB; built once. Z_RLE makes the same ~200 KB as the default
-    // strategy from the zeros in a third of the CPU.
-    const bomb = grpcFrame(gzipSync(Buffer.alloc(200 * 1024 * 1024), { strategy: zlibConstants.Z_RLE }), true);
-    const rss = process.memoryUsage.rss();
-    const signed = await Promise.all(Array.from({ length: 4 }, () => rawGrpc(t.target.baseUrl, GET_ORDER, bomb, { authorization: me.auth, 'grpc-encoding': 'gzip' })));
-    for (const reply of signed) t.assert(reply.grpcStatus === '8', `gzip bomb with a token: grpc-status ${reply.grpcStatus} ${reply.grpcMessage}, expected RESOURCE_EXHAUSTED`);
-    const anonymous = await Promise.all(Array.from({ length: 4 }, () => rawGrpc(t.target.baseUrl, GET_ORDER, bomb, { 'grpc-encoding': 'gzip' })));
-    for (const reply of anonymous) t.assert(reply.grpcStatus === '16', `gzip bomb without a token: grpc-status ${reply.grpcStatus}, expected UNAUTHENTICATED`);
-    t.assert(rssGrowth(rss) < RSS_BUDGET, `four concurrent gzip bombs grew RSS by ${(rssGrowth(rss) / 2 ** 20).toFixed(0)} MiB`);
-    await stillServes(t, me, id, 'after the bombs');
-  }),
-  flow('unauthenticated-message-is-never-read', ['GRPC-auth-before-body', 'GRPC-message-size'], { transports: GRPC_ONLY, api: 'grpc' }, async (t) => {
-    const { me, id } = await t.userWithOrder();
-    const huge = grpcFrame(Buffer.alloc(50 * 1024 * 1024));
-    const reply = await rawGrpc(t.target.baseUrl, GET_ORDER, huge);
-    t.assert(reply.grpcStatus === '16' && reply.grpcMessage === 'missing or malformed Authorization header', `50 MB without a token: ${reply.grpcStatus} ${reply.grpcMessage}`);
-    t.assert(reply.bytesWritten < 1024 * 1024, `the server let the client send ${reply.bytesWritten} bytes of a message it should not read`);
-    const signed = await rawGrpc(t.target.baseUrl, GET_ORDER, huge, { authorization: me.auth });
-    t.assert(signed.grpcStatus === '8', `50 MB with a token: ${signed.grpcStatus} ${signed.grpcMessage}, expected RESOURCE_EXHAUSTED`);
-    t.assert(signed.bytesWritten < 1024 * 1024, `the server read ${signed.bytesWritten} bytes of a message whose prefix already declared 50 MB`);
-    await stillServes(t, me, id, 'after the oversized messages');
-  }),
-  flow('malformed-messages-json-subtype-and-huge-timeouts', ['GRPC-malformed', 'GRPC-content-type', 'GRPC-timeout-clamp'], { transports: GRPC_ONLY, api: 'grpc', needs: ['logs'] }, async (t) => {
-    const { me, id } = await t.userWithOrder();
-    const auth = { authorization: me.auth };
-    for (const [label, body] of [
-      ['not protobuf', grpcFrame(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]))],
-      ['wire type 7', grpcFrame(Buffer.from([0x0f, 0x01]))],
-      ['truncated', grpcFrame(Buffer.from([0x0a, 0x10, 0x41])).subarray(0, 7)],
-      ['two messages', Buffer.concat([grpcFrame(encodeRequest('GetOrder', { id })), grpcFrame(encodeRequest('GetOrder', { id }))])],
-    ] as const) {
-      const reply = await rawGrpc(t.target.baseUrl, GET_ORDER, body, auth);
-      t.assert(reply.grpcStatus === '3' && reply.grpcMessage === 'malformed request message', `${label}: ${reply.grpcStatus} ${reply.grpcMessage}`);
-    }
-    const json = await rawGrpc(t.target.baseUrl, GET_ORDER, grpcFrame(Buffer.from(JSON.stringify({ id }))), { ...auth, 'content-type': 'application/grpc+json' });
-    t.assert(json.httpStatus === 415 && json.grpcStatus !== '0', `application/grpc+json: HTTP ${json.httpStatus}, grpc-status ${json.grpcStatus}`);
-    const warningsBefore = t.logs().filter((l) => l.msg === 'process warning').length;
-    for (const timeout of ['99999999H', '2147484S']) {
-      const signed = await rawGrpc(t.target.baseUrl, GET_ORDER, grpcFrame(encodeRequest('GetOrder', { id })), { ...auth, 'grpc-timeout': timeout });
-      t.assert(signed.grpcStatus === '0', `grpc-timeout ${timeout}: ${signed.grpcStatus} ${signed.grpcMessage}`);
-      const anonymous = await rawGrpc(t.target.baseUrl, GET_ORDER, grpcFrame(encodeRequest('GetOrder', { id })), { 'grpc-timeout': timeout });
-      t.assert(anonymous.grpcStatus === '16', `grpc-timeout ${timeout} without a token: ${anonymous.grpcStatus}`);
-    }
-    await t.sleep(20);
-    t.assert(t.logs().filter((l) => l.msg === 'process warning').length === warningsBefore, 'a huge grpc-timeout made the process log a warning');
-    await stillServes(t, me, id, 'after the malformed calls');
-  }),
-  flow('finite-concurrent-streams-and-2000-requests-on-one-session', ['H2-limits'], { transports: GRPC_ONLY, api: 'rest', target: { env: { RATE_LIMIT_RPS: '1000000' } } }, async (t) => {
-    const { me } = await t.userWithOrder();
-    const session = await h2session(t.target.baseUrl);
-    try {
-      const max = session.remoteSettings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
-      t.assert(max >= 16 && max <= 256, `SETTINGS_MAX_CONCURRENT_STREAMS is ${max}`);
-      // 2,000 at once on one session: the client queues beyond the limit, none is lost.
-      const statuses = await Promise.all(Array.from({ length: 2_000 }, () => h2Request(session, { method: 'GET', path: '/orders?limit=100', headers: { authorization: me.auth } }).then((r) => r.status, () => -1)));
-      const failed = statuses.filter((s) => s !== 200);
-      t.assert(failed.length === 0, `${failed.length} of 2,000 concurrent requests on one session failed: ${[...new Set(failed)].join(', ')}`);
-    } finally {
-      session.destroy();
-    }
-  }),
-  flow('grpc-health-check-on-the-public-port-follows-readiness', ['GRPC-health', 'GRPC-no-reflection'], { transports: GRPC_ONLY, api: 'grpc', needs: ['admin'] }, async (t) => {
-    // HealthCheckRequest{} is zero bytes; HealthCheckResponse{status: SERVING} is field 1 = 1.
-    const ready = (await fetch(`${t.target.adminUrl}/readyz`)).status;
-    const reply = await rawGrpc(t.target.baseUrl, '/grpc.health.v1.Health/Check', grpcFrame(new Uint8Array()));
-    t.assert(reply.grpcStatus === '0', `Health/Check without a token: grpc-status ${reply.grpcStatus} ${reply.grpcMessage}`);
-    const status = reply.body.subarray(5);
-    const serving = status.length === 2 && status[0] === 0x08 && status[1] === 0x01;
-    t.assert(serving === (ready === 200), `Health/Check says ${serving ? 'SERVING' : `not SERVING (${status.toString('hex')})`} while /readyz answers ${ready}`);
-    const unknown = await rawGrpc(t.target.baseUrl, '/grpc.health.v1.Health/Check', grpcFrame(Buffer.from([0x0a, 0x03, 0x66, 0x6f, 0x6f])));
-    t.assert(unknown.grpcStatus === '5', `Health/Check of service "foo": grpc-status ${unknown.grpcStatus}, expected NOT_FOUND`);
-  }),
+      await stillServes(t, me, id, 'right after the attack');
+      t.assert(rssGrowth(rss) < RSS_BUDGET, `RSS grew by ${(rssGrowth(rss) / 2 ** 20).toFixed(0)} MiB during the attack`);
+    },
+  ),
+  flow(
+    'gzip-bombs-stop-at-the-message-limit',
+    ['GRPC-message-size', 'GRPC-compression', 'GRPC-auth-before-body'],
+    { transports: GRPC_ONLY, api: 'grpc', needs: ['inProcess'] },
+    async (t) => {
+      const { me, id } = await t.userWithOrder();
+      // ~200 KB of gzip that inflates to 200 MiB; built once. Z_RLE makes the same ~200 KB as the default
+      // strategy from the zeros in a third of the CPU.
+      const bomb = grpcFrame(gzipSync(Buffer.alloc(200 * 1024 * 1024), { strategy: zlibConstants.Z_RLE }), true);
+      const rss = process.memoryUsage.rss();
+      const signed = await Promise.all(
+        Array.from({ length: 4 }, () => rawGrpc(t.target.baseUrl, GET_ORDER, bomb, { authorization: me.auth, 'grpc-encoding': 'gzip' })),
+      );
+      for (const reply of signed)
+        t.assert(
+          reply.grpcStatus === '8',
+          `gzip bomb with a token: grpc-status ${reply.grpcStatus} ${reply.grpcMessage}, expected RESOURCE_EXHAUSTED`,
+        );
+      const anonymous = await Promise.all(
+        Array.from({ length: 4 }, () => rawGrpc(t.target.baseUrl, GET_ORDER, bomb, { 'grpc-encoding': 'gzip' })),
+      );
+      for (const reply of anonymous)
+        t.assert(reply.grpcStatus === '16', `gzip bomb without a token: grpc-status ${reply.grpcStatus}, expected UNAUTHENTICATED`);
+      t.assert(rssGrowth(rss) < RSS_BUDGET, `four concurrent gzip bombs grew RSS by ${(rssGrowth(rss) / 2 ** 20).toFixed(0)} MiB`);
+      await stillServes(t, me, id, 'after the bombs');
+    },
+  ),
+  flow(
+    'unauthenticated-message-is-never-read',
+    ['GRPC-auth-before-body', 'GRPC-message-size'],
+    { transports: GRPC_ONLY, api: 'grpc' },
+    async (t) => {
+      const { me, id } = await t.userWithOrder();
+      const huge = grpcFrame(Buffer.alloc(50 * 1024 * 1024));
+      const reply = await rawGrpc(t.target.baseUrl, GET_ORDER, huge);
+      t.assert(
+        reply.grpcStatus === '16' && reply.grpcMessage === 'missing or malformed Authorization header',
+        `50 MB without a token: ${reply.grpcStatus} ${reply.grpcMessage}`,
+      );
+      t.assert(
+        reply.bytesWritten < 1024 * 1024,
+        `the server let the client send ${reply.bytesWritten} bytes of a message it should not read`,
+      );
+      const signed = await rawGrpc(t.target.baseUrl, GET_ORDER, huge, { authorization: me.auth });
+      t.assert(signed.grpcStatus === '8', `50 MB with a token: ${signed.grpcStatus} ${signed.grpcMessage}, expected RESOURCE_EXHAUSTED`);
+      t.assert(
+        signed.bytesWritten < 1024 * 1024,
+        `the server read ${signed.bytesWritten} bytes of a message whose prefix already declared 50 MB`,
+      );
+      await stillServes(t, me, id, 'after the oversized messages');
+    },
+  ),
+  flow(
+    'malformed-messages-json-subtype-and-huge-timeouts',
+    ['GRPC-malformed', 'GRPC-content-type', 'GRPC-timeout-clamp'],
+    { transports: GRPC_ONLY, api: 'grpc', needs: ['logs'] },
+    async (t) => {
+      const { me, id } = await t.userWithOrder();
+      const auth = { authorization: me.auth };
+      for (const [label, body] of [
+        ['not protobuf', grpcFrame(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]))],
+        ['wire type 7', grpcFrame(Buffer.from([0x0f, 0x01]))],
+        ['truncated', grpcFrame(Buffer.from([0x0a, 0x10, 0x41])).subarray(0, 7)],
+        ['two messages', Buffer.concat([grpcFrame(encodeRequest('GetOrder', { id })), grpcFrame(encodeRequest('GetOrder', { id }))])],
+      ] as const) {
+        const reply = await rawGrpc(t.target.baseUrl, GET_ORDER, body, auth);
+        t.assert(
+          reply.grpcStatus === '3' && reply.grpcMessage === 'malformed request message',
+          `${label}: ${reply.grpcStatus} ${reply.grpcMessage}`,
+        );
+      }
+      const json = await rawGrpc(t.target.baseUrl, GET_ORDER, grpcFrame(Buffer.from(JSON.stringify({ id }))), {
+        ...auth,
+        'content-type': 'application/grpc+json',
+      });
+      t.assert(
+        json.httpStatus === 415 && json.grpcStatus !== '0',
+        `application/grpc+json: HTTP ${json.httpStatus}, grpc-status ${json.grpcStatus}`,
+      );
+      const warningsBefore = t.logs().filter((l) => l.msg === 'process warning').length;
+      for (const timeout of ['99999999H', '2147484S']) {
+        const signed = await rawGrpc(t.target.baseUrl, GET_ORDER, grpcFrame(encodeRequest('GetOrder', { id })), {
+          ...auth,
+          'grpc-timeout': timeout,
+        });
+        t.assert(signed.grpcStatus === '0', `grpc-timeout ${timeout}: ${signed.grpcStatus} ${signed.grpcMessage}`);
+        const anonymous = await rawGrpc(t.target.baseUrl, GET_ORDER, grpcFrame(encodeRequest('GetOrder', { id })), {
+          'grpc-timeout': timeout,
+        });
+        t.assert(anonymous.grpcStatus === '16', `grpc-timeout ${timeout} without a token: ${anonymous.grpcStatus}`);
+      }
+      await t.sleep(20);
+      t.assert(
+        t.logs().filter((l) => l.msg === 'process warning').length === warningsBefore,
+        'a huge grpc-timeout made the process log a warning',
+      );
+      await stillServes(t, me, id, 'after the malformed calls');
+    },
+  ),
+  flow(
+    'finite-concurrent-streams-and-2000-requests-on-one-session',
+    ['H2-limits'],
+    { transports: GRPC_ONLY, api: 'rest', target: { env: { RATE_LIMIT_RPS: '1000000' } } },
+    async (t) => {
+      const { me } = await t.userWithOrder();
+      const session = await h2session(t.target.baseUrl);
+      try {
+        const max = session.remoteSettings.maxConcurrentStreams ?? Number.POSITIVE_INFINITY;
+        t.assert(max >= 16 && max <= 256, `SETTINGS_MAX_CONCURRENT_STREAMS is ${max}`);
+        // 2,000 at once on one session: the client queues beyond the limit, none is lost.
+        const statuses = await Promise.all(
+          Array.from({ length: 2_000 }, () =>
+            h2Request(session, { method: 'GET', path: '/orders?limit=100', headers: { authorization: me.auth } }).then(
+              (r) => r.status,
+              () => -1,
+            ),
+          ),
+        );
+        const failed = statuses.filter((s) => s !== 200);
+        t.assert(
+          failed.length === 0,
+          `${failed.length} of 2,000 concurrent requests on one session failed: ${[...new Set(failed)].join(', ')}`,
+        );
+      } finally {
+        session.destroy();
+      }
+    },
+  ),
+  flow(
+    'grpc-health-check-on-the-public-port-follows-readiness',
+    ['GRPC-health', 'GRPC-no-reflection'],
+    { transports: GRPC_ONLY, api: 'grpc', needs: ['admin'] },
+    async (t) => {
+      // HealthCheckRequest{} is zero bytes; HealthCheckResponse{status: SERVING} is field 1 = 1.
+      const ready = (await fetch(`${t.target.adminUrl}/readyz`)).status;
+      const reply = await rawGrpc(t.target.baseUrl, '/grpc.health.v1.Health/Check', grpcFrame(new Uint8Array()));
+      t.assert(reply.grpcStatus === '0', `Health/Check without a token: grpc-status ${reply.grpcStatus} ${reply.grpcMessage}`);
+      const status = reply.body.subarray(5);
+      const serving = status.length === 2 && status[0] === 0x08 && status[1] === 0x01;
+      t.assert(
+        serving === (ready === 200),
+        `Health/Check says ${serving ? 'SERVING' : `not SERVING (${status.toString('hex')})`} while /readyz answers ${ready}`,
+      );
+      const unknown = await rawGrpc(
+        t.target.baseUrl,
+        '/grpc.health.v1.Health/Check',
+        grpcFrame(Buffer.from([0x0a, 0x03, 0x66, 0x6f, 0x6f])),
+      );
+      t.assert(unknown.grpcStatus === '5', `Health/Check of service "foo": grpc-status ${unknown.grpcStatus}, expected NOT_FOUND`);
+    },
+  ),
   // ALPN picks the protocol per connection: h2 carries REST and gRPC on one connection,
   // http/1.1 reaches REST, and cleartext on the TLS port is not served.
-  processCase('tls-alpn-serves-rest-and-grpc-on-one-connection', ['ONEPORT-tls', 'ONEPORT-dispatch'], { transports: GRPC_ONLY }, async (p) => {
-    const dir = mkdtempSync(join(tmpdir(), 'orders-tls-'));
-    const [certFile, keyFile] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
-    const app = await startInProcess({ transport: p.transport!.factory, env: { TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile } });
-    const ca = readFileSync(certFile);
-    const session = connect(`https://127.0.0.1:${app.port}`, { ca });
-    session.on('error', () => undefined);
-    try {
-      await new Promise((resolve) => session.once('connect', resolve));
-      p.assert(session.alpnProtocol === 'h2', `ALPN chose ${String(session.alpnProtocol)}`);
-      const rest = await h2Request(session, { method: 'GET', path: '/openapi.yaml' });
-      p.assert(rest.status === 200 && rest.text?.startsWith('openapi:'), `REST over h2+TLS: ${rest.status}`);
-      const rpc = await h2Request(session, { method: 'POST', path: '/grpc.health.v1.Health/Check', headers: { 'content-type': 'application/grpc', te: 'trailers' }, body: grpcFrame(new Uint8Array()) });
-      p.assert(rpc.headers?.['grpc-status'] === '0', `gRPC over the same h2+TLS connection: grpc-status ${String(rpc.headers?.['grpc-status'])}`);
-      const http1 = await new Promise<{ status?: number; alpn: string | false | null }>((resolve, reject) => {
-        const options = { host: '127.0.0.1', port: app.port, path: '/openapi.yaml', ca, ALPNProtocols: ['http/1.1'] };
-        const req = httpsRequest(options as RequestOptions, (res) => {
-          res.resume();
-          resolve({ status: res.statusCode, alpn: (res.socket as TLSSocket).alpnProtocol });
+  processCase(
+    'tls-alpn-serves-rest-and-grpc-on-one-connection',
+    ['ONEPORT-tls', 'ONEPORT-dispatch'],
+    { transports: GRPC_ONLY },
+    async (p) => {
+      const dir = mkdtempSync(join(tmpdir(), 'orders-tls-'));
+      const [certFile, keyFile] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-keyout',
+          keyFile,
+          '-out',
+          certFile,
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+        ],
+        { stdio: 'ignore' },
+      );
+      const app = await startInProcess({ transport: p.transport!.factory, env: { TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile } });
+      const ca = readFileSync(certFile);
+      const session = connect(`https://127.0.0.1:${app.port}`, { ca });
+      session.on('error', () => undefined);
+      try {
+        await new Promise((resolve) => session.once('connect', resolve));
+        p.assert(session.alpnProtocol === 'h2', `ALPN chose ${String(session.alpnProtocol)}`);
+        const rest = await h2Request(session, { method: 'GET', path: '/openapi.yaml' });
+        p.assert(rest.status === 200 && rest.text?.startsWith('openapi:'), `REST over h2+TLS: ${rest.status}`);
+        const rpc = await h2Request(session, {
+          method: 'POST',
+          path: '/grpc.health.v1.Health/Check',
+          headers: { 'content-type': 'application/grpc', te: 'trailers' },
+          body: grpcFrame(new Uint8Array()),
         });
-        req.on('error', reject).end();
-      });
-      p.assert(http1.status === 200 && http1.alpn === 'http/1.1', `REST over HTTPS with ALPN http/1.1: ${http1.status} (ALPN ${String(http1.alpn)})`);
-      const cleartext = await rawHttp1(`http://127.0.0.1:${app.port}`, 'GET /openapi.yaml HTTP/1.1\r\nHost: x\r\n\r\n').then((a) => a.reply.status, () => undefined);
-      p.assert(cleartext === undefined, `cleartext HTTP/1.1 on the TLS port was answered ${String(cleartext)}`);
-    } finally {
-      session.destroy();
-      await app.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }),
+        p.assert(
+          rpc.headers?.['grpc-status'] === '0',
+          `gRPC over the same h2+TLS connection: grpc-status ${String(rpc.headers?.['grpc-status'])}`,
+        );
+        const http1 = await new Promise<{ status?: number; alpn: string | false | null }>((resolve, reject) => {
+          const options = { host: '127.0.0.1', port: app.port, path: '/openapi.yaml', ca, ALPNProtocols: ['http/1.1'] };
+          const req = httpsRequest(options as RequestOptions, (res) => {
+            res.resume();
+            resolve({ status: res.statusCode, alpn: (res.socket as TLSSocket).alpnProtocol });
+          });
+          req.on('error', reject).end();
+        });
+        p.assert(
+          http1.status === 200 && http1.alpn === 'http/1.1',
+          `REST over HTTPS with ALPN http/1.1: ${http1.status} (ALPN ${String(http1.alpn)})`,
+        );
+        const cleartext = await rawHttp1(`http://127.0.0.1:${app.port}`, 'GET /openapi.yaml HTTP/1.1\r\nHost: x\r\n\r\n').then(
+          (a) => a.reply.status,
+          () => undefined,
+        );
+        p.assert(cleartext === undefined, `cleartext HTTP/1.1 on the TLS port was answered ${String(cleartext)}`);
+      } finally {
+        session.destroy();
+        await app.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  ),
   processCase('http2-stream-and-idle-deadlines-are-enforced', ['H2-stream-deadline', 'H2-idle'], { transports: GRPC_ONLY }, async (p) => {
     // The one-port server of orders-grpc with its deadlines shortened (a case may not wait the real 30 s
     // and 60 s; test/grpc/http2-deadlines.real.test.ts waits out the real stream deadline). The idle deadline
@@ -215,7 +352,9 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
       const codes = await Promise.all(
         Array.from({ length: 100 }, (_, i) => {
           const stream = session.request(
-            i % 2 === 0 ? { ':method': 'POST', ':path': '/t.T/Recent', 'content-type': 'application/grpc' } : { ':method': 'POST', ':path': '/orders', 'content-type': 'application/json' },
+            i % 2 === 0
+              ? { ':method': 'POST', ':path': '/t.T/Recent', 'content-type': 'application/grpc' }
+              : { ':method': 'POST', ':path': '/orders', 'content-type': 'application/json' },
           );
           stream.on('error', () => undefined);
           stream.resume();
@@ -230,7 +369,10 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
           );
         }),
       );
-      p.assert(codes.every((c) => c === h2.NGHTTP2_CANCEL), `trickling streams ended with ${[...new Set(codes)].join(', ')}, expected all reset with CANCEL (8)`);
+      p.assert(
+        codes.every((c) => c === h2.NGHTTP2_CANCEL),
+        `trickling streams ended with ${[...new Set(codes)].join(', ')}, expected all reset with CANCEL (8)`,
+      );
       // Then no stream, only PINGs: the session is closed anyway.
       // The session may already be gone (or be going) when the streams end: a PING on a destroyed
       // session throws, so the pinger only pings a live one and a gone session counts as closed.
@@ -239,7 +381,10 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
         if (!session.destroyed && !session.closed) session.ping(() => undefined);
       }, 100);
       let giveUp: NodeJS.Timeout | undefined;
-      const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((resolve) => (giveUp = setTimeout(() => resolve('still open after 30 s'), 30_000)))]);
+      const outcome = await Promise.race([
+        closed.then(() => 'closed'),
+        new Promise((resolve) => (giveUp = setTimeout(() => resolve('still open after 30 s'), 30_000))),
+      ]);
       clearTimeout(giveUp);
       clearInterval(pinger);
       session.destroy();

@@ -9,14 +9,35 @@ const created = (item: string, quantity: number) => answers({ shape: 'Order', fi
 const createCases: Case[] = [
   request(
     'create-order',
-    ['CREATE-201', 'SVC-operations', 'SHAPE-order', 'SHAPE-create-request', 'ORDER-pending', 'SHAPE-independent', 'HTTP-content-type', 'SHAPE-json', 'GRPC-fields'],
+    [
+      'CREATE-201',
+      'SVC-operations',
+      'SHAPE-order',
+      'SHAPE-create-request',
+      'ORDER-pending',
+      'SHAPE-independent',
+      'HTTP-content-type',
+      'SHAPE-json',
+      'GRPC-fields',
+    ],
     { op: 'createOrder', input: { item: 'widget', quantity: 3 } },
     created('widget', 3),
   ),
   request(
     'create-ignores-client-id-status-and-owner',
     ['ORDER-pending', 'AUTH-own-user', 'SHAPE-independent'],
-    { setup: { users: ['me', 'other'] }, op: 'createOrder', input: { item: 'widget', quantity: 1, status: 'shipped', id: '00000000-0000-4000-8000-000000000000', user_id: '{userId:other}', userId: '{userId:other}' } },
+    {
+      setup: { users: ['me', 'other'] },
+      op: 'createOrder',
+      input: {
+        item: 'widget',
+        quantity: 1,
+        status: 'shipped',
+        id: '00000000-0000-4000-8000-000000000000',
+        user_id: '{userId:other}',
+        userId: '{userId:other}',
+      },
+    },
     { http: { status: 201, body: { shape: 'Order', fields: { status: 'pending' } } } },
   ),
   // A lone surrogate: JSON can carry it, UTF-8 cannot, so protobuf refuses the message itself (the
@@ -33,7 +54,9 @@ const createCases: Case[] = [
       ['create-item-200-non-ascii-characters', 'é'.repeat(200), 1],
       ['create-quantity-int32-max', 'widget', 2147483647],
     ] as const
-  ).map(([name, item, quantity]): RequestCase => request(name, ['ORDER-item-limits', 'CREATE-201'], { op: 'createOrder', input: { item, quantity } }, created(item, quantity))),
+  ).map(([name, item, quantity]): RequestCase =>
+    request(name, ['ORDER-item-limits', 'CREATE-201'], { op: 'createOrder', input: { item, quantity } }, created(item, quantity)),
+  ),
   ...(
     [
       ['create-item-empty', { item: '', quantity: 1 }, MSG.itemRequired],
@@ -45,25 +68,34 @@ const createCases: Case[] = [
       ['create-quantity-negative', { item: 'widget', quantity: -5 }, MSG.quantityPositive],
       ['create-quantity-absent', { item: 'widget' }, MSG.quantityPositive],
     ] as const
-  ).map(
-    ([name, input, message]): RequestCase =>
-      request(
-        name,
-        ['CREATE-400', 'ERR-validation', 'ERR-validation-text', ...(message.startsWith('quantity') ? ['ERR-quantity-domain'] : ['ORDER-item-limits']), 'GRPC-message-text'],
-        { op: 'createOrder', input },
-        invalidArgument(message),
-      ),
+  ).map(([name, input, message]): RequestCase =>
+    request(
+      name,
+      [
+        'CREATE-400',
+        'ERR-validation',
+        'ERR-validation-text',
+        ...(message.startsWith('quantity') ? ['ERR-quantity-domain'] : ['ORDER-item-limits']),
+        'GRPC-message-text',
+      ],
+      { op: 'createOrder', input },
+      invalidArgument(message),
+    ),
   ),
-  request('create-quantity-above-int32', ['CREATE-400', 'ERR-validation', 'ORDER-item-limits', 'ERR-validation-text'], { op: 'createOrder', input: { item: 'widget', quantity: 2147483648 } }, { http: { status: 400, error: MSG.quantityTooLarge } }),
+  request(
+    'create-quantity-above-int32',
+    ['CREATE-400', 'ERR-validation', 'ORDER-item-limits', 'ERR-validation-text'],
+    { op: 'createOrder', input: { item: 'widget', quantity: 2147483648 } },
+    { http: { status: 400, error: MSG.quantityTooLarge } },
+  ),
   ...(
     [
       ['create-quantity-fraction', { item: 'widget', quantity: 1.5 }],
       ['create-quantity-string', { item: 'widget', quantity: '3' }],
       ['create-item-number', { item: 42, quantity: 1 }],
     ] as const
-  ).map(
-    ([name, input]): RequestCase =>
-      request(name, ['CREATE-400', 'SHAPE-create-request', 'ERR-malformed-body'], { op: 'createOrder', input }, MALFORMED),
+  ).map(([name, input]): RequestCase =>
+    request(name, ['CREATE-400', 'SHAPE-create-request', 'ERR-malformed-body'], { op: 'createOrder', input }, MALFORMED),
   ),
 ];
 
@@ -80,7 +112,12 @@ const getCases: Case[] = [
     { setup: { users: ['me', 'owner'], orders: [{ ref: 'theirs', owner: 'owner' }] }, op: 'getOrder', input: { id: '{order:theirs}' } },
     { http: { status: 403, error: MSG.forbidden }, grpc: { code: 'PERMISSION_DENIED', message: MSG.forbidden } },
   ),
-  request('get-unknown-order', ['GET-404', 'ERR-not-found', 'ERR-403-not-404', 'GRPC-message-text'], { op: 'getOrder', input: { id: '{uuid}' } }, { http: { status: 404, error: MSG.notFound }, grpc: { code: 'NOT_FOUND', message: MSG.notFound } }),
+  request(
+    'get-unknown-order',
+    ['GET-404', 'ERR-not-found', 'ERR-403-not-404', 'GRPC-message-text'],
+    { op: 'getOrder', input: { id: '{uuid}' } },
+    { http: { status: 404, error: MSG.notFound }, grpc: { code: 'NOT_FOUND', message: MSG.notFound } },
+  ),
   ...(
     [
       ['get-id-not-a-uuid', 'not-a-uuid'],
@@ -88,12 +125,21 @@ const getCases: Case[] = [
       ['get-id-uuid-without-dashes', '0f8fad5bd9cb469fa16570867728950e'],
       ['get-id-uuid-with-suffix', '0f8fad5b-d9cb-469f-a165-70867728950e0'],
     ] as const
-  ).map(
-    ([name, id]): RequestCase =>
-      request(name, ['GET-400-id', 'ERR-invalid-order-id', 'GRPC-message-text'], { op: 'getOrder', input: { id } }, invalidArgument(MSG.invalidOrderId)),
+  ).map(([name, id]): RequestCase =>
+    request(
+      name,
+      ['GET-400-id', 'ERR-invalid-order-id', 'GRPC-message-text'],
+      { op: 'getOrder', input: { id } },
+      invalidArgument(MSG.invalidOrderId),
+    ),
   ),
   // REST: GET /orders/ is not a route; gRPC: an empty id is not a UUID.
-  request('get-id-empty', ['GET-400-id', 'ERR-invalid-order-id'], { op: 'getOrder', input: { id: '' } }, { grpc: { code: 'INVALID_ARGUMENT', message: MSG.invalidOrderId } }),
+  request(
+    'get-id-empty',
+    ['GET-400-id', 'ERR-invalid-order-id'],
+    { op: 'getOrder', input: { id: '' } },
+    { grpc: { code: 'INVALID_ARGUMENT', message: MSG.invalidOrderId } },
+  ),
   flow('create-then-get-round-trip', ['CREATE-201', 'GET-200', 'SHAPE-order', 'SVC-operations'], {}, async (t) => {
     const me = await t.user();
     const reply = await t.driver.createOrder(me.auth, { item: 'round trip', quantity: 7 });
@@ -101,7 +147,10 @@ const getCases: Case[] = [
     const got = await t.driver.getOrder(me.auth, (reply.body as { id: string }).id);
     t.check(got, answers({ fields: reply.body as Record<string, unknown> }), 'get returns the created order unchanged');
     const created = Date.parse((reply.body as { created_at: string }).created_at);
-    t.assert(Math.abs(created - Date.now()) < 60_000, `created_at ${(reply.body as { created_at: string }).created_at} is not the creation time`);
+    t.assert(
+      Math.abs(created - Date.now()) < 60_000,
+      `created_at ${(reply.body as { created_at: string }).created_at} is not the creation time`,
+    );
   }),
   // An upper-case UUID is still a UUID (spec 4.1 table, GET-400-id): the same order, its id as stored.
   flow('get-upper-case-id-is-the-same-order', ['GET-400-id', 'GET-200'], {}, async (t) => {
@@ -114,7 +163,10 @@ const getCases: Case[] = [
     const stored = await t.target.hooks!.backends.repository.findById(id);
     t.assert(stored !== undefined, `order ${id} is not in the relational store after create`);
     if (stored === undefined) return;
-    t.assert(stored.item === 'durable' && stored.quantity === 2 && stored.userId === me.userId && stored.status === 'pending', `stored order is ${JSON.stringify(stored)}`);
+    t.assert(
+      stored.item === 'durable' && stored.quantity === 2 && stored.userId === me.userId && stored.status === 'pending',
+      `stored order is ${JSON.stringify(stored)}`,
+    );
   }),
   flow('fetch-fills-and-uses-the-cache', ['SVC-cache-aside'], { needs: ['inProcess'] }, async (t) => {
     const { me, id } = await t.userWithOrder();
@@ -122,20 +174,25 @@ const getCases: Case[] = [
     const inCache = await t.target.hooks!.backends.cache.get(id);
     t.assert(inCache !== undefined && inCache.id === id, `order ${id} is not in the cache after create and fetch`);
   }),
-  flow('real-cache-entry-expires-in-five-minutes', ['SVC-cache-ttl', 'SVC-cache-aside'], { needs: ['inProcess'], backends: ['real'] }, async (t) => {
-    const { id } = await t.userWithOrder();
-    const [host, port] = (process.env['REDIS_ADDR'] ?? '127.0.0.1:6379').split(':');
-    const redis = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 1 });
-    try {
-      await redis.connect();
-      const keys = (await redis.keys(`*${id}`)).filter((k) => k.startsWith('orders:'));
-      t.assert(keys.length === 1, `expected one cache key for order ${id}, found ${JSON.stringify(keys)}`);
-      const ttl = await redis.ttl(keys[0]!);
-      t.assert(ttl > 290 && ttl <= 300, `cache entry TTL is ${ttl} s, expected 300`);
-    } finally {
-      redis.disconnect();
-    }
-  }),
+  flow(
+    'real-cache-entry-expires-in-five-minutes',
+    ['SVC-cache-ttl', 'SVC-cache-aside'],
+    { needs: ['inProcess'], backends: ['real'] },
+    async (t) => {
+      const { id } = await t.userWithOrder();
+      const [host, port] = (process.env['REDIS_ADDR'] ?? '127.0.0.1:6379').split(':');
+      const redis = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        await redis.connect();
+        const keys = (await redis.keys(`*${id}`)).filter((k) => k.startsWith('orders:'));
+        t.assert(keys.length === 1, `expected one cache key for order ${id}, found ${JSON.stringify(keys)}`);
+        const ttl = await redis.ttl(keys[0]!);
+        t.assert(ttl > 290 && ttl <= 300, `cache entry TTL is ${ttl} s, expected 300`);
+      } finally {
+        redis.disconnect();
+      }
+    },
+  ),
   flow('cache-miss-reads-store-and-refills', ['SVC-cache-aside'], { needs: ['recorders'] }, async (t) => {
     const me = await t.user();
     const { cacheFake } = t.target.hooks!.fakes!;
@@ -148,37 +205,41 @@ const getCases: Case[] = [
     t.assert((await cacheFake.get(id)) !== undefined, 'a miss read from the store did not refill the cache');
   }),
   // Reads the shared cache's contents and switches the fakes directly (no API exposes the former).
-  flow('near-tier-keeps-the-shared-cache-filled-and-serves-recent-orders', ['SVC-near-cache', 'SVC-cache-aside'], { needs: ['faults', 'recorders'] }, async (t) => {
-    const { me, id } = await t.userWithOrder();
-    const { cacheFake, store } = t.target.hooks!.fakes!;
-    t.assert((await cacheFake.get(id)) !== undefined, 'the create did not fill the shared cache');
-    // Shared cache and store both down: only the in-process tier can answer.
-    cacheFake.trouble.down();
-    store.trouble.down();
-    try {
-      t.check(await t.driver.getOrder(me.auth, id), answers({ fields: { id } }), 'get of a just-created order with cache and store down');
-    } finally {
-      cacheFake.trouble.up();
-      store.trouble.up();
-    }
-  }),
+  flow(
+    'near-tier-keeps-the-shared-cache-filled-and-serves-recent-orders',
+    ['SVC-near-cache', 'SVC-cache-aside'],
+    { needs: ['faults', 'recorders'] },
+    async (t) => {
+      const { me, id } = await t.userWithOrder();
+      const { cacheFake, store } = t.target.hooks!.fakes!;
+      t.assert((await cacheFake.get(id)) !== undefined, 'the create did not fill the shared cache');
+      // Shared cache and store both down: only the in-process tier can answer.
+      cacheFake.trouble.down();
+      store.trouble.down();
+      try {
+        t.check(await t.driver.getOrder(me.auth, id), answers({ fields: { id } }), 'get of a just-created order with cache and store down');
+      } finally {
+        cacheFake.trouble.up();
+        store.trouble.up();
+      }
+    },
+  ),
   // One tier down: the other answers (the cache when the store is down, the store when the cache is).
   ...(
     [
       ['fetch-served-from-cache-when-store-is-down', 'database'],
       ['fetch-degrades-to-store-when-cache-is-down', 'cache'],
     ] as const
-  ).map(
-    ([name, component]): Case => 
-      flow(name, ['SVC-cache-aside'], { needs: ['faults'] }, async (t) => {
-        const { me, id } = await t.userWithOrder();
-        await t.target.simulator!.set(component, { state: 'down' });
-        try {
-          t.check(await t.driver.getOrder(me.auth, id), answers({ fields: { id } }), `get with the ${component} down`);
-        } finally {
-          await t.target.simulator!.set(component, { state: 'up' });
-        }
-      }),
+  ).map(([name, component]): Case =>
+    flow(name, ['SVC-cache-aside'], { needs: ['faults'] }, async (t) => {
+      const { me, id } = await t.userWithOrder();
+      await t.target.simulator!.set(component, { state: 'down' });
+      try {
+        t.check(await t.driver.getOrder(me.auth, id), answers({ fields: { id } }), `get with the ${component} down`);
+      } finally {
+        await t.target.simulator!.set(component, { state: 'up' });
+      }
+    }),
   ),
   flow('created-order-belongs-to-the-caller', ['AUTH-own-user'], { needs: ['users'] }, async (t) => {
     const { me, id } = await t.userWithOrder();

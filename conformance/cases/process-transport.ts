@@ -28,7 +28,12 @@ const SECRET = randomBytes(32).toString('base64url');
 const SHORT_TIMEOUTS = { keepAliveMs: 300, sniffMs: 500 } as const;
 
 /** The transport's app in process, stopped once `body` is done; returns the app (its logs stay readable). */
-async function withApp(p: ProcessContext, env: Env | undefined, body: (app: InProcessApp) => Promise<void>, platformTimeouts?: PlatformTimeouts): Promise<InProcessApp> {
+async function withApp(
+  p: ProcessContext,
+  env: Env | undefined,
+  body: (app: InProcessApp) => Promise<void>,
+  platformTimeouts?: PlatformTimeouts,
+): Promise<InProcessApp> {
   const app = await startInProcess({ transport: p.transport.factory, env, platformTimeouts });
   try {
     await body(app);
@@ -43,7 +48,8 @@ const lostItsPort = (lines: readonly Record<string, unknown>[]): boolean =>
   lines.some((l) => String(l['msg']).startsWith('start-up failed') && String(l['err']).startsWith('api: listen:'));
 
 /** Resolves once the process's stdout has ended, so its last lines are parsed. */
-const outputEnded = (bin: SpawnedBin): Promise<unknown> => (bin.child.stdout!.readableEnded ? Promise.resolve() : once(bin.child.stdout!, 'end'));
+const outputEnded = (bin: SpawnedBin): Promise<unknown> =>
+  bin.child.stdout!.readableEnded ? Promise.resolve() : once(bin.child.stdout!, 'end');
 
 /**
  * The executable at this LOG_LEVEL, on a port chosen here (at warn the `api: listening` line that names
@@ -54,17 +60,39 @@ const outputEnded = (bin: SpawnedBin): Promise<unknown> => (bin.child.stdout!.re
  * its `api: listening` on this port, or at warn the embedded-mode warning, logged once its signal handlers
  * are installed. An executable that lost its port to another process starts again on another.
  */
-async function serveThenStop(p: ProcessContext, level: string): Promise<{ exit: Awaited<ReturnType<typeof exitWithin>>; lines: Record<string, unknown>[] }> {
+async function serveThenStop(
+  p: ProcessContext,
+  level: string,
+): Promise<{ exit: Awaited<ReturnType<typeof exitWithin>>; lines: Record<string, unknown>[] }> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const bin = spawnBin(p.transport.bin, ['--embedded'], { HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: level });
     try {
       const started = (line: Record<string, unknown>): boolean =>
-        level === 'warn' ? String(line['msg']).startsWith('embedded mode: JWT_SECRET is not set') : line['msg'] === 'api: listening' && String(line['addr']).endsWith(`:${port}`);
-      const up = await bin.waitForLine(started, 'start-up').then(() => waitForPort(port, HANG_GUARD_MS)).then(() => true, () => false);
-      if (!up && attempt < 3 && (await Promise.race([bin.exited.then(() => outputEnded(bin)).then(() => lostItsPort(bin.lines)), sleep(HANG_GUARD_MS).then(() => false)]))) continue;
+        level === 'warn'
+          ? String(line['msg']).startsWith('embedded mode: JWT_SECRET is not set')
+          : line['msg'] === 'api: listening' && String(line['addr']).endsWith(`:${port}`);
+      const up = await bin
+        .waitForLine(started, 'start-up')
+        .then(() => waitForPort(port, HANG_GUARD_MS))
+        .then(
+          () => true,
+          () => false,
+        );
+      if (
+        !up &&
+        attempt < 3 &&
+        (await Promise.race([
+          bin.exited.then(() => outputEnded(bin)).then(() => lostItsPort(bin.lines)),
+          sleep(HANG_GUARD_MS).then(() => false),
+        ]))
+      )
+        continue;
       p.assert(up, `${p.transport.bin} with LOG_LEVEL=${level} did not come up: ${bin.stdout().slice(-400)}`);
-      const status = await fetch(`http://127.0.0.1:${port}/openapi.yaml`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => 0);
+      const status = await fetch(`http://127.0.0.1:${port}/openapi.yaml`, { signal: AbortSignal.timeout(2000) }).then(
+        (r) => r.status,
+        () => 0,
+      );
       bin.child.kill('SIGTERM');
       const exit = await exitWithin(bin, HANG_GUARD_MS, `${p.transport.bin} LOG_LEVEL=${level} after SIGTERM`);
       await outputEnded(bin);
@@ -93,41 +121,80 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
     const { exit, lines } = await serveThenStop(p, 'info');
     p.assert(exit.code === 0, `${p.transport.bin} exited with ${exit.code ?? exit.signal} after SIGTERM, expected 0`);
     const msgs = lines.map((l) => l['msg']);
-    p.assert(msgs.includes('shutting down') && msgs.at(-1) === 'stopped', `shutdown log lines are ${JSON.stringify(msgs.slice(-4))}, expected shutting down … stopped`);
+    p.assert(
+      msgs.includes('shutting down') && msgs.at(-1) === 'stopped',
+      `shutdown log lines are ${JSON.stringify(msgs.slice(-4))}, expected shutting down … stopped`,
+    );
     for (const line of lines) {
-      p.assert(typeof line['time'] === 'string' && typeof line['level'] === 'string' && typeof line['msg'] === 'string' && line['msg'] !== '<not json>', `stdout line is not a JSON log line with time, level, msg: ${JSON.stringify(line)}`);
+      p.assert(
+        typeof line['time'] === 'string' &&
+          typeof line['level'] === 'string' &&
+          typeof line['msg'] === 'string' &&
+          line['msg'] !== '<not json>',
+        `stdout line is not a JSON log line with time, level, msg: ${JSON.stringify(line)}`,
+      );
     }
-    p.assert(!lines.some((l) => l['msg'] === 'lifecycle: run failed' || l['msg'] === 'lifecycle: stop failed'), 'a component failed during shutdown');
+    p.assert(
+      !lines.some((l) => l['msg'] === 'lifecycle: run failed' || l['msg'] === 'lifecycle: stop failed'),
+      'a component failed during shutdown',
+    );
   }),
   // Start-up fails before any listener: without JWT_SECRET, and with every backend unreachable.
   ...(
     [
-      ['executable-missing-variable-fails-before-listening', ['LIFE-3-missing-env', 'CONFIG-required', 'CONFIG-no-secret-echo'], {}, 'without JWT_SECRET', 'JWT_SECRET'],
-      ['executable-unreachable-backends-abort-start-up', ['LIFE-2-init-connect', 'CONFIG-no-secret-echo'], { JWT_SECRET: SECRET }, 'with unreachable backends', undefined],
+      [
+        'executable-missing-variable-fails-before-listening',
+        ['LIFE-3-missing-env', 'CONFIG-required', 'CONFIG-no-secret-echo'],
+        {},
+        'without JWT_SECRET',
+        'JWT_SECRET',
+      ],
+      [
+        'executable-unreachable-backends-abort-start-up',
+        ['LIFE-2-init-connect', 'CONFIG-no-secret-echo'],
+        { JWT_SECRET: SECRET },
+        'with unreachable backends',
+        undefined,
+      ],
     ] as const
-  ).map(
-    ([name, rules, extra, when, named]): Case => 
-      processCase(name, rules, {}, async (p) => {
-        const env = { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', POSTGRES_DSN: 'postgres://postgres:pw-hunter2@127.0.0.1:1/test', REDIS_ADDR: '127.0.0.1:1', NATS_URL: 'nats://127.0.0.1:1', ...extra };
-        const bin = spawnBin(p.transport.bin, [], env);
-        try {
-          const exit = await exitWithin(bin, HANG_GUARD_MS, `${p.transport.bin} ${when}`);
-          p.assert(exit.code !== 0, `${p.transport.bin} exited 0 ${when}`);
-          const failure = bin.lines.find((l) => typeof l['msg'] === 'string' && (l['msg'] as string).startsWith('start-up failed'));
-          p.assert(failure !== undefined && (named === undefined || String(failure['err']).includes(named)), `no start-up failure${named === undefined ? '' : ` naming ${named}`}: ${bin.stdout().slice(-400)}`);
-          p.assert(!bin.lines.some((l) => l['msg'] === 'api: listening'), 'a listener was served although start-up failed');
-          p.assert(!(bin.stdout() + bin.stderr()).includes('hunter2'), 'a secret (the DSN password) reached the output');
-        } finally {
-          bin.kill();
-        }
-      }),
+  ).map(([name, rules, extra, when, named]): Case =>
+    processCase(name, rules, {}, async (p) => {
+      const env = {
+        HTTP_ADDR: '127.0.0.1:0',
+        ADMIN_ADDR: '127.0.0.1:0',
+        POSTGRES_DSN: 'postgres://postgres:pw-hunter2@127.0.0.1:1/test',
+        REDIS_ADDR: '127.0.0.1:1',
+        NATS_URL: 'nats://127.0.0.1:1',
+        ...extra,
+      };
+      const bin = spawnBin(p.transport.bin, [], env);
+      try {
+        const exit = await exitWithin(bin, HANG_GUARD_MS, `${p.transport.bin} ${when}`);
+        p.assert(exit.code !== 0, `${p.transport.bin} exited 0 ${when}`);
+        const failure = bin.lines.find((l) => typeof l['msg'] === 'string' && (l['msg'] as string).startsWith('start-up failed'));
+        p.assert(
+          failure !== undefined && (named === undefined || String(failure['err']).includes(named)),
+          `no start-up failure${named === undefined ? '' : ` naming ${named}`}: ${bin.stdout().slice(-400)}`,
+        );
+        p.assert(!bin.lines.some((l) => l['msg'] === 'api: listening'), 'a listener was served although start-up failed');
+        p.assert(!(bin.stdout() + bin.stderr()).includes('hunter2'), 'a secret (the DSN password) reached the output');
+      } finally {
+        bin.kill();
+      }
+    }),
   ),
   processCase('executable-log-level', ['LOG-level', 'LOG-json'], {}, async (p) => {
     const [{ lines: warn }, { lines: verbose }] = await Promise.all([serveThenStop(p, 'warn'), serveThenStop(p, 'verbose')]);
     const levels = (lines: Record<string, unknown>[]) => new Set(lines.map((l) => l['level']));
     p.assert(![...levels(warn)].some((l) => l === 'info' || l === 'debug'), `LOG_LEVEL=warn still logs ${[...levels(warn)].join(', ')}`);
-    p.assert(warn.some((l) => l['level'] === 'warn'), 'LOG_LEVEL=warn logged no warning (embedded mode warns about JWT_SECRET)');
-    p.assert(verbose.some((l) => l['level'] === 'info'), 'an unknown LOG_LEVEL did not select info');
+    p.assert(
+      warn.some((l) => l['level'] === 'warn'),
+      'LOG_LEVEL=warn logged no warning (embedded mode warns about JWT_SECRET)',
+    );
+    p.assert(
+      verbose.some((l) => l['level'] === 'info'),
+      'an unknown LOG_LEVEL did not select info',
+    );
     p.assert(!verbose.some((l) => l['level'] === 'debug'), 'an unknown LOG_LEVEL selected debug');
   }),
   processCase('lifecycle-order-and-shutdown', ['LIFE-1-order', 'LIFE-4-shutdown', 'READY-cancel', 'EVT-4-notifier-stop'], {}, async (p) => {
@@ -136,7 +203,10 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
     const at = (name: string) => names.indexOf(name);
     p.assert(at('tracer') === 0, `components are ${names.join(', ')}: the tracer must come first`);
     for (const backend of ['database', 'cache', 'publisher']) {
-      p.assert(at(backend) > at('tracer') && at(backend) < at('sessions') && at(backend) < at('notifier') && at(backend) < at('api'), `${backend} is not built before the components using it: ${names.join(', ')}`);
+      p.assert(
+        at(backend) > at('tracer') && at(backend) < at('sessions') && at(backend) < at('notifier') && at(backend) < at('api'),
+        `${backend} is not built before the components using it: ${names.join(', ')}`,
+      );
     }
     p.assert(at('api') < at('admin'), `components: ${names.join(', ')}`);
     const events: string[] = [];
@@ -167,18 +237,31 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
     p.assert(events.filter((e) => e.startsWith('returned ')).length === runs, `not every Run returned: ${events.join(', ')}`);
     p.assert(lastReturn < firstStop, `Stop began before every Run had returned: ${events.join(', ')}`);
     const stops = events.filter((e) => e.startsWith('stop ')).map((e) => e.slice(5));
-    const expected = app.components.filter((c) => c.stop).map((c) => c.name).reverse();
-    p.assert(JSON.stringify(stops) === JSON.stringify(expected), `Stop order ${stops.join(', ')}, expected reverse dependency order ${expected.join(', ')}`);
+    const expected = app.components
+      .filter((c) => c.stop)
+      .map((c) => c.name)
+      .reverse();
+    p.assert(
+      JSON.stringify(stops) === JSON.stringify(expected),
+      `Stop order ${stops.join(', ')}, expected reverse dependency order ${expected.join(', ')}`,
+    );
     p.assert(apiListeningAtReturn === true, 'the API Run returned only after its listener was shut down (Run must return without Stop)');
     p.assert(!app.api.server().listening, 'Stop did not shut the API listener down');
     p.assert(events.includes('returned notifier'), 'the notifier Run did not return on cancel');
-    p.assert(!logs.lines.some((l) => l.msg === 'lifecycle: run failed'), `a Run failed on cancel: ${JSON.stringify(logs.find('lifecycle: run failed'))}`);
+    p.assert(
+      !logs.lines.some((l) => l.msg === 'lifecycle: run failed'),
+      `a Run failed on cancel: ${JSON.stringify(logs.find('lifecycle: run failed'))}`,
+    );
   }),
   processCase('not-ready-before-bind', ['READY-not-yet'], {}, async (p) => {
     const { app } = await buildApp(p.transport);
     const report = await app.checker.ready();
     p.assert(report.clean === false, 'ready before the port was bound');
-    p.assert(JSON.stringify(report.nodes) === JSON.stringify([{ name: 'api', status: 'unavailable', error: 'api: not accepting connections yet' }]), `readiness before bind is ${JSON.stringify(report.nodes)}`);
+    p.assert(
+      JSON.stringify(report.nodes) ===
+        JSON.stringify([{ name: 'api', status: 'unavailable', error: 'api: not accepting connections yet' }]),
+      `readiness before bind is ${JSON.stringify(report.nodes)}`,
+    );
   }),
   processCase('bind-failure-is-an-api-listen-error', ['READY-bind-fails'], {}, async (p) => {
     const blocker = createNetServer();
@@ -202,41 +285,52 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
     // composition (the production 5 s and 10 s are waited out by http1-timeouts-enforced-at-production-values
     // in the real-backend suite); the headers and request timeouts are http1-timeouts-enforced-as-declared,
     // the HTTP/2 ones http2-stream-and-idle-deadlines-are-enforced and test/grpc/http2-deadlines.real.test.ts.
-    await withApp(p, undefined, async (app) => {
-      const declared = app.app.transport.timeouts;
-      const closedWithin = (payload: string | undefined, boundMs: number): Promise<{ closed: boolean; afterMs: number; reply: string }> =>
-        new Promise((resolve) => {
-          const socket = netConnect(app.port, '127.0.0.1');
-          let reply = '';
-          let sentAt = Date.now();
-          socket.on('data', (chunk: Buffer) => (reply += chunk.toString('latin1')));
-          socket.on('error', () => undefined);
-          socket.once('connect', () => {
-            sentAt = Date.now();
-            if (payload !== undefined) socket.write(payload);
+    await withApp(
+      p,
+      undefined,
+      async (app) => {
+        const declared = app.app.transport.timeouts;
+        const closedWithin = (payload: string | undefined, boundMs: number): Promise<{ closed: boolean; afterMs: number; reply: string }> =>
+          new Promise((resolve) => {
+            const socket = netConnect(app.port, '127.0.0.1');
+            let reply = '';
+            let sentAt = Date.now();
+            socket.on('data', (chunk: Buffer) => (reply += chunk.toString('latin1')));
+            socket.on('error', () => undefined);
+            socket.once('connect', () => {
+              sentAt = Date.now();
+              if (payload !== undefined) socket.write(payload);
+            });
+            const bound = setTimeout(() => {
+              socket.destroy();
+              resolve({ closed: false, afterMs: Date.now() - sentAt, reply });
+            }, boundMs);
+            socket.once('close', () => {
+              clearTimeout(bound);
+              resolve({ closed: true, afterMs: Date.now() - sentAt, reply });
+            });
           });
-          const bound = setTimeout(() => {
-            socket.destroy();
-            resolve({ closed: false, afterMs: Date.now() - sentAt, reply });
-          }, boundMs);
-          socket.once('close', () => {
-            clearTimeout(bound);
-            resolve({ closed: true, afterMs: Date.now() - sentAt, reply });
-          });
-        });
-      // Bounds against a hang, generous for a busy machine: the timeouts are a fraction of them.
-      const keepAlive = closedWithin('GET /openapi.yaml HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 5_000);
-      const silent = p.transport.name === 'grpc' ? closedWithin(undefined, 5_000) : undefined;
-      const idle = await keepAlive;
-      p.assert(idle.reply.startsWith('HTTP/1.1 200'), `keep-alive probe: ${idle.reply.slice(0, 40)}`);
-      p.assert(idle.closed, `an idle keep-alive connection was still open after 5 s (declared ${JSON.stringify(declared)})`);
-      p.assert(idle.afterMs >= SHORT_TIMEOUTS.keepAliveMs, `the idle keep-alive connection was closed after ${idle.afterMs} ms, before its ${SHORT_TIMEOUTS.keepAliveMs} ms`);
-      if (silent !== undefined) {
-        const quiet = await silent;
-        p.assert(quiet.closed, 'a connection that sent nothing was still open after 5 s on the one-port listener');
-        p.assert(quiet.afterMs >= SHORT_TIMEOUTS.sniffMs - 50, `the silent connection was closed after ${quiet.afterMs} ms, before its ${SHORT_TIMEOUTS.sniffMs} ms`);
-      }
-    }, SHORT_TIMEOUTS);
+        // Bounds against a hang, generous for a busy machine: the timeouts are a fraction of them.
+        const keepAlive = closedWithin('GET /openapi.yaml HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 5_000);
+        const silent = p.transport.name === 'grpc' ? closedWithin(undefined, 5_000) : undefined;
+        const idle = await keepAlive;
+        p.assert(idle.reply.startsWith('HTTP/1.1 200'), `keep-alive probe: ${idle.reply.slice(0, 40)}`);
+        p.assert(idle.closed, `an idle keep-alive connection was still open after 5 s (declared ${JSON.stringify(declared)})`);
+        p.assert(
+          idle.afterMs >= SHORT_TIMEOUTS.keepAliveMs,
+          `the idle keep-alive connection was closed after ${idle.afterMs} ms, before its ${SHORT_TIMEOUTS.keepAliveMs} ms`,
+        );
+        if (silent !== undefined) {
+          const quiet = await silent;
+          p.assert(quiet.closed, 'a connection that sent nothing was still open after 5 s on the one-port listener');
+          p.assert(
+            quiet.afterMs >= SHORT_TIMEOUTS.sniffMs - 50,
+            `the silent connection was closed after ${quiet.afterMs} ms, before its ${SHORT_TIMEOUTS.sniffMs} ms`,
+          );
+        }
+      },
+      SHORT_TIMEOUTS,
+    );
   }),
   processCase('spans-exported-over-otlp-http-in-batches', ['TRACE-otlp-export', 'LIFE-5-tracer-flush'], {}, async (p) => {
     const received: { method: string; url: string; type: string }[] = [];
@@ -256,7 +350,10 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
         await sleep(50);
         p.assert(received.length === 0, 'a span was exported at once rather than in a batch');
       });
-      p.assert(received.some((r) => r.method === 'POST' && r.url === '/v1/traces'), `nothing exported to http://127.0.0.1:${port}/v1/traces: ${JSON.stringify(received)}`);
+      p.assert(
+        received.some((r) => r.method === 'POST' && r.url === '/v1/traces'),
+        `nothing exported to http://127.0.0.1:${port}/v1/traces: ${JSON.stringify(received)}`,
+      );
     } finally {
       collector.close();
     }
@@ -265,15 +362,25 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
     const app = await withApp(p, { OTLP_ENDPOINT: '127.0.0.1:1' }, async (app) => {
       p.assert((await fetch(`${app.baseUrl}/openapi.yaml`)).status === 200, 'requests fail with an unreachable OTLP endpoint');
     });
-    p.assert(!app.logs.lines.some((l) => l.msg === 'lifecycle: run failed' || l.msg === 'start-up failed'), 'the unreachable endpoint failed the lifecycle');
+    p.assert(
+      !app.logs.lines.some((l) => l.msg === 'lifecycle: run failed' || l.msg === 'start-up failed'),
+      'the unreachable endpoint failed the lifecycle',
+    );
   }),
   processCase('replicas-hold-separate-sessions', ['SESSION-per-process'], {}, async (p) => {
     const env = { JWT_SECRET: SECRET };
-    const [one, two] = await Promise.all([startInProcess({ transport: p.transport.factory, env }), startInProcess({ transport: p.transport.factory, env })]);
+    const [one, two] = await Promise.all([
+      startInProcess({ transport: p.transport.factory, env }),
+      startInProcess({ transport: p.transport.factory, env }),
+    ]);
     try {
       // The same JWT_SECRET: replica two accepts the token replica one issued, as behind a load balancer.
       const auth = { authorization: `Bearer ${await one.login(`replica-${randomUUID()}`)}`, 'content-type': 'application/json' };
-      const created = await fetch(`${one.baseUrl}/orders`, { method: 'POST', headers: auth, body: JSON.stringify({ item: 'x', quantity: 1 }) });
+      const created = await fetch(`${one.baseUrl}/orders`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ item: 'x', quantity: 1 }),
+      });
       const id = ((await created.json()) as { id: string }).id;
       p.assert((await fetch(`${one.baseUrl}/orders/${id}`, { headers: auth })).status === 200, 'fetch on replica one failed');
       const recentOne = (await (await fetch(`${one.baseUrl}/me/recent`, { headers: auth })).json()) as { recent: string[] };

@@ -52,7 +52,12 @@ export function rawHttp1(baseUrl: string, head: string | Buffer, options: RawOpt
       socket.destroy();
       if (error !== undefined) return reject(error);
       const parsed = parse(received, true);
-      if (parsed === undefined) return reject(new Error(`connection closed without a response (${received.length} bytes: ${JSON.stringify(received.toString('latin1').slice(0, 80))})`));
+      if (parsed === undefined)
+        return reject(
+          new Error(
+            `connection closed without a response (${received.length} bytes: ${JSON.stringify(received.toString('latin1').slice(0, 80))})`,
+          ),
+        );
       resolve({ reply: parsed, elapsedMs: performance.now() - started });
     };
     socket.on('data', (chunk: Buffer) => {

@@ -11,7 +11,12 @@ function closedLine(t: FlowContext, userId: string): LogLine | undefined {
 }
 
 const requestCases: Case[] = [
-  request('recent-without-views-is-empty', ['RECENT-200', 'SHAPE-recent-response', 'SVC-operations'], { needs: ['users'], op: 'recent' }, recentIs([])),
+  request(
+    'recent-without-views-is-empty',
+    ['RECENT-200', 'SHAPE-recent-response', 'SVC-operations'],
+    { needs: ['users'], op: 'recent' },
+    recentIs([]),
+  ),
   request(
     'recent-after-a-view',
     ['RECENT-200', 'SESSION-view-on-get', 'SESSION-view-recorded', 'SESSION-create', 'SESSION-content', 'SVC-session-per-user'],
@@ -21,15 +26,41 @@ const requestCases: Case[] = [
   request(
     'recent-most-recent-first-without-duplicates',
     ['RECENT-order', 'SESSION-content'],
-    { needs: ['users'], setup: { orders: [{ ref: 'a' }, { ref: 'b' }, { ref: 'c' }], views: [['me', 'a'], ['me', 'b'], ['me', 'c'], ['me', 'a']] }, op: 'recent' },
+    {
+      needs: ['users'],
+      setup: {
+        orders: [{ ref: 'a' }, { ref: 'b' }, { ref: 'c' }],
+        views: [
+          ['me', 'a'],
+          ['me', 'b'],
+          ['me', 'c'],
+          ['me', 'a'],
+        ],
+      },
+      op: 'recent',
+    },
     recentIs(['{order:a}', '{order:c}', '{order:b}']),
   ),
-  request('recent-bounded-by-default-10', ['SESSION-bound', 'LIMIT-session-recent'], { needs: ['users'], setup: { orders: [{ ref: 'o', count: 12 }], views: views('o', 12) }, op: 'recent' }, recentIs(refs('o', 12, 3))),
-  request('recent-bounded-by-session-recent', ['SESSION-bound', 'LIMIT-session-recent', 'CONFIG-session-vars'], { target: { env: { SESSION_RECENT: '3' } }, setup: { orders: [{ ref: 'o', count: 5 }], views: views('o', 5) }, op: 'recent' }, recentIs(refs('o', 5, 3))),
+  request(
+    'recent-bounded-by-default-10',
+    ['SESSION-bound', 'LIMIT-session-recent'],
+    { needs: ['users'], setup: { orders: [{ ref: 'o', count: 12 }], views: views('o', 12) }, op: 'recent' },
+    recentIs(refs('o', 12, 3)),
+  ),
+  request(
+    'recent-bounded-by-session-recent',
+    ['SESSION-bound', 'LIMIT-session-recent', 'CONFIG-session-vars'],
+    { target: { env: { SESSION_RECENT: '3' } }, setup: { orders: [{ ref: 'o', count: 5 }], views: views('o', 5) }, op: 'recent' },
+    recentIs(refs('o', 5, 3)),
+  ),
   request(
     'recent-not-shared-between-users',
     ['SVC-session-per-user', 'SESSION-identity'],
-    { needs: ['users'], setup: { users: ['me', 'other'], orders: [{ ref: 'theirs', owner: 'other' }], views: [['other', 'theirs']] }, op: 'recent' },
+    {
+      needs: ['users'],
+      setup: { users: ['me', 'other'], orders: [{ ref: 'theirs', owner: 'other' }], views: [['other', 'theirs']] },
+      op: 'recent',
+    },
     recentIs([]),
   ),
 ];
@@ -38,42 +69,71 @@ const flows: Case[] = [
   flow('forbidden-fetch-records-no-view', ['SESSION-view-on-get', 'ERR-403-not-404'], { needs: ['users'] }, async (t) => {
     const me = await t.user();
     const { id: theirs } = await t.userWithOrder();
-    t.check(await t.driver.getOrder(me.auth, theirs), { http: { status: 403, error: MSG.forbidden }, grpc: { code: 'PERMISSION_DENIED' } }, 'foreign fetch');
+    t.check(
+      await t.driver.getOrder(me.auth, theirs),
+      { http: { status: 403, error: MSG.forbidden }, grpc: { code: 'PERMISSION_DENIED' } },
+      'foreign fetch',
+    );
     t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { http: { status: 404 }, grpc: { code: 'NOT_FOUND' } }, 'unknown fetch');
     t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after failed fetches');
   }),
   // long enough that a busy machine still reaches the in-window check in time
-  flow('session-lingers-then-closes', ['SESSION-linger-reacquire', 'SESSION-linger-close', 'SESSION-content', 'SESSION-create'], { needs: ['logs'], target: { sessionLingerMs: 2000 } }, async (t) => {
-    const { me, id: a } = await t.userWithOrder();
-    t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
-    // On the service's clock: advanced on the simulator (fakes), waited out on real backends.
-    await t.elapse(100);
-    // Inside the linger window: the same instance, list preserved (and the linger restarts).
-    t.check(await t.driver.recent(me.auth), recentIs([a]), 'recent inside the linger window');
-    t.assert(closedLine(t, me.userId) === undefined, 'session closed inside its linger window');
-    await t.elapse(2_000 + 100);
-    const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` log line after the linger elapsed');
-    t.assert(line['views'] === 1, `session: closed has views=${String(line['views'])}, expected 1`);
-    t.assert(JSON.stringify(line['recent']) === JSON.stringify([a]), `session: closed has recent=${JSON.stringify(line['recent'])}, expected [${a}]`);
-    t.assert(line.level === 'info', `session: closed is logged at ${line.level}`);
-    t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after the session closed (fresh, empty)');
-  }),
-  flow('session-dies-with-last-holder-at-linger-zero', ['SESSION-R7-linger-zero', 'SESSION-linger-close'], { needs: ['logs'], target: { sessionLingerMs: 0 } }, async (t) => {
-    const { me, id: a } = await t.userWithOrder();
-    t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
-    const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` right after the only holder released (the default linger is minutes)');
-    t.assert(line['views'] === 1, `views=${String(line['views'])}, expected 1`);
-    t.check(await t.driver.recent(me.auth), recentIs([]), 'recent: the view died with its session');
-  }),
-  flow('session-cap-reached', ['RECENT-503', 'ERR-503-session', 'SESSION-cap-full', 'LIMIT-session-cap', 'GRPC-message-text'], { target: { sessionCap: 1 } }, async (t) => {
-    const first = await t.user();
-    const { me: second, id: own } = await t.userWithOrder();
-    t.check(await t.driver.recent(first.auth), recentIs([]), 'first user takes the only session (it lingers)');
-    t.check(await t.driver.recent(second.auth), { http: { status: 503, error: MSG.sessionUnavailable }, grpc: { code: 'UNAVAILABLE', message: MSG.sessionUnavailable } }, 'second user at the cap');
-    // GetOrder records its view best effort: a full scope does not fail the fetch.
-    t.check(await t.driver.getOrder(second.auth, own), OK, 'second user can still fetch');
-    t.check(await t.driver.recent(first.auth), recentIs([]), 'first user keeps its session');
-  }),
+  flow(
+    'session-lingers-then-closes',
+    ['SESSION-linger-reacquire', 'SESSION-linger-close', 'SESSION-content', 'SESSION-create'],
+    { needs: ['logs'], target: { sessionLingerMs: 2000 } },
+    async (t) => {
+      const { me, id: a } = await t.userWithOrder();
+      t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
+      // On the service's clock: advanced on the simulator (fakes), waited out on real backends.
+      await t.elapse(100);
+      // Inside the linger window: the same instance, list preserved (and the linger restarts).
+      t.check(await t.driver.recent(me.auth), recentIs([a]), 'recent inside the linger window');
+      t.assert(closedLine(t, me.userId) === undefined, 'session closed inside its linger window');
+      await t.elapse(2_000 + 100);
+      const line = await t.waitFor(() => closedLine(t, me.userId), '`session: closed` log line after the linger elapsed');
+      t.assert(line['views'] === 1, `session: closed has views=${String(line['views'])}, expected 1`);
+      t.assert(
+        JSON.stringify(line['recent']) === JSON.stringify([a]),
+        `session: closed has recent=${JSON.stringify(line['recent'])}, expected [${a}]`,
+      );
+      t.assert(line.level === 'info', `session: closed is logged at ${line.level}`);
+      t.check(await t.driver.recent(me.auth), recentIs([]), 'recent after the session closed (fresh, empty)');
+    },
+  ),
+  flow(
+    'session-dies-with-last-holder-at-linger-zero',
+    ['SESSION-R7-linger-zero', 'SESSION-linger-close'],
+    { needs: ['logs'], target: { sessionLingerMs: 0 } },
+    async (t) => {
+      const { me, id: a } = await t.userWithOrder();
+      t.check(await t.driver.getOrder(me.auth, a), OK, 'view');
+      const line = await t.waitFor(
+        () => closedLine(t, me.userId),
+        '`session: closed` right after the only holder released (the default linger is minutes)',
+      );
+      t.assert(line['views'] === 1, `views=${String(line['views'])}, expected 1`);
+      t.check(await t.driver.recent(me.auth), recentIs([]), 'recent: the view died with its session');
+    },
+  ),
+  flow(
+    'session-cap-reached',
+    ['RECENT-503', 'ERR-503-session', 'SESSION-cap-full', 'LIMIT-session-cap', 'GRPC-message-text'],
+    { target: { sessionCap: 1 } },
+    async (t) => {
+      const first = await t.user();
+      const { me: second, id: own } = await t.userWithOrder();
+      t.check(await t.driver.recent(first.auth), recentIs([]), 'first user takes the only session (it lingers)');
+      t.check(
+        await t.driver.recent(second.auth),
+        { http: { status: 503, error: MSG.sessionUnavailable }, grpc: { code: 'UNAVAILABLE', message: MSG.sessionUnavailable } },
+        'second user at the cap',
+      );
+      // GetOrder records its view best effort: a full scope does not fail the fetch.
+      t.check(await t.driver.getOrder(second.auth, own), OK, 'second user can still fetch');
+      t.check(await t.driver.recent(first.auth), recentIs([]), 'first user keeps its session');
+    },
+  ),
   /**
    * Only fetching one order records a view (SESSION-view-on-get): listing records none, so the recent list
    * reads the same before and after a list. Black-box (shared demo accounts too): the three views make a
@@ -91,16 +151,28 @@ const flows: Case[] = [
       const reply = await t.driver.listOrders(me.auth, {});
       t.check(reply, { http: { status: 200 }, grpc: { code: 'OK' } }, label);
       const ids = (reply.body as { orders: { id: string }[] }).orders.map((o) => o.id);
-      t.assert(JSON.stringify(ids.slice(0, 3)) === JSON.stringify([c, b, a]), `${label} starts with ${JSON.stringify(ids.slice(0, 3))}, expected the three new orders newest first`);
+      t.assert(
+        JSON.stringify(ids.slice(0, 3)) === JSON.stringify([c, b, a]),
+        `${label} starts with ${JSON.stringify(ids.slice(0, 3))}, expected the three new orders newest first`,
+      );
     };
     const first = await recentIds('recent before any list');
     await listed('list');
-    t.assert(JSON.stringify(await recentIds('recent after a list')) === JSON.stringify(first), 'a list changed the recent list (it recorded views)');
+    t.assert(
+      JSON.stringify(await recentIds('recent after a list')) === JSON.stringify(first),
+      'a list changed the recent list (it recorded views)',
+    );
     for (const id of [a, c, b]) t.check(await t.driver.getOrder(me.auth, id), OK, 'view');
     const viewed = await recentIds('recent after three views');
-    t.assert(JSON.stringify(viewed.slice(0, 3)) === JSON.stringify([b, c, a]), `recent after viewing a, c, b starts with ${JSON.stringify(viewed.slice(0, 3))}`);
+    t.assert(
+      JSON.stringify(viewed.slice(0, 3)) === JSON.stringify([b, c, a]),
+      `recent after viewing a, c, b starts with ${JSON.stringify(viewed.slice(0, 3))}`,
+    );
     await listed('list after the views');
-    t.assert(JSON.stringify(await recentIds('recent after the second list')) === JSON.stringify(viewed), 'a list changed the recent list (it recorded or reordered views)');
+    t.assert(
+      JSON.stringify(await recentIds('recent after the second list')) === JSON.stringify(viewed),
+      'a list changed the recent list (it recorded or reordered views)',
+    );
   }),
 ];
 

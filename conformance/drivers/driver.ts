@@ -56,7 +56,11 @@ export interface Driver {
   readonly api: Api;
   login(input: { readonly username: unknown; readonly password: unknown }): Promise<Reply>;
   /** `idempotencyKey`: the Idempotency-Key header (REST) or `idempotency-key` metadata (gRPC), sent as given. */
-  createOrder(auth: string | null, input: Readonly<Record<string, unknown>>, options?: { readonly idempotencyKey?: string }): Promise<Reply>;
+  createOrder(
+    auth: string | null,
+    input: Readonly<Record<string, unknown>>,
+    options?: { readonly idempotencyKey?: string },
+  ): Promise<Reply>;
   getOrder(auth: string | null, id: string): Promise<Reply>;
   listOrders(auth: string | null, query: ListQuery): Promise<Reply>;
   recent(auth: string | null): Promise<Reply>;

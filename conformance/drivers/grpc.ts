@@ -13,7 +13,14 @@ export type RpcMethod = 'Login' | 'CreateOrder' | 'GetOrder' | 'ListOrders' | 'R
  * An independent gRPC client (@grpc/grpc-js + @grpc/proto-loader over the .proto, not the service's
  * generated code), so a mistake shared by server and generated stubs cannot hide.
  */
-export const ORDERS_PROTO = protoLoader.loadSync(PROTO_PATH, { keepCase: true, longs: Number, enums: String, defaults: true, arrays: true, oneofs: true });
+export const ORDERS_PROTO = protoLoader.loadSync(PROTO_PATH, {
+  keepCase: true,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  arrays: true,
+  oneofs: true,
+});
 const SERVICE = ORDERS_PROTO['ordersv1.Orders'] as protoLoader.ServiceDefinition;
 
 /** Name of a numeric status code, e.g. 16 → UNAUTHENTICATED. */
@@ -70,16 +77,29 @@ export function grpcDriver(options: DriverOptions): Driver {
       const metadata = new grpc.Metadata();
       if (auth !== null && auth !== undefined) metadata.set('authorization', auth);
       for (const [name, value] of Object.entries(extra)) metadata.set(name, value);
-      client.makeUnaryRequest(path, serialize, deserialize, message as never, metadata, { deadline: Date.now() + DEADLINE_MS }, (error, response) => {
-        if (error) {
-          resolve({ api: 'grpc', code: error.code, codeName: grpcCodeName(error.code), message: error.details, body: undefined });
-        } else {
-          resolve({ api: 'grpc', code: grpc.status.OK, codeName: 'OK', message: '', body: normalise(response) });
-        }
-      });
+      client.makeUnaryRequest(
+        path,
+        serialize,
+        deserialize,
+        message as never,
+        metadata,
+        { deadline: Date.now() + DEADLINE_MS },
+        (error, response) => {
+          if (error) {
+            resolve({ api: 'grpc', code: error.code, codeName: grpcCodeName(error.code), message: error.details, body: undefined });
+          } else {
+            resolve({ api: 'grpc', code: grpc.status.OK, codeName: 'OK', message: '', body: normalise(response) });
+          }
+        },
+      );
     });
 
-  const unary = (method: RpcMethod, request: Record<string, unknown>, auth: string | null, extra?: Record<string, string>): Promise<Reply> => {
+  const unary = (
+    method: RpcMethod,
+    request: Record<string, unknown>,
+    auth: string | null,
+    extra?: Record<string, string>,
+  ): Promise<Reply> => {
     const def = SERVICE[method] as protoLoader.MethodDefinition<object, object>;
     return call(def.path, def.requestSerialize as (value: never) => Buffer, def.responseDeserialize, request, auth, extra);
   };
@@ -89,9 +109,15 @@ export function grpcDriver(options: DriverOptions): Driver {
     api: 'grpc',
     login: (input) => unary('Login', { username: input.username, password: input.password }, null),
     createOrder: (auth, input, options) =>
-      unary('CreateOrder', { item: input['item'], quantity: input['quantity'] }, auth, options?.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey }),
+      unary(
+        'CreateOrder',
+        { item: input['item'], quantity: input['quantity'] },
+        auth,
+        options?.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey },
+      ),
     getOrder: (auth, id) => unary('GetOrder', { id }, auth),
-    listOrders: (auth, query: ListQuery) => unary('ListOrders', { limit: toInt(query.limit, 'limit'), offset: toInt(query.offset, 'offset') }, auth),
+    listOrders: (auth, query: ListQuery) =>
+      unary('ListOrders', { limit: toInt(query.limit, 'limit'), offset: toInt(query.offset, 'offset') }, auth),
     recent: (auth) => unary('Recent', {}, auth),
     rawRpc: (fullMethod, message, auth) =>
       call(fullMethod, ((bytes: Uint8Array) => Buffer.from(bytes)) as (value: never) => Buffer, (bytes) => bytes, message, auth ?? null),

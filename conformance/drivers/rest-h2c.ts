@@ -44,7 +44,9 @@ export function h2Request(session: ClientHttp2Session, raw: RawRequest, timeoutM
     stream.on('trailers', (h) => Object.assign(headers, flatHeaders(h)));
     stream.on('data', (chunk: Buffer) => chunks.push(chunk));
     stream.on('end', () => resolve(restReply(status, headers, Buffer.concat(chunks).toString('utf8'), '2.0')));
-    stream.on('error', (error) => (status !== 0 ? resolve(restReply(status, headers, Buffer.concat(chunks).toString('utf8'), '2.0')) : reject(error)));
+    stream.on('error', (error) =>
+      status !== 0 ? resolve(restReply(status, headers, Buffer.concat(chunks).toString('utf8'), '2.0')) : reject(error),
+    );
     if (raw.body !== undefined) stream.end(raw.body);
   });
 }

@@ -83,9 +83,16 @@ describe('known-failing list', () => {
     reason: tracked elsewhere
 `);
   test('matches rule, transport and backend globs; driver and case default to any', () => {
-    expect(findKnownFailing(entries, { rules: ['AUTH-1', 'RATE-429-body'], transport: 'koa', driver: 'rest-http1', backend: 'real', case: 'c' })?.reason).toBe('tracked elsewhere');
-    expect(findKnownFailing(entries, { rules: ['RATE-429-body'], transport: 'stdlib', driver: 'rest-http1', backend: 'fake', case: 'c' })).toBeUndefined();
-    expect(findKnownFailing(entries, { rules: ['AUTH-1'], transport: 'koa', driver: 'rest-http1', backend: 'fake', case: 'c' })).toBeUndefined();
+    expect(
+      findKnownFailing(entries, { rules: ['AUTH-1', 'RATE-429-body'], transport: 'koa', driver: 'rest-http1', backend: 'real', case: 'c' })
+        ?.reason,
+    ).toBe('tracked elsewhere');
+    expect(
+      findKnownFailing(entries, { rules: ['RATE-429-body'], transport: 'stdlib', driver: 'rest-http1', backend: 'fake', case: 'c' }),
+    ).toBeUndefined();
+    expect(
+      findKnownFailing(entries, { rules: ['AUTH-1'], transport: 'koa', driver: 'rest-http1', backend: 'fake', case: 'c' }),
+    ).toBeUndefined();
   });
   test('an entry without a reason is refused', () => {
     expect(() => loadKnownFailing('known_failing:\n  - rule: A\n    transport: koa\n    backend: fake\n')).toThrow(/reason is required/);

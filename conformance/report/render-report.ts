@@ -12,7 +12,9 @@ export function blackBoxSkips(results: readonly CaseResult[]): string[] {
     const caps = /^needs (.+)$/.exec(r.detail ?? '')?.[1]?.split(', ') ?? [r.detail ?? ''];
     needs.set(r.case, new Set([...(needs.get(r.case) ?? []), ...caps]));
   }
-  return [...needs].map(([name, caps]) => `\`${name}\`: ${[...caps].map((cap) => `${cap} (${BLACK_BOX_LACKS[cap as Capability] ?? cap})`).join('; ')}`);
+  return [...needs].map(
+    ([name, caps]) => `\`${name}\`: ${[...caps].map((cap) => `${cap} (${BLACK_BOX_LACKS[cap as Capability] ?? cap})`).join('; ')}`,
+  );
 }
 
 /** A cell of the rule × column table. */
@@ -56,11 +58,16 @@ export function buildReport(rules: readonly Rule[], coveredRuleIds: ReadonlySet<
   }
   const rows = rules.map((rule): RuleRow => {
     if (!coveredRuleIds.has(rule.id)) return { rule, cells: file.columns.map((): Cell => 'UNCOVERED') };
-    return { rule, cells: file.columns.map((column) => cellFor((byColumn.get(columnId(column)) ?? []).filter((r) => r.rules.includes(rule.id)))) };
+    return {
+      rule,
+      cells: file.columns.map((column) => cellFor((byColumn.get(columnId(column)) ?? []).filter((r) => r.rules.includes(rule.id)))),
+    };
   });
   const failing = file.results.filter((r) => r.outcome === 'fail' || r.outcome === 'xpass');
   const uncovered = rules.filter((r) => !coveredRuleIds.has(r.id)).map((r) => r.id);
-  const notRun = rows.filter((r) => coveredRuleIds.has(r.rule.id) && !r.cells.some((c) => c === 'pass' || c === 'FAIL' || c === 'xfail')).map((r) => r.rule.id);
+  const notRun = rows
+    .filter((r) => coveredRuleIds.has(r.rule.id) && !r.cells.some((c) => c === 'pass' || c === 'FAIL' || c === 'xfail'))
+    .map((r) => r.rule.id);
   const failedRules = rows.filter((r) => r.cells.includes('FAIL')).length;
   const knownFailing = file.results.filter((r) => r.outcome === 'xfail');
   const parts = [`conformance: ${rules.length} rules`, `${failedRules} FAIL`, `${uncovered.length} UNCOVERED`];
@@ -100,18 +107,26 @@ export function renderMarkdown(report: Report, file: ResultsFile): string {
     'Cells: `pass`, `FAIL`, `xfail` (listed in conformance/known-failing.yaml and failing as expected), `skip` (the target lacks a capability the case needs), `n/a` (no case of the rule runs there), `UNCOVERED` (no case names the rule).',
     '',
   ];
-  const result = (r: CaseResult): string => `\`${r.id}\`${r.outcome === 'xpass' ? ' (known-failing entry passes)' : ''}: ${mdEscape(r.detail ?? '')}`;
-  const section = (title: string, items: readonly string[], intro: readonly string[] = []): string[] => (items.length === 0 ? [] : [`## ${title}`, '', ...intro, ...items.map((item) => `- ${item}`), '']);
+  const result = (r: CaseResult): string =>
+    `\`${r.id}\`${r.outcome === 'xpass' ? ' (known-failing entry passes)' : ''}: ${mdEscape(r.detail ?? '')}`;
+  const section = (title: string, items: readonly string[], intro: readonly string[] = []): string[] =>
+    items.length === 0 ? [] : [`## ${title}`, '', ...intro, ...items.map((item) => `- ${item}`), ''];
   const blackBox = blackBoxSkips(report.skipped);
   lines.push(
     ...section('Failing', report.failing.map(result)),
     ...section('Uncovered rules', report.uncovered),
     ...section('Known failing', report.knownFailing.map(result)),
-    ...section('Not run black-box', blackBox.map(mdEscape), [`Cases skipped on the spawned \`--embedded\` executables (and external instances), ${blackBox.length} in all, and why:`, '']),
+    ...section('Not run black-box', blackBox.map(mdEscape), [
+      `Cases skipped on the spawned \`--embedded\` executables (and external instances), ${blackBox.length} in all, and why:`,
+      '',
+    ]),
     ...section('Skipped', report.skipped.map(result)),
     ...section(
       'Rules',
-      report.rows.map((row) => `**${row.rule.id}** (${row.rule.section}, ${row.rule.applies}): ${mdEscape(row.rule.statement)}${row.rule.chosen ? ` _Chosen:_ ${mdEscape(row.rule.chosen)}` : ''}`),
+      report.rows.map(
+        (row) =>
+          `**${row.rule.id}** (${row.rule.section}, ${row.rule.applies}): ${mdEscape(row.rule.statement)}${row.rule.chosen ? ` _Chosen:_ ${mdEscape(row.rule.chosen)}` : ''}`,
+      ),
     ),
   );
   return `${lines.join('\n').trimEnd()}\n`;
@@ -129,7 +144,9 @@ export function renderHtml(report: Report, file: ResultsFile): string {
     })
     .join('\n');
   const list = (title: string, items: readonly CaseResult[]): string =>
-    items.length === 0 ? '' : `<h2>${title}</h2><ul>${items.map((r) => `<li><code>${html(r.id)}</code>: ${html(r.detail ?? '')}</li>`).join('')}</ul>`;
+    items.length === 0
+      ? ''
+      : `<h2>${title}</h2><ul>${items.map((r) => `<li><code>${html(r.id)}</code>: ${html(r.detail ?? '')}</li>`).join('')}</ul>`;
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -8,7 +8,14 @@ import { buildMatrix, filtersFromEnv, sliceFilters, type MatrixSlice, type Targe
 import { columnId, resultsPathOf, writeResults, type CaseResult, type Column } from './results.ts';
 import { runFlowCase, runProcessCase, runRequestCase, type RunEnv } from './run-case.ts';
 import { SimulatorClient } from '../targets/simulator-client.ts';
-import { capabilitiesOf as backendCapabilities, externalTarget, startInProcessTarget, startSpawnedTarget, type Capability, type Target } from '../targets/target.ts';
+import {
+  capabilitiesOf as backendCapabilities,
+  externalTarget,
+  startInProcessTarget,
+  startSpawnedTarget,
+  type Capability,
+  type Target,
+} from '../targets/target.ts';
 import { TRANSPORTS } from '../../test/support/transports.ts';
 
 /**
@@ -27,8 +34,10 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
   const columns: Column[] = [];
   for (const note of matrix.notes) console.log(note);
   // An external instance offers the simulator only when it runs --embedded: asked once, before the cases are listed.
-  const externalSimulated = filters.external?.adminUrl !== undefined && (await SimulatorClient.offeredBy(filters.external.adminUrl.replace(/\/$/, '')));
-  if (filters.external !== undefined) console.log(`conformance: external target ${externalSimulated ? 'offers' : 'does not offer'} the simulator`);
+  const externalSimulated =
+    filters.external?.adminUrl !== undefined && (await SimulatorClient.offeredBy(filters.external.adminUrl.replace(/\/$/, '')));
+  if (filters.external !== undefined)
+    console.log(`conformance: external target ${externalSimulated ? 'offers' : 'does not offer'} the simulator`);
 
   const CASE_TIMEOUT_MS = 120_000; // a guard against hangs: process cases spawn executables on a busy machine
 
@@ -40,7 +49,10 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
   async function settle(c: Case, column: Column, body: () => Promise<void>): Promise<void> {
     const id = testId(c, column);
     const started = performance.now();
-    const failure = await body().then(() => undefined, (error: unknown) => error);
+    const failure = await body().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     const known = findKnownFailing(knownFailing, { rules: c.rules, ...column, case: c.name });
     const ms = Math.round(performance.now() - started);
     const base = { id, rules: c.rules, ...column, case: c.name, ms };
@@ -48,7 +60,9 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
     if (known !== undefined) {
       if (failure === undefined) {
         results.push({ ...base, outcome: 'xpass', detail: `listed in known-failing.yaml (${known.reason}) but passes` });
-        throw new Error(`[${c.rules.join(', ')}] ${c.name}: listed in conformance/known-failing.yaml (${known.reason}) but passes: remove the entry`);
+        throw new Error(
+          `[${c.rules.join(', ')}] ${c.name}: listed in conformance/known-failing.yaml (${known.reason}) but passes: remove the entry`,
+        );
       }
       results.push({ ...base, outcome: 'xfail', detail: `${known.reason}: ${message}` });
       return;
@@ -56,7 +70,8 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
     if (failure !== undefined) {
       results.push({ ...base, outcome: 'fail', detail: message });
       const error = new Error(`[${c.rules.join(', ')}] ${c.name} on ${columnId(column)}: ${message}`);
-      if (failure instanceof Error && failure.stack !== undefined) error.stack = `${error.message}\n${failure.stack.split('\n').slice(1).join('\n')}`;
+      if (failure instanceof Error && failure.stack !== undefined)
+        error.stack = `${error.message}\n${failure.stack.split('\n').slice(1).join('\n')}`;
       throw error;
     }
     results.push({ ...base, outcome: 'pass' });
@@ -93,7 +108,10 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
             ? startSpawnedTarget(group.transport, settings)
             : startInProcessTarget(group.transport, group.backend, settings);
       const sharedTarget = (): Promise<Target> => (shared ??= start(undefined));
-      const capabilities = group.backend === 'external' ? externalTarget(filters.external!, externalSimulated).capabilities : backendCapabilities(group.backend);
+      const capabilities =
+        group.backend === 'external'
+          ? externalTarget(filters.external!, externalSimulated).capabilities
+          : backendCapabilities(group.backend);
       const restVariant = group.transport?.restVariant ?? filters.external?.restVariant;
 
       afterAll(async () => {
@@ -113,7 +131,11 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
               baseUrl: target.baseUrl,
               adminUrl: target.adminUrl,
               hooks: target.hooks,
-              observe: name === driverName ? (req, reply) => observations.push({ method: req.method, path: req.path.split('?')[0] ?? req.path, status: reply.status ?? 0 }) : undefined,
+              observe:
+                name === driverName
+                  ? (req, reply) =>
+                      observations.push({ method: req.method, path: req.path.split('?')[0] ?? req.path, status: reply.status ?? 0 })
+                  : undefined,
               retryRateLimited: group.backend === 'external',
             });
             drivers.set(key, driver);
@@ -156,7 +178,11 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
                     else await runFlowCase(c, env);
                   } finally {
                     if (own) {
-                      await Promise.all([...drivers.entries()].filter(([key]) => key.startsWith(`${target.baseUrl}|`)).map(([key, d]) => (drivers.delete(key), d.close())));
+                      await Promise.all(
+                        [...drivers.entries()]
+                          .filter(([key]) => key.startsWith(`${target.baseUrl}|`))
+                          .map(([key, d]) => (drivers.delete(key), d.close())),
+                      );
                       await target.stop();
                     }
                   }
@@ -183,24 +209,35 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
 
   for (const group of matrix.groups) describeGroup(group);
   // A file whose slice the filters leave empty still holds a test (vitest fails a file without one).
-  if (matrix.groups.length === 0) test.skip(`${slice.name}: no column of this slice is selected${matrix.notes.length > 0 ? ` (${matrix.notes.join('; ')})` : ''}`, () => undefined);
+  if (matrix.groups.length === 0)
+    test.skip(`${slice.name}: no column of this slice is selected${matrix.notes.length > 0 ? ` (${matrix.notes.join('; ')})` : ''}`, () =>
+      undefined);
 
   afterAll(() => {
     if (columns.length === 0 && matrix.notes.length === 0) return;
-    writeResults({
-      startedAt,
-      finishedAt: new Date().toISOString(),
-      filters: Object.fromEntries(Object.entries(process.env).filter(([k, v]) => k.startsWith('CONFORMANCE_') && v !== undefined) as [string, string][]),
-      columns,
-      notes: matrix.notes,
-      results,
-    }, resultsPathOf(slice.name));
+    writeResults(
+      {
+        startedAt,
+        finishedAt: new Date().toISOString(),
+        filters: Object.fromEntries(
+          Object.entries(process.env).filter(([k, v]) => k.startsWith('CONFORMANCE_') && v !== undefined) as [string, string][],
+        ),
+        columns,
+        notes: matrix.notes,
+        results,
+      },
+      resultsPathOf(slice.name),
+    );
     if (filters.external !== undefined) {
       const byReason = new Map<string, Set<string>>();
-      for (const r of results.filter((x) => x.outcome === 'skip')) byReason.set(r.detail ?? '', (byReason.get(r.detail ?? '') ?? new Set()).add(r.case));
-      for (const [reason, names] of byReason) console.log(`conformance: skipped on the external target (${reason}): ${[...names].join(', ')}`);
+      for (const r of results.filter((x) => x.outcome === 'skip'))
+        byReason.set(r.detail ?? '', (byReason.get(r.detail ?? '') ?? new Set()).add(r.case));
+      for (const [reason, names] of byReason)
+        console.log(`conformance: skipped on the external target (${reason}): ${[...names].join(', ')}`);
     }
     const failed = results.filter((r) => r.outcome === 'fail' || r.outcome === 'xpass').length;
-    console.log(`conformance: ${results.length} results in ${columns.length} columns, ${failed} failing; reports/conformance-results/${slice.name}.json written`);
+    console.log(
+      `conformance: ${results.length} results in ${columns.length} columns, ${failed} failing; reports/conformance-results/${slice.name}.json written`,
+    );
   });
 }

@@ -17,18 +17,21 @@ export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}
 export type Resolve = <T>(value: T) => T;
 
 function show(value: unknown): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value, (_k, v: unknown) => (v instanceof RegExp ? String(v) : v));
+  const text =
+    typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value, (_k, v: unknown) => (v instanceof RegExp ? String(v) : v));
   return text === undefined ? String(value) : text.length > 400 ? `${text.slice(0, 400)}…` : text;
 }
 
 function describeReply(reply: Reply): string {
-  if (reply.api === 'grpc') return `gRPC ${reply.codeName ?? reply.code} ${show(reply.message)}${reply.body === undefined ? '' : ` ${show(reply.body)}`}`;
+  if (reply.api === 'grpc')
+    return `gRPC ${reply.codeName ?? reply.code} ${show(reply.message)}${reply.body === undefined ? '' : ` ${show(reply.body)}`}`;
   return `HTTP ${reply.status} ${show(reply.text ?? '')}`;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 const isUuid = (value: unknown): boolean => typeof value === 'string' && UUID.test(value);
-const isNode = (node: unknown): boolean => isObject(node) && 'name' in node && 'status' in node && Object.keys(node).every((k) => ['name', 'status', 'error'].includes(k));
+const isNode = (node: unknown): boolean =>
+  isObject(node) && 'name' in node && 'status' in node && Object.keys(node).every((k) => ['name', 'status', 'error'].includes(k));
 
 /** Spec 2.1 shapes: the exact field set, and per field a check and what the value must be. */
 const SHAPES: Readonly<Record<ShapeName, Readonly<Record<string, readonly [(value: unknown) => boolean, string]>>>> = {
@@ -40,7 +43,9 @@ const SHAPES: Readonly<Record<ShapeName, Readonly<Record<string, readonly [(valu
     created_at: [(v) => typeof v === 'string' && RFC3339.test(v), 'RFC 3339'],
   },
   LoginResponse: { token: [(v) => typeof v === 'string' && v !== '', 'a non-empty string'] },
-  ListOrdersResponse: { orders: [(v) => Array.isArray(v) && v.every((order) => shapeProblems('Order', order).length === 0), 'an array of Orders'] },
+  ListOrdersResponse: {
+    orders: [(v) => Array.isArray(v) && v.every((order) => shapeProblems('Order', order).length === 0), 'an array of Orders'],
+  },
   RecentResponse: { recent: [(v) => Array.isArray(v) && v.every(isUuid), 'an array of UUIDs'] },
   Error: { error: [(v) => typeof v === 'string', 'a string'] },
   HealthReport: {
@@ -74,7 +79,8 @@ function bodyProblems(expect: BodyExpect, body: unknown, resolve: Resolve): stri
     if (expect.orders !== undefined && !isDeepStrictEqual(ids, resolve(expect.orders))) {
       problems.push(`orders are ${show(ids)}, expected exactly ${show(resolve(expect.orders))}`);
     }
-    if (expect.ordersLength !== undefined && ids.length !== expect.ordersLength) problems.push(`${ids.length} orders, expected ${expect.ordersLength}`);
+    if (expect.ordersLength !== undefined && ids.length !== expect.ordersLength)
+      problems.push(`${ids.length} orders, expected ${expect.ordersLength}`);
   }
   if (expect.recent !== undefined && !isDeepStrictEqual(record['recent'], resolve(expect.recent))) {
     problems.push(`recent is ${show(record['recent'])}, expected exactly ${show(resolve(expect.recent))}`);
@@ -94,7 +100,8 @@ function httpProblems(expect: HttpExpect, reply: Reply, resolve: Resolve): strin
     const wanted = resolve(expect.error);
     const shape = shapeProblems('Error', reply.body, 'Error body');
     if (shape.length > 0) problems.push(...shape);
-    else if ((reply.body as { error: string }).error !== wanted) problems.push(`error ${show((reply.body as { error: string }).error)}, expected ${show(wanted)}`);
+    else if ((reply.body as { error: string }).error !== wanted)
+      problems.push(`error ${show((reply.body as { error: string }).error)}, expected ${show(wanted)}`);
   }
   if (expect.body !== undefined) problems.push(...bodyProblems(expect.body, reply.body, resolve));
   for (const [name, wanted] of Object.entries(expect.headers ?? {})) {
@@ -111,15 +118,26 @@ function httpProblems(expect: HttpExpect, reply: Reply, resolve: Resolve): strin
 function grpcProblems(expect: GrpcExpect, reply: Reply, resolve: Resolve): string[] {
   const problems: string[] = [];
   if (reply.codeName !== expect.code) problems.push(`code ${reply.codeName}, expected ${expect.code}`);
-  if (expect.message !== undefined && reply.message !== resolve(expect.message)) problems.push(`message ${show(reply.message)}, expected ${show(resolve(expect.message))}`);
+  if (expect.message !== undefined && reply.message !== resolve(expect.message))
+    problems.push(`message ${show(reply.message)}, expected ${show(resolve(expect.message))}`);
   if (expect.body !== undefined) problems.push(...bodyProblems(expect.body, reply.body, resolve));
   return problems;
 }
 
 /** Checks a reply against the expectation for its API (and REST variant); none means the step does not apply there. */
-export function checkReply(reply: Reply, expectation: Expectation, variant: RestVariant | undefined, resolve: Resolve, label: string): void {
-  const expected = reply.api === 'grpc' ? expectation.grpc : ((variant === undefined ? undefined : expectation.variants?.[variant]?.http) ?? expectation.http);
+export function checkReply(
+  reply: Reply,
+  expectation: Expectation,
+  variant: RestVariant | undefined,
+  resolve: Resolve,
+  label: string,
+): void {
+  const expected =
+    reply.api === 'grpc'
+      ? expectation.grpc
+      : ((variant === undefined ? undefined : expectation.variants?.[variant]?.http) ?? expectation.http);
   if (expected === undefined) throw new CaseFailure(`${label}: no ${reply.api} expectation for this step`);
-  const problems = reply.api === 'grpc' ? grpcProblems(expected as GrpcExpect, reply, resolve) : httpProblems(expected as HttpExpect, reply, resolve);
+  const problems =
+    reply.api === 'grpc' ? grpcProblems(expected as GrpcExpect, reply, resolve) : httpProblems(expected as HttpExpect, reply, resolve);
   if (problems.length > 0) throw new CaseFailure(`${label}: ${problems.join('; ')} (got ${describeReply(reply)})`);
 }

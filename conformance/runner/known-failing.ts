@@ -14,7 +14,12 @@ export interface KnownFailing {
 export const KNOWN_FAILING_PATH = new URL('../known-failing.yaml', import.meta.url);
 
 function glob(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 }
 
 export function loadKnownFailing(text: string = readFileSync(KNOWN_FAILING_PATH, 'utf8')): KnownFailing[] {
@@ -25,7 +30,8 @@ export function loadKnownFailing(text: string = readFileSync(KNOWN_FAILING_PATH,
     // driver and case default to every driver and every case.
     const entry = { driver: '*', case: '*', ...(raw ?? {}) } as Record<string, unknown>;
     for (const field of ['rule', 'transport', 'backend', 'driver', 'case', 'reason'] as const) {
-      if (typeof entry[field] !== 'string' || entry[field] === '') throw new Error(`known-failing.yaml entry ${index + 1}: ${field} is required`);
+      if (typeof entry[field] !== 'string' || entry[field] === '')
+        throw new Error(`known-failing.yaml entry ${index + 1}: ${field} is required`);
     }
     return entry as unknown as KnownFailing;
   });
@@ -35,5 +41,9 @@ export function loadKnownFailing(text: string = readFileSync(KNOWN_FAILING_PATH,
 export type TestCoordinates = Pick<CaseResult, 'rules' | 'transport' | 'driver' | 'backend' | 'case'>;
 
 export function findKnownFailing(entries: readonly KnownFailing[], at: TestCoordinates): KnownFailing | undefined {
-  return entries.find((e) => at.rules.some((rule) => glob(e.rule).test(rule)) && (['transport', 'driver', 'backend', 'case'] as const).every((k) => glob(e[k]).test(at[k])));
+  return entries.find(
+    (e) =>
+      at.rules.some((rule) => glob(e.rule).test(rule)) &&
+      (['transport', 'driver', 'backend', 'case'] as const).every((k) => glob(e[k]).test(at[k])),
+  );
 }

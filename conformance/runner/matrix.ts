@@ -14,7 +14,10 @@ export interface Filters {
 }
 
 function list(value: string | undefined): string[] | undefined {
-  const items = (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const items = (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   return items.length === 0 ? undefined : items;
 }
 
@@ -30,7 +33,8 @@ function accounts(value: string | undefined): Credentials[] {
 
 function restVariant(value: string | undefined): RestVariant | undefined {
   if (value === undefined || value === '') return undefined;
-  if (value !== 'stdlib-router' && value !== 'router-framework') throw new Error(`CONFORMANCE_REST_VARIANT: expected stdlib-router or router-framework, got ${value}`);
+  if (value !== 'stdlib-router' && value !== 'router-framework')
+    throw new Error(`CONFORMANCE_REST_VARIANT: expected stdlib-router or router-framework, got ${value}`);
   return value;
 }
 
@@ -43,7 +47,12 @@ export function filtersFromEnv(env: Env = process.env): Filters {
     external:
       url === undefined || url === ''
         ? undefined
-        : { url, adminUrl: env['CONFORMANCE_ADMIN_URL'] || undefined, users: accounts(env['CONFORMANCE_USERS']), restVariant: restVariant(env['CONFORMANCE_REST_VARIANT']) },
+        : {
+            url,
+            adminUrl: env['CONFORMANCE_ADMIN_URL'] || undefined,
+            users: accounts(env['CONFORMANCE_USERS']),
+            restVariant: restVariant(env['CONFORMANCE_REST_VARIANT']),
+          },
   };
 }
 

@@ -54,12 +54,19 @@ export function resultsPathOf(slice: string): string {
 
 /** Every slice's results of the last run as one file (columns in the order of the slices' names); undefined when none ran. */
 export function readResults(dir: string = RESULTS_DIR): ResultsFile | undefined {
-  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')).sort() : [];
+  const files = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.json'))
+        .sort()
+    : [];
   if (files.length === 0) return undefined;
   const parts = files.map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as ResultsFile);
   return {
     startedAt: parts.map((p) => p.startedAt).sort()[0]!,
-    finishedAt: parts.map((p) => p.finishedAt).sort().at(-1)!,
+    finishedAt: parts
+      .map((p) => p.finishedAt)
+      .sort()
+      .at(-1)!,
     filters: Object.assign({}, ...parts.map((p) => p.filters)) as Record<string, string>,
     columns: parts.flatMap((p) => p.columns).sort((a, b) => columnRank(a) - columnRank(b)),
     notes: [...new Set(parts.flatMap((p) => p.notes))],
@@ -71,7 +78,15 @@ export function readResults(dir: string = RESULTS_DIR): ResultsFile | undefined 
 export const UNIT_RESULTS_PATH = fileURLToPath(new URL('../../reports/conformance-unit.json', import.meta.url));
 
 interface VitestJson {
-  readonly testResults: readonly { readonly name: string; readonly assertionResults: readonly { readonly title: string; readonly status: string; readonly failureMessages?: readonly string[]; readonly duration?: number | null }[] }[];
+  readonly testResults: readonly {
+    readonly name: string;
+    readonly assertionResults: readonly {
+      readonly title: string;
+      readonly status: string;
+      readonly failureMessages?: readonly string[];
+      readonly duration?: number | null;
+    }[];
+  }[];
 }
 
 /** The rule-tagged unit tests of a vitest JSON report as one more column of results. */
@@ -85,7 +100,15 @@ export function withUnitResults(file: ResultsFile, json: VitestJson, rulesOfTitl
       if (rules === undefined) continue;
       const outcome: Outcome = test.status === 'passed' ? 'pass' : test.status === 'failed' ? 'fail' : 'skip';
       const name = test.title.slice(test.title.indexOf('] ') + 2);
-      results.push({ id: `${rules.join('+')}/core/unit/fake/${name}`, rules, ...column, case: name, outcome, ms: Math.round(test.duration ?? 0), ...(outcome === 'fail' ? { detail: (test.failureMessages ?? []).join('\n').slice(0, 500) } : {}) });
+      results.push({
+        id: `${rules.join('+')}/core/unit/fake/${name}`,
+        rules,
+        ...column,
+        case: name,
+        outcome,
+        ms: Math.round(test.duration ?? 0),
+        ...(outcome === 'fail' ? { detail: (test.failureMessages ?? []).join('\n').slice(0, 500) } : {}),
+      });
     }
   }
   return results.length === 0 ? file : { ...file, columns: [...file.columns, column], results: [...file.results, ...results] };

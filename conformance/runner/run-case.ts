@@ -42,7 +42,8 @@ class Scope {
     const credentials = await this.#env.target.newUser(label, index);
     const reply = await this.#env.driver.login(credentials);
     const token = (reply.body as { token?: unknown } | undefined)?.token;
-    if (typeof token !== 'string') throw new CaseFailure(`setup: login of ${label} failed (${reply.status ?? reply.codeName} ${reply.text ?? reply.message ?? ''})`);
+    if (typeof token !== 'string')
+      throw new CaseFailure(`setup: login of ${label} failed (${reply.status ?? reply.codeName} ${reply.text ?? reply.message ?? ''})`);
     const actor: Actor = { ...credentials, token, userId: String(decodeClaims(token)['sub']), auth: `Bearer ${token}` };
     this.users.set(label, actor);
     return actor;
@@ -62,7 +63,8 @@ class Scope {
     }
     const reply = await this.#env.driver.createOrder(owner.auth, { item, quantity });
     const id = (reply.body as { id?: unknown } | undefined)?.id;
-    if (typeof id !== 'string') throw new CaseFailure(`setup: create order failed (${reply.status ?? reply.codeName} ${reply.text ?? reply.message ?? ''})`);
+    if (typeof id !== 'string')
+      throw new CaseFailure(`setup: create order failed (${reply.status ?? reply.codeName} ${reply.text ?? reply.message ?? ''})`);
     if (spaced) this.#lastCreate = Date.now();
     return id;
   }
@@ -85,7 +87,8 @@ class Scope {
   readonly resolve: Resolve = <T>(value: T): T => this.#resolveValue(value) as T;
 
   #resolveValue(value: unknown): unknown {
-    if (typeof value === 'string') return value.replace(PLACEHOLDER, (whole, kind: string, arg: string | undefined) => this.#lookup(whole, kind, arg));
+    if (typeof value === 'string')
+      return value.replace(PLACEHOLDER, (whole, kind: string, arg: string | undefined) => this.#lookup(whole, kind, arg));
     if (Array.isArray(value)) return value.map((v) => this.#resolveValue(v));
     if (value !== null && typeof value === 'object' && !(value instanceof RegExp) && !Buffer.isBuffer(value)) {
       return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.#resolveValue(v)]));
@@ -148,7 +151,8 @@ export async function runRequestCase(c: RequestCase, env: RunEnv): Promise<void>
   for (const order of c.setup?.orders ?? []) {
     const owner = scope.actor(order.owner);
     const count = order.count ?? 1;
-    const name = (i: number): string | undefined => (order.ref === undefined ? undefined : order.count === undefined ? order.ref : `${order.ref}-${i}`);
+    const name = (i: number): string | undefined =>
+      order.ref === undefined ? undefined : order.count === undefined ? order.ref : `${order.ref}-${i}`;
     // Bulk setup (page-size clamps) only counts, so creation order does not matter: batches run concurrently.
     const spaced = count <= BULK_ABOVE;
     const step = spaced ? 1 : BULK_BATCH;
@@ -161,7 +165,8 @@ export async function runRequestCase(c: RequestCase, env: RunEnv): Promise<void>
   for (const [label, ref] of c.setup?.views ?? []) {
     const id = scope.resolve(`{order:${ref}}`);
     const reply = await env.driver.getOrder(scope.actor(label).auth, id);
-    if (reply.status !== 200 && reply.codeName !== 'OK') throw new CaseFailure(`setup: view of ${ref} by ${label} failed (${reply.status ?? reply.codeName})`);
+    if (reply.status !== 200 && reply.codeName !== 'OK')
+      throw new CaseFailure(`setup: view of ${ref} by ${label} failed (${reply.status ?? reply.codeName})`);
   }
   await scope.prepareTokens(JSON.stringify([c.input, c.auth, c.expect]));
   const reply = await perform(c, env.driver, scope);
@@ -190,7 +195,8 @@ function flowContext(env: RunEnv): FlowContext {
       const me = await context.user();
       return { me, id: await context.order(me, item, quantity) };
     },
-    check: (reply: Reply, expectation: Expectation, label: string) => checkReply(reply, expectation, env.transport.restVariant, scope.resolve, label),
+    check: (reply: Reply, expectation: Expectation, label: string) =>
+      checkReply(reply, expectation, env.transport.restVariant, scope.resolve, label),
     assert,
     logs() {
       const logs = env.target.logs;

@@ -24,7 +24,10 @@ export class SimulatorClient {
     return this.#send('GET', '');
   }
 
-  set(component: SimulatedComponentName, change: { state?: 'up' | 'down'; latencyMs?: number; failNext?: number }): Promise<ComponentState> {
+  set(
+    component: SimulatedComponentName,
+    change: { state?: 'up' | 'down'; latencyMs?: number; failNext?: number },
+  ): Promise<ComponentState> {
     return this.#send('PUT', `/components/${component}`, change);
   }
 

@@ -82,7 +82,8 @@ export const BLACK_BOX_LACKS: Readonly<Record<Capability, string>> = {
   spans: 'reads finished spans from an in-memory exporter; a process exports spans only to OTLP_ENDPOINT',
   faults: 'needs the simulator, which only an --embedded instance offers on its admin listener',
   recorders: "reads the fakes' recorders (published events, cache contents), which no API exposes",
-  constants: 'needs a session linger or cap other than the fixed constants (spec 8); linger-follows-the-simulated-clock checks the 5-minute linger black-box',
+  constants:
+    'needs a session linger or cap other than the fixed constants (spec 8); linger-follows-the-simulated-clock checks the 5-minute linger black-box',
   secret: 'mints tokens with the signing secret, which an external instance does not share',
   settings: 'needs its own instance with other environment settings',
   admin: 'needs the admin listener (--admin-url)',
@@ -161,7 +162,12 @@ export function externalTarget(options: ExternalOptions, simulated = false): Tar
     adminUrl,
     capabilities: new Set(capabilities),
     simulator: adminUrl !== undefined && simulated ? new SimulatorClient(adminUrl) : undefined,
-    newUser: async (label, index) => account(options.users, index, `external target: case needs user #${index + 1} (${label}) but only ${options.users.length} accounts were given (--user name:password)`),
+    newUser: async (label, index) =>
+      account(
+        options.users,
+        index,
+        `external target: case needs user #${index + 1} (${label}) but only ${options.users.length} accounts were given (--user name:password)`,
+      ),
     async stop() {},
   };
 }
@@ -173,10 +179,18 @@ export function externalTarget(options: ExternalOptions, simulated = false): Tar
  */
 export async function startSpawnedTarget(transport: Transport, settings: TargetSettings = {}): Promise<Target> {
   const jwtSecret = randomBytes(32).toString('base64url');
-  const env = { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', JWT_SECRET: jwtSecret, RATE_LIMIT_RPS: '100000', LOG_LEVEL: 'debug', ...settings.env } as Record<string, string>;
+  const env = {
+    HTTP_ADDR: '127.0.0.1:0',
+    ADMIN_ADDR: '127.0.0.1:0',
+    JWT_SECRET: jwtSecret,
+    RATE_LIMIT_RPS: '100000',
+    LOG_LEVEL: 'debug',
+    ...settings.env,
+  } as Record<string, string>;
   const bin = spawnBin(transport.bin, ['--embedded'], env);
   try {
-    const address = async (msg: string): Promise<string> => `http://${String((await bin.waitForLine((l) => l['msg'] === msg, msg))['addr'])}`;
+    const address = async (msg: string): Promise<string> =>
+      `http://${String((await bin.waitForLine((l) => l['msg'] === msg, msg))['addr'])}`;
     const [baseUrl, adminUrl] = [await address('api: listening'), await address('admin: listening')];
     await bin.waitReady(adminUrl);
     return {
@@ -195,7 +209,12 @@ export async function startSpawnedTarget(transport: Transport, settings: TargetS
         },
       },
       jwtSecret,
-      newUser: async (label, index) => account(DEMO_ACCOUNTS, index, `spawned target: case needs user #${index + 1} (${label}) but --embedded has ${DEMO_ACCOUNTS.length} demo accounts`),
+      newUser: async (label, index) =>
+        account(
+          DEMO_ACCOUNTS,
+          index,
+          `spawned target: case needs user #${index + 1} (${label}) but --embedded has ${DEMO_ACCOUNTS.length} demo accounts`,
+        ),
       async stop() {
         await bin.stop();
       },

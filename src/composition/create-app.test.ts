@@ -18,7 +18,11 @@ async function build(relayOptions?: OutboxRelayOptions) {
   return { app, logs, logger, backends };
 }
 
-const PRINCIPAL = { userId: 'user-1', claims: { sub: 'user-1', name: 'u', iat: 0, exp: 0 }, sessionKey: sessionKeyFromVerifiedSubject('user-1') };
+const PRINCIPAL = {
+  userId: 'user-1',
+  claims: { sub: 'user-1', name: 'u', iat: 0, exp: 0 },
+  sessionKey: sessionKeyFromVerifiedSubject('user-1'),
+};
 
 /** Runs every component of the app and resolves once it is ready; abort `controller` to stop it. */
 async function run({ app, logger }: Awaited<ReturnType<typeof build>>): Promise<{ controller: AbortController; running: Promise<void> }> {
@@ -34,7 +38,17 @@ describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
     // Stop runs in reverse: listeners close (in-flight requests finish), then the relay flushes the
     // outbox, then the notifier drains what it published (rule EVT-4-notifier-stop), then sessions flush, and the
     // backends and the tracer go away last.
-    expect(app.components.map((c) => c.name)).toEqual(['tracer', 'database', 'cache', 'publisher', 'sessions', 'notifier', 'relay', 'api', 'admin']);
+    expect(app.components.map((c) => c.name)).toEqual([
+      'tracer',
+      'database',
+      'cache',
+      'publisher',
+      'sessions',
+      'notifier',
+      'relay',
+      'api',
+      'admin',
+    ]);
   });
 
   it('stop order (rules LIFE-4-shutdown, EVT-4-notifier-stop): what the API created just before the stop is published by the relay flush and announced by the notifier drain', async () => {
@@ -44,7 +58,8 @@ describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
     const { controller, running } = await run(built);
     await new Promise((r) => setTimeout(r, 20)); // the relay's first (empty) round is behind us
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await app.core.orders.create({ principal: PRINCIPAL, signal: controller.signal }, `last-${i}`, 1)).id);
+    for (let i = 0; i < 5; i++)
+      ids.push((await app.core.orders.create({ principal: PRINCIPAL, signal: controller.signal }, `last-${i}`, 1)).id);
     expect(logs.find('order placed')).toHaveLength(0);
     controller.abort();
     await running;

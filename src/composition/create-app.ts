@@ -70,11 +70,20 @@ export interface App {
  */
 export function createApp(options: AppOptions): App {
   const { config, logger, backends } = options;
-  const tracing = new Tracing({ serviceName: options.serviceName, otlpEndpoint: config.otlpEndpoint, processors: options.spanProcessors ?? [], logger });
+  const tracing = new Tracing({
+    serviceName: options.serviceName,
+    otlpEndpoint: config.otlpEndpoint,
+    processors: options.spanProcessors ?? [],
+    logger,
+  });
   const metrics = new HttpMetrics();
   const clock = options.clock;
   // Token expiry follows the service clock (the simulator's, when embedded).
-  const tokens = new TokenService(config.tokens.secret, config.tokens.expiryMs, clock === undefined ? undefined : () => clock.now().getTime());
+  const tokens = new TokenService(
+    config.tokens.secret,
+    config.tokens.expiryMs,
+    clock === undefined ? undefined : () => clock.now().getTime(),
+  );
   const sessions = new SessionScope({
     recentCapacity: config.sessionRecent,
     logger,
@@ -96,7 +105,8 @@ export function createApp(options: AppOptions): App {
   // Burst = RATE_LIMIT_RPS (rule LIMIT-rate-keying); the shared store only when asked for (rule LIMIT-rate-store).
   const bucket = { rate: config.rateLimitRps, burst: config.rateLimitRps };
   const shared = config.rateLimitStore === 'redis' ? backends.sharedRateLimit?.(bucket) : undefined;
-  if (config.rateLimitStore === 'redis' && shared === undefined) throw new Error('RATE_LIMIT_STORE=redis: these backends have no shared store');
+  if (config.rateLimitStore === 'redis' && shared === undefined)
+    throw new Error('RATE_LIMIT_STORE=redis: these backends have no shared store');
   const rateLimiter = new HttpRateLimiter({
     resolver: new ClientAddressResolver(config.trustProxy),
     local: new TokenBucketLimiter(bucket.rate, bucket.burst),
@@ -120,7 +130,13 @@ export function createApp(options: AppOptions): App {
 
   const transport = options.transport(core);
   // A bound on what clients can make the process hold, whatever they do (rule LIMIT-connections).
-  const api = new Listener({ name: 'api', server: transport.server, address: config.httpAddr, shutdown: transport.shutdown, maxConnections: config.maxConnections });
+  const api = new Listener({
+    name: 'api',
+    server: transport.server,
+    address: config.httpAddr,
+    shutdown: transport.shutdown,
+    maxConnections: config.maxConnections,
+  });
   const notifier = new Notifier(backends.subscriber, backends.ledger, logger);
   const relay = new OutboxRelay(backends.outbox, backends.publisher, logger, { ...options.relayOptions, clock: options.clock });
   registerOutboxMetrics(metrics.registry, relay);
@@ -146,7 +162,12 @@ export function createApp(options: AppOptions): App {
       : new ConsoleFeed({ ...options.console, registry: metrics.registry, tokenExpiryMs: config.tokens.expiryMs });
   const adminServer = createServer(createAdminHandler(checker, metrics, options.simulator, consoleFeed));
   trackConnections(adminServer);
-  const admin = new Listener({ name: 'admin', server: adminServer, address: config.adminAddr, shutdown: () => closeHttpServer(adminServer) });
+  const admin = new Listener({
+    name: 'admin',
+    server: adminServer,
+    address: config.adminAddr,
+    shutdown: () => closeHttpServer(adminServer),
+  });
   // The admin listener answers readiness for others; it does not report its own.
   const adminComponent: Component = { name: admin.name, run: (s) => admin.run(s), stop: () => admin.stop() };
 

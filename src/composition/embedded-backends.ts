@@ -22,7 +22,10 @@ export interface EmbeddedBackends extends Backends {
 }
 
 /** In-memory fakes behind every port (fakes/), for `npm start` offline and the fast test suites. */
-export async function createEmbeddedBackends(logger: Logger, options: { seedDemoUsers: boolean; clock?: Clock }): Promise<EmbeddedBackends> {
+export async function createEmbeddedBackends(
+  logger: Logger,
+  options: { seedDemoUsers: boolean; clock?: Clock },
+): Promise<EmbeddedBackends> {
   const store = new MemoryStore();
   // The cache's TTL runs on the service clock, so the simulator's clock advance expires entries too.
   const cache = new MemoryOrderCache({ clock: options.clock });

@@ -23,7 +23,9 @@ export async function runMain(options: MainOptions): Promise<number> {
   try {
     embedded = parseArgs({ args: [...options.argv], options: { embedded: { type: 'boolean', default: false } } }).values.embedded ?? false;
   } catch (error) {
-    process.stderr.write(`${options.serviceName}: ${error instanceof Error ? error.message : String(error)}\nusage: ${options.serviceName} [--embedded]\n`);
+    process.stderr.write(
+      `${options.serviceName}: ${error instanceof Error ? error.message : String(error)}\nusage: ${options.serviceName} [--embedded]\n`,
+    );
     return 2;
   }
   // Rule 3.4.1: the logger exists before anything that logs, so it reads its own variable first.
@@ -53,7 +55,10 @@ export async function runMain(options: MainOptions): Promise<number> {
         logger.info({ addr: `${config.httpAddr.host ?? ''}:${ports.api}` }, 'api: listening');
         if (service.fakes !== undefined) {
           const demo = service.fakes.demoUsers;
-          logger.info({ users: demo.map((u) => u.username) }, `embedded mode: in-memory backends; demo logins ${demo.map((u) => `${u.username} / ${u.password}`).join(', ')}`);
+          logger.info(
+            { users: demo.map((u) => u.username) },
+            `embedded mode: in-memory backends; demo logins ${demo.map((u) => `${u.username} / ${u.password}`).join(', ')}`,
+          );
         }
       },
       () => undefined,

@@ -41,7 +41,10 @@ export async function createRealBackends(env: Env, logger: Logger, isolation: Re
   const keyPrefix = suffix === undefined ? redis.keyPrefix : `${redis.keyPrefix}${suffix}:`;
   const cache = new RedisOrderCache({ ...redis, keyPrefix }, logger);
   // Publishes acknowledged through one reply subscription (a speed seam: without it, js.publish).
-  const bus = new NatsEventBus(nats, logger, { ...streamNames(suffix, isolation.schema ?? postgres.schema), streamPublisher: sharedReplyPublisher });
+  const bus = new NatsEventBus(nats, logger, {
+    ...streamNames(suffix, isolation.schema ?? postgres.schema),
+    streamPublisher: sharedReplyPublisher,
+  });
   // The relay and the ledger hold a transaction across a broker round trip: their own small pool, so
   // creates never queue behind them (POST /orders ≥ 50% of a bare INSERT, bench/run.ts).
   const outbox = new PostgresOutbox(database.background);
@@ -64,7 +67,15 @@ export async function createRealBackends(env: Env, logger: Logger, isolation: Re
     metrics: { pool: database, connections: [cache, bus] },
     // Replicas sharing a suffix (tests) share their budgets, as production replicas do without one.
     sharedRateLimit: (bucket) =>
-      new RedisRateLimitStore({ host: redis.host, port: redis.port, ...bucket, keyPrefix: `${DEFAULT_RATE_LIMIT_KEY_PREFIX}${suffix === undefined ? '' : `${suffix}:`}` }, logger),
+      new RedisRateLimitStore(
+        {
+          host: redis.host,
+          port: redis.port,
+          ...bucket,
+          keyPrefix: `${DEFAULT_RATE_LIMIT_KEY_PREFIX}${suffix === undefined ? '' : `${suffix}:`}`,
+        },
+        logger,
+      ),
   };
 }
 

@@ -66,10 +66,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const clock = options.app?.clock ?? time;
   // Dynamic import: an image or install without fakes/ still starts when not --embedded.
   const fakes = options.embedded
-    ? await (await import('./embedded-backends.ts')).createEmbeddedBackends(logger, { seedDemoUsers: options.seedDemoUsers ?? false, clock })
+    ? await (
+        await import('./embedded-backends.ts')
+      ).createEmbeddedBackends(logger, { seedDemoUsers: options.seedDemoUsers ?? false, clock })
     : undefined;
   const backends = fakes ?? (await createRealBackends(env, logger, options.isolation));
-  const simulator = fakes === undefined || time === undefined ? undefined : new Simulator({ components: [fakes.store, fakes.cacheFake, fakes.bus], time, logger });
+  const simulator =
+    fakes === undefined || time === undefined
+      ? undefined
+      : new Simulator({ components: [fakes.store, fakes.cacheFake, fakes.bus], time, logger });
   const app = createApp({
     ...options.app,
     clock,
@@ -93,7 +98,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   );
   const ready = Promise.race([
     // 'listening' only: a bind error surfaces through the run, named by its listener (`api: listen: …`).
-    Promise.all([listening(app.api.server()), listening(app.admin.server())]).then(() => ({ api: app.api.port(), admin: app.admin.port() })),
+    Promise.all([listening(app.api.server()), listening(app.admin.server())]).then(() => ({
+      api: app.api.port(),
+      admin: app.admin.port(),
+    })),
     stopped,
   ]);
   // Callers await what they need; an unobserved rejection here must not crash the process.

@@ -13,7 +13,11 @@ import { loadServiceConfig } from './service-config.ts';
 
 // Rule-tagged checks of configuration (spec 8.1) and the constants adapters read from it.
 const SECRET = 'x'.repeat(32);
-const REAL_ENV: Env = { POSTGRES_DSN: 'postgres://postgres:pw-hunter2@127.0.0.1:1/test', REDIS_ADDR: '127.0.0.1:1', NATS_URL: 'nats://127.0.0.1:1' };
+const REAL_ENV: Env = {
+  POSTGRES_DSN: 'postgres://postgres:pw-hunter2@127.0.0.1:1/test',
+  REDIS_ADDR: '127.0.0.1:1',
+  NATS_URL: 'nats://127.0.0.1:1',
+};
 const logger = createLogger('error', new LogCapture());
 
 async function failure(fn: () => unknown): Promise<Error> {
@@ -43,10 +47,34 @@ describe('configuration rules (spec 8.1)', () => {
       maxConnections: 1024,
       tls: undefined,
     });
-    const empty = { HTTP_ADDR: '', ADMIN_ADDR: '', JWT_EXPIRY: '', LOG_LEVEL: '', OTLP_ENDPOINT: '', RATE_LIMIT_RPS: '', RATE_LIMIT_STORE: '', TRUST_PROXY: '', SESSION_RECENT: '', HTTP_MAX_CONNECTIONS: '' };
+    const empty = {
+      HTTP_ADDR: '',
+      ADMIN_ADDR: '',
+      JWT_EXPIRY: '',
+      LOG_LEVEL: '',
+      OTLP_ENDPOINT: '',
+      RATE_LIMIT_RPS: '',
+      RATE_LIMIT_STORE: '',
+      TRUST_PROXY: '',
+      SESSION_RECENT: '',
+      HTTP_MAX_CONNECTIONS: '',
+    };
     expect(loadServiceConfig({ JWT_SECRET: SECRET, ...empty }, { embedded: false })).toEqual(config);
-    const set = loadServiceConfig({ JWT_SECRET: SECRET, SESSION_RECENT: '4', RATE_LIMIT_RPS: '7', JWT_EXPIRY: '30m', HTTP_ADDR: ':9000', ADMIN_ADDR: '127.0.0.1:9001', HTTP_MAX_CONNECTIONS: '12' }, { embedded: false });
-    expect([set.sessionRecent, set.rateLimitRps, set.tokens.expiryMs, set.httpAddr.port, set.adminAddr.port, set.maxConnections]).toEqual([4, 7, 1_800_000, 9000, 9001, 12]);
+    const set = loadServiceConfig(
+      {
+        JWT_SECRET: SECRET,
+        SESSION_RECENT: '4',
+        RATE_LIMIT_RPS: '7',
+        JWT_EXPIRY: '30m',
+        HTTP_ADDR: ':9000',
+        ADMIN_ADDR: '127.0.0.1:9001',
+        HTTP_MAX_CONNECTIONS: '12',
+      },
+      { embedded: false },
+    );
+    expect([set.sessionRecent, set.rateLimitRps, set.tokens.expiryMs, set.httpAddr.port, set.adminAddr.port, set.maxConnections]).toEqual([
+      4, 7, 1_800_000, 9000, 9001, 12,
+    ]);
   });
 
   it('[CONFIG-required, LIFE-3-missing-env, CONFIG-no-secret-echo, CONFIG-own-vars] a missing variable is a ConfigError naming it, never echoing a secret', async () => {
@@ -65,12 +93,18 @@ describe('configuration rules (spec 8.1)', () => {
   });
 
   it('[CONFIG-formats, CONFIG-no-secret-echo] malformed values are ConfigErrors that do not echo the value', async () => {
-    for (const env of [{ ...REAL_ENV, REDIS_ADDR: 'redis://:pw-hunter2@127.0.0.1:6379' }, { ...REAL_ENV, NATS_URL: 'user:pw-hunter2@127.0.0.1:4222' }]) {
+    for (const env of [
+      { ...REAL_ENV, REDIS_ADDR: 'redis://:pw-hunter2@127.0.0.1:6379' },
+      { ...REAL_ENV, NATS_URL: 'user:pw-hunter2@127.0.0.1:4222' },
+    ]) {
       const error = await failure(() => createRealBackends(env, logger));
       expect(error).toBeInstanceOf(ConfigError);
       expect(error.message).not.toContain('hunter2');
     }
-    for (const env of [{ JWT_SECRET: SECRET, OTLP_ENDPOINT: 'http://127.0.0.1:4318' }, { JWT_SECRET: SECRET, JWT_EXPIRY: 'soon' }]) {
+    for (const env of [
+      { JWT_SECRET: SECRET, OTLP_ENDPOINT: 'http://127.0.0.1:4318' },
+      { JWT_SECRET: SECRET, JWT_EXPIRY: 'soon' },
+    ]) {
       expect(await failure(() => loadServiceConfig(env, { embedded: false }))).toBeInstanceOf(ConfigError);
     }
     expect(natsConfigFromEnv({ NATS_URL: 'nats://127.0.0.1:4222' }).servers).toHaveLength(1);
@@ -80,7 +114,14 @@ describe('configuration rules (spec 8.1)', () => {
     expect(redisConfigFromEnv({ REDIS_ADDR: '127.0.0.1:6379' }).ttlSeconds).toBe(300);
     let now = Date.parse('2030-01-01T00:00:00Z');
     const cache = new MemoryOrderCache({ clock: { now: () => new Date(now) } });
-    const order = { id: '6f1c1f7e-0000-4000-8000-000000000001', userId: 'u', item: 'x', quantity: 1, status: 'pending' as const, createdAt: new Date(now) };
+    const order = {
+      id: '6f1c1f7e-0000-4000-8000-000000000001',
+      userId: 'u',
+      item: 'x',
+      quantity: 1,
+      status: 'pending' as const,
+      createdAt: new Date(now),
+    };
     await cache.set(order);
     now += 299_000;
     expect(await cache.get(order.id)).toBeDefined();

@@ -34,10 +34,25 @@ describe('loadServiceConfig (spec 8.1)', () => {
     ['JWT_EXPIRY', { '30m': 1_800_000, '2h': 7_200_000 }, (c) => c.tokens.expiryMs, ['90', 'one-hour', '-1h', '0h', '1d', '1h 30m']],
     ['RATE_LIMIT_RPS', { '1': 1 }, (c) => c.rateLimitRps, ['0', '-3', '2.5', 'many', '0x10', '1e3']],
     ['SESSION_RECENT', { '1': 1 }, (c) => c.sessionRecent, ['0', '-3', '2.5', 'many', '0x10', '1e3']],
-    ['HTTP_ADDR', { ':8080': { host: undefined, port: 8080 } }, (c) => c.httpAddr, ['8080', 'localhost', ':70000', '::1:9000', 'http://localhost:8080']],
+    [
+      'HTTP_ADDR',
+      { ':8080': { host: undefined, port: 8080 } },
+      (c) => c.httpAddr,
+      ['8080', 'localhost', ':70000', '::1:9000', 'http://localhost:8080'],
+    ],
     // ADMIN_ADDR binds loopback unless configured; `:8081` asks for every interface (LIMIT-listen-defaults).
-    ['ADMIN_ADDR', { ':8081': { host: undefined, port: 8081 }, '127.0.0.1:0': { host: '127.0.0.1', port: 0 } }, (c) => c.adminAddr, ['8080', 'localhost', ':70000', '::1:9000', 'http://localhost:8080']],
-    ['OTLP_ENDPOINT', { '127.0.0.1:4318': '127.0.0.1:4318' }, (c) => c.otlpEndpoint, ['http://collector:4318', 'https://collector:4318', 'grpc://collector:4317']],
+    [
+      'ADMIN_ADDR',
+      { ':8081': { host: undefined, port: 8081 }, '127.0.0.1:0': { host: '127.0.0.1', port: 0 } },
+      (c) => c.adminAddr,
+      ['8080', 'localhost', ':70000', '::1:9000', 'http://localhost:8080'],
+    ],
+    [
+      'OTLP_ENDPOINT',
+      { '127.0.0.1:4318': '127.0.0.1:4318' },
+      (c) => c.otlpEndpoint,
+      ['http://collector:4318', 'https://collector:4318', 'grpc://collector:4317'],
+    ],
   ] satisfies [string, Record<string, unknown>, (config: ReturnType<typeof load>) => unknown, string[]][])(
     '%s: accepted forms, and bad values refused naming it',
     (name, accepted, read, bad) => {
@@ -82,14 +97,18 @@ describe('loadServiceConfig (spec 8.1)', () => {
     });
 
     it('redis with --embedded fails: there is no Redis to share a budget through', () => {
-      expect(() => load({ RATE_LIMIT_STORE: 'redis' }, true)).toThrow(new ConfigError('config: RATE_LIMIT_STORE=redis needs real backends (REDIS_ADDR), not --embedded'));
+      expect(() => load({ RATE_LIMIT_STORE: 'redis' }, true)).toThrow(
+        new ConfigError('config: RATE_LIMIT_STORE=redis needs real backends (REDIS_ADDR), not --embedded'),
+      );
       expect(load({ RATE_LIMIT_STORE: 'memory' }, true).rateLimitStore).toBe('memory');
     });
   });
 
   it('TLS_CERT_FILE without TLS_KEY_FILE, or an unreadable file, fails naming the variable (rule ONEPORT-tls)', () => {
     expect(() => load({ TLS_CERT_FILE: '/tmp/cert.pem' }, true)).toThrow('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
-    expect(() => load({ TLS_CERT_FILE: '/nonexistent/missing.pem', TLS_KEY_FILE: '/nonexistent/key.pem' }, true)).toThrow(/TLS_CERT_FILE: cannot read .*missing\.pem \(ENOENT\)/);
+    expect(() => load({ TLS_CERT_FILE: '/nonexistent/missing.pem', TLS_KEY_FILE: '/nonexistent/key.pem' }, true)).toThrow(
+      /TLS_CERT_FILE: cannot read .*missing\.pem \(ENOENT\)/,
+    );
   });
 
   describe('TRUST_PROXY (rule LIMIT-rate-keying)', () => {
@@ -105,7 +124,9 @@ describe('loadServiceConfig (spec 8.1)', () => {
 
     it('an invalid entry fails naming TRUST_PROXY and the entry number, not the value', () => {
       for (const value of ['10.0.0.0/33', '::/129', 'proxy.internal', '10.0.0.0/8,', '10.0.0/8', '10.0.0.0/-1', '10.0.0.0/ 8', '*']) {
-        expect(expectConfigError({ JWT_SECRET: SECRET, TRUST_PROXY: value }, 'TRUST_PROXY')).toMatch(/^config: TRUST_PROXY entry \d+ must be an IP address or CIDR/);
+        expect(expectConfigError({ JWT_SECRET: SECRET, TRUST_PROXY: value }, 'TRUST_PROXY')).toMatch(
+          /^config: TRUST_PROXY entry \d+ must be an IP address or CIDR/,
+        );
       }
     });
   });

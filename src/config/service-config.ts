@@ -115,7 +115,8 @@ function jwtSecret(env: Env): string {
 
 function rateLimitStore(env: Env, embedded: boolean): RateLimitStoreKind {
   const value = optionalVar(env, 'RATE_LIMIT_STORE', 'memory');
-  const store = RATE_LIMIT_STORES.find((name) => name === value) ?? invalid(`RATE_LIMIT_STORE must be one of ${RATE_LIMIT_STORES.join(', ')}`);
+  const store =
+    RATE_LIMIT_STORES.find((name) => name === value) ?? invalid(`RATE_LIMIT_STORE must be one of ${RATE_LIMIT_STORES.join(', ')}`);
   // --embedded has no Redis to share a budget through; silently limiting per process would hide that.
   if (store === 'redis' && embedded) invalid('RATE_LIMIT_STORE=redis needs real backends (REDIS_ADDR), not --embedded');
   return store;

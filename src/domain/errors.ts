@@ -30,7 +30,10 @@ export class ErrValidation extends domainError('ErrValidation') {}
  * An Idempotency-Key already answered a create with another body (draft-ietf-httpapi-idempotency-key-header
  * section 2.7: 422). Not in spec 7's table: our addition (rule IDEM-mismatch).
  */
-export class ErrIdempotencyKeyReused extends domainError('ErrIdempotencyKeyReused', 'Idempotency-Key already used for a different request') {}
+export class ErrIdempotencyKeyReused extends domainError(
+  'ErrIdempotencyKeyReused',
+  'Idempotency-Key already used for a different request',
+) {}
 
 /**
  * A backend (database, cache, broker) could not do its part. Adapters translate driver errors into

@@ -46,7 +46,14 @@ describe('validateNewOrder (spec 2.1, 7 rule 2)', () => {
 describe('createOrder', () => {
   it('builds a pending order from the input, the id and the time, always `pending` whatever the caller smuggles in (spec 3.1)', () => {
     const smuggled = { ...input({ item: 'gadget', quantity: 3 }), status: 'shipped' } as NewOrderInput;
-    expect(createOrder(smuggled, ID, NOW)).toStrictEqual({ id: ID, userId: USER, item: 'gadget', quantity: 3, status: 'pending', createdAt: NOW });
+    expect(createOrder(smuggled, ID, NOW)).toStrictEqual({
+      id: ID,
+      userId: USER,
+      item: 'gadget',
+      quantity: 3,
+      status: 'pending',
+      createdAt: NOW,
+    });
   });
 });
 
@@ -61,15 +68,11 @@ describe('parseOrderId (spec 7 rule 1)', () => {
   });
 
   // '', 'not-a-uuid', a number, a UUID without dashes or with a suffix: the get-id-* conformance cases.
-  it.each([
-    `${ID} `,
-    ` ${ID}`,
-    `{${ID}}`,
-    '0e4a8c2b-5d61-4f3a-8b7e-9c1d2e3f4a5g',
-    `${ID}\n`,
-    '../../etc/passwd',
-  ])('refuses %j with ErrInvalidOrderId', (value) => {
-    expect(() => parseOrderId(value)).toThrow(ErrInvalidOrderId);
-    expect(() => parseOrderId(value)).toThrow('invalid order id');
-  });
+  it.each([`${ID} `, ` ${ID}`, `{${ID}}`, '0e4a8c2b-5d61-4f3a-8b7e-9c1d2e3f4a5g', `${ID}\n`, '../../etc/passwd'])(
+    'refuses %j with ErrInvalidOrderId',
+    (value) => {
+      expect(() => parseOrderId(value)).toThrow(ErrInvalidOrderId);
+      expect(() => parseOrderId(value)).toThrow('invalid order id');
+    },
+  );
 });

@@ -7,7 +7,12 @@ import { ComponentChecker, type Checker } from './checker.ts';
 
 const CLEAN: Checker = { health: async () => ({ clean: true, nodes: null }), ready: async () => ({ clean: true, nodes: null }) };
 
-async function get(checker: Checker, path: string, method = 'GET', metrics = new HttpMetrics()): Promise<{ status: number; type: string; text: string }> {
+async function get(
+  checker: Checker,
+  path: string,
+  method = 'GET',
+  metrics = new HttpMetrics(),
+): Promise<{ status: number; type: string; text: string }> {
   const server = createServer(createAdminHandler(checker, metrics));
   const port = await listenLocal(server);
   try {
@@ -21,12 +26,16 @@ async function get(checker: Checker, path: string, method = 'GET', metrics = new
 describe('admin routes over any checker (spec 2.3, 4.2)', () => {
   it('[ADMIN-checker, ADMIN-readyz-null, HEALTH-nodes-null, ADMIN-healthz, ADMIN-readyz] serve the checker report as is', async () => {
     const none = new ComponentChecker([{ name: 'plain' }]);
-    for (const path of ['/readyz', '/healthz']) expect(await get(none, path)).toMatchObject({ status: 200, text: '{"clean":true,"nodes":null}' });
+    for (const path of ['/readyz', '/healthz'])
+      expect(await get(none, path)).toMatchObject({ status: 200, text: '{"clean":true,"nodes":null}' });
     const stub: Checker = {
       health: async () => ({ clean: false, nodes: [{ name: 'stub', status: 'unavailable', error: 'stub down' }] }),
       ready: async () => ({ clean: false, nodes: [{ name: 'api', status: 'unavailable', error: 'api: not accepting connections yet' }] }),
     };
-    for (const [path, report] of [['/healthz', await stub.health()], ['/readyz', await stub.ready()]] as const) {
+    for (const [path, report] of [
+      ['/healthz', await stub.health()],
+      ['/readyz', await stub.ready()],
+    ] as const) {
       const reply = await get(stub, path);
       expect(reply.status).toBe(503);
       expect(reply.type).toMatch(/^application\/json/);
@@ -37,11 +46,21 @@ describe('admin routes over any checker (spec 2.3, 4.2)', () => {
   it('/metrics is the scrape of the given registry, query strings ignored', async () => {
     const metrics = new HttpMetrics();
     metrics.observe('GET', 'GET /orders', 200, 0.01);
-    expect(await get(CLEAN, '/metrics?x=1', 'GET', metrics)).toStrictEqual({ status: 200, type: metrics.contentType, text: await metrics.scrape() });
+    expect(await get(CLEAN, '/metrics?x=1', 'GET', metrics)).toStrictEqual({
+      status: 200,
+      type: metrics.contentType,
+      text: await metrics.scrape(),
+    });
   });
 
   it('unknown paths and other methods are 404', async () => {
-    for (const [method, path] of [['GET', '/'], ['GET', '/orders'], ['POST', '/healthz'], ['GET', '/healthz/'], ['POST', '/livez']]) {
+    for (const [method, path] of [
+      ['GET', '/'],
+      ['GET', '/orders'],
+      ['POST', '/healthz'],
+      ['GET', '/healthz/'],
+      ['POST', '/livez'],
+    ]) {
       expect([method, path, (await get(CLEAN, path!, method)).status]).toStrictEqual([method, path, 404]);
     }
   });

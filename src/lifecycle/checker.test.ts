@@ -43,7 +43,10 @@ describe('ComponentChecker (spec 2.3)', () => {
     const journal: string[] = [];
     const slow = (name: string): Component => ({
       name,
-      health: () => (journal.push(`start ${name}`), new Promise<void>((resolve) => setTimeout(() => (journal.push(`end ${name}`), resolve()), 50))),
+      health: () => (
+        journal.push(`start ${name}`),
+        new Promise<void>((resolve) => setTimeout(() => (journal.push(`end ${name}`), resolve()), 50))
+      ),
     });
     const report = await new ComponentChecker([slow('a'), slow('b'), slow('c')]).health();
     expect(report.clean).toBe(true);

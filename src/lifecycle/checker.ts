@@ -55,7 +55,9 @@ async function probe(name: string, check: () => Promise<void>): Promise<HealthNo
   try {
     await Promise.race([
       check(),
-      new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error(`${name}: check timed out`)), { once: true })),
+      new Promise<never>((_, reject) =>
+        signal.addEventListener('abort', () => reject(new Error(`${name}: check timed out`)), { once: true }),
+      ),
     ]);
     return { name, status: STATUS_OK };
   } catch (error) {

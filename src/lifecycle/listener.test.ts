@@ -31,22 +31,25 @@ describe('Listener readiness (spec 3.3)', () => {
   // Not ready before the bind (READY-not-yet), ready once bound (READY-bound), still bound and answering
   // after Run returns on cancel until Stop (READY-cancel): the not-ready-before-bind,
   // readyz-ready-once-bound and lifecycle-order-and-shutdown conformance cases, over the real listeners.
-  it.each(['api', 'admin'])('a failed bind (port in use) makes run reject with `%s: listen: …` (the component name) and it stays not ready', async (name) => {
-    const occupier = createTcpServer();
-    occupier.listen(0, '127.0.0.1');
-    await once(occupier, 'listening');
-    cleanups.push(() => new Promise((resolve) => occupier.close(() => resolve())));
-    const busyPort = (occupier.address() as AddressInfo).port;
+  it.each(['api', 'admin'])(
+    'a failed bind (port in use) makes run reject with `%s: listen: …` (the component name) and it stays not ready',
+    async (name) => {
+      const occupier = createTcpServer();
+      occupier.listen(0, '127.0.0.1');
+      await once(occupier, 'listening');
+      cleanups.push(() => new Promise((resolve) => occupier.close(() => resolve())));
+      const busyPort = (occupier.address() as AddressInfo).port;
 
-    const listener = listenerOn(doneServer(), busyPort, name);
-    const failure = await listener.run(new AbortController().signal).catch((e: unknown) => e);
-    expect(failure).toBeInstanceOf(Error);
-    expect((failure as Error).message).toMatch(new RegExp(`^${name}: listen: `));
-    expect((failure as Error).message).toContain('EADDRINUSE');
-    await expect(listener.ready()).rejects.toThrow(`${name}: not accepting connections yet`);
-    // Stop after a failed bind is harmless.
-    await expect(listener.stop()).resolves.toBeUndefined();
-  });
+      const listener = listenerOn(doneServer(), busyPort, name);
+      const failure = await listener.run(new AbortController().signal).catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(Error);
+      expect((failure as Error).message).toMatch(new RegExp(`^${name}: listen: `));
+      expect((failure as Error).message).toContain('EADDRINUSE');
+      await expect(listener.ready()).rejects.toThrow(`${name}: not accepting connections yet`);
+      // Stop after a failed bind is harmless.
+      await expect(listener.stop()).resolves.toBeUndefined();
+    },
+  );
 
   it('run with an already cancelled signal binds and returns at once; stop hands the graceful close to the transport shutdown (HTTP/2 sessions, keep-alive), once, and only when bound', async () => {
     const server = doneServer();

@@ -49,14 +49,19 @@ describe('runComponents (spec 3.4)', () => {
   it.each([
     ['the third', 2, ['init a', 'init b', 'init c', 'stop b', 'stop a'], 1],
     ['the first', 0, ['init a'], 0],
-  ])('an init failure of %s component stops the already initialised ones in reverse and rethrows; later ones never init or run; a stop failure in that rollback is logged and the init error is still the one rethrown', async (_label, failing, expected, stopFailures) => {
-    const { logger, logs, journal, controller } = setup();
-    const boom = new Error('cache: connect refused');
-    const components = ['a', 'b', 'c', 'd'].map((name, i) => fake(name, journal, i === failing ? { initFails: boom } : name === 'b' ? { stopFails: new Error('b stop') } : {}));
-    await expect(runComponents(components, controller.signal, logger)).rejects.toBe(boom);
-    expect(journal).toEqual(expected);
-    expect(logs.find('lifecycle: stop failed')).toHaveLength(stopFailures);
-  });
+  ])(
+    'an init failure of %s component stops the already initialised ones in reverse and rethrows; later ones never init or run; a stop failure in that rollback is logged and the init error is still the one rethrown',
+    async (_label, failing, expected, stopFailures) => {
+      const { logger, logs, journal, controller } = setup();
+      const boom = new Error('cache: connect refused');
+      const components = ['a', 'b', 'c', 'd'].map((name, i) =>
+        fake(name, journal, i === failing ? { initFails: boom } : name === 'b' ? { stopFails: new Error('b stop') } : {}),
+      );
+      await expect(runComponents(components, controller.signal, logger)).rejects.toBe(boom);
+      expect(journal).toEqual(expected);
+      expect(logs.find('lifecycle: stop failed')).toHaveLength(stopFailures);
+    },
+  );
 
   it('stops only after ALL runs have returned, however slowly, then in reverse; a component without run holds nothing up, one without stop is skipped', async () => {
     const { logger, journal, controller } = setup();
@@ -65,7 +70,11 @@ describe('runComponents (spec 3.4)', () => {
       await sleep(80); // drains in-flight work after the cancel
     };
     const bare: Component = { name: 'bare' };
-    const done = runComponents([fake('a', journal, { run: slow }), bare, fake('b', journal), fake('c', journal, { run: null })], controller.signal, logger);
+    const done = runComponents(
+      [fake('a', journal, { run: slow }), bare, fake('b', journal), fake('c', journal, { run: null })],
+      controller.signal,
+      logger,
+    );
     await until(() => journal.includes('run b'), 'run b (runs start asynchronously)');
     controller.abort();
     await done;

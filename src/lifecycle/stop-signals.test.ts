@@ -6,7 +6,14 @@ import { handleStopSignals, type SignalSource, type StopSignal } from './stop-si
 
 // The policy of rule LIFE-4-shutdown on a stand-in signal source; test/process/sigint-group.test.ts holds
 // the executables to it through `npm start` and a real process group.
-function harness(): { emit: (signal: StopSignal) => void; stops: StopSignal[]; exits: number[]; logs: LogCapture; detach: () => void; source: EventEmitter } {
+function harness(): {
+  emit: (signal: StopSignal) => void;
+  stops: StopSignal[];
+  exits: number[];
+  logs: LogCapture;
+  detach: () => void;
+  source: EventEmitter;
+} {
   const source = new EventEmitter();
   const logs = new LogCapture();
   const stops: StopSignal[] = [];

@@ -4,7 +4,15 @@ import { parseScrape } from '../../conformance/cases/observability.ts';
 import { registerServiceMetrics } from './backend-metrics.ts';
 
 async function values(registry: Registry): Promise<Record<string, number>> {
-  const entries = parseScrape(await registry.metrics()).map((s) => [`${s.name}${Object.values(s.labels).map((v) => `/${v}`).join('')}`, s.value] as const);
+  const entries = parseScrape(await registry.metrics()).map(
+    (s) =>
+      [
+        `${s.name}${Object.values(s.labels)
+          .map((v) => `/${v}`)
+          .join('')}`,
+        s.value,
+      ] as const,
+  );
   return Object.fromEntries(entries);
 }
 
@@ -14,7 +22,17 @@ describe('service metrics (spec 4.5)', () => {
     let counts = { live: 2, lingering: 1 };
     let pool = { total: 5, idle: 3, waiting: 0 };
     let redisUp = true;
-    registerServiceMetrics(registry, { counts: () => counts }, { pool: { poolStats: () => pool }, connections: [{ name: 'cache', connected: () => redisUp }, { name: 'publisher', connected: () => true }] });
+    registerServiceMetrics(
+      registry,
+      { counts: () => counts },
+      {
+        pool: { poolStats: () => pool },
+        connections: [
+          { name: 'cache', connected: () => redisUp },
+          { name: 'publisher', connected: () => true },
+        ],
+      },
+    );
     const first = await values(registry);
     expect(first).toMatchObject({
       'orders_sessions/live': 2,

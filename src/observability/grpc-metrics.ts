@@ -3,8 +3,23 @@ import { HTTP_DURATION_BUCKETS } from './metrics.ts';
 
 /** The grpc_code label: gRPC status names as go-grpc-prometheus writes them (Go's codes.Code.String()). */
 const CODE_NAMES = [
-  'OK', 'Canceled', 'Unknown', 'InvalidArgument', 'DeadlineExceeded', 'NotFound', 'AlreadyExists', 'PermissionDenied',
-  'ResourceExhausted', 'FailedPrecondition', 'Aborted', 'OutOfRange', 'Unimplemented', 'Internal', 'Unavailable', 'DataLoss', 'Unauthenticated',
+  'OK',
+  'Canceled',
+  'Unknown',
+  'InvalidArgument',
+  'DeadlineExceeded',
+  'NotFound',
+  'AlreadyExists',
+  'PermissionDenied',
+  'ResourceExhausted',
+  'FailedPrecondition',
+  'Aborted',
+  'OutOfRange',
+  'Unimplemented',
+  'Internal',
+  'Unavailable',
+  'DataLoss',
+  'Unauthenticated',
 ] as const;
 
 export function grpcCodeName(code: number): string {
@@ -29,7 +44,12 @@ export class GrpcServerMetrics {
 
   constructor(registry: Registry) {
     const labelNames = ['grpc_type', 'grpc_service', 'grpc_method'] as const;
-    this.#started = new Counter({ name: 'grpc_server_started_total', help: 'Total number of RPCs started on the server.', labelNames, registers: [registry] });
+    this.#started = new Counter({
+      name: 'grpc_server_started_total',
+      help: 'Total number of RPCs started on the server.',
+      labelNames,
+      registers: [registry],
+    });
     this.#handled = new Counter({
       name: 'grpc_server_handled_total',
       help: 'Total number of RPCs completed on the server, regardless of success or failure.',

@@ -37,7 +37,12 @@ describe('log tail', () => {
     logger.info({ password: 'hunter2-secret' }, 'login');
     expect(tail.count('order placed')).toBe(2);
     expect(tail.count('request')).toBe(0);
-    expect(tail.after(0).map((line) => line.text).join('\n')).not.toContain('hunter2-secret');
+    expect(
+      tail
+        .after(0)
+        .map((line) => line.text)
+        .join('\n'),
+    ).not.toContain('hunter2-secret');
     expect(tail.after(0).at(-1)?.text).toContain('"password":"[redacted]"');
   });
 });

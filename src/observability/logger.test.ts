@@ -10,7 +10,10 @@ describe('createLogger (spec 4.5)', () => {
   // observability-rules.test.ts.
   it('[LOG-explicit-fields] redacts secret-named top-level fields (call sites log explicit fields, never whole objects: rule LOG-explicit-fields)', () => {
     const capture = new LogCapture();
-    createLogger('info', capture).info({ password: 'hunter2', token: 'eyJabc', authorization: 'Bearer eyJabc', JWT_SECRET: 's3cr3t' }, 'oops');
+    createLogger('info', capture).info(
+      { password: 'hunter2', token: 'eyJabc', authorization: 'Bearer eyJabc', JWT_SECRET: 's3cr3t' },
+      'oops',
+    );
     expect(capture.raw.join('\n')).not.toMatch(/hunter2|eyJabc|s3cr3t/);
     expect(capture.lines[0]).toMatchObject({ password: '[redacted]', token: '[redacted]', authorization: '[redacted]' });
   });

@@ -63,7 +63,13 @@ export const LOG_BATCH = { flushEveryMs: 10, minBytes: 64 * 1024 } as const;
  * synchronously, on a quiet exit asynchronously before the loop ends; only SIGKILL loses lines.
  */
 export function stdoutDestination(): DestinationStream {
-  return pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH.minBytes, maxWrite: 4 * LOG_BATCH.minBytes, periodicFlush: LOG_BATCH.flushEveryMs });
+  return pino.destination({
+    dest: 1,
+    sync: false,
+    minLength: LOG_BATCH.minBytes,
+    maxWrite: 4 * LOG_BATCH.minBytes,
+    periodicFlush: LOG_BATCH.flushEveryMs,
+  });
 }
 
 function installDefaultLogger(logger: Logger): void {

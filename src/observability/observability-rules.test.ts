@@ -1,6 +1,12 @@
 import { createServer, type Socket } from 'node:net';
 import { isSpanContextValid, TraceFlags } from '@opentelemetry/api';
-import { BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BatchSpanProcessor,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 import { register } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
@@ -12,7 +18,14 @@ import { Tracing } from './tracer.ts';
 // Rule-tagged checks of logging, metrics and tracing (spec 4.5): `[RULE-ID]` in a test name is a conformance case.
 describe('observability rules (spec 4.5)', () => {
   it('[LOG-level, LOG-default, LOG-json] LOG_LEVEL selects the level, anything else is info; the logger is the process default', () => {
-    const table: [string | undefined, string][] = [['debug', 'debug'], ['warn', 'warn'], ['error', 'error'], ['info', 'info'], ['', 'info'], [undefined, 'info']];
+    const table: [string | undefined, string][] = [
+      ['debug', 'debug'],
+      ['warn', 'warn'],
+      ['error', 'error'],
+      ['info', 'info'],
+      ['', 'info'],
+      [undefined, 'info'],
+    ];
     for (const other of ['verbose', 'DEBUG', 'Warn', 'trace', 'fatal', 'warning']) table.push([other, 'info']);
     expect(table.map(([input]) => parseLogLevel(input))).toEqual(table.map(([, level]) => level));
     const capture = new LogCapture();
@@ -49,7 +62,11 @@ describe('observability rules (spec 4.5)', () => {
       export: (spans, done) => (exported.push(...spans), done({ code: 0 /* ExportResultCode.SUCCESS */ })),
       shutdown: async () => void (shutDown = true),
     };
-    const flushing = new Tracing({ serviceName: 'probe', otlpEndpoint: '', processors: [new BatchSpanProcessor(recorder, { scheduledDelayMillis: 60_000 })] });
+    const flushing = new Tracing({
+      serviceName: 'probe',
+      otlpEndpoint: '',
+      processors: [new BatchSpanProcessor(recorder, { scheduledDelayMillis: 60_000 })],
+    });
     flushing.tracer.startSpan('batched').end();
     expect(exported).toHaveLength(0);
     await flushing.stop();

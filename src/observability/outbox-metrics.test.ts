@@ -4,7 +4,12 @@ import { registerOutboxMetrics, type OutboxStatsSource } from './outbox-metrics.
 
 describe('outbox metrics (rule EVT-7-delivery, spec 4.5 own registry)', () => {
   it('expose the relay’s last backlog sample and its totals, at scrape time', async () => {
-    let stats: ReturnType<OutboxStatsSource['stats']> = { pending: undefined, oldestAgeSeconds: undefined, published: 0, publishFailures: 0 };
+    let stats: ReturnType<OutboxStatsSource['stats']> = {
+      pending: undefined,
+      oldestAgeSeconds: undefined,
+      published: 0,
+      publishFailures: 0,
+    };
     const registry = new Registry();
     registerOutboxMetrics(registry, { stats: () => stats });
     const value = async (name: string): Promise<number> => {

@@ -32,8 +32,11 @@ export function registerOutboxMetrics(registry: Registry, source: OutboxStatsSou
     },
   });
   monotonic(registry, 'orders_outbox_published_total', 'Order-placed events the broker acknowledged', () => source.stats().published);
-  monotonic(registry, 'orders_outbox_publish_failures_total', 'Publish attempts of order-placed events that failed (each is retried)', () =>
-    source.stats().publishFailures,
+  monotonic(
+    registry,
+    'orders_outbox_publish_failures_total',
+    'Publish attempts of order-placed events that failed (each is retried)',
+    () => source.stats().publishFailures,
   );
 }
 

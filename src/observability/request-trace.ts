@@ -33,7 +33,8 @@ export function runInRequestScope<T>(work: (close: () => void) => T): T {
  * become the current scope's log fields.
  */
 export function startServerSpan(tracer: Tracer, name: string, attributes: Attributes, headers: IncomingHttpHeaders): Span {
-  const parent = headers[TRACE_PARENT_HEADER] === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
+  const parent =
+    headers[TRACE_PARENT_HEADER] === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
   const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   const scope = scopes.getStore();
   if (scope !== undefined) {

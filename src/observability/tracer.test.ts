@@ -44,11 +44,21 @@ describe('Tracing (spec 4.5)', () => {
     ['an in-memory processor (SDK)', [new SimpleSpanProcessor(new InMemorySpanExporter())]],
   ])('with %s: a SERVER span continues a valid traceparent, keeps its sampled flag, and ignores a malformed one', async (_, processors) => {
     const tracing = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '', processors });
-    const child = startServerSpan(tracing.tracer, 'x', {}, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }).spanContext();
+    const child = startServerSpan(
+      tracing.tracer,
+      'x',
+      {},
+      { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    ).spanContext();
     expect(child.traceId).toBe('0af7651916cd43dd8448eb211c80319c');
     expect(child.spanId).not.toBe('b7ad6b7169203331');
     expect(child.traceFlags & TraceFlags.SAMPLED).toBe(TraceFlags.SAMPLED);
-    const unsampled = startServerSpan(tracing.tracer, 'x', {}, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00' }).spanContext();
+    const unsampled = startServerSpan(
+      tracing.tracer,
+      'x',
+      {},
+      { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00' },
+    ).spanContext();
     expect(unsampled.traceFlags & TraceFlags.SAMPLED).toBe(0);
     const fresh = startServerSpan(tracing.tracer, 'x', {}, { traceparent: '00-zz-b7ad6b7169203331-01' }).spanContext();
     expect(isSpanContextValid(fresh)).toBe(true);
@@ -61,7 +71,10 @@ describe('Tracing (spec 4.5)', () => {
   it('[TRACE-export-failure-log] a failed export is one warn line, then at most one per interval with the failures in between', () => {
     const capture = new LogCapture();
     let now = 0;
-    const failing: SpanExporter = { export: (_, done) => done({ code: ExportResultCode.FAILED, error: new Error('connect ECONNREFUSED 127.0.0.1:1') }), shutdown: async () => undefined };
+    const failing: SpanExporter = {
+      export: (_, done) => done({ code: ExportResultCode.FAILED, error: new Error('connect ECONNREFUSED 127.0.0.1:1') }),
+      shutdown: async () => undefined,
+    };
     const exporter = new ReportingExporter(failing, '127.0.0.1:1', createLogger('info', capture), () => now);
     const results: number[] = [];
     const exportOnce = (): void => exporter.export([], (result) => results.push(result.code));

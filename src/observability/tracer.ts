@@ -44,7 +44,12 @@ export class Tracing implements Component {
     const processors: SpanProcessor[] = [...(options.processors ?? [])];
     if (options.otlpEndpoint !== '') {
       const url = `http://${options.otlpEndpoint}/v1/traces`;
-      const exporter = new ReportingExporter(new OTLPTraceExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS }), options.otlpEndpoint, options.logger, options.now);
+      const exporter = new ReportingExporter(
+        new OTLPTraceExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS }),
+        options.otlpEndpoint,
+        options.logger,
+        options.now,
+      );
       processors.push(new BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS }));
     }
     if (processors.length === 0) {

@@ -63,7 +63,10 @@ export class HttpRateLimiter {
     } catch (error) {
       if (!this.#inOutage) {
         this.#inOutage = true;
-        this.#logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'rate limit: shared store unavailable, limiting per process');
+        this.#logger.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          'rate limit: shared store unavailable, limiting per process',
+        );
       }
       return undefined;
     }

@@ -116,7 +116,12 @@ export class RedisRateLimitStore implements RateLimitStore, Component {
     const client = this.#client;
     if (client === undefined) throw new Error('rate limit store: not initialised');
     const { rate, burst, clock } = this.#options;
-    const [allowed, tokens, now] = await client.orderRateLimitTake(`${this.#prefix}${key}`, rate, burst, clock === undefined ? '' : String(clock()));
+    const [allowed, tokens, now] = await client.orderRateLimitTake(
+      `${this.#prefix}${key}`,
+      rate,
+      burst,
+      clock === undefined ? '' : String(clock()),
+    );
     return bucketDecision(allowed === '1', Number(tokens), rate, burst, Number(now));
   }
 

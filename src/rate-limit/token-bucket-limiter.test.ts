@@ -18,7 +18,14 @@ describe('TokenBucketLimiter', () => {
       remaining.push(decision.remaining);
     }
     expect(remaining).toStrictEqual([4, 3, 2, 1, 0]);
-    expect(limiter.take('client')).toStrictEqual({ allowed: false, limit: 5, retryAfterSeconds: 1, remaining: 0, resetSeconds: 1, atMs: 1_000 });
+    expect(limiter.take('client')).toStrictEqual({
+      allowed: false,
+      limit: 5,
+      retryAfterSeconds: 1,
+      remaining: 0,
+      resetSeconds: 1,
+      atMs: 1_000,
+    });
   });
 
   it('burst defaults to the rate', () => {

@@ -61,7 +61,8 @@ export class LoginGate {
   readonly #queues = new Map<string, Waiter[]>();
 
   constructor(limits: LoginGateLimits = defaultLoginGateLimits()) {
-    if (limits.concurrency < 1 || limits.queuePerClient < 0 || limits.queueTotal < 0) throw new RangeError('login gate: limits must be positive');
+    if (limits.concurrency < 1 || limits.queuePerClient < 0 || limits.queueTotal < 0)
+      throw new RangeError('login gate: limits must be positive');
     this.#limits = limits;
   }
 

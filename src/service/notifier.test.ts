@@ -67,5 +67,4 @@ describe('Notifier (spec 6 rules 2, 4; rule EVT-7-delivery)', () => {
   it('run resolves at once for an already aborted signal', async () => {
     await expect((await setup()).notifier.run(AbortSignal.abort())).resolves.toBeUndefined();
   });
-
 });

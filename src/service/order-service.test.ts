@@ -116,7 +116,10 @@ describe('OrderService.create (transactional outbox, rule EVT-7-delivery)', () =
     expect(placements[0]?.event.id).not.toBe(order.id);
     const pending = store.pendingEvents();
     expect(pending).toStrictEqual([
-      { id: placements[0]?.event.id, event: { order_id: order.id, user_id: ALICE, item: 'widget', quantity: 3, created_at: NOW.toISOString() } satisfies OrderPlaced },
+      {
+        id: placements[0]?.event.id,
+        event: { order_id: order.id, user_id: ALICE, item: 'widget', quantity: 3, created_at: NOW.toISOString() } satisfies OrderPlaced,
+      },
     ]);
     expect(bus.published).toHaveLength(0);
   });
@@ -155,10 +158,14 @@ describe('OrderService.create with an Idempotency-Key (rules IDEM-*)', () => {
 
   it.each<[string, number, string | undefined, RegExp]>([
     ['quantity 0', 0, undefined, /^quantity must be a positive integer$/],
-    ...['', '""', '"unterminated', 'has space', '"tab\there"', `"${'x'.repeat(256)}"`, '"a", "b"'].map((key): [string, number, string, RegExp] => [`key ${JSON.stringify(key)}`, 2, key, /^invalid Idempotency-Key header/]),
+    ...['', '""', '"unterminated', 'has space', '"tab\there"', `"${'x'.repeat(256)}"`, '"a", "b"'].map(
+      (key): [string, number, string, RegExp] => [`key ${JSON.stringify(key)}`, 2, key, /^invalid Idempotency-Key header/],
+    ),
   ])('%s is ErrValidation before any backend is touched', async (_label, quantity, idempotencyKey, message) => {
     const { service, store, cache } = harness();
-    const error = await service.create(ctx(ALICE), 'widget', quantity, idempotencyKey === undefined ? undefined : { idempotencyKey }).catch((e: unknown) => e);
+    const error = await service
+      .create(ctx(ALICE), 'widget', quantity, idempotencyKey === undefined ? undefined : { idempotencyKey })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ErrValidation);
     expect((error as Error).message).toMatch(message);
     expect(await store.listByUser(ALICE, { limit: 100, offset: 0 })).toHaveLength(0);

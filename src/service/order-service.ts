@@ -144,5 +144,7 @@ function messageOf(error: unknown): string {
 
 /** What must match for a retry to be "the same request": the create's meaning, not its bytes. */
 function createFingerprint(item: string, quantity: number): string {
-  return createHash('sha256').update(JSON.stringify([item, quantity])).digest('base64url');
+  return createHash('sha256')
+    .update(JSON.stringify([item, quantity]))
+    .digest('base64url');
 }

@@ -17,7 +17,10 @@ async function place(store: MemoryStore, n: number, createdAt = new Date()): Pro
   for (let i = 0; i < n; i++) {
     const order: Order = { id: randomUUID(), userId: 'u', item: `item-${i}`, quantity: 1, status: 'pending', createdAt };
     const id = randomUUID();
-    await store.place({ order, event: { id, event: { order_id: order.id, user_id: 'u', item: order.item, quantity: 1, created_at: createdAt.toISOString() } } });
+    await store.place({
+      order,
+      event: { id, event: { order_id: order.id, user_id: 'u', item: order.item, quantity: 1, created_at: createdAt.toISOString() } },
+    });
     ids.push(id);
   }
   return ids;
@@ -98,8 +101,20 @@ describe('OutboxRelay (rule EVT-7-delivery)', () => {
   });
 
   it.each([
-    ['count', { unhealthyPending: 3, unhealthyAgeMs: 60_000 }, 3, 0, /^publisher: outbox backlog: 3 events pending, oldest \d+\.\d s old \(limits 3 events, 60 s\)$/],
-    ['age', { unhealthyPending: 100, unhealthyAgeMs: 1_000 }, 1, 5_000, /^publisher: outbox backlog: 1 events pending, oldest \d+\.\d s old \(limits 100 events, 1 s\)$/],
+    [
+      'count',
+      { unhealthyPending: 3, unhealthyAgeMs: 60_000 },
+      3,
+      0,
+      /^publisher: outbox backlog: 3 events pending, oldest \d+\.\d s old \(limits 3 events, 60 s\)$/,
+    ],
+    [
+      'age',
+      { unhealthyPending: 100, unhealthyAgeMs: 1_000 },
+      1,
+      5_000,
+      /^publisher: outbox backlog: 1 events pending, oldest \d+\.\d s old \(limits 100 events, 1 s\)$/,
+    ],
   ])('health fails past the backlog %s threshold and says so; stats feed the metrics', async (_label, limits, events, ageMs, message) => {
     const { store, bus, relay } = setup(limits);
     bus.trouble.down();

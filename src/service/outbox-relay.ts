@@ -180,7 +180,14 @@ export class OutboxRelay implements Component {
       this.#failing = true;
       // Spec 6 rule 3's publish failure path, now here: one line per failed round, not per event.
       this.#logger.warn(
-        { component: this.name, failed, published: acked.length, event_id: firstFailure.id, order_id: firstFailure.orderId, err: messageOf(firstFailure.reason) },
+        {
+          component: this.name,
+          failed,
+          published: acked.length,
+          event_id: firstFailure.id,
+          order_id: firstFailure.orderId,
+          err: messageOf(firstFailure.reason),
+        },
         'outbox relay: publish failed',
       );
     }

@@ -23,7 +23,10 @@ describe('service-layer rules', () => {
     const service = new OrderService({ repository: backends.repository, cache: backends.cache, sessions, logger });
     const principal = (userId: string) => ({ userId, claims: { sub: userId, name: userId, iat: 0, exp: 0 }, sessionKey: key(userId) });
     const order = await service.create({ principal: principal('owner'), signal }, 'x', 1);
-    const error = await service.get({ principal: principal('intruder'), signal }, order.id).then(() => undefined, (e: unknown) => e);
+    const error = await service.get({ principal: principal('intruder'), signal }, order.id).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ErrForbidden);
     expect(error).toBeInstanceOf(DomainError);
     expect(error).not.toHaveProperty('status');
@@ -46,8 +49,14 @@ describe('service-layer rules', () => {
     const backends = await createEmbeddedBackends(logger, { seedDemoUsers: false });
     await backends.credentials.add({ id: 'u-1', username: 'known', passwordHash: await hashPassword('pw', { N: 1024, r: 8, p: 1 }) });
     const auth = new AuthService(backends.credentials, new TokenService('x'.repeat(32), 60_000));
-    const unknown = await auth.login('unknown', 'pw').then(() => undefined, (e: unknown) => e as Error);
-    const wrong = await auth.login('known', 'nope').then(() => undefined, (e: unknown) => e as Error);
+    const unknown = await auth.login('unknown', 'pw').then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    const wrong = await auth.login('known', 'nope').then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
     expect(unknown).toBeInstanceOf(ErrInvalidCredentials);
     expect(wrong).toBeInstanceOf(ErrInvalidCredentials);
     expect(unknown?.message).toBe(wrong?.message);

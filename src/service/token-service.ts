@@ -32,7 +32,10 @@ export const IAT_LEEWAY_S = 30;
  */
 function isCanonicalCompact(token: string): boolean {
   const segments = token.split('.');
-  return segments.length === 3 && segments.every((segment) => /^[A-Za-z0-9_-]+$/.test(segment) && Buffer.from(segment, 'base64url').toString('base64url') === segment);
+  return (
+    segments.length === 3 &&
+    segments.every((segment) => /^[A-Za-z0-9_-]+$/.test(segment) && Buffer.from(segment, 'base64url').toString('base64url') === segment)
+  );
 }
 
 /**

@@ -55,7 +55,10 @@ describe('session scope rules (spec 3.2)', () => {
     expect(new Set([...timers.pending.values()].map((t) => t.ms))).toEqual(new Set([300_000]));
     expect(() => sessions.acquire({ sessionKey: key('user-50000'), signal })).toThrow(ErrScopeFull);
     expect(() => sessions.acquire({ sessionKey: key('user-50000'), signal })).toThrow('session: scope full (50000 live instances)');
-    const config = loadServiceConfig({ JWT_SECRET: 'x'.repeat(32), SESSION_LINGER: '1s', SESSION_CAP: '1', SESSION_LINGER_MS: '1' }, { embedded: false });
+    const config = loadServiceConfig(
+      { JWT_SECRET: 'x'.repeat(32), SESSION_LINGER: '1s', SESSION_CAP: '1', SESSION_LINGER_MS: '1' },
+      { embedded: false },
+    );
     expect(JSON.stringify(config)).not.toMatch(/linger|cap/i);
   });
 
@@ -105,7 +108,11 @@ describe('session scope rules (spec 3.2)', () => {
     expect(scope.stateOf(key('alice'))).toBe('lingering');
     expect([...timers.pending.values()].map((t) => t.ms)).toEqual([SESSION_LINGER_MS]);
     expect(scope.use(context, (session) => session.recent())).toEqual(['o1']);
-    expect(() => scope.use(context, () => { throw new Error('boom'); })).toThrow('boom');
+    expect(() =>
+      scope.use(context, () => {
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
     expect(scope.stateOf(key('alice'))).toBe('lingering');
     // The same refusals as acquire.
     expect(() => scope.use({ signal }, () => 1)).toThrow(ErrNoScopeKey);
@@ -266,7 +273,11 @@ describe('SessionScope model', () => {
   }
 
   /** A command that compares the real scope with the model after it ran. */
-  function command(name: string, run: (model: Model, real: Real) => void, applies: (model: Readonly<Model>) => boolean = () => true): fc.Command<Model, Real> {
+  function command(
+    name: string,
+    run: (model: Model, real: Real) => void,
+    applies: (model: Readonly<Model>) => boolean = () => true,
+  ): fc.Command<Model, Real> {
     return {
       check: applies,
       run(model, real) {
@@ -336,7 +347,10 @@ describe('SessionScope model', () => {
         const logs = new LogCapture();
         const timers = new FakeTimers();
         const scope = new SessionScope({ recentCapacity: 5, logger: createLogger('debug', logs), timers, lingerMs: LINGER, cap: CAP });
-        fc.modelRun(() => ({ model: { now: 0, seq: 0, instances: new Map(), leases: [], closed: [] }, real: { scope, timers, logs, leases: [] } }), cmds);
+        fc.modelRun(
+          () => ({ model: { now: 0, seq: 0, instances: new Map(), leases: [], closed: [] }, real: { scope, timers, logs, leases: [] } }),
+          cmds,
+        );
       }),
       { numRuns: 300 },
     );

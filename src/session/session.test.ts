@@ -63,7 +63,12 @@ describe.each<[string, RecentIdsCodec]>([
 
   it('any id round-trips exactly, and only canonical lower-case UUIDs are packed (property)', () => {
     const uuid = fc.uuid();
-    const id = fc.oneof(uuid, uuid.map((u) => u.toUpperCase()), fc.string({ unit: 'binary' }).filter((s) => !s.includes('\u0000')), fc.stringMatching(/^[0-9a-gA-F-]{36}$/));
+    const id = fc.oneof(
+      uuid,
+      uuid.map((u) => u.toUpperCase()),
+      fc.string({ unit: 'binary' }).filter((s) => !s.includes('\u0000')),
+      fc.stringMatching(/^[0-9a-gA-F-]{36}$/),
+    );
     fc.assert(
       fc.property(fc.array(id, { maxLength: 12 }), (ids) => {
         const session = new Session(20, codec);

@@ -64,7 +64,7 @@ export class Session {
     const all = this.#recent;
     const entries: string[] = [];
     if (all === undefined) return entries;
-    for (let at = 0; at < all.length; ) {
+    for (let at = 0; at < all.length;) {
       const end = this.#codec.entryEnd(all, at);
       entries.push(all.slice(at, end));
       at = end;

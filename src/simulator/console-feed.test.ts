@@ -17,7 +17,14 @@ function setUp() {
   const grpc = new GrpcServerMetrics(metrics.registry);
   const time = new SimulatedTime({ base: () => 0, realTimers: false });
   const logTail = new LogTail({ count: [ANNOUNCED_MSG] });
-  const feed = new ConsoleFeed({ registry: metrics.registry, time, logTail, tokenExpiryMs: 3_600_000, cacheTtlMs: 300_000, realNow: () => real });
+  const feed = new ConsoleFeed({
+    registry: metrics.registry,
+    time,
+    logTail,
+    tokenExpiryMs: 3_600_000,
+    cacheTtlMs: 300_000,
+    realNow: () => real,
+  });
   const answer = (status: number, times = 1): void => {
     for (let i = 0; i < times; i++) metrics.observe('GET', 'GET /orders', status, 0.001);
   };
@@ -28,7 +35,13 @@ describe('console feed', () => {
   it('[CONSOLE-feed] reads sessions, outbox and announced events from the registry and the log tail', async () => {
     const { feed, logTail, sessions, outbox } = setUp();
     logTail.record('{"level":"info","msg":"order placed"}\n');
-    expect((await feed.snapshot(0)).counts).toEqual({ sessionsLive: 2, sessionsLingering: 1, outboxPending: 4, eventsPublished: 9, eventsAnnounced: 1 });
+    expect((await feed.snapshot(0)).counts).toEqual({
+      sessionsLive: 2,
+      sessionsLingering: 1,
+      outboxPending: 4,
+      eventsPublished: 9,
+      eventsAnnounced: 1,
+    });
     sessions.lingering = 0;
     outbox.pending = undefined;
     expect((await feed.snapshot(0)).counts).toMatchObject({ sessionsLingering: 0, outboxPending: -1 });
@@ -79,7 +92,13 @@ describe('console feed', () => {
     logTail.record('{"msg":"one"}\n');
     logTail.record('{"msg":"two"}\n');
     const all = await feed.snapshot(0);
-    expect(all.log).toEqual({ lines: [{ seq: 1, text: '{"msg":"one"}' }, { seq: 2, text: '{"msg":"two"}' }], last: 2 });
+    expect(all.log).toEqual({
+      lines: [
+        { seq: 1, text: '{"msg":"one"}' },
+        { seq: 2, text: '{"msg":"two"}' },
+      ],
+      last: 2,
+    });
     expect((await feed.snapshot(2)).log).toEqual({ lines: [], last: 2 });
   });
 

@@ -81,9 +81,13 @@ export class ConsoleFeed {
 
   async snapshot(logAfter: number): Promise<ConsoleSnapshot> {
     const [sessions, pending, published, http, grpc] = await Promise.all(
-      ['orders_sessions', 'orders_outbox_pending_events', 'orders_outbox_published_total', 'orders_http_requests_total', 'grpc_server_handled_total'].map((name) =>
-        this.#values(name),
-      ),
+      [
+        'orders_sessions',
+        'orders_outbox_pending_events',
+        'orders_outbox_published_total',
+        'orders_http_requests_total',
+        'grpc_server_handled_total',
+      ].map((name) => this.#values(name)),
     );
     const current: Sample = { at: this.#realNow(), byStatus: answersByStatus(http ?? [], grpc ?? []) };
     this.#sample(current);

@@ -29,17 +29,22 @@ export function parseSimulate(args: readonly string[]): Request | string {
   }
   if ((verb === 'down' || verb === 'up') && second === undefined) {
     const name = component(first);
-    return name === undefined ? `simulate ${verb}: expected one of ${COMPONENTS.join(', ')}` : { method: 'PUT', path: `/simulator/components/${name}`, body: { state: verb } };
+    return name === undefined
+      ? `simulate ${verb}: expected one of ${COMPONENTS.join(', ')}`
+      : { method: 'PUT', path: `/simulator/components/${name}`, body: { state: verb } };
   }
   if (verb === 'slow' || verb === 'fail') {
     const name = component(first);
     const n = count(second);
-    if (name === undefined || n === undefined) return `simulate ${verb}: expected <${COMPONENTS.join('|')}> <${verb === 'slow' ? 'ms' : 'n'}>`;
+    if (name === undefined || n === undefined)
+      return `simulate ${verb}: expected <${COMPONENTS.join('|')}> <${verb === 'slow' ? 'ms' : 'n'}>`;
     return { method: 'PUT', path: `/simulator/components/${name}`, body: verb === 'slow' ? { latencyMs: n } : { failNext: n } };
   }
   if (verb === 'advance' && first !== undefined && second === undefined) {
     const ms = parseDuration(first);
-    return ms === undefined || !Number.isInteger(ms) ? 'simulate advance: expected a duration such as 5m, 2h or 90s' : { method: 'POST', path: '/simulator/clock/advance', body: { ms } };
+    return ms === undefined || !Number.isInteger(ms)
+      ? 'simulate advance: expected a duration such as 5m, 2h or 90s'
+      : { method: 'POST', path: '/simulator/clock/advance', body: { ms } };
   }
   return args.length === 0 ? 'simulate: missing command' : `unknown arguments: simulate ${args.join(' ')}`;
 }
@@ -80,7 +85,8 @@ export async function runSimulateCli(args: readonly string[], io: SimulateIo): P
       signal: AbortSignal.timeout(15_000),
     });
   } catch (error) {
-    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
+    const cause =
+      error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
     io.stderr.write(`orders-admin: cannot reach the admin listener at ${base} (ADMIN_ADDR): ${cause}\n`);
     return 1;
   }

@@ -15,7 +15,11 @@ describe('simulated time (rule SIM-clock-advance)', () => {
     const late = time.setTimeout(() => fired.push('late'), 10_000);
     expect(time.advance(300)).toBe(3);
     expect(fired).toEqual(['a@1100', 'a2@1150', 'b@1200']);
-    expect({ now: time.nowMs(), offset: time.offsetMs, pending: [...time.pending.keys()] }).toEqual({ now: 1_300, offset: 300, pending: [late] });
+    expect({ now: time.nowMs(), offset: time.offsetMs, pending: [...time.pending.keys()] }).toEqual({
+      now: 1_300,
+      offset: 300,
+      pending: [late],
+    });
     base = 2_000; // the base time moves on its own; the offset stays
     expect(time.now().getTime()).toBe(2_300);
     time.reset();

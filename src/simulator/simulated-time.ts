@@ -119,10 +119,13 @@ export class SimulatedTime implements Clock, TimerPort {
   /** Real mode: a real timer fires the entry when its time comes without an advance. */
   #arm(id: number, entry: Entry): void {
     if (!this.#realTimers) return;
-    entry.real = setTimeout(() => {
-      if (this.#pending.get(id) !== entry) return;
-      this.#pending.delete(id);
-      entry.callback();
-    }, Math.max(0, entry.at - this.nowMs())).unref();
+    entry.real = setTimeout(
+      () => {
+        if (this.#pending.get(id) !== entry) return;
+        this.#pending.delete(id);
+        entry.callback();
+      },
+      Math.max(0, entry.at - this.nowMs()),
+    ).unref();
   }
 }

@@ -83,7 +83,10 @@ export class Simulator {
       trouble.failNext(change.failNext, SIMULATED_FAILURE);
     }
     const state = this.#componentState(name);
-    this.#logger.warn({ component: name, state: state.state, latency_ms: state.latencyMs, fail_next: state.failNext }, 'simulator: component changed');
+    this.#logger.warn(
+      { component: name, state: state.state, latency_ms: state.latencyMs, fail_next: state.failNext },
+      'simulator: component changed',
+    );
     return state;
   }
 
@@ -129,7 +132,8 @@ function fields(body: unknown, allowed: readonly string[]): Record<string, unkno
 }
 
 function boundedInteger(value: unknown, name: string, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw new ErrValidation(`${name} must be an integer from ${min} to ${max}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    throw new ErrValidation(`${name} must be an integer from ${min} to ${max}`);
   return value;
 }
 

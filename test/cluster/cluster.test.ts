@@ -55,7 +55,8 @@ describe('three orders-grpc replicas behind haproxy (HTTP/1.1, h2c and gRPC bala
   };
   // gRPC straight to a replica (one channel each): not rate-limited (spec 4.3), so no waits.
   const direct = new Map<ClusterReplica, Driver>();
-  const directTo = (replica: ClusterReplica): Driver => direct.get(replica) ?? direct.set(replica, driver('grpc', replica.baseUrl)).get(replica)!;
+  const directTo = (replica: ClusterReplica): Driver =>
+    direct.get(replica) ?? direct.set(replica, driver('grpc', replica.baseUrl)).get(replica)!;
   const recentOn = async (replica: ClusterReplica, auth: string): Promise<string[]> => {
     const reply = await directTo(replica).recent(auth);
     expect(succeeded(reply), JSON.stringify(reply)).toBe(true);
@@ -112,11 +113,17 @@ describe('three orders-grpc replicas behind haproxy (HTTP/1.1, h2c and gRPC bala
 
   it('[EVT-7-delivery] the `order placed` line of each order appears exactly once across the fleet', async () => {
     const ids = created.map((order) => order.id);
-    await until(async () => ids.every((id) => cluster.placedCounts().has(id)) && (await cluster.notifierIdle()), 'every order announced, nothing left to deliver', 30_000);
+    await until(
+      async () => ids.every((id) => cluster.placedCounts().has(id)) && (await cluster.notifierIdle()),
+      'every order announced, nothing left to deliver',
+      30_000,
+    );
     const counts = cluster.placedCounts();
     expect(ids.map((id) => [id, counts.get(id)])).toStrictEqual(ids.map((id) => [id, 1]));
     // Announced by the replicas between them, not each by all: every replica's notifier took part.
-    const announcers = cluster.replicas.filter((r) => r.lines().some((l) => l['msg'] === 'order placed' && ids.includes(l['order_id'] as string)));
+    const announcers = cluster.replicas.filter((r) =>
+      r.lines().some((l) => l['msg'] === 'order placed' && ids.includes(l['order_id'] as string)),
+    );
     console.log(`order placed: ${ids.length} orders, announced by ${announcers.map((r) => r.name).join(', ')}`);
   });
   it('[CLUSTER-balancing, LIMIT-rate-store, LIMIT-rate-trust-proxy] one client at 4 x RATE_LIMIT_RPS through the balancer gets RATE_LIMIT_RPS ± 10% accepted per second (one Redis budget, keyed on X-Forwarded-For)', async () => {
@@ -129,9 +136,9 @@ describe('three orders-grpc replicas behind haproxy (HTTP/1.1, h2c and gRPC bala
     warm.destroy();
     const before = cluster.replicas.map((r) => r.lines().length);
     // Unauthenticated /me/recent: 401 once the limiter let it through, 429 when it did not.
-    const samples = await pacedLoad(4 * CLUSTER_RPS * RATE_SECONDS, 4 * CLUSTER_RPS, () => statusOf(`${cluster.balancerUrl}/me/recent`, agent)).finally(() =>
-      agent.destroy(),
-    );
+    const samples = await pacedLoad(4 * CLUSTER_RPS * RATE_SECONDS, 4 * CLUSTER_RPS, () =>
+      statusOf(`${cluster.balancerUrl}/me/recent`, agent),
+    ).finally(() => agent.destroy());
     const statuses = samples.map((s) => s.result.status);
     expect(new Set(statuses)).toStrictEqual(new Set([401, 429]));
     const load = offered(samples);
@@ -144,7 +151,10 @@ describe('three orders-grpc replicas behind haproxy (HTTP/1.1, h2c and gRPC bala
     );
     // The measurement only means something if the client really pressed at 4x without pausing long
     // enough for the bucket to refill; a machine too busy to send that fast fails here, not vacuously.
-    expect(load.perSecond, `the sender reached only ${load.perSecond.toFixed(1)}/s of ${4 * CLUSTER_RPS}/s: machine too busy to measure`).toBeGreaterThanOrEqual(0.9 * 4 * CLUSTER_RPS);
+    expect(
+      load.perSecond,
+      `the sender reached only ${load.perSecond.toFixed(1)}/s of ${4 * CLUSTER_RPS}/s: machine too busy to measure`,
+    ).toBeGreaterThanOrEqual(0.9 * 4 * CLUSTER_RPS);
     expect(load.maxGapMs, `the sender paused ${load.maxGapMs.toFixed(0)} ms: the bucket may have refilled`).toBeLessThan(500);
     expect(burst).toBe(CLUSTER_RPS);
     // A fresh client: its whole burst is admitted before the first refusal.
@@ -153,7 +163,10 @@ describe('three orders-grpc replicas behind haproxy (HTTP/1.1, h2c and gRPC bala
     expect(rate.perSecond).toBeLessThanOrEqual(1.1 * CLUSTER_RPS);
     // Every replica admitted some and refused some of this client's requests: one budget, not three.
     for (const [i, replica] of cluster.replicas.entries()) {
-      const own = replica.lines().slice(before[i]).filter((l) => l['msg'] === 'request' && l['path'] === '/me/recent');
+      const own = replica
+        .lines()
+        .slice(before[i])
+        .filter((l) => l['msg'] === 'request' && l['path'] === '/me/recent');
       expect(new Set(own.map((l) => l['status'])), replica.name).toStrictEqual(new Set([401, 429]));
     }
   });
@@ -181,7 +194,13 @@ describe('three orders-grpc replicas behind haproxy (HTTP/1.1, h2c and gRPC bala
             ? grpc.getOrder(auth, seedId)
             : kind === 'GET'
               ? rest.raw!({ method: 'GET', path: `/orders/${seedId}`, headers: { authorization: auth }, localAddress })
-              : rest.raw!({ method: 'POST', path: '/orders', headers: kind === 'POST' ? headers : { ...headers, 'idempotency-key': `"${randomUUID()}"` }, body, localAddress });
+              : rest.raw!({
+                  method: 'POST',
+                  path: '/orders',
+                  headers: kind === 'POST' ? headers : { ...headers, 'idempotency-key': `"${randomUUID()}"` },
+                  body,
+                  localAddress,
+                });
         return reply.then(
           (r) => ({ kind, reply: r as Reply | undefined, error: '' }),
           (error: unknown) => ({ kind, reply: undefined, error: String(error) }),
@@ -197,7 +216,12 @@ describe('three orders-grpc replicas behind haproxy (HTTP/1.1, h2c and gRPC bala
     const stats = await cluster.haproxy.stats();
     const backend = stats.get('replicas/BACKEND')!;
     const failed = samples.filter((s) => s.result.reply === undefined || !succeeded(s.result.reply));
-    const byKind = Object.fromEntries(kinds.map((k) => [k, failed.filter((s) => s.result.kind === k).map((s) => s.result.reply ? outcome(s.result.reply) : s.result.error)]));
+    const byKind = Object.fromEntries(
+      kinds.map((k) => [
+        k,
+        failed.filter((s) => s.result.kind === k).map((s) => (s.result.reply ? outcome(s.result.reply) : s.result.error)),
+      ]),
+    );
     console.log(
       `SIGKILL ${victim.name} after 30 of ${samples.length} requests: haproxy retried ${backend['wretr']} and redispatched ${backend['wredis']}; ` +
         `failed: ${JSON.stringify(byKind)}; ${victim.name} ${stats.get(`replicas/${victim.name}`)?.['status']}`,
@@ -222,6 +246,8 @@ describe('three orders-grpc replicas behind haproxy (HTTP/1.1, h2c and gRPC bala
     const counts = cluster.placedCounts();
     const lines = accepted.map((order) => counts.get(order.id) ?? 0);
     const tally = (n: number): number => lines.filter((count) => count === n).length;
-    console.log(`order placed lines for the ${accepted.length} creates of this load: ${tally(1)} once, ${tally(2)} twice, ${tally(0)} lost with the killed process`);
+    console.log(
+      `order placed lines for the ${accepted.length} creates of this load: ${tally(1)} once, ${tally(2)} twice, ${tally(0)} lost with the killed process`,
+    );
   });
 });

@@ -69,7 +69,11 @@ export async function startComposeCluster(): Promise<Cluster> {
     balancerUrl: `http://${COMPOSE_ADDRESSES.balancer}:8080`,
     replicas,
     haproxy,
-    addUser: () => insertUser((pool ??= new pg.Pool({ connectionString: `postgres://orders:orders-dev@${COMPOSE_ADDRESSES.postgres}:5432/orders`, max: 2 })), 'cluster'),
+    addUser: () =>
+      insertUser(
+        (pool ??= new pg.Pool({ connectionString: `postgres://orders:orders-dev@${COMPOSE_ADDRESSES.postgres}:5432/orders`, max: 2 })),
+        'cluster',
+      ),
     placedCounts: () => placedCounts(replicas.flatMap((r) => r.lines())),
     async notifierIdle() {
       nats ??= await connect({ servers: `nats://${COMPOSE_ADDRESSES.nats}:4222` });
@@ -80,7 +84,9 @@ export async function startComposeCluster(): Promise<Cluster> {
       if (nextClient > LAST_CLIENT) throw new Error('compose cluster: out of client addresses');
       const address = `${COMPOSE_SUBNET_PREFIX}.${nextClient++}`;
       // Docker names a network's bridge after the first 12 characters of its id.
-      bridge ??= `br-${spawnSync('docker', ['network', 'inspect', '-f', '{{.Id}}', `${project}_orders`], { encoding: 'utf8' }).stdout.trim().slice(0, 12)}`;
+      bridge ??= `br-${spawnSync('docker', ['network', 'inspect', '-f', '{{.Id}}', `${project}_orders`], { encoding: 'utf8' })
+        .stdout.trim()
+        .slice(0, 12)}`;
       asRoot(['ip', 'address', 'add', `${address}/32`, 'dev', bridge]);
       return address;
     },
@@ -104,7 +110,9 @@ export async function startComposeCluster(): Promise<Cluster> {
       180_000,
     );
   } catch (error) {
-    const logs = [...COMPOSE_REPLICAS, 'haproxy'].map((s) => `--- ${s}\n${stack.run(['logs', '--no-color', '--tail', '20', s]).stdout}`).join('\n');
+    const logs = [...COMPOSE_REPLICAS, 'haproxy']
+      .map((s) => `--- ${s}\n${stack.run(['logs', '--no-color', '--tail', '20', s]).stdout}`)
+      .join('\n');
     await cluster.close();
     throw new Error(`${String(error)}\n${logs}`, { cause: error });
   }

@@ -45,12 +45,18 @@ function composeCommand(): string[] {
 export function compose(project: string, env: NodeJS.ProcessEnv): Compose {
   const [bin = 'docker-compose', ...prefix] = composeCommand();
   const run = (args: readonly string[], input?: string): ComposeRun => {
-    const done = spawnSync(bin, [...prefix, '-f', COMPOSE_FILE, '-p', project, ...args], { env, input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const done = spawnSync(bin, [...prefix, '-f', COMPOSE_FILE, '-p', project, ...args], {
+      env,
+      input,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return { status: done.status ?? 1, stdout: done.stdout ?? '', stderr: done.stderr ?? '' };
   };
   const must = (args: readonly string[], input?: string): string => {
     const done = run(args, input);
-    if (done.status !== 0) throw new Error(`compose ${args.join(' ')}: exit ${done.status}\n${done.stdout.slice(-2000)}\n${done.stderr.slice(-2000)}`);
+    if (done.status !== 0)
+      throw new Error(`compose ${args.join(' ')}: exit ${done.status}\n${done.stdout.slice(-2000)}\n${done.stderr.slice(-2000)}`);
     return done.stdout;
   };
   const version = `${[bin, ...prefix].join(' ')} ${spawnSync(bin, [...prefix, 'version', '--short'], { encoding: 'utf8' }).stdout?.trim() ?? ''}`;

@@ -56,9 +56,17 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
 
 /** A lingering session: alice logs in, creates an order and reads it back (a read opens her session). */
 async function lingeringSession(api: string): Promise<Record<string, string>> {
-  const login = await json(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(DEMO) });
+  const login = await json(`${api}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(DEMO),
+  });
   const auth = { authorization: `Bearer ${String(login.body['token'])}` };
-  const created = await json(`${api}/orders`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ item: 'console', quantity: 1 }) });
+  const created = await json(`${api}/orders`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ item: 'console', quantity: 1 }),
+  });
   expect(created.status).toBe(201);
   expect((await json(`${api}/orders/${String(created.body['id'])}`, { headers: auth })).status).toBe(200);
   return auth;
@@ -90,98 +98,130 @@ describe.skipIf(skipBrowser)(`console page in headless Chromium (${CHROMIUM_PATH
         await service?.bin.stop();
       });
 
-      it('cache down from the page turns /healthz 503 on the page; the clock past the linger closes the session; a failure charts as an error', { timeout: BROWSER_TEST_TIMEOUT_MS }, async () => {
-        const { context, requested } = await offlineContext(browser);
-        const page = await context.newPage();
-        const problems: string[] = [];
-        page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-        await page.exposeFunction('reportCspViolation', (text: string) => problems.push(`CSP: ${text}`));
-        // Page-side source as text: this project compiles without the DOM library.
-        await page.addInitScript({
-          content: "document.addEventListener('securitypolicyviolation', (event) => window.reportCspViolation(event.violatedDirective + ' ' + event.blockedURI));",
-        });
-        const response = await page.goto(`${service.admin}/console/`);
-        expect(response?.status()).toBe(200);
-        expect(response?.headers()['content-security-policy']).toBe(CONSOLE_CSP);
-        await poll(() => textOf(page, 'health')).toBe('Health: 200 clean');
+      it(
+        'cache down from the page turns /healthz 503 on the page; the clock past the linger closes the session; a failure charts as an error',
+        { timeout: BROWSER_TEST_TIMEOUT_MS },
+        async () => {
+          const { context, requested } = await offlineContext(browser);
+          const page = await context.newPage();
+          const problems: string[] = [];
+          page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+          await page.exposeFunction('reportCspViolation', (text: string) => problems.push(`CSP: ${text}`));
+          // Page-side source as text: this project compiles without the DOM library.
+          await page.addInitScript({
+            content:
+              "document.addEventListener('securitypolicyviolation', (event) => window.reportCspViolation(event.violatedDirective + ' ' + event.blockedURI));",
+          });
+          const response = await page.goto(`${service.admin}/console/`);
+          expect(response?.status()).toBe(200);
+          expect(response?.headers()['content-security-policy']).toBe(CONSOLE_CSP);
+          await poll(() => textOf(page, 'health')).toBe('Health: 200 clean');
 
-        // The network is cut: a navigation off the loopback fails, and the context sees it go; the page
-        // itself may not even try (its policy allows requests to its own origin only).
-        const probe = await context.newPage();
-        await expect(probe.goto('https://example.com/')).rejects.toThrow(/ERR_INTERNET_DISCONNECTED/);
-        await probe.close();
-        const refused = await page.evaluate("fetch('https://example.com/').then(() => 'answered', (error) => 'failed: ' + error.message)");
-        expect(refused).toMatch(/^failed/);
+          // The network is cut: a navigation off the loopback fails, and the context sees it go; the page
+          // itself may not even try (its policy allows requests to its own origin only).
+          const probe = await context.newPage();
+          await expect(probe.goto('https://example.com/')).rejects.toThrow(/ERR_INTERNET_DISCONNECTED/);
+          await probe.close();
+          const refused = await page.evaluate(
+            "fetch('https://example.com/').then(() => 'answered', (error) => 'failed: ' + error.message)",
+          );
+          expect(refused).toMatch(/^failed/);
 
-        const earlier = await lingeringSession(service.api);
-        await poll(() => textOf(page, 'sessions-lingering')).toBe('1');
-        await poll(() => textOf(page, 'sessions-live')).toBe('0');
+          const earlier = await lingeringSession(service.api);
+          await poll(() => textOf(page, 'sessions-lingering')).toBe('1');
+          await poll(() => textOf(page, 'sessions-live')).toBe('0');
 
-        // Cache down, from the keyboard: the button is focused and pressed with Enter.
-        await page.getByRole('button', { name: 'Take cache down' }).focus();
-        await page.keyboard.press('Enter');
-        await poll(() => textOf(page, 'health')).toBe('Health: 503 unhealthy (cache unavailable)');
-        expect((await json(`${service.admin}/healthz`)).status).toBe(503);
-        expect(await page.getByRole('row', { name: /^cache/ }).getByRole('cell').first().innerText()).toBe('down');
-        await page.getByRole('button', { name: 'Bring cache up' }).click();
-        await poll(() => textOf(page, 'health')).toBe('Health: 200 clean');
-        expect((await json(`${service.admin}/healthz`)).status).toBe(200);
+          // Cache down, from the keyboard: the button is focused and pressed with Enter.
+          await page.getByRole('button', { name: 'Take cache down' }).focus();
+          await page.keyboard.press('Enter');
+          await poll(() => textOf(page, 'health')).toBe('Health: 503 unhealthy (cache unavailable)');
+          expect((await json(`${service.admin}/healthz`)).status).toBe(503);
+          expect(
+            await page
+              .getByRole('row', { name: /^cache/ })
+              .getByRole('cell')
+              .first()
+              .innerText(),
+          ).toBe('down');
+          await page.getByRole('button', { name: 'Bring cache up' }).click();
+          await poll(() => textOf(page, 'health')).toBe('Health: 200 clean');
+          expect((await json(`${service.admin}/healthz`)).status).toBe(200);
 
-        // The clock, past the linger: the button names the distance to the session's linger timer.
-        const linger = page.getByRole('button', { name: /^Advance to next linger expiry \(\d+ min\)$/ });
-        await poll(() => linger.isEnabled()).toBe(true);
-        await linger.click();
-        await poll(() => textOf(page, 'sessions-lingering')).toBe('0');
-        await poll(() => page.locator('#log li', { hasText: 'session: closed' }).count()).toBe(1);
-        await poll(() => page.locator('#log li', { hasText: 'simulator: clock advanced' }).count()).toBe(1);
-        expect(await page.getByRole('button', { name: /^Advance to next linger expiry/ }).isDisabled()).toBe(true);
-        const offset = async (): Promise<number> => ((await json(`${service.admin}/simulator`)).body['clock'] as { offsetMs: number }).offsetMs;
-        const afterLinger = await offset();
-        expect(afterLinger).toBeGreaterThan(0);
+          // The clock, past the linger: the button names the distance to the session's linger timer.
+          const linger = page.getByRole('button', { name: /^Advance to next linger expiry \(\d+ min\)$/ });
+          await poll(() => linger.isEnabled()).toBe(true);
+          await linger.click();
+          await poll(() => textOf(page, 'sessions-lingering')).toBe('0');
+          await poll(() => page.locator('#log li', { hasText: 'session: closed' }).count()).toBe(1);
+          await poll(() => page.locator('#log li', { hasText: 'simulator: clock advanced' }).count()).toBe(1);
+          expect(await page.getByRole('button', { name: /^Advance to next linger expiry/ }).isDisabled()).toBe(true);
+          const offset = async (): Promise<number> =>
+            ((await json(`${service.admin}/simulator`)).body['clock'] as { offsetMs: number }).offsetMs;
+          const afterLinger = await offset();
+          expect(afterLinger).toBeGreaterThan(0);
 
-        // Past the token lifetime (JWT_EXPIRY, 60 min by default): the token from before is refused.
-        await page.getByRole('button', { name: 'Advance past token expiry (60 min)' }).click();
-        await poll(offset).toBe(afterLinger + 3_600_000);
-        expect(await json(`${service.api}/orders`, { headers: earlier })).toEqual({ status: 401, body: { error: 'invalid or expired token' } });
-        // By a chosen amount, typed and submitted with Enter.
-        await page.getByLabel('Advance by').fill('2');
-        await page.getByLabel('Unit').selectOption('minutes');
-        await page.getByLabel('Advance by').press('Enter');
-        await poll(offset).toBe(afterLinger + 3_600_000 + 120_000);
-        await poll(() => textOf(page, 'clock-offset')).toBe(`${Math.round((afterLinger + 3_720_000) / 60_000)} min`);
+          // Past the token lifetime (JWT_EXPIRY, 60 min by default): the token from before is refused.
+          await page.getByRole('button', { name: 'Advance past token expiry (60 min)' }).click();
+          await poll(offset).toBe(afterLinger + 3_600_000);
+          expect(await json(`${service.api}/orders`, { headers: earlier })).toEqual({
+            status: 401,
+            body: { error: 'invalid or expired token' },
+          });
+          // By a chosen amount, typed and submitted with Enter.
+          await page.getByLabel('Advance by').fill('2');
+          await page.getByLabel('Unit').selectOption('minutes');
+          await page.getByLabel('Advance by').press('Enter');
+          await poll(offset).toBe(afterLinger + 3_600_000 + 120_000);
+          await poll(() => textOf(page, 'clock-offset')).toBe(`${Math.round((afterLinger + 3_720_000) / 60_000)} min`);
 
-        // Two injected database failures, set with the labelled field: two 500s, counted and charted.
-        // Logged in first: the login reads the database too and would take one of them.
-        const login = await json(`${service.api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(DEMO) });
-        const auth = { authorization: `Bearer ${String(login.body['token'])}` };
-        await page.getByLabel('database Fail next', { exact: true }).fill('2');
-        await page.getByLabel('database Fail next', { exact: true }).press('Enter');
-        await poll(() => page.getByRole('row', { name: /^database/ }).getByRole('cell').nth(2).innerText()).toBe('2');
-        expect((await json(`${service.api}/orders`, { headers: auth })).status).toBe(500);
-        expect((await json(`${service.api}/orders`, { headers: auth })).status).toBe(500);
-        expect((await json(`${service.api}/orders`, { headers: auth })).status).toBe(200);
-        const answers = (status: string) => page.locator('#requests tbody tr').filter({ has: page.getByRole('rowheader', { name: status, exact: true }) }).getByRole('cell');
-        await poll(() => answers('500').innerText()).toBe('2');
-        await poll(() => textOf(page, 'chart-summary')).toMatch(/ [1-9]\d* errors,/);
-        expect(await page.locator('#chart polyline.errors').count()).toBe(1);
-        expect(Number(await textOf(page, 'events-announced'))).toBeGreaterThanOrEqual(1);
+          // Two injected database failures, set with the labelled field: two 500s, counted and charted.
+          // Logged in first: the login reads the database too and would take one of them.
+          const login = await json(`${service.api}/auth/login`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(DEMO),
+          });
+          const auth = { authorization: `Bearer ${String(login.body['token'])}` };
+          await page.getByLabel('database Fail next', { exact: true }).fill('2');
+          await page.getByLabel('database Fail next', { exact: true }).press('Enter');
+          await poll(() =>
+            page
+              .getByRole('row', { name: /^database/ })
+              .getByRole('cell')
+              .nth(2)
+              .innerText(),
+          ).toBe('2');
+          expect((await json(`${service.api}/orders`, { headers: auth })).status).toBe(500);
+          expect((await json(`${service.api}/orders`, { headers: auth })).status).toBe(500);
+          expect((await json(`${service.api}/orders`, { headers: auth })).status).toBe(200);
+          const answers = (status: string) =>
+            page
+              .locator('#requests tbody tr')
+              .filter({ has: page.getByRole('rowheader', { name: status, exact: true }) })
+              .getByRole('cell');
+          await poll(() => answers('500').innerText()).toBe('2');
+          await poll(() => textOf(page, 'chart-summary')).toMatch(/ [1-9]\d* errors,/);
+          expect(await page.locator('#chart polyline.errors').count()).toBe(1);
+          expect(Number(await textOf(page, 'events-announced'))).toBeGreaterThanOrEqual(1);
 
-        const screenshot = process.env['CONSOLE_SCREENSHOT'] ?? join(mkdtempSync(join(tmpdir(), 'console-')), 'console.png');
-        if (name === 'orders-grpc') {
-          await page.screenshot({ path: screenshot, fullPage: true });
-          expect(readFileSync(screenshot).subarray(1, 4).toString()).toBe('PNG');
-        }
+          const screenshot = process.env['CONSOLE_SCREENSHOT'] ?? join(mkdtempSync(join(tmpdir(), 'console-')), 'console.png');
+          if (name === 'orders-grpc') {
+            await page.screenshot({ path: screenshot, fullPage: true });
+            expect(readFileSync(screenshot).subarray(1, 4).toString()).toBe('PNG');
+          }
 
-        // Offline: every request but the probe's navigation went to the admin listener on the loopback.
-        expect(requested.filter((url) => url.startsWith(`${service.admin}/console/`)).length).toBeGreaterThan(3);
-        expect(requested.filter((url) => !url.startsWith(`${service.admin}/`))).toEqual(['https://example.com/']);
-        // No page error; the one policy violation is the page's own attempt at the probe's address.
-        expect(problems).toEqual(['CSP: connect-src https://example.com/']);
-        await context.close();
-      });
+          // Offline: every request but the probe's navigation went to the admin listener on the loopback.
+          expect(requested.filter((url) => url.startsWith(`${service.admin}/console/`)).length).toBeGreaterThan(3);
+          expect(requested.filter((url) => !url.startsWith(`${service.admin}/`))).toEqual(['https://example.com/']);
+          // No page error; the one policy violation is the page's own attempt at the probe's address.
+          expect(problems).toEqual(['CSP: connect-src https://example.com/']);
+          await context.close();
+        },
+      );
 
       it('is not on the public listener', async () => {
-        for (const path of ['/console/', '/console/console.js', '/console/state']) expect((await fetch(`${service.api}${path}`)).status).toBe(404);
+        for (const path of ['/console/', '/console/console.js', '/console/state'])
+          expect((await fetch(`${service.api}${path}`)).status).toBe(404);
       });
     });
   }
@@ -198,9 +238,12 @@ describe('console without --embedded (in-process admin handler)', () => {
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  it.each(['/console', '/console/', '/console/console.js', '/console/console.css', '/console/state'])('GET %s is 404 not found', async (path) => {
-    expect(await json(`${base}${path}`)).toEqual({ status: 404, body: { error: 'not found' } });
-  });
+  it.each(['/console', '/console/', '/console/console.js', '/console/console.css', '/console/state'])(
+    'GET %s is 404 not found',
+    async (path) => {
+      expect(await json(`${base}${path}`)).toEqual({ status: 404, body: { error: 'not found' } });
+    },
+  );
 });
 
 /** Real backends when the environment names them (npm test on the dev machine, CI). */
@@ -222,15 +265,20 @@ describe.skipIf(!REAL)('console without --embedded (each executable on the real 
     await dropSchemaRun({ dsn: env.POSTGRES_DSN, redisAddr: env.REDIS_ADDR, natsUrl: env.NATS_URL }, SCHEMA);
   });
 
-  it.each(EXECUTABLES)('%s: the admin listener answers /healthz but 404 for /console/ and its files', { timeout: BROWSER_TEST_TIMEOUT_MS }, async (name) => {
-    const bin = spawnBin(`bin/${name}.ts`, [], env);
-    try {
-      const admin = `http://${String((await bin.waitForLine((l) => l['msg'] === 'admin: listening', 'admin: listening'))['addr'])}`;
-      await bin.waitReady(admin);
-      expect((await fetch(`${admin}/healthz`)).status).toBe(200);
-      for (const path of ['/console/', '/console/console.js', '/console/state']) expect(await json(`${admin}${path}`)).toEqual({ status: 404, body: { error: 'not found' } });
-    } finally {
-      await bin.stop();
-    }
-  });
+  it.each(EXECUTABLES)(
+    '%s: the admin listener answers /healthz but 404 for /console/ and its files',
+    { timeout: BROWSER_TEST_TIMEOUT_MS },
+    async (name) => {
+      const bin = spawnBin(`bin/${name}.ts`, [], env);
+      try {
+        const admin = `http://${String((await bin.waitForLine((l) => l['msg'] === 'admin: listening', 'admin: listening'))['addr'])}`;
+        await bin.waitReady(admin);
+        expect((await fetch(`${admin}/healthz`)).status).toBe(200);
+        for (const path of ['/console/', '/console/console.js', '/console/state'])
+          expect(await json(`${admin}${path}`)).toEqual({ status: 404, body: { error: 'not found' } });
+      } finally {
+        await bin.stop();
+      }
+    },
+  );
 });

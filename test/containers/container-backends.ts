@@ -57,7 +57,13 @@ export async function startContainerBackends(network?: StartedNetwork): Promise<
       NATS_URL: `nats://${nats.getHost()}:${nats.getMappedPort(4222)}`,
       ...(network === undefined
         ? {}
-        : { inNetwork: { POSTGRES_DSN: `postgres://postgres@${ALIASES.postgres}:5432/test`, REDIS_ADDR: `${ALIASES.redis}:6379`, NATS_URL: `nats://${ALIASES.nats}:4222` } }),
+        : {
+            inNetwork: {
+              POSTGRES_DSN: `postgres://postgres@${ALIASES.postgres}:5432/test`,
+              REDIS_ADDR: `${ALIASES.redis}:6379`,
+              NATS_URL: `nats://${ALIASES.nats}:4222`,
+            },
+          }),
       stop,
     };
   } catch (err) {

@@ -9,7 +9,13 @@ export async function dockerAnswers(timeoutMs = 15_000): Promise<boolean> {
     timer = setTimeout(() => resolve(false), timeoutMs);
   });
   try {
-    return await Promise.race([getContainerRuntimeClient().then(() => true, () => false), timeout]);
+    return await Promise.race([
+      getContainerRuntimeClient().then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -17,7 +17,11 @@ export async function cli(argv: string[], env: Env, stdin = ''): Promise<{ code:
 }
 
 /** `node bin/orders-admin.ts` itself, the password piped in. */
-export async function runBin(argv: string[], env: Record<string, string>, stdin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runBin(
+  argv: string[],
+  env: Record<string, string>,
+  stdin: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const bin = spawnBin('bin/orders-admin.ts', argv, env, stdin);
   return { code: (await bin.exited).code, stdout: bin.stdout(), stderr: bin.stderr() };
 }

@@ -77,23 +77,35 @@ export function listPlanContract(name: string, database: () => Transactional): v
 
     function expectNoRegression(planNodes: PlanNode[]): void {
       const types = planNodes.map((n) => n['Node Type']);
-      expect(types.filter((type) => REGRESSIONS.includes(type)), `plan nodes: ${types.join(' > ')}`).toEqual([]);
+      expect(
+        types.filter((type) => REGRESSIONS.includes(type)),
+        `plan nodes: ${types.join(' > ')}`,
+      ).toEqual([]);
     }
 
     const MODES: readonly PlanMode[] = ['custom', 'generic'];
-    const each = (offsets: number[]): [number, PlanMode][] => offsets.flatMap((offset) => MODES.map((mode): [number, PlanMode] => [offset, mode]));
+    const each = (offsets: number[]): [number, PlanMode][] =>
+      offsets.flatMap((offset) => MODES.map((mode): [number, PlanMode] => [offset, mode]));
 
-    it.each(each([0, DEFERRED_JOIN_MIN_OFFSET - LIMIT]))('offset %i (first pages, %s plan): an index scan of orders_user_created_idx, no sort, no bitmap or sequential scan', async (offset, mode) => {
-      const planNodes = await plan(offset, mode);
-      expect(planNodes).toContainEqual(expect.objectContaining({ 'Node Type': 'Index Scan', 'Index Name': 'orders_user_created_idx' }));
-      expectNoRegression(planNodes);
-    });
+    it.each(each([0, DEFERRED_JOIN_MIN_OFFSET - LIMIT]))(
+      'offset %i (first pages, %s plan): an index scan of orders_user_created_idx, no sort, no bitmap or sequential scan',
+      async (offset, mode) => {
+        const planNodes = await plan(offset, mode);
+        expect(planNodes).toContainEqual(expect.objectContaining({ 'Node Type': 'Index Scan', 'Index Name': 'orders_user_created_idx' }));
+        expectNoRegression(planNodes);
+      },
+    );
 
-    it.each(each([DEFERRED_JOIN_MIN_OFFSET, 10_000, ORDERS - LIMIT]))('offset %i (deep pages, %s plan): an index-only scan of orders_user_created_idx, no sort, no bitmap or sequential scan', async (offset, mode) => {
-      const planNodes = await plan(offset, mode);
-      expect(planNodes).toContainEqual(expect.objectContaining({ 'Node Type': 'Index Only Scan', 'Index Name': 'orders_user_created_idx' }));
-      expectNoRegression(planNodes);
-    });
+    it.each(each([DEFERRED_JOIN_MIN_OFFSET, 10_000, ORDERS - LIMIT]))(
+      'offset %i (deep pages, %s plan): an index-only scan of orders_user_created_idx, no sort, no bitmap or sequential scan',
+      async (offset, mode) => {
+        const planNodes = await plan(offset, mode);
+        expect(planNodes).toContainEqual(
+          expect.objectContaining({ 'Node Type': 'Index Only Scan', 'Index Name': 'orders_user_created_idx' }),
+        );
+        expectNoRegression(planNodes);
+      },
+    );
 
     it.each([0, 1, DEFERRED_JOIN_MIN_OFFSET - 1, DEFERRED_JOIN_MIN_OFFSET, 10_000, ORDERS - LIMIT, ORDERS - 7, ORDERS, ORDERS + 5])(
       'offset %i returns exactly the rows of a plain ORDER BY created_at DESC, id DESC LIMIT/OFFSET',

@@ -30,7 +30,10 @@ describe('natsConfigFromEnv (spec 8.1)', () => {
 describe('NatsEventBus start-up (spec 3.4 rule 2)', () => {
   it('init against a closed port fails fast with an error naming NATS_URL', async () => {
     const bus = new NatsEventBus(natsConfigFromEnv({ NATS_URL: 'nats://127.0.0.1:1' }), silent);
-    const failure = await bus.init().then(() => undefined, (err: unknown) => err);
+    const failure = await bus.init().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(failure).toBeInstanceOf(ErrUnavailable);
     expect((failure as Error).message).toMatch(/^publisher: cannot connect to NATS_URL \(nats:\/\/127\.0\.0\.1:1\)/);
     await expect(bus.health()).rejects.toBeInstanceOf(ErrUnavailable);

@@ -40,7 +40,9 @@ export function outboxContract(name: string, factory: () => OutboxUnderTest | Pr
     }
 
     /** Relays until a round sends nothing (the outbox is empty, or holds only what `acked` refuses), collecting what was sent. */
-    async function relayAll(acked: (batch: readonly OrderPlacedEnvelope[]) => readonly string[] = (b) => b.map((e) => e.id)): Promise<OrderPlacedEnvelope[]> {
+    async function relayAll(
+      acked: (batch: readonly OrderPlacedEnvelope[]) => readonly string[] = (b) => b.map((e) => e.id),
+    ): Promise<OrderPlacedEnvelope[]> {
       const sent: OrderPlacedEnvelope[] = [];
       for (let round = 0; round < 1_000; round++) {
         const { sent: marked } = await outbox.relayPending(100, async (batch) => {
@@ -139,9 +141,11 @@ export function outboxContract(name: string, factory: () => OutboxUnderTest | Pr
     it('announceOnce whose announce throws records nothing (announced again later)', async () => {
       const p = placement();
       await repository.place(p);
-      await expect(outbox.announceOnce([p.event.id], () => {
-        throw new Error('log failed');
-      })).rejects.toThrow();
+      await expect(
+        outbox.announceOnce([p.event.id], () => {
+          throw new Error('log failed');
+        }),
+      ).rejects.toThrow();
       const announced: string[] = [];
       await outbox.announceOnce([p.event.id], (fresh) => void announced.push(...fresh));
       expect(announced).toEqual([p.event.id]);
@@ -186,7 +190,10 @@ export function outboxContract(name: string, factory: () => OutboxUnderTest | Pr
         await repository.place(placement(user, 'a', { expiresAt: new Date(now.getTime() + 1_000) }));
         const later = placement(user, 'b', { now: new Date(now.getTime() + 1_000) });
         expect(await repository.place(later)).toEqual({ outcome: 'created', order: later.order });
-        expect(await repository.place(placement(user, 'b', { now: new Date(now.getTime() + 2_000) }))).toEqual({ outcome: 'replayed', order: later.order });
+        expect(await repository.place(placement(user, 'b', { now: new Date(now.getTime() + 2_000) }))).toEqual({
+          outcome: 'replayed',
+          order: later.order,
+        });
       });
 
       it('concurrent first uses of one key create one order; the others replay it', async () => {

@@ -9,13 +9,19 @@ function pgError(code: string, message: string, constraint?: string): Error {
 
 describe('translatePgError', () => {
   it('23505 unique violation → ErrConflict naming the constraint', () => {
-    const error = translatePgError(pgError('23505', 'duplicate key value violates unique constraint "users_username_key"', 'users_username_key'), 'add user');
+    const error = translatePgError(
+      pgError('23505', 'duplicate key value violates unique constraint "users_username_key"', 'users_username_key'),
+      'add user',
+    );
     expect(error).toBeInstanceOf(ErrConflict);
     expect(error.message).toBe('database: add user: duplicate key (constraint users_username_key)');
   });
 
   it('23514 check violation → internal ErrUnavailable (integrity), not a caller error', () => {
-    const error = translatePgError(pgError('23514', 'new row for relation "orders" violates check constraint "orders_quantity_check"', 'orders_quantity_check'), 'insert order');
+    const error = translatePgError(
+      pgError('23514', 'new row for relation "orders" violates check constraint "orders_quantity_check"', 'orders_quantity_check'),
+      'insert order',
+    );
     expect(error).toBeInstanceOf(ErrUnavailable);
     expect(error.message).toMatch(/^database: insert order: integrity: .*orders_quantity_check.*SQLSTATE 23514\)$/);
   });
@@ -61,7 +67,13 @@ describe('scrub', () => {
 describe('postgres config', () => {
   it('has a connect timeout, a pool size of 10 and no schema by default', () => {
     const config = postgresConfigFromEnv({ POSTGRES_DSN: 'postgres://u:p@h/db' });
-    expect(config).toMatchObject({ dsn: 'postgres://u:p@h/db', schema: undefined, poolSize: 10, connectTimeoutMs: 5_000, healthTimeoutMs: 2_000 });
+    expect(config).toMatchObject({
+      dsn: 'postgres://u:p@h/db',
+      schema: undefined,
+      poolSize: 10,
+      connectTimeoutMs: 5_000,
+      healthTimeoutMs: 2_000,
+    });
   });
 
   it('accepts a plain POSTGRES_SCHEMA and refuses one that would need quoting', () => {

@@ -24,7 +24,10 @@ export function postgresDatabaseContract(name: string, database: () => PostgresD
   listPlanContract(name, database);
   outboxContract(name, () => outboxOn(database()));
   // Without the coalescing seam, as a copy that deletes it runs: every create in its own transaction.
-  outboxContract(`${name}, creates one at a time`, () => ({ ...outboxOn(database()), repository: new PostgresOrderRepository(database()) }));
+  outboxContract(`${name}, creates one at a time`, () => ({
+    ...outboxOn(database()),
+    repository: new PostgresOrderRepository(database()),
+  }));
   credentialStoreContract(name, () => new PostgresCredentialStore(database()));
 
   describe(`PostgresDatabase/${name}`, () => {
@@ -34,7 +37,9 @@ export function postgresDatabaseContract(name: string, database: () => PostgresD
         'SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name',
       );
       expect(rows.map((r) => r.table_name)).toEqual(['idempotency_keys', 'order_outbox', 'orders', 'schema_migrations', 'users']);
-      expect((await db.query('SELECT version FROM schema_migrations ORDER BY version')).rows).toEqual(VERSIONS.map((version) => ({ version })));
+      expect((await db.query('SELECT version FROM schema_migrations ORDER BY version')).rows).toEqual(
+        VERSIONS.map((version) => ({ version })),
+      );
       expect(await db.migrate()).toEqual([]);
       expect((await db.query('SELECT count(*)::int AS n FROM schema_migrations')).rows).toEqual([{ n: VERSIONS.length }]);
     });

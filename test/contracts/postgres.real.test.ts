@@ -39,7 +39,9 @@ describe.skipIf(!DSN)('PostgreSQL adapters on the real server', () => {
       const replicas = [database(schema), database(schema), database(schema)];
       const results = await Promise.all(replicas.map((r) => r.migrate()));
       expect(results.flat().sort()).toEqual(VERSIONS);
-      expect((await replicas[0]!.query('SELECT version FROM schema_migrations ORDER BY version')).rows).toEqual(VERSIONS.map((version) => ({ version })));
+      expect((await replicas[0]!.query('SELECT version FROM schema_migrations ORDER BY version')).rows).toEqual(
+        VERSIONS.map((version) => ({ version })),
+      );
       await Promise.all(replicas.map((r) => r.init()));
     });
   });

@@ -23,15 +23,21 @@ describe('redisConfigFromEnv (spec 8.1)', () => {
     expect(redisConfigFromEnv({ REDIS_ADDR: '[::1]:6379' })).toMatchObject({ host: '::1', port: 6379 });
   });
 
-  it.each(['redis://127.0.0.1:6379', '127.0.0.1', '127.0.0.1:', ':6379', '127.0.0.1:0', '127.0.0.1:70000', 'host:port'])('rejects %j', (value) => {
-    expect(() => redisConfigFromEnv({ REDIS_ADDR: value })).toThrow(/REDIS_ADDR must be host:port/);
-  });
+  it.each(['redis://127.0.0.1:6379', '127.0.0.1', '127.0.0.1:', ':6379', '127.0.0.1:0', '127.0.0.1:70000', 'host:port'])(
+    'rejects %j',
+    (value) => {
+      expect(() => redisConfigFromEnv({ REDIS_ADDR: value })).toThrow(/REDIS_ADDR must be host:port/);
+    },
+  );
 });
 
 describe('RedisOrderCache start-up (spec 3.4 rule 2)', () => {
   it('init against a closed port fails fast with an error naming REDIS_ADDR', async () => {
     const cache = new RedisOrderCache(redisConfigFromEnv({ REDIS_ADDR: '127.0.0.1:1' }), silent);
-    const failure = await cache.init().then(() => undefined, (err: unknown) => err);
+    const failure = await cache.init().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(failure).toBeInstanceOf(ErrUnavailable);
     expect(String((failure as Error).message)).toMatch(/^cache: cannot connect to REDIS_ADDR \(127\.0\.0\.1:1\)/);
     await expect(cache.health()).rejects.toBeInstanceOf(ErrUnavailable);

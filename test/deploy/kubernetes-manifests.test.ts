@@ -41,7 +41,17 @@ describe('deploy/kubernetes base', () => {
   it('the kustomization lists every manifest of the directory, so none escapes these checks', () => {
     const files = readdirSync(BASE).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
     expect([...baseResources].sort()).toEqual(files.sort());
-    expect(base.map((d) => d.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Job', 'NetworkPolicy', 'PodDisruptionBudget', 'Secret', 'Service', 'Service']);
+    expect(base.map((d) => d.kind).sort()).toEqual([
+      'ConfigMap',
+      'Deployment',
+      'HorizontalPodAutoscaler',
+      'Job',
+      'NetworkPolicy',
+      'PodDisruptionBudget',
+      'Secret',
+      'Service',
+      'Service',
+    ]);
   });
 
   it('every manifest validates against the Kubernetes schemas', () => {
@@ -80,7 +90,9 @@ describe('deploy/kubernetes base', () => {
     const { container } = apiPods(base);
     const [configMap] = find(base, 'ConfigMap', 'orders-config');
     const [secret] = find(base, 'Secret', 'orders-secrets');
-    const plain = Object.fromEntries(container.env.filter((e: { value?: string }) => e.value !== undefined).map((e: { name: string; value: string }) => [e.name, e.value]));
+    const plain = Object.fromEntries(
+      container.env.filter((e: { value?: string }) => e.value !== undefined).map((e: { name: string; value: string }) => [e.name, e.value]),
+    );
     const env = { ...configMap!['data'], ...plain };
     const config = loadServiceConfig({ ...env, JWT_SECRET: 'x'.repeat(32) }, { embedded: false });
     expect(config.adminAddr).toEqual({ host: undefined, port: 8081 });
@@ -103,17 +115,26 @@ describe('the checks reject what they must', () => {
   const deployment = find(base, 'Deployment', 'orders')[0] as Manifest;
 
   it('a field of the wrong type fails the schema', () => {
-    const wrong = structuredClone(deployment) as Manifest & { spec: { template: { spec: { containers: { ports: { containerPort: unknown }[] }[] } } } };
+    const wrong = structuredClone(deployment) as Manifest & {
+      spec: { template: { spec: { containers: { ports: { containerPort: unknown }[] }[] } } };
+    };
     wrong.spec.template.spec.containers[0]!.ports[0]!.containerPort = '8080';
-    expect(schemaProblems(wrong)).toEqual(['Deployment/orders: data/spec/template/spec/containers/0/ports/0/containerPort must be integer']);
+    expect(schemaProblems(wrong)).toEqual([
+      'Deployment/orders: data/spec/template/spec/containers/0/ports/0/containerPort must be integer',
+    ]);
   });
 
   it('an unknown field fails, at any depth, and a kind the check does not know is reported', { timeout: SLOW }, () => {
-    const misspelt = structuredClone(deployment) as Manifest & { spec: { template: { spec: { containers: { readinessProbe: { httpGet: Record<string, unknown> } }[] } } } };
+    const misspelt = structuredClone(deployment) as Manifest & {
+      spec: { template: { spec: { containers: { readinessProbe: { httpGet: Record<string, unknown> } }[] } } };
+    };
     misspelt.spec.template.spec.containers[0]!.readinessProbe.httpGet['pathh'] = '/readyz';
     const unknownKind = { apiVersion: 'v1', kind: 'Pdo', metadata: { name: 'x' } } as Manifest;
     const problems = unknownFieldProblems([misspelt, unknownKind], ROOT);
-    expect(problems).toEqual(['Pdo/x: v1 Pdo is not a kind this check knows', expect.stringMatching(/^Deployment\/orders: .*'"pathh"' does not exist in type 'IHTTPGetAction'/)]);
+    expect(problems).toEqual([
+      'Pdo/x: v1 Pdo is not a kind this check knows',
+      expect.stringMatching(/^Deployment\/orders: .*'"pathh"' does not exist in type 'IHTTPGetAction'/),
+    ]);
     expect(schemaProblems(unknownKind)).toEqual(['Pdo/x: v1 Pdo is not a kind this check knows']);
   });
 
@@ -124,7 +145,10 @@ describe('the checks reject what they must', () => {
 
     const open = structuredClone(base) as Manifest[];
     delete find(open, 'NetworkPolicy')[0]!['spec'].ingress[1].from;
-    expect(networkPolicyProblems(open)).toEqual(['a rule admits the admin port from outside the cluster', 'no rule admits the admin port from inside the cluster (probes and scrapes)']);
+    expect(networkPolicyProblems(open)).toEqual([
+      'a rule admits the admin port from outside the cluster',
+      'no rule admits the admin port from inside the cluster (probes and scrapes)',
+    ]);
 
     const elsewhere = structuredClone(base) as Manifest[];
     find(elsewhere, 'NetworkPolicy')[0]!['spec'].podSelector.matchLabels['app.kubernetes.io/component'] = 'other';
@@ -136,7 +160,9 @@ describe('the checks reject what they must', () => {
     const pod = find(broken, 'Deployment')[0]!['spec'].template.spec;
     pod.containers[0].livenessProbe.httpGet.path = '/healthz';
     pod.terminationGracePeriodSeconds = 12;
-    pod.containers[0].env = pod.containers[0].env.map((e: { name: string }) => (e.name === 'JWT_SECRET' ? { name: 'JWT_SECRET', value: 'x'.repeat(32) } : e));
+    pod.containers[0].env = pod.containers[0].env.map((e: { name: string }) =>
+      e.name === 'JWT_SECRET' ? { name: 'JWT_SECRET', value: 'x'.repeat(32) } : e,
+    );
     expect(allProblems(broken, ROOT)).toEqual([
       'livenessProbe asks /healthz, expected /livez',
       'JWT_SECRET does not come from a Secret',
@@ -153,7 +179,12 @@ describe.skipIf(!haveKubectl && process.env['CI'] !== 'true')('deploy/kubernetes
   it('renders the base with the overlay applied', () => {
     const docs = rendered();
     expect(docs.map((d) => `${d.kind}/${d.metadata.name}`).sort()).toEqual(base.map((d) => `${d.kind}/${d.metadata.name}`).sort());
-    for (const doc of docs) expect([doc.kind, doc.metadata.namespace, doc.metadata.labels?.['app.kubernetes.io/part-of']]).toEqual([doc.kind, 'orders', 'orders']);
+    for (const doc of docs)
+      expect([doc.kind, doc.metadata.namespace, doc.metadata.labels?.['app.kubernetes.io/part-of']]).toEqual([
+        doc.kind,
+        'orders',
+        'orders',
+      ]);
     const { container } = apiPods(docs);
     expect(container.image).toBe('registry.example.com/orders:0.1.0');
     expect(find(docs, 'HorizontalPodAutoscaler')[0]!['spec'].minReplicas).toBe(3);

@@ -19,7 +19,11 @@ import { typeCheckSource } from '../support/type-check.ts';
  *   strict field validation would.
  */
 
-export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } } & Record<string, unknown>;
+export type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+} & Record<string, unknown>;
 
 /**
  * The model class of each kind: `new Model(doc).validate()` throws on a schema violation. Its TypeScript
@@ -66,8 +70,14 @@ export function schemaProblems(doc: Manifest): string[] {
 /** Type-checks each manifest as a literal of its kind's declared interface; one problem per diagnostic. */
 export function unknownFieldProblems(docs: readonly Manifest[], root: string): string[] {
   const known = docs.map((doc) => KINDS[`${doc.apiVersion}/${doc.kind}`] !== undefined);
-  const problems = docs.flatMap((doc, i) => (known[i] ? [] : [`${label(doc)}: ${doc.apiVersion} ${doc.kind} is not a kind this check knows`]));
-  const imports = [...new Set(docs.filter((_, i) => known[i]).map((doc) => `import type { I${doc.kind} } from 'kubernetes-models/${doc.apiVersion}/${doc.kind}';`))];
+  const problems = docs.flatMap((doc, i) =>
+    known[i] ? [] : [`${label(doc)}: ${doc.apiVersion} ${doc.kind} is not a kind this check knows`],
+  );
+  const imports = [
+    ...new Set(
+      docs.filter((_, i) => known[i]).map((doc) => `import type { I${doc.kind} } from 'kubernetes-models/${doc.apiVersion}/${doc.kind}';`),
+    ),
+  ];
   const lines = docs.map((doc, i) => (known[i] ? `export const m${i}: I${doc.kind} = ${JSON.stringify(doc)};` : ''));
   const fileName = join(root, 'test/deploy/__kubernetes-manifests__.ts');
   const source = [...imports, ...lines].join('\n');

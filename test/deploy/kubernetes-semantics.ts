@@ -20,7 +20,8 @@ const matches = (selector: Record<string, string> | undefined, labels: Record<st
   selector !== undefined && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 
 /** The value of a plain `env` entry of the container. */
-const envValue = (container: Json, name: string): string | undefined => (container['env'] ?? []).find((e: Json) => e['name'] === name)?.['value'];
+const envValue = (container: Json, name: string): string | undefined =>
+  (container['env'] ?? []).find((e: Json) => e['name'] === name)?.['value'];
 
 /** A port given by name or number, as the container declares it. */
 function containerPort(container: Json, port: string | number | undefined): number | undefined {
@@ -60,9 +61,11 @@ export function deploymentProblems(docs: readonly Manifest[], root: string): str
   if (!matches(deployment['spec']['selector']['matchLabels'], podLabels)) problems.push('Deployment selector does not select its own pods');
   if (containerPort(container, 'http') !== httpPort) problems.push(`container port http is not HTTP_ADDR's port ${httpPort}`);
   if (containerPort(container, 'admin') !== adminPort) problems.push(`container port admin is not ADMIN_ADDR's port ${adminPort}`);
-  if (parseListenAddress('ADMIN_ADDR', envValue(container, 'ADMIN_ADDR')!).host !== undefined) problems.push('ADMIN_ADDR names a host: the kubelet probes the pod IP, so it must listen on every interface');
+  if (parseListenAddress('ADMIN_ADDR', envValue(container, 'ADMIN_ADDR')!).host !== undefined)
+    problems.push('ADMIN_ADDR names a host: the kubelet probes the pod IP, so it must listen on every interface');
   const entry = container['args']?.[0];
-  if (entry !== 'bin/orders-grpc.ts' || !existsSync(join(root, entry))) problems.push(`container args ${JSON.stringify(container['args'])} do not start bin/orders-grpc.ts`);
+  if (entry !== 'bin/orders-grpc.ts' || !existsSync(join(root, entry)))
+    problems.push(`container args ${JSON.stringify(container['args'])} do not start bin/orders-grpc.ts`);
 
   const probes: Record<string, string> = { readinessProbe: '/readyz', livenessProbe: '/livez', startupProbe: '/livez' };
   for (const [probe, path] of Object.entries(probes)) {
@@ -70,26 +73,33 @@ export function deploymentProblems(docs: readonly Manifest[], root: string): str
     if (get === undefined) problems.push(`${probe} is not an HTTP GET`);
     else {
       if (get['path'] !== path) problems.push(`${probe} asks ${get['path']}, expected ${path}`);
-      if (containerPort(container, get['port']) !== adminPort) problems.push(`${probe} port ${get['port']} is not the admin port ${adminPort}`);
+      if (containerPort(container, get['port']) !== adminPort)
+        problems.push(`${probe} port ${get['port']} is not the admin port ${adminPort}`);
     }
   }
 
-  const secretEnv = (name: string): Json | undefined => (container['env'] ?? []).find((e: Json) => e['name'] === name)?.['valueFrom']?.['secretKeyRef'];
+  const secretEnv = (name: string): Json | undefined =>
+    (container['env'] ?? []).find((e: Json) => e['name'] === name)?.['valueFrom']?.['secretKeyRef'];
   for (const name of ['JWT_SECRET', 'POSTGRES_DSN']) {
     const ref = secretEnv(name);
     if (ref === undefined) problems.push(`${name} does not come from a Secret`);
-    else if (find(docs, 'Secret', ref['name'])[0]?.['stringData']?.[ref['key']] === undefined) problems.push(`${name} refers to ${ref['name']}/${ref['key']}, which no Secret holds`);
+    else if (find(docs, 'Secret', ref['name'])[0]?.['stringData']?.[ref['key']] === undefined)
+      problems.push(`${name} refers to ${ref['name']}/${ref['key']}, which no Secret holds`);
     if (envValue(container, name) !== undefined) problems.push(`${name} has a literal value in the Deployment`);
   }
   for (const from of container['envFrom'] ?? []) {
     const name = from['configMapRef']?.['name'];
-    if (name !== undefined && find(docs, 'ConfigMap', name).length === 0) problems.push(`envFrom names ConfigMap ${name}, which is not among the manifests`);
+    if (name !== undefined && find(docs, 'ConfigMap', name).length === 0)
+      problems.push(`envFrom names ConfigMap ${name}, which is not among the manifests`);
   }
 
   const sleep = container['lifecycle']?.['preStop']?.['sleep']?.['seconds'];
-  if (typeof sleep !== 'number' || sleep < 5) problems.push('no preStop sleep of at least 5 s to let endpoints drop the pod before SIGTERM');
+  if (typeof sleep !== 'number' || sleep < 5)
+    problems.push('no preStop sleep of at least 5 s to let endpoints drop the pod before SIGTERM');
   else if (pod['terminationGracePeriodSeconds'] < sleep + SHUTDOWN_GRACE_MS / 1000 + 5) {
-    problems.push(`terminationGracePeriodSeconds ${pod['terminationGracePeriodSeconds']} does not cover preStop ${sleep} s + shutdown grace ${SHUTDOWN_GRACE_MS / 1000} s + 5 s to close backends`);
+    problems.push(
+      `terminationGracePeriodSeconds ${pod['terminationGracePeriodSeconds']} does not cover preStop ${sleep} s + shutdown grace ${SHUTDOWN_GRACE_MS / 1000} s + 5 s to close backends`,
+    );
   }
 
   const pods = [pod, ...find(docs, 'Job').map((j) => j['spec']['template']['spec'])];
@@ -97,10 +107,13 @@ export function deploymentProblems(docs: readonly Manifest[], root: string): str
     if (spec['securityContext']?.['runAsNonRoot'] !== true) problems.push('a pod does not set runAsNonRoot');
     for (const c of spec['containers']) {
       const sc = c['securityContext'] ?? {};
-      if (sc['readOnlyRootFilesystem'] !== true || sc['allowPrivilegeEscalation'] !== false) problems.push(`container ${c['name']}: root filesystem writable or privilege escalation allowed`);
+      if (sc['readOnlyRootFilesystem'] !== true || sc['allowPrivilegeEscalation'] !== false)
+        problems.push(`container ${c['name']}: root filesystem writable or privilege escalation allowed`);
       const { requests, limits } = c['resources'] ?? {};
-      if (requests?.['cpu'] === undefined || requests?.['memory'] === undefined || limits?.['memory'] === undefined) problems.push(`container ${c['name']}: no CPU and memory requests and memory limit`);
-      else if (mebibytes(requests['memory']) > mebibytes(limits['memory'])) problems.push(`container ${c['name']}: memory request above the limit`);
+      if (requests?.['cpu'] === undefined || requests?.['memory'] === undefined || limits?.['memory'] === undefined)
+        problems.push(`container ${c['name']}: no CPU and memory requests and memory limit`);
+      else if (mebibytes(requests['memory']) > mebibytes(limits['memory']))
+        problems.push(`container ${c['name']}: memory request above the limit`);
     }
   }
   return problems;
@@ -111,9 +124,11 @@ export function jobProblems(docs: readonly Manifest[], root: string): string[] {
   const [job] = find(docs, 'Job', 'orders-migrate');
   if (job === undefined) return ['no Job orders-migrate'];
   const args = job['spec']['template']['spec']['containers'][0]['args'];
-  if (JSON.stringify(args) !== '["bin/orders-admin.ts","migrate"]' || !existsSync(join(root, 'bin/orders-admin.ts'))) problems.push(`migration Job runs ${JSON.stringify(args)}, not orders-admin migrate`);
+  if (JSON.stringify(args) !== '["bin/orders-admin.ts","migrate"]' || !existsSync(join(root, 'bin/orders-admin.ts')))
+    problems.push(`migration Job runs ${JSON.stringify(args)}, not orders-admin migrate`);
   // The Job's pod must not count as a serving pod (Services, PodDisruptionBudget).
-  if (matches(apiPods(docs).deployment['spec']['selector']['matchLabels'], job['spec']['template']['metadata']['labels'])) problems.push("the migration pod carries the serving pods' labels");
+  if (matches(apiPods(docs).deployment['spec']['selector']['matchLabels'], job['spec']['template']['metadata']['labels']))
+    problems.push("the migration pod carries the serving pods' labels");
   return problems;
 }
 
@@ -124,13 +139,16 @@ export function serviceProblems(docs: readonly Manifest[]): string[] {
   const [admin] = find(docs, 'Service', 'orders-admin');
   if (open === undefined || admin === undefined) return ['Services orders and orders-admin are both needed'];
   for (const service of [open, admin]) {
-    if (!matches(service['spec']['selector'], podLabels)) problems.push(`Service ${service['metadata']['name']} does not select the orders pods`);
+    if (!matches(service['spec']['selector'], podLabels))
+      problems.push(`Service ${service['metadata']['name']} does not select the orders pods`);
   }
-  const targets = (service: Json): number[] => service['spec']['ports'].map((p: Json) => containerPort(container, p['targetPort'] ?? p['port']));
+  const targets = (service: Json): number[] =>
+    service['spec']['ports'].map((p: Json) => containerPort(container, p['targetPort'] ?? p['port']));
   if (targets(open).includes(adminPort)) problems.push('the public Service exposes the admin port');
   if (!targets(open).includes(httpPort)) problems.push('the public Service does not reach the public port');
   if (JSON.stringify(targets(admin)) !== JSON.stringify([adminPort])) problems.push('the admin Service reaches more than the admin port');
-  if ((admin['spec']['type'] ?? 'ClusterIP') !== 'ClusterIP') problems.push(`the admin Service is of type ${admin['spec']['type']}, reachable from outside the cluster`);
+  if ((admin['spec']['type'] ?? 'ClusterIP') !== 'ClusterIP')
+    problems.push(`the admin Service is of type ${admin['spec']['type']}, reachable from outside the cluster`);
   return problems;
 }
 
@@ -140,13 +158,18 @@ export function networkPolicyProblems(docs: readonly Manifest[]): string[] {
   const { container, podLabels, httpPort, adminPort } = apiPods(docs);
   const policies = find(docs, 'NetworkPolicy').filter((p) => matches(p['spec']['podSelector']['matchLabels'], podLabels));
   if (policies.length === 0) return ['no NetworkPolicy selects the orders pods'];
-  const rules = policies.flatMap((p) => (p['spec']['policyTypes'] ?? ['Ingress']).includes('Ingress') ? (p['spec']['ingress'] ?? []) : []);
+  const rules = policies.flatMap((p) =>
+    (p['spec']['policyTypes'] ?? ['Ingress']).includes('Ingress') ? (p['spec']['ingress'] ?? []) : [],
+  );
   if (!policies.some((p) => (p['spec']['policyTypes'] ?? ['Ingress']).includes('Ingress'))) problems.push('no policy restricts ingress');
   // A rule without ports admits every port; without `from` it admits every source.
-  const admits = (rule: Json, port: number): boolean => rule['ports'] === undefined || rule['ports'].some((p: Json) => containerPort(container, p['port']) === port);
-  const anySource = (rule: Json): boolean => rule['from'] === undefined || rule['from'].length === 0 || rule['from'].some((f: Json) => f['ipBlock'] !== undefined);
+  const admits = (rule: Json, port: number): boolean =>
+    rule['ports'] === undefined || rule['ports'].some((p: Json) => containerPort(container, p['port']) === port);
+  const anySource = (rule: Json): boolean =>
+    rule['from'] === undefined || rule['from'].length === 0 || rule['from'].some((f: Json) => f['ipBlock'] !== undefined);
   if (rules.some((r: Json) => admits(r, adminPort) && anySource(r))) problems.push('a rule admits the admin port from outside the cluster');
-  if (!rules.some((r: Json) => admits(r, adminPort) && !anySource(r))) problems.push('no rule admits the admin port from inside the cluster (probes and scrapes)');
+  if (!rules.some((r: Json) => admits(r, adminPort) && !anySource(r)))
+    problems.push('no rule admits the admin port from inside the cluster (probes and scrapes)');
   if (!rules.some((r: Json) => admits(r, httpPort))) problems.push('no rule admits the public port');
   return problems;
 }
@@ -155,19 +178,28 @@ export function scalingProblems(docs: readonly Manifest[]): string[] {
   const problems: string[] = [];
   const { deployment, podLabels } = apiPods(docs);
   const [pdb] = find(docs, 'PodDisruptionBudget');
-  if (pdb === undefined || !matches(pdb['spec']['selector']['matchLabels'], podLabels)) problems.push('no PodDisruptionBudget selects the orders pods');
+  if (pdb === undefined || !matches(pdb['spec']['selector']['matchLabels'], podLabels))
+    problems.push('no PodDisruptionBudget selects the orders pods');
   const [hpa] = find(docs, 'HorizontalPodAutoscaler');
   const target = hpa?.['spec']['scaleTargetRef'];
-  if (target?.['kind'] !== 'Deployment' || target?.['name'] !== deployment['metadata']['name']) problems.push('the HorizontalPodAutoscaler does not scale the orders Deployment');
+  if (target?.['kind'] !== 'Deployment' || target?.['name'] !== deployment['metadata']['name'])
+    problems.push('the HorizontalPodAutoscaler does not scale the orders Deployment');
   else {
     if (hpa!['spec']['minReplicas'] < 2) problems.push('fewer than 2 replicas: a drain or a rollout leaves no pod serving');
-    if (deployment['spec']['replicas'] !== undefined) problems.push('the Deployment sets replicas, which every apply would reset under the autoscaler');
+    if (deployment['spec']['replicas'] !== undefined)
+      problems.push('the Deployment sets replicas, which every apply would reset under the autoscaler');
   }
   return problems;
 }
 
 export function allProblems(docs: readonly Manifest[], root: string): string[] {
-  return [...deploymentProblems(docs, root), ...jobProblems(docs, root), ...serviceProblems(docs), ...networkPolicyProblems(docs), ...scalingProblems(docs)];
+  return [
+    ...deploymentProblems(docs, root),
+    ...jobProblems(docs, root),
+    ...serviceProblems(docs),
+    ...networkPolicyProblems(docs),
+    ...scalingProblems(docs),
+  ];
 }
 
 /** Kubernetes quantities in Mi/Gi (the forms these manifests use). */

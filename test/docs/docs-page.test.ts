@@ -52,17 +52,26 @@ async function openDocs(browser: Browser, service: EmbeddedService, offsite?: Pa
   await page.exposeFunction('reportCspViolation', (text: string) => problems.push(`CSP: ${text}`));
   // Page-side source as text: this project compiles without the DOM library.
   await page.addInitScript({
-    content: "document.addEventListener('securitypolicyviolation', (event) => window.reportCspViolation(event.violatedDirective + ' ' + event.blockedURI));",
+    content:
+      "document.addEventListener('securitypolicyviolation', (event) => window.reportCspViolation(event.violatedDirective + ' ' + event.blockedURI));",
   });
   await page.goto(`${service.baseUrl}/swagger/`);
-  await page.locator('.opblock').nth(openapiOperations().length - 1).waitFor();
+  await page
+    .locator('.opblock')
+    .nth(openapiOperations().length - 1)
+    .waitFor();
   return { page, requested, problems };
 }
 
 async function renderedOperations(page: Page): Promise<string[]> {
-  const summaries = await page.locator('.opblock .opblock-summary').evaluateAll((elements) =>
-    elements.map((element) => `${element.querySelector('.opblock-summary-method')?.textContent} ${element.querySelector('.opblock-summary-path')?.textContent}`),
-  );
+  const summaries = await page
+    .locator('.opblock .opblock-summary')
+    .evaluateAll((elements) =>
+      elements.map(
+        (element) =>
+          `${element.querySelector('.opblock-summary-method')?.textContent} ${element.querySelector('.opblock-summary-path')?.textContent}`,
+      ),
+    );
   return summaries.map((summary) => summary.replace(/\u200b/g, '')).sort();
 }
 
@@ -122,59 +131,79 @@ describe.skipIf(skipBrowser)(`docs page in headless Chromium (${CHROMIUM_PATH}),
         await service?.stop();
       });
 
-      it('falls back to the served Swagger UI, shows every operation, logs in and lists orders with Try it out', { timeout: BROWSER_TEST_TIMEOUT_MS }, async () => {
-        const { page, requested, problems } = await openDocs(browser, service);
+      it(
+        'falls back to the served Swagger UI, shows every operation, logs in and lists orders with Try it out',
+        { timeout: BROWSER_TEST_TIMEOUT_MS },
+        async () => {
+          const { page, requested, problems } = await openDocs(browser, service);
 
-        const offsite = requested.filter((url) => !url.startsWith(service.baseUrl));
-        expect(offsite.length).toBeGreaterThan(0);
-        expect(offsite.every((url) => url.startsWith(`${SWAGGER_CDN_ORIGIN}/`))).toBe(true);
-        for (const path of ASSET_PATHS) expect(requested).toContain(`${service.baseUrl}${path}`);
-        expect(await renderedOperations(page)).toEqual(openapiOperations().map((op) => `${op.method} ${op.path}`).sort());
+          const offsite = requested.filter((url) => !url.startsWith(service.baseUrl));
+          expect(offsite.length).toBeGreaterThan(0);
+          expect(offsite.every((url) => url.startsWith(`${SWAGGER_CDN_ORIGIN}/`))).toBe(true);
+          for (const path of ASSET_PATHS) expect(requested).toContain(`${service.baseUrl}${path}`);
+          expect(await renderedOperations(page)).toEqual(
+            openapiOperations()
+              .map((op) => `${op.method} ${op.path}`)
+              .sort(),
+          );
 
-        // An order of alice's made outside the page, so the listing has something to show.
-        const login = (await (await fetch(`${service.baseUrl}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(DEMO) })).json()) as { token: string };
-        const created = await fetch(`${service.baseUrl}/orders`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${login.token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ item: 'docs-page', quantity: 2 }),
-        });
-        const order = (await created.json()) as { id: string };
-        expect(created.status).toBe(201);
+          // An order of alice's made outside the page, so the listing has something to show.
+          const login = (await (
+            await fetch(`${service.baseUrl}/auth/login`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(DEMO),
+            })
+          ).json()) as { token: string };
+          const created = await fetch(`${service.baseUrl}/orders`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${login.token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ item: 'docs-page', quantity: 2 }),
+          });
+          const order = (await created.json()) as { id: string };
+          expect(created.status).toBe(201);
 
-        const loggedIn = await tryItOut(page.locator('#operations-auth-login'), DEMO);
-        expect(loggedIn.status).toBe('200');
-        const token = (loggedIn.json as { token?: unknown }).token;
-        expect(typeof token).toBe('string');
+          const loggedIn = await tryItOut(page.locator('#operations-auth-login'), DEMO);
+          expect(loggedIn.status).toBe('200');
+          const token = (loggedIn.json as { token?: unknown }).token;
+          expect(typeof token).toBe('string');
 
-        await authorize(page, String(token));
-        const listed = await tryItOut(page.locator('#operations-orders-listOrders'));
-        expect(listed.curl).toContain(`Authorization: Bearer ${String(token)}`);
-        expect(listed.status).toBe('200');
-        expect(listed.json).toMatchObject({ orders: [{ id: order.id, item: 'docs-page', quantity: 2, status: 'pending' }] });
+          await authorize(page, String(token));
+          const listed = await tryItOut(page.locator('#operations-orders-listOrders'));
+          expect(listed.curl).toContain(`Authorization: Bearer ${String(token)}`);
+          expect(listed.status).toBe('200');
+          expect(listed.json).toMatchObject({ orders: [{ id: order.id, item: 'docs-page', quantity: 2, status: 'pending' }] });
 
-        // The headers the page shows are the ones the service sends (the same request, made directly).
-        const shown = await renderedHeaderNames(page.locator('#operations-orders-listOrders'));
-        const direct = await fetch(`${service.baseUrl}/orders?limit=20&offset=0`, { headers: { authorization: `Bearer ${String(token)}` } });
-        expect(shown).toEqual([...direct.headers.keys()].sort());
-        expect(shown).toContain('ratelimit-remaining');
+          // The headers the page shows are the ones the service sends (the same request, made directly).
+          const shown = await renderedHeaderNames(page.locator('#operations-orders-listOrders'));
+          const direct = await fetch(`${service.baseUrl}/orders?limit=20&offset=0`, {
+            headers: { authorization: `Bearer ${String(token)}` },
+          });
+          expect(shown).toEqual([...direct.headers.keys()].sort());
+          expect(shown).toContain('ratelimit-remaining');
 
-        expect(problems).toEqual([]);
-        const screenshot = process.env['DOCS_SCREENSHOT'];
-        if (bin === 'orders-grpc') {
-          if (screenshot !== undefined) {
-            // Login folded away so the picture shows the listing; the token (short-lived, its secret gone
-            // with the process) is masked anyway.
-            await page.locator('#operations-auth-login .opblock-summary').click();
-            await page.screenshot({ path: screenshot, fullPage: true, mask: [page.locator('.curl-command')], maskColor: '#41444e' });
-            writeFileSync(screenshot.replace(/\.png$/, '-headers.txt'), `${shown.join('\n')}\n`);
-          } else {
-            expect(existsSync(SCREENSHOT_RECORD), 'reports/docs-page-headers.txt missing: npm run docs:screenshot').toBe(true);
-            const record = readFileSync(SCREENSHOT_RECORD, 'utf8').split('\n').filter((name) => name !== '');
-            expect(record, 'reports/docs-page.png shows other response headers than the service sends: npm run docs:screenshot').toEqual(shown);
+          expect(problems).toEqual([]);
+          const screenshot = process.env['DOCS_SCREENSHOT'];
+          if (bin === 'orders-grpc') {
+            if (screenshot !== undefined) {
+              // Login folded away so the picture shows the listing; the token (short-lived, its secret gone
+              // with the process) is masked anyway.
+              await page.locator('#operations-auth-login .opblock-summary').click();
+              await page.screenshot({ path: screenshot, fullPage: true, mask: [page.locator('.curl-command')], maskColor: '#41444e' });
+              writeFileSync(screenshot.replace(/\.png$/, '-headers.txt'), `${shown.join('\n')}\n`);
+            } else {
+              expect(existsSync(SCREENSHOT_RECORD), 'reports/docs-page-headers.txt missing: npm run docs:screenshot').toBe(true);
+              const record = readFileSync(SCREENSHOT_RECORD, 'utf8')
+                .split('\n')
+                .filter((name) => name !== '');
+              expect(record, 'reports/docs-page.png shows other response headers than the service sends: npm run docs:screenshot').toEqual(
+                shown,
+              );
+            }
           }
-        }
-        await page.context().close();
-      });
+          await page.context().close();
+        },
+      );
     });
   }
 });
@@ -197,20 +226,36 @@ describe.skipIf(skipBrowser)('docs page in headless Chromium, CDN reachable (ser
     };
   }
 
-  it('uses the CDN files, passes their integrity check and the CSP, and never asks the service for its copy', { timeout: BROWSER_TEST_TIMEOUT_MS }, async () => {
-    const { page, requested, problems } = await openDocs(browser, service, fakeCdn((body) => body));
-    expect(requested.filter((url) => url.startsWith(SWAGGER_CDN_ORIGIN))).toHaveLength(SWAGGER_ASSETS.length);
-    for (const path of ASSET_PATHS) expect(requested).not.toContain(`${service.baseUrl}${path}`);
-    expect(await renderedOperations(page)).toHaveLength(openapiOperations().length);
-    expect(problems).toEqual([]);
-    await page.context().close();
-  });
+  it(
+    'uses the CDN files, passes their integrity check and the CSP, and never asks the service for its copy',
+    { timeout: BROWSER_TEST_TIMEOUT_MS },
+    async () => {
+      const { page, requested, problems } = await openDocs(
+        browser,
+        service,
+        fakeCdn((body) => body),
+      );
+      expect(requested.filter((url) => url.startsWith(SWAGGER_CDN_ORIGIN))).toHaveLength(SWAGGER_ASSETS.length);
+      for (const path of ASSET_PATHS) expect(requested).not.toContain(`${service.baseUrl}${path}`);
+      expect(await renderedOperations(page)).toHaveLength(openapiOperations().length);
+      expect(problems).toEqual([]);
+      await page.context().close();
+    },
+  );
 
-  it('refuses altered CDN files (Subresource Integrity) and falls back to the served copy', { timeout: BROWSER_TEST_TIMEOUT_MS }, async () => {
-    const { page, requested, problems } = await openDocs(browser, service, fakeCdn((body) => Buffer.concat([body, Buffer.from('\n/* altered */\n')])));
-    for (const path of ASSET_PATHS) expect(requested).toContain(`${service.baseUrl}${path}`);
-    expect(await renderedOperations(page)).toHaveLength(openapiOperations().length);
-    expect(problems).toEqual([]);
-    await page.context().close();
-  });
+  it(
+    'refuses altered CDN files (Subresource Integrity) and falls back to the served copy',
+    { timeout: BROWSER_TEST_TIMEOUT_MS },
+    async () => {
+      const { page, requested, problems } = await openDocs(
+        browser,
+        service,
+        fakeCdn((body) => Buffer.concat([body, Buffer.from('\n/* altered */\n')])),
+      );
+      for (const path of ASSET_PATHS) expect(requested).toContain(`${service.baseUrl}${path}`);
+      expect(await renderedOperations(page)).toHaveLength(openapiOperations().length);
+      expect(problems).toEqual([]);
+      await page.context().close();
+    },
+  );
 });

@@ -46,7 +46,11 @@ export async function offlineContext(
       if (url.hostname === '127.0.0.1') return route.continue();
       const served = offsite(url);
       if (served === undefined) return route.abort('internetdisconnected');
-      return route.fulfill({ status: 200, body: served.body, headers: { 'content-type': served.contentType, 'access-control-allow-origin': '*' } });
+      return route.fulfill({
+        status: 200,
+        body: served.body,
+        headers: { 'content-type': served.contentType, 'access-control-allow-origin': '*' },
+      });
     },
   );
   return { context, requested };

@@ -24,7 +24,10 @@ describe('README.md shell blocks (scripts/readme-runner.ts)', () => {
   });
 
   it('turns a serve block into the commands before the server, then the server as a job', () => {
-    const script = buildScript([{ kind: 'serve', line: 1, text: 'export A=1\nnpm start   # Ctrl-C stops it', url: 'http://127.0.0.1:8081/readyz' }], '/tmp/x');
+    const script = buildScript(
+      [{ kind: 'serve', line: 1, text: 'export A=1\nnpm start   # Ctrl-C stops it', url: 'http://127.0.0.1:8081/readyz' }],
+      '/tmp/x',
+    );
     expect(script).toContain("export A=1\n__rr_serve 'http://127.0.0.1:8081/readyz' '/tmp/x/server-1.log' 'npm start   # Ctrl-C stops it'");
     expect(() => parseReadme('<!-- readme-runner: sometimes -->\n```sh\nls\n```\n')).toThrow(/unknown readme-runner marker/);
     expect(() => parseReadme('<!-- readme-runner: skip why -->\ntext\n')).toThrow(/marker without a block/);

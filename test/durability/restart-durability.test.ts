@@ -86,7 +86,11 @@ describe.skipIf(!configured)('durability across a restart of orders-stdlib (shar
     // The user, written the way the operator CLI does: straight into the credential store.
     const database = new PostgresDatabase({ ...POSTGRES_DEFAULTS, dsn, schema }, createLogger('error'));
     await database.init();
-    await new PostgresCredentialStore(database).add({ id: userId, username, passwordHash: await hashPassword(password, { N: 1024, r: 8, p: 1 }) });
+    await new PostgresCredentialStore(database).add({
+      id: userId,
+      username,
+      passwordHash: await hashPassword(password, { N: 1024, r: 8, p: 1 }),
+    });
     await database.stop();
 
     nats = await connect({ servers: env['NATS_URL']!.split(',') });

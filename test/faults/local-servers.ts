@@ -84,9 +84,10 @@ export async function startLocalServer(spec: ServerSpec): Promise<LocalServer> {
     const current = child;
     child = undefined;
     if (current === undefined) return;
-    const exited = current.exitCode !== null || current.signalCode !== null
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => current.once('exit', () => resolve()));
+    const exited =
+      current.exitCode !== null || current.signalCode !== null
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => current.once('exit', () => resolve()));
     try {
       signal(current, sig);
     } catch {
@@ -136,7 +137,10 @@ export async function startLocalServer(spec: ServerSpec): Promise<LocalServer> {
 export async function startRedisServer(): Promise<LocalServer> {
   const binary = findBinary('redis-server');
   if (binary === undefined) throw new Error('redis-server not found');
-  return startLocalServer({ name: 'redis-server', command: (p) => [binary, ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']] });
+  return startLocalServer({
+    name: 'redis-server',
+    command: (p) => [binary, ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']],
+  });
 }
 
 /**

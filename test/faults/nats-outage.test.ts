@@ -8,7 +8,11 @@ import { sampleEnvelope } from '../contracts/order-events.contract.ts';
 import { findBinary, startNatsServer, type LocalServer } from './local-servers.ts';
 import { until } from '../support/eventually.ts';
 
-const healthy = (bus: NatsEventBus) => bus.health().then(() => true, () => false);
+const healthy = (bus: NatsEventBus) =>
+  bus.health().then(
+    () => true,
+    () => false,
+  );
 
 describe.skipIf(findBinary('nats-server') === undefined)('NatsEventBus through a NATS outage (own nats-server)', () => {
   let server: LocalServer;
@@ -57,9 +61,15 @@ describe.skipIf(findBinary('nats-server') === undefined)('NatsEventBus through a
       const sideDone = bus.consumeOrderPlaced(() => undefined, side.signal);
 
       for (let i = 0; i < 5; i++) {
-        const error = await bus.publishOrderPlaced(sampleEnvelope({ item: `lost-${cycle}-${i}` })).then(() => undefined, (err: unknown) => err);
+        const error = await bus.publishOrderPlaced(sampleEnvelope({ item: `lost-${cycle}-${i}` })).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
         expect(error).toBeInstanceOf(ErrUnavailable);
-        const health = await bus.health().then(() => undefined, (err: unknown) => err);
+        const health = await bus.health().then(
+          () => undefined,
+          (err: unknown) => err,
+        );
         expect(health).toBeInstanceOf(ErrUnavailable);
         expect((health as Error).message).toBe('publisher: disconnected from the broker; reconnecting');
         await sleep(250);

@@ -46,7 +46,9 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     await sleep(QUIET_MS);
     const counts = fleet.placedCounts();
     const perReplica = fleet.replicas.map((r) => r.process?.rawLines().filter((l) => l.includes('"order placed"')).length ?? 0);
-    console.log(`${label}: ${created.length} orders answered 201; all announced ${ms.toFixed(0)} ms after the check began; lines per running replica ${perReplica.join(' + ')}`);
+    console.log(
+      `${label}: ${created.length} orders answered 201; all announced ${ms.toFixed(0)} ms after the check began; lines per running replica ${perReplica.join(' + ')}`,
+    );
     expect(missing, `${missing.length} of ${created.length} orders never got an \`order placed\` line`).toEqual([]);
     expect(created.filter((id) => counts.get(id) !== 1)).toEqual([]);
     expect(doubled(fleet)).toEqual([]);
@@ -69,9 +71,13 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     expect(healthError).toMatch(/^publisher: /);
     await expectEachAnnouncedOnce(result.created, 'nats kill 5 s');
     // The relay, not the order service, logs the failed publish (spec 6 rule 3), and retries.
-    const failures = fleet.lines().filter((l) => l.includes('"outbox relay: publish failed"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const failures = fleet
+      .lines()
+      .filter((l) => l.includes('"outbox relay: publish failed"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(failures.length).toBeGreaterThanOrEqual(2);
-    for (const failure of failures) expect([failure['level'], String(failure['err'])]).toEqual(['warn', expect.stringMatching(/^publisher: /)]);
+    for (const failure of failures)
+      expect([failure['level'], String(failure['err'])]).toEqual(['warn', expect.stringMatching(/^publisher: /)]);
     expect(fleet.lines().filter((l) => l.includes('"order service: publish failed"'))).toEqual([]);
     expect(fleet.lines().some((l) => l.includes('"publisher: connection restored"'))).toBe(true);
     // Both replicas' notifiers took part (one shared durable consumer, not one consumer each).
@@ -108,7 +114,9 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
       await sleep(1_000);
       const starting = performance.now();
       await fleet.start(victim!);
-      console.log(`SIGTERM: the replica stopped in ${stopMs.toFixed(0)} ms and was ready again in ${(performance.now() - starting).toFixed(0)} ms`);
+      console.log(
+        `SIGTERM: the replica stopped in ${stopMs.toFixed(0)} ms and was ready again in ${(performance.now() - starting).toFixed(0)} ms`,
+      );
       await sleep(1_000);
     })();
     const result = await createLoad(fleet, token, RATE, restart);
@@ -140,7 +148,9 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     const lines = () => fleet.lines().filter((l) => l.includes('"item":"backlog-')).length;
     while (lines() < 10_000 && performance.now() < deadline) await sleep(200);
     const announceMs = performance.now() - started;
-    console.log(`backlog: 10,000 events published by two relays in ${publishMs.toFixed(0)} ms, announced by two notifiers in ${announceMs.toFixed(0)} ms`);
+    console.log(
+      `backlog: 10,000 events published by two relays in ${publishMs.toFixed(0)} ms, announced by two notifiers in ${announceMs.toFixed(0)} ms`,
+    );
     await sleep(QUIET_MS);
     expect(await fleet.streamMessages()).toBe(before + 10_000);
     const announced = fleet.lines().filter((l) => l.includes('"item":"backlog-'));
@@ -175,13 +185,16 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
       expect(read.status, id).toBe(200);
     }
     expect(await untilNodeFails(fleet.replicas[0]!, 'cache', 10_000)).toMatch(/^cache: /);
-    const report = (await (await fetch(`${fleet.replicas[0]!.adminUrl}/healthz`)).json()) as { nodes: Array<{ name: string; status: string }> };
+    const report = (await (await fetch(`${fleet.replicas[0]!.adminUrl}/healthz`)).json()) as {
+      nodes: Array<{ name: string; status: string }>;
+    };
     expect(report.nodes.filter((n) => n.status !== 'ok').map((n) => n.name)).toEqual(['cache']);
     expect(fleet.lines().some((l) => l.includes('"order service: cache write failed"'))).toBe(true);
     // Rule LIMIT-rate-store: each replica limits on its own bucket, warned once (its semantics: conformance rate-limit-shared-store-…).
     expect(warned('rate limit: shared store unavailable, limiting per process')).toBe(fleet.replicas.length);
     await fleet.redis.start();
-    for (const replica of fleet.replicas) await until(async () => (await fetch(`${replica.adminUrl}/healthz`)).status === 200, `${replica.adminUrl}/healthz clean again`);
+    for (const replica of fleet.replicas)
+      await until(async () => (await fetch(`${replica.adminUrl}/healthz`)).status === 200, `${replica.adminUrl}/healthz clean again`);
     // One warning and one recovery line per replica for the whole outage, not a line per reconnect attempt.
     // A line reaches stdout up to 10 ms after it is logged (rule LOG-turn-batched): wait for the recovery
     // lines, then count them exactly.
@@ -189,7 +202,11 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     expect(warned('cache: connection lost; reconnecting in the background, reads fall back to the database')).toBe(fleet.replicas.length);
     expect(warned('cache: connection restored')).toBe(fleet.replicas.length);
     await until(async () => {
-      await Promise.all(fleet.replicas.map((r) => fetch(`${r.baseUrl}/orders?limit=1`, { headers: { authorization: `Bearer ${token}` } }).then((res) => res.arrayBuffer())));
+      await Promise.all(
+        fleet.replicas.map((r) =>
+          fetch(`${r.baseUrl}/orders?limit=1`, { headers: { authorization: `Bearer ${token}` } }).then((res) => res.arrayBuffer()),
+        ),
+      );
       return warned('rate limit: shared store answers again') === fleet.replicas.length;
     }, 'every replica deciding through Redis again');
   }, 60_000);
@@ -238,7 +255,12 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
     /** An order written straight to the table: never cached, so only Postgres can answer for it. */
     const uncached = async (item: string): Promise<string> => {
       const id = randomUUID();
-      await fleet.query('INSERT INTO orders (id, user_id, item, quantity, status, created_at) VALUES ($1, $2, $3, 1, $4, now())', [id, userId, item, 'pending']);
+      await fleet.query('INSERT INTO orders (id, user_id, item, quantity, status, created_at) VALUES ($1, $2, $3, 1, $4, now())', [
+        id,
+        userId,
+        item,
+        'pending',
+      ]);
       return id;
     };
     const healthz = async (): Promise<{ status: number; nodes: Array<{ name: string; status: string }> }> => {
@@ -253,11 +275,17 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
       try {
         await admin.query('BEGIN');
         await admin.query('LOCK TABLE orders IN ACCESS EXCLUSIVE MODE');
-        const inFlight = [seen(client.getOrder(auth, blocked)), seen(client.listOrders(auth, {})), seen(client.createOrder(auth, { item: `blocked-create-${mode}`, quantity: 1 }))];
+        const inFlight = [
+          seen(client.getOrder(auth, blocked)),
+          seen(client.listOrders(auth, {})),
+          seen(client.createOrder(auth, { item: `blocked-create-${mode}`, quantity: 1 })),
+        ];
         await until(async () => {
           // Inside the lock's transaction pg_stat_activity is a snapshot taken once; refresh it each time.
           await admin.query('SELECT pg_stat_clear_snapshot()');
-          const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'orders' AND wait_event_type = 'Lock'`);
+          const { rows } = await admin.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'orders' AND wait_event_type = 'Lock'`,
+          );
           return rows[0]!.n >= 3;
         }, 'the three requests to wait on the lock');
         await fleet.postgres.stop(mode);
@@ -304,10 +332,22 @@ describe.skipIf(!available)('transactional outbox, JetStream and one notifier pe
 
   it('a replica started with a wrong DSN password exits 1 naming POSTGRES_DSN, and neither password', async () => {
     const wrong = `wrong-${randomUUID()}`;
-    const env = { POSTGRES_DSN: fleet.postgres.dsn.replace(fleet.postgres.password, wrong), REDIS_ADDR: `127.0.0.1:${fleet.redis.port}`, NATS_URL: `nats://127.0.0.1:${fleet.nats.port}` };
-    const service = spawnBin('bin/orders-stdlib.ts', [], { ...env, JWT_SECRET: fleet.secrets.JWT_SECRET!, HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'debug' });
+    const env = {
+      POSTGRES_DSN: fleet.postgres.dsn.replace(fleet.postgres.password, wrong),
+      REDIS_ADDR: `127.0.0.1:${fleet.redis.port}`,
+      NATS_URL: `nats://127.0.0.1:${fleet.nats.port}`,
+    };
+    const service = spawnBin('bin/orders-stdlib.ts', [], {
+      ...env,
+      JWT_SECRET: fleet.secrets.JWT_SECRET!,
+      HTTP_ADDR: '127.0.0.1:0',
+      ADMIN_ADDR: '127.0.0.1:0',
+      LOG_LEVEL: 'debug',
+    });
     expect((await service.exited).code).toBe(1);
-    expect(String(service.lines.find((l) => l['msg'] === 'start-up failed')?.['err'])).toMatch(/POSTGRES_DSN.*password authentication failed/);
+    expect(String(service.lines.find((l) => l['msg'] === 'start-up failed')?.['err'])).toMatch(
+      /POSTGRES_DSN.*password authentication failed/,
+    );
     expectNoSecrets(service.rawLines(), { ...fleet.secrets, 'wrong DSN password': wrong });
   }, 60_000);
 

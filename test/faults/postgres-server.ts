@@ -167,7 +167,18 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     chownSync(pwFile, ids.uid, ids.gid);
   }
   const [initCmd, initArgs] = asPostgres(join(bin, 'initdb'), [
-    '-D', dataDir, '-U', user, '--pwfile', pwFile, '--auth-host=scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C', '--no-sync',
+    '-D',
+    dataDir,
+    '-U',
+    user,
+    '--pwfile',
+    pwFile,
+    '--auth-host=scram-sha-256',
+    '--auth-local=trust',
+    '-E',
+    'UTF8',
+    '--locale=C',
+    '--no-sync',
   ]);
   try {
     execFileSync(initCmd, initArgs, { stdio: 'pipe' });
@@ -206,13 +217,21 @@ export async function startPostgresServer(): Promise<PostgresServer> {
       name: 'postgres',
       command: (p) =>
         asPostgres(join(bin, 'postgres'), [
-          '-D', dataDir, '-p', String(p),
-          '-c', 'listen_addresses=127.0.0.1',
-          '-c', 'unix_socket_directories=',
+          '-D',
+          dataDir,
+          '-p',
+          String(p),
+          '-c',
+          'listen_addresses=127.0.0.1',
+          '-c',
+          'unix_socket_directories=',
           // Nothing here is meant to survive a power cut; the shared server is the one durability is shown on.
-          '-c', 'fsync=off',
-          '-c', 'full_page_writes=off',
-          '-c', 'max_connections=40',
+          '-c',
+          'fsync=off',
+          '-c',
+          'full_page_writes=off',
+          '-c',
+          'max_connections=40',
         ]),
       port,
       ready: waitUntilQueryable,

@@ -25,7 +25,9 @@ type HealthClient = grpc.Client & {
 
 function healthClient(address: string): HealthClient {
   const definition = protoLoader.loadSync(HEALTH_PROTO, { enums: String, defaults: true });
-  const loaded = grpc.loadPackageDefinition(definition) as unknown as { grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } } };
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+    grpc: { health: { v1: { Health: new (a: string, c: grpc.ChannelCredentials) => HealthClient } } };
+  };
   return new loaded.grpc.health.v1.Health(address, grpc.credentials.createInsecure());
 }
 
@@ -90,7 +92,10 @@ afterAll(async () => {
  */
 describe('health follows the readiness report (a switchable report behind the same server)', () => {
   it('Check is NOT_SERVING while the report is not clean, SERVING once it is; Watch sends each change', async () => {
-    const check = (): Promise<string> => new Promise((resolve) => client.Check({ service: '' }, new grpc.Metadata(), (e, r) => resolve(e === null ? r!.status : String(e.code))));
+    const check = (): Promise<string> =>
+      new Promise((resolve) =>
+        client.Check({ service: '' }, new grpc.Metadata(), (e, r) => resolve(e === null ? r!.status : String(e.code))),
+      );
     expect(await check()).toBe('NOT_SERVING');
     const call = client.Watch({ service: 'ordersv1.Orders' });
     call.on('error', () => undefined);
@@ -109,7 +114,10 @@ describe('health follows the readiness report (a switchable report behind the sa
   });
 
   it('Watch sends the current status at once, and SERVICE_UNKNOWN for an unknown name; cancelling ends it', async () => {
-    for (const [service, expected] of [['', 'SERVING'], ['nope.Nope', 'SERVICE_UNKNOWN']] as const) {
+    for (const [service, expected] of [
+      ['', 'SERVING'],
+      ['nope.Nope', 'SERVICE_UNKNOWN'],
+    ] as const) {
       const call = client.Watch({ service });
       const first = await new Promise<string>((resolve, reject) => {
         call.once('data', (reply: Reply) => resolve(reply.status));
@@ -177,7 +185,8 @@ describe('HTTP/2 limits and cancellation on the one-port server', () => {
     await untilStarted(before.started + 1 + HTTP2_ACTIVE_STREAMS);
     s.destroy();
     await new Promise((resolve) => setTimeout(resolve, 100));
-    for (let i = 0; i < 10_000 && aborted - before.aborted < started - before.started; i++) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 10_000 && aborted - before.aborted < started - before.started; i++)
+      await new Promise((resolve) => setImmediate(resolve));
     expect(started - before.started).toBeGreaterThanOrEqual(1 + HTTP2_ACTIVE_STREAMS);
     expect(aborted - before.aborted).toBe(started - before.started);
   });

@@ -45,7 +45,9 @@ describe('grpc-timeout (rule GRPC-timeout-clamp)', () => {
     ['99999999H', 2 ** 31 - 1],
     ['99999999S', 2 ** 31 - 1],
   ])('%s → %i ms', (value, ms) => expect(parseGrpcTimeout(value)).toBe(ms));
-  it.each(['', '1', 'S', '123456789S', '1s', '-1S', '1.5S', ' 1S'])('%o is malformed', (value) => expect(parseGrpcTimeout(value)).toBeNaN());
+  it.each(['', '1', 'S', '123456789S', '1s', '-1S', '1.5S', ' 1S'])('%o is malformed', (value) =>
+    expect(parseGrpcTimeout(value)).toBeNaN(),
+  );
   it('absent: no deadline', () => expect(parseGrpcTimeout(undefined)).toBeUndefined());
 });
 
@@ -83,7 +85,15 @@ afterAll(async () => {
 describe('ordersv1.Orders through @connectrpc/connect-node’s gRPC client', () => {
   it('Login, CreateOrder, GetOrder, ListOrders and Recent, plain and gzip-compressed', async () => {
     const plain = createClient(Orders, createGrpcTransport({ baseUrl: app.baseUrl }));
-    const gzip = createClient(Orders, createGrpcTransport({ baseUrl: app.baseUrl, sendCompression: compressionGzip, acceptCompression: [compressionGzip], compressMinBytes: 0 }));
+    const gzip = createClient(
+      Orders,
+      createGrpcTransport({
+        baseUrl: app.baseUrl,
+        sendCompression: compressionGzip,
+        acceptCompression: [compressionGzip],
+        compressMinBytes: 0,
+      }),
+    );
     for (const client of [plain, gzip]) {
       expect((await client.login({ username: 'alice', password: 'alice-password' })).token).toMatch(/^ey/);
       const created = await client.createOrder({ item: 'pen', quantity: 2 }, { headers: auth() });
@@ -103,12 +113,17 @@ describe('ordersv1.Orders through @connectrpc/connect-node’s gRPC client', () 
  * grpc-timeouts) do not send. A gzip message within the limit being served is the connect-node gzip client above.
  */
 describe('the unary gRPC server against malformed, oversized and unauthenticated input', () => {
-  const call = (path: string, body: Buffer, headers: Record<string, string> = {}): ReturnType<typeof rawGrpc> => rawGrpc(app.baseUrl, path, body, headers);
+  const call = (path: string, body: Buffer, headers: Record<string, string> = {}): ReturnType<typeof rawGrpc> =>
+    rawGrpc(app.baseUrl, path, body, headers);
   const getOrder = (): Buffer => Buffer.from(encodeRequest('GetOrder', { id: orderId }));
 
   it('a well-formed GetOrder by hand (application/grpc+proto) answers OK with one message and grpc-status 0 in the trailers', async () => {
     const reply = await call('/ordersv1.Orders/GetOrder', grpcFrame(getOrder()), { ...auth(), 'content-type': 'application/grpc+proto' });
-    expect({ status: reply.grpcStatus, http: reply.httpStatus, type: reply.headers['content-type'] }).toEqual({ status: '0', http: 200, type: 'application/grpc+proto' });
+    expect({ status: reply.grpcStatus, http: reply.httpStatus, type: reply.headers['content-type'] }).toEqual({
+      status: '0',
+      http: 200,
+      type: 'application/grpc+proto',
+    });
     expect(reply.body.readUInt32BE(1)).toBe(reply.body.length - 5);
   });
 
@@ -123,9 +138,21 @@ describe('the unary gRPC server against malformed, oversized and unauthenticated
     ['a prefix cut short', Buffer.from([0, 0, 0]), {}, '3', 'malformed request message'],
     ['no message at all', Buffer.alloc(0), {}, '3', 'malformed request message'],
     ['a compressed flag of 2', Buffer.from([2, 0, 0, 0, 0]), {}, '3', 'malformed request message'],
-    ['gzip flag with bytes that are not gzip', grpcFrame(Buffer.from('not gzip'), true), { 'grpc-encoding': 'gzip' }, '3', 'malformed request message'],
+    [
+      'gzip flag with bytes that are not gzip',
+      grpcFrame(Buffer.from('not gzip'), true),
+      { 'grpc-encoding': 'gzip' },
+      '3',
+      'malformed request message',
+    ],
     // The gRPC protocol rule: a compressed flag needs a grpc-encoding.
-    ['a compressed message without grpc-encoding', grpcFrame(gzipSync(message), true), {}, '13', 'compressed message without grpc-encoding'],
+    [
+      'a compressed message without grpc-encoding',
+      grpcFrame(gzipSync(message), true),
+      {},
+      '13',
+      'compressed message without grpc-encoding',
+    ],
     // The client learns it without sending grpc-accept-encoding.
     ['an unsupported grpc-encoding', grpcFrame(message), { 'grpc-encoding': 'br' }, '12', 'unsupported grpc-encoding br'],
     ['a malformed grpc-timeout', grpcFrame(message), { 'grpc-timeout': '1.5S' }, '3', 'malformed grpc-timeout'],
@@ -142,7 +169,12 @@ describe('one port: edge cases of spec 4.4 rule 1', () => {
   const restLines = (): number => app.logs.find('request').length;
 
   it('HTTP/2 with Application/gRPC (other case) is not gRPC by the literal rule: REST answers', async () => {
-    const res = await rawGrpc(app.baseUrl, '/ordersv1.Orders/Login', grpcFrame(encodeRequest('Login', { username: 'alice', password: 'alice-password' })), { 'content-type': 'Application/gRPC', te: undefined });
+    const res = await rawGrpc(
+      app.baseUrl,
+      '/ordersv1.Orders/Login',
+      grpcFrame(encodeRequest('Login', { username: 'alice', password: 'alice-password' })),
+      { 'content-type': 'Application/gRPC', te: undefined },
+    );
     expect(res.httpStatus).toBe(404);
     expect(JSON.parse(res.body.toString())).toEqual({ error: 'not found' });
   });
@@ -150,7 +182,12 @@ describe('one port: edge cases of spec 4.4 rule 1', () => {
   it('HTTP/2 + application/grpc-web goes to the gRPC side, which serves gRPC only: 415, REST never sees it', async () => {
     const before = restLines();
     for (const contentType of ['application/grpc-web+proto', 'application/grpc-web-text', 'application/grpcfoo']) {
-      const res = await rawGrpc(app.baseUrl, '/ordersv1.Orders/Login', grpcFrame(encodeRequest('Login', { username: 'alice', password: 'alice-password' })), { 'content-type': contentType, te: undefined });
+      const res = await rawGrpc(
+        app.baseUrl,
+        '/ordersv1.Orders/Login',
+        grpcFrame(encodeRequest('Login', { username: 'alice', password: 'alice-password' })),
+        { 'content-type': contentType, te: undefined },
+      );
       expect(res.httpStatus, contentType).toBe(415);
       expect(res.headers['x-ratelimit-limit'], contentType).toBeUndefined();
       expect(res.headers['ratelimit-limit'], contentType).toBeUndefined();
@@ -192,7 +229,13 @@ describe('the gRPC layer observes every call, however it ends', () => {
   /** A GetOrder whose message never finishes arriving: the prefix promises 100 bytes, 10 come. */
   function unfinishedGetOrder(headers: Record<string, string>): { close: () => void; closed: Promise<void> } {
     const session = connect(app.baseUrl);
-    const stream = session.request({ ':method': 'POST', ':path': '/ordersv1.Orders/GetOrder', 'content-type': 'application/grpc', authorization: `Bearer ${token}`, ...headers });
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': '/ordersv1.Orders/GetOrder',
+      'content-type': 'application/grpc',
+      authorization: `Bearer ${token}`,
+      ...headers,
+    });
     stream.on('error', () => undefined);
     const prefix = Buffer.alloc(5);
     prefix.writeUInt32BE(100, 1);
@@ -205,7 +248,8 @@ describe('the gRPC layer observes every call, however it ends', () => {
   it('paths the server does not serve are counted and traced as unknown: no raw path becomes a label', async () => {
     const before = await handled({ grpc_service: 'unknown', grpc_method: 'unknown', grpc_code: 'Unimplemented' });
     const probe = `/probe.${crypto.randomUUID().slice(0, 8)}/Scan`;
-    for (const path of [probe, '/ordersv1.Orders/NoSuchMethod']) expect((await rawGrpc(app.baseUrl, path, grpcFrame(new Uint8Array()))).grpcStatus).toBe('12');
+    for (const path of [probe, '/ordersv1.Orders/NoSuchMethod'])
+      expect((await rawGrpc(app.baseUrl, path, grpcFrame(new Uint8Array()))).grpcStatus).toBe('12');
     expect(await handled({ grpc_service: 'unknown', grpc_method: 'unknown', grpc_code: 'Unimplemented' })).toBe(before + 2);
     const scrape = await (await fetch(`${app.adminUrl}/metrics`)).text();
     expect(scrape).not.toContain('NoSuchMethod');
@@ -223,7 +267,13 @@ describe('the gRPC layer observes every call, however it ends', () => {
     const spansBefore = spansOf('ordersv1.Orders/GetOrder').length;
     const call = unfinishedGetOrder({});
     // Reset only once the server has started the call.
-    await until(async () => (await fetch(`${app.adminUrl}/metrics`).then((r) => r.text())).includes('grpc_server_started_total{grpc_type="unary",grpc_service="ordersv1.Orders",grpc_method="GetOrder"}'), 'the call to start');
+    await until(
+      async () =>
+        (await fetch(`${app.adminUrl}/metrics`).then((r) => r.text())).includes(
+          'grpc_server_started_total{grpc_type="unary",grpc_service="ordersv1.Orders",grpc_method="GetOrder"}',
+        ),
+      'the call to start',
+    );
     call.close();
     await call.closed;
     await until(async () => (await handled(labels)) === before + 1, 'grpc_server_handled_total{grpc_code="Canceled"} + 1');

@@ -39,7 +39,14 @@ export function rawGrpc(origin: string, path: string, body: Buffer, headers: Out
       const bytesWritten = session.socket?.bytesWritten ?? 0;
       session.destroy();
       const pick = (key: string): string | undefined => (trailers[key] ?? responseHeaders[key]) as string | undefined;
-      resolve({ httpStatus: Number(responseHeaders[':status']), headers: responseHeaders, grpcStatus: pick('grpc-status'), grpcMessage: pick('grpc-message'), body: Buffer.concat(chunks), bytesWritten });
+      resolve({
+        httpStatus: Number(responseHeaders[':status']),
+        headers: responseHeaders,
+        grpcStatus: pick('grpc-status'),
+        grpcMessage: pick('grpc-message'),
+        body: Buffer.concat(chunks),
+        bytesWritten,
+      });
     });
     // In 16 KiB pieces with backpressure: Node's client would itself reset a stream it was asked to
     // buffer megabytes for (ENHANCE_YOUR_CALM), and what the server never reads must stay unsent.

@@ -44,7 +44,8 @@ async function startReceiver(): Promise<{ port: number; spans: OtlpSpan[]; bodie
       const body = JSON.parse(bodies.at(-1)!) as OtlpExport;
       for (const { resource, scopeSpans } of body.resourceSpans) {
         const service = String(attributes(resource.attributes)['service.name']);
-        for (const scope of scopeSpans) for (const span of scope.spans) spans.push({ ...span, attributes: attributes(span.attributes), service });
+        for (const scope of scopeSpans)
+          for (const span of scope.spans) spans.push({ ...span, attributes: attributes(span.attributes), service });
       }
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -59,45 +60,63 @@ describe('spans reach a real OTLP/HTTP receiver (rules TRACE-context, TRACE-serv
   beforeAll(async () => (receiver = await startReceiver()));
   afterAll(() => receiver.close());
 
-  it.each(TRANSPORTS.map((t) => [t.name, t] as const))('%s: a REST call carrying a traceparent (and a gRPC call on orders-grpc) is one SERVER span in the caller trace, its log lines carry the trace id', async (name, transport) => {
-    const app = await startInProcess({ transport: transport.factory, serviceName: `orders-${name}`, env: { OTLP_ENDPOINT: `127.0.0.1:${receiver.port}` } });
-    const rest = { traceId: hex(16), parent: hex(8) };
-    const grpc = { traceId: hex(16), parent: hex(8) };
-    const secrets: string[] = [];
-    try {
-      const password = await app.addUser(`otlp-${name}`);
-      const login = await fetch(`${app.baseUrl}/auth/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', traceparent: `00-${rest.traceId}-${rest.parent}-01` },
-        body: JSON.stringify({ username: `otlp-${name}`, password }),
+  it.each(TRANSPORTS.map((t) => [t.name, t] as const))(
+    '%s: a REST call carrying a traceparent (and a gRPC call on orders-grpc) is one SERVER span in the caller trace, its log lines carry the trace id',
+    async (name, transport) => {
+      const app = await startInProcess({
+        transport: transport.factory,
+        serviceName: `orders-${name}`,
+        env: { OTLP_ENDPOINT: `127.0.0.1:${receiver.port}` },
       });
-      expect(login.status).toBe(200);
-      secrets.push(password, ((await login.json()) as { token: string }).token, app.jwtSecret);
-      if (transport.drivers.includes('grpc')) {
-        const message = encodeRequest('Login', { username: `otlp-${name}`, password: 'wrong' });
-        const reply = await rawGrpc(app.baseUrl, '/ordersv1.Orders/Login', grpcFrame(message), { traceparent: `00-${grpc.traceId}-${grpc.parent}-01` });
-        expect(reply.grpcStatus).toBe('16');
+      const rest = { traceId: hex(16), parent: hex(8) };
+      const grpc = { traceId: hex(16), parent: hex(8) };
+      const secrets: string[] = [];
+      try {
+        const password = await app.addUser(`otlp-${name}`);
+        const login = await fetch(`${app.baseUrl}/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', traceparent: `00-${rest.traceId}-${rest.parent}-01` },
+          body: JSON.stringify({ username: `otlp-${name}`, password }),
+        });
+        expect(login.status).toBe(200);
+        secrets.push(password, ((await login.json()) as { token: string }).token, app.jwtSecret);
+        if (transport.drivers.includes('grpc')) {
+          const message = encodeRequest('Login', { username: `otlp-${name}`, password: 'wrong' });
+          const reply = await rawGrpc(app.baseUrl, '/ordersv1.Orders/Login', grpcFrame(message), {
+            traceparent: `00-${grpc.traceId}-${grpc.parent}-01`,
+          });
+          expect(reply.grpcStatus).toBe('16');
+        }
+      } finally {
+        await app.stop(); // the tracer's Stop flushes the batch to the receiver
       }
-    } finally {
-      await app.stop(); // the tracer's Stop flushes the batch to the receiver
-    }
-    const ours = receiver.spans.filter((s) => s.service === `orders-${name}`);
-    /** The one span of the call's trace: a SERVER span whose parent is the caller's span. */
-    const serverSpanOf = (call: typeof rest, name: string, attributes: OtlpSpan['attributes']): OtlpSpan => {
-      const spans = ours.filter((s) => s.traceId === call.traceId);
-      expect(spans).toHaveLength(1);
-      expect(spans[0]).toMatchObject({ parentSpanId: call.parent, kind: SPAN_KIND_SERVER, name, attributes });
-      return spans[0]!;
-    };
-    const restSpan = serverSpanOf(rest, 'POST /auth/login', { 'http.route': '/auth/login', 'http.request.method': 'POST', 'http.response.status_code': 200 });
-    const requestLines = app.logs.lines.filter((l) => l.msg === 'request' && l['path'] === '/auth/login');
-    expect(requestLines.map((l) => [l['trace_id'], l['span_id']])).toStrictEqual([[rest.traceId, restSpan.spanId]]);
-    if (transport.drivers.includes('grpc')) {
-      const grpcSpan = serverSpanOf(grpc, 'ordersv1.Orders/Login', { 'rpc.system': 'grpc', 'rpc.service': 'ordersv1.Orders', 'rpc.method': 'Login', 'rpc.grpc.status_code': 16 });
-      expect(Object.keys(grpcSpan.attributes).filter((k) => k.startsWith('http.'))).toStrictEqual([]);
-    }
-    // No password, token or JWT_SECRET in what was exported or logged.
-    const exported = [...receiver.bodies, ...app.logs.raw].join('\n');
-    for (const secret of secrets) expect(exported.includes(secret), 'a secret reached a span export or a log line').toBe(false);
-  });
+      const ours = receiver.spans.filter((s) => s.service === `orders-${name}`);
+      /** The one span of the call's trace: a SERVER span whose parent is the caller's span. */
+      const serverSpanOf = (call: typeof rest, name: string, attributes: OtlpSpan['attributes']): OtlpSpan => {
+        const spans = ours.filter((s) => s.traceId === call.traceId);
+        expect(spans).toHaveLength(1);
+        expect(spans[0]).toMatchObject({ parentSpanId: call.parent, kind: SPAN_KIND_SERVER, name, attributes });
+        return spans[0]!;
+      };
+      const restSpan = serverSpanOf(rest, 'POST /auth/login', {
+        'http.route': '/auth/login',
+        'http.request.method': 'POST',
+        'http.response.status_code': 200,
+      });
+      const requestLines = app.logs.lines.filter((l) => l.msg === 'request' && l['path'] === '/auth/login');
+      expect(requestLines.map((l) => [l['trace_id'], l['span_id']])).toStrictEqual([[rest.traceId, restSpan.spanId]]);
+      if (transport.drivers.includes('grpc')) {
+        const grpcSpan = serverSpanOf(grpc, 'ordersv1.Orders/Login', {
+          'rpc.system': 'grpc',
+          'rpc.service': 'ordersv1.Orders',
+          'rpc.method': 'Login',
+          'rpc.grpc.status_code': 16,
+        });
+        expect(Object.keys(grpcSpan.attributes).filter((k) => k.startsWith('http.'))).toStrictEqual([]);
+      }
+      // No password, token or JWT_SECRET in what was exported or logged.
+      const exported = [...receiver.bodies, ...app.logs.raw].join('\n');
+      for (const secret of secrets) expect(exported.includes(secret), 'a secret reached a span export or a log line').toBe(false);
+    },
+  );
 });

@@ -44,7 +44,10 @@ function conforms(template: string, method: string, response: Response, body: un
   if (schema !== undefined) {
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     const validate = ajv.compile(schema);
-    expect(validate(body), `${operation.operationId} ${response.status}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(body)}`).toBe(true);
+    expect(
+      validate(body),
+      `${operation.operationId} ${response.status}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(body)}`,
+    ).toBe(true);
   }
   for (const [name, header] of Object.entries(declared!.headers ?? {})) {
     // The service sends every header the document declares for a response (rule RATE-headers), so none may be missing.
@@ -64,7 +67,11 @@ describe.each(TRANSPORTS.map((t) => [t.name, t] as const))('%s: the generated cl
   it('calls every operation; every response matches the document (status, body, headers)', async () => {
     const client = createClient<paths>({ baseUrl: app.baseUrl });
     const seen: Seen[] = [];
-    const check = async <R extends { response: Response; data?: unknown; error?: unknown }>(template: string, method: string, call: Promise<R>): Promise<R> => {
+    const check = async <R extends { response: Response; data?: unknown; error?: unknown }>(
+      template: string,
+      method: string,
+      call: Promise<R>,
+    ): Promise<R> => {
       const result = await call;
       seen.push(conforms(template, method, result.response, result.data ?? result.error));
       return result;
@@ -75,16 +82,32 @@ describe.each(TRANSPORTS.map((t) => [t.name, t] as const))('%s: the generated cl
     const login = await check('/auth/login', 'POST', client.POST('/auth/login', { body: { username: alice, password: passwords[0]! } }));
     const other = await check('/auth/login', 'POST', client.POST('/auth/login', { body: { username: bob, password: passwords[1]! } }));
     await check('/auth/login', 'POST', client.POST('/auth/login', { body: { username: alice, password: 'wrong' } }));
-    await check('/auth/login', 'POST', client.POST('/auth/login', { body: { username: alice, password: '' }, bodySerializer: () => '{"username":' }));
+    await check(
+      '/auth/login',
+      'POST',
+      client.POST('/auth/login', { body: { username: alice, password: '' }, bodySerializer: () => '{"username":' }),
+    );
     const auth = { Authorization: `Bearer ${login.data!.token}` };
     const otherAuth = { Authorization: `Bearer ${other.data!.token}` };
 
     const key = `"${crypto.randomUUID()}"`;
-    const created = await check('/orders', 'POST', client.POST('/orders', { headers: auth, params: { header: { 'Idempotency-Key': key } }, body: { item: 'widget', quantity: 2 } }));
-    await check('/orders', 'POST', client.POST('/orders', { headers: auth, params: { header: { 'Idempotency-Key': key } }, body: { item: 'gadget', quantity: 2 } }));
+    const created = await check(
+      '/orders',
+      'POST',
+      client.POST('/orders', { headers: auth, params: { header: { 'Idempotency-Key': key } }, body: { item: 'widget', quantity: 2 } }),
+    );
+    await check(
+      '/orders',
+      'POST',
+      client.POST('/orders', { headers: auth, params: { header: { 'Idempotency-Key': key } }, body: { item: 'gadget', quantity: 2 } }),
+    );
     await check('/orders', 'POST', client.POST('/orders', { headers: auth, body: { item: 'widget', quantity: 0 } }));
     await check('/orders', 'POST', client.POST('/orders', { body: { item: 'widget', quantity: 1 } }));
-    await check('/orders', 'POST', client.POST('/orders', { headers: { ...auth, 'Content-Type': 'text/plain' }, body: { item: 'widget', quantity: 1 } }));
+    await check(
+      '/orders',
+      'POST',
+      client.POST('/orders', { headers: { ...auth, 'Content-Type': 'text/plain' }, body: { item: 'widget', quantity: 1 } }),
+    );
     const id = created.data!.id;
 
     await check('/orders/{id}', 'GET', client.GET('/orders/{id}', { headers: auth, params: { path: { id } } }));
@@ -105,18 +128,34 @@ describe.each(TRANSPORTS.map((t) => [t.name, t] as const))('%s: the generated cl
     const operations = Object.values(document.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
     expect(new Set(seen.map((s) => s.operationId))).toStrictEqual(new Set(operations));
     expect(seen.map((s) => `${s.operationId} ${s.status}`)).toStrictEqual([
-      'login 200', 'login 200', 'login 401', 'login 400',
-      'createOrder 201', 'createOrder 422', 'createOrder 400', 'createOrder 401', 'createOrder 415',
-      'getOrder 200', 'getOrder 403', 'getOrder 404', 'getOrder 400', 'getOrder 401',
-      'listOrders 200', 'listOrders 401',
-      'recent 200', 'recent 401',
+      'login 200',
+      'login 200',
+      'login 401',
+      'login 400',
+      'createOrder 201',
+      'createOrder 422',
+      'createOrder 400',
+      'createOrder 401',
+      'createOrder 415',
+      'getOrder 200',
+      'getOrder 403',
+      'getOrder 404',
+      'getOrder 400',
+      'getOrder 401',
+      'listOrders 200',
+      'listOrders 401',
+      'recent 200',
+      'recent 401',
     ]);
   });
 });
 
 describe('openapi/openapi.yaml lint', () => {
   it("has no problem under Redocly's recommended ruleset (errors and warnings)", async () => {
-    const problems = await lint({ ref: join(REPO_ROOT, 'openapi', 'openapi.yaml'), config: await createConfig({ extends: ['recommended'] }) });
+    const problems = await lint({
+      ref: join(REPO_ROOT, 'openapi', 'openapi.yaml'),
+      config: await createConfig({ extends: ['recommended'] }),
+    });
     expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? '?'}`)).toStrictEqual([]);
   });
 
@@ -125,7 +164,13 @@ describe('openapi/openapi.yaml lint', () => {
     broken.components.schemas['Error']!.type = 'strin';
     broken.components.schemas['LoginResponse']!.required.push('tokn');
     delete broken.components.schemas['Order'];
-    const problems = await lintFromString({ source: JSON.stringify(broken), absoluteRef: join(REPO_ROOT, 'broken.json'), config: await createConfig({ extends: ['recommended'] }) });
-    expect(problems.map((p) => p.ruleId)).toEqual(expect.arrayContaining(['struct', 'no-required-schema-properties-undefined', 'no-unresolved-refs']));
+    const problems = await lintFromString({
+      source: JSON.stringify(broken),
+      absoluteRef: join(REPO_ROOT, 'broken.json'),
+      config: await createConfig({ extends: ['recommended'] }),
+    });
+    expect(problems.map((p) => p.ruleId)).toEqual(
+      expect.arrayContaining(['struct', 'no-required-schema-properties-undefined', 'no-unresolved-refs']),
+    );
   });
 });

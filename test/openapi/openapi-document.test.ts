@@ -55,9 +55,7 @@ const operationsOf = (doc: Json): Map<string, Operation> => {
   return byId;
 };
 const expectedStatuses = (method: string, base: number[]): number[] =>
-  [...new Set([...base, ...EVERY_OPERATION, ...EXTRA_EVERYWHERE, ...(method === 'POST' ? EXTRA_ON_BODIES : [])])].sort(
-    (a, b) => a - b,
-  );
+  [...new Set([...base, ...EVERY_OPERATION, ...EXTRA_EVERYWHERE, ...(method === 'POST' ? EXTRA_ON_BODIES : [])])].sort((a, b) => a - b);
 
 describe('openapi/openapi.yaml embedding (spec 9 rule 3)', () => {
   // npm run check:generated also regenerates src/gen and compares; this is the quick signal in npm test.
@@ -99,10 +97,14 @@ describe('operations and statuses (spec 4.1 table and rule 10)', () => {
         for (const header of Object.values(headers)) expect(header.schema.type, `${id} ${status}`).toBe('integer');
         if (status === '429') expect(headers['Retry-After']!.schema.minimum).toBe(1);
       }
-      const json = (status: string): Json | undefined => (op.responses[status] as { content: Record<string, Json> } | undefined)?.content['application/json'];
+      const json = (status: string): Json | undefined =>
+        (op.responses[status] as { content: Record<string, Json> } | undefined)?.content['application/json'];
       // Login's 429 is also the login gate's (rule LOGIN-gate): both texts are examples there.
       const tooMany = json('429')!;
-      const examples = tooMany.example !== undefined ? [tooMany.example] : Object.values(tooMany.examples as Record<string, { value: Json }>).map((e) => e.value);
+      const examples =
+        tooMany.example !== undefined
+          ? [tooMany.example]
+          : Object.values(tooMany.examples as Record<string, { value: Json }>).map((e) => e.value);
       expect(examples).toContainEqual({ error: 'rate limit exceeded' });
       if (id === 'login') expect(examples).toContainEqual({ error: 'too many login attempts' });
       expect((tooMany.schema as Json).required).toEqual(['error']);

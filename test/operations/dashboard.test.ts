@@ -18,7 +18,11 @@ import { prometheusVersion, startPrometheus, type Prometheus } from './prometheu
 const DASHBOARD = fileURLToPath(new URL('../../deploy/grafana/orders-dashboard.json', import.meta.url));
 const RULES = fileURLToPath(new URL('../../deploy/prometheus/alerts.yml', import.meta.url));
 const JWT_SECRET = randomBytes(32).toString('base64url');
-const backends = { dsn: process.env['POSTGRES_DSN'] ?? '', redisAddr: process.env['REDIS_ADDR'] ?? '', natsUrl: process.env['NATS_URL'] ?? '' };
+const backends = {
+  dsn: process.env['POSTGRES_DSN'] ?? '',
+  redisAddr: process.env['REDIS_ADDR'] ?? '',
+  natsUrl: process.env['NATS_URL'] ?? '',
+};
 
 interface Panel {
   readonly title: string;
@@ -39,7 +43,13 @@ interface Service {
 
 async function start(bin: string, args: string[], env: Record<string, string>): Promise<Service> {
   const [api, admin] = [await freePort(), await freePort()];
-  const process = spawnBin(bin, args, { JWT_SECRET, HTTP_ADDR: `127.0.0.1:${api}`, ADMIN_ADDR: `127.0.0.1:${admin}`, LOG_LEVEL: 'warn', ...env });
+  const process = spawnBin(bin, args, {
+    JWT_SECRET,
+    HTTP_ADDR: `127.0.0.1:${api}`,
+    ADMIN_ADDR: `127.0.0.1:${admin}`,
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
   const service = { bin: process, api: `http://127.0.0.1:${api}`, admin: `127.0.0.1:${admin}` };
   await process.waitReady(`http://${service.admin}`);
   return service;
@@ -47,13 +57,23 @@ async function start(bin: string, args: string[], env: Record<string, string>): 
 
 async function call(url: string, init: RequestInit & { json?: unknown } = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const { json, ...rest } = init;
-  const response = await fetch(url, { ...rest, ...(json === undefined ? {} : { body: JSON.stringify(json), headers: { 'content-type': 'application/json', ...(rest.headers as Record<string, string>) } }) });
+  const response = await fetch(url, {
+    ...rest,
+    ...(json === undefined
+      ? {}
+      : { body: JSON.stringify(json), headers: { 'content-type': 'application/json', ...(rest.headers as Record<string, string>) } }),
+  });
   const text = await response.text();
   return { status: response.status, body: text.startsWith('{') ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
 const version = prometheusVersion();
-const missing = [...(version === undefined ? ['prometheus (Debian: apt-get install prometheus)'] : []), ...Object.entries(backends).filter(([, v]) => v === '').map(([k]) => k)];
+const missing = [
+  ...(version === undefined ? ['prometheus (Debian: apt-get install prometheus)'] : []),
+  ...Object.entries(backends)
+    .filter(([, v]) => v === '')
+    .map(([k]) => k),
+];
 
 describe('deploy/grafana/orders-dashboard.json and deploy/prometheus/alerts.yml on a real Prometheus', () => {
   let embedded: Service;
@@ -66,7 +86,12 @@ describe('deploy/grafana/orders-dashboard.json and deploy/prometheus/alerts.yml 
     if (missing.length > 0) throw new Error(`test:operations needs ${missing.join(', ')}`);
     [embedded, real] = await Promise.all([
       start('bin/orders-grpc.ts', ['--embedded'], { RATE_LIMIT_RPS: '5' }),
-      start('bin/orders-stdlib.ts', [], { POSTGRES_DSN: backends.dsn, POSTGRES_SCHEMA: schema, REDIS_ADDR: backends.redisAddr, NATS_URL: backends.natsUrl }),
+      start('bin/orders-stdlib.ts', [], {
+        POSTGRES_DSN: backends.dsn,
+        POSTGRES_SCHEMA: schema,
+        REDIS_ADDR: backends.redisAddr,
+        NATS_URL: backends.natsUrl,
+      }),
     ]);
     prometheus = await startPrometheus([embedded.admin, real.admin], [RULES]);
 
@@ -81,12 +106,18 @@ describe('deploy/grafana/orders-dashboard.json and deploy/prometheus/alerts.yml 
     const grpc = spawnBin('examples/grpc-client.ts', [], { GRPC_ADDR: embedded.api.replace('http://', '') });
     expect((await grpc.exited).code).toBe(0);
     await sleep(1_100); // the bucket refills: the next requests are judged on the simulator, not the limiter
-    expect((await call(`http://${embedded.admin}/simulator/components/database`, { method: 'PUT', json: { failNext: 2 } })).status).toBe(200);
+    expect((await call(`http://${embedded.admin}/simulator/components/database`, { method: 'PUT', json: { failNext: 2 } })).status).toBe(
+      200,
+    );
     const failed = [await call(`${embedded.api}/orders`, { headers: auth }), await call(`${embedded.api}/orders`, { headers: auth })];
     expect(failed.map((r) => r.status)).toContain(500);
     const burst = await Promise.all(Array.from({ length: 20 }, () => call(`${embedded.api}/me/recent`, { headers: auth })));
     expect(burst.map((r) => r.status)).toContain(429);
-    const logins = await Promise.all(Array.from({ length: 10 }, () => call(`${embedded.api}/auth/login`, { method: 'POST', json: { username: 'alice', password: 'alice-password' } })));
+    const logins = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        call(`${embedded.api}/auth/login`, { method: 'POST', json: { username: 'alice', password: 'alice-password' } }),
+      ),
+    );
     expect(logins.map((r) => r.status)).toContain(429);
   });
 
@@ -130,7 +161,9 @@ describe('deploy/grafana/orders-dashboard.json and deploy/prometheus/alerts.yml 
     // The recording rules follow the traffic: more server errors on GET /orders, now that Prometheus has
     // its counters (a series' first sample shows no increase), raise the recorded 5xx ratio above 0.
     await sleep(1_100);
-    expect((await call(`http://${embedded.admin}/simulator/components/database`, { method: 'PUT', json: { failNext: 2 } })).status).toBe(200);
+    expect((await call(`http://${embedded.admin}/simulator/components/database`, { method: 'PUT', json: { failNext: 2 } })).status).toBe(
+      200,
+    );
     const failed = [await call(`${embedded.api}/orders`, { headers: auth }), await call(`${embedded.api}/orders`, { headers: auth })];
     expect(failed.map((r) => r.status)).toContain(500);
     const recorded = 'orders:http_error_ratio:rate5m{route="GET /orders"}';

@@ -40,7 +40,12 @@ export async function startPrometheus(targets: readonly string[], ruleFiles: rea
   const url = `http://127.0.0.1:${port}`;
   const child: ChildProcess = spawn(
     PROMETHEUS,
-    [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let log = '';
@@ -48,7 +53,12 @@ export async function startPrometheus(targets: readonly string[], ruleFiles: rea
   let exited = false;
   const gone = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
   const deadline = Date.now() + 60_000;
-  while ((await fetch(`${url}/-/ready`).then((r) => r.status, () => 0)) !== 200) {
+  while (
+    (await fetch(`${url}/-/ready`).then(
+      (r) => r.status,
+      () => 0,
+    )) !== 200
+  ) {
     if (exited || Date.now() > deadline) {
       child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
@@ -63,8 +73,16 @@ export async function startPrometheus(targets: readonly string[], ruleFiles: rea
   };
   return {
     url,
-    query: async (expr) => (await api<{ result: { metric: Record<string, string>; value: [number, string] }[] }>(`/api/v1/query?query=${encodeURIComponent(expr)}`)).result,
-    rules: async () => (await api<{ groups: { rules: { name: string; health: string; lastError?: string }[] }[] }>('/api/v1/rules')).groups.flatMap((g) => g.rules),
+    query: async (expr) =>
+      (
+        await api<{ result: { metric: Record<string, string>; value: [number, string] }[] }>(
+          `/api/v1/query?query=${encodeURIComponent(expr)}`,
+        )
+      ).result,
+    rules: async () =>
+      (await api<{ groups: { rules: { name: string; health: string; lastError?: string }[] }[] }>('/api/v1/rules')).groups.flatMap(
+        (g) => g.rules,
+      ),
     async stop() {
       if (!exited) child.kill('SIGTERM');
       await gone;

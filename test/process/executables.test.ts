@@ -18,8 +18,15 @@ function start(args: string[], env: Record<string, string>): SpawnedBin {
 }
 
 async function json(port: number, method: string, path: string, token?: string, body?: unknown): Promise<Record<string, unknown>> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) };
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+  };
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   expect(response.status, path).toBeLessThan(300);
   return (await response.json()) as Record<string, unknown>;
 }

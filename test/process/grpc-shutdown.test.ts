@@ -42,7 +42,11 @@ describe('orders-grpc graceful shutdown (spec 3.4, 4.4)', { timeout: 120_000 }, 
       // LOGIN-gate-fair: 1 running + 2 waiting per client): 2 gRPC logins and the REST one fill it exactly, so
       // none is refused 429 / RESOURCE_EXHAUSTED whatever order they arrive in.
       const calls = Array.from({ length: 2 }, () => login(client));
-      const rest = fetch(`http://127.0.0.1:${port}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'bob', password: 'bob-password' }) }).then(
+      const rest = fetch(`http://127.0.0.1:${port}/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'bob', password: 'bob-password' }),
+      }).then(
         (r) => r.status,
         (error: { cause?: { code?: string } }) => error.cause?.code ?? String(error),
       );

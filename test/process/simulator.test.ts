@@ -11,9 +11,21 @@ import { SIMULATOR_BODY_LIMIT } from '../../src/transports/http/admin/simulator-
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
 import { transportNamed } from '../support/transports.ts';
 
-async function call(url: string, method: string, body?: unknown, token?: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const headers: Record<string, string> = { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) };
-  const response = await fetch(url, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+async function call(
+  url: string,
+  method: string,
+  body?: unknown,
+  token?: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const headers: Record<string, string> = {
+    ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+  };
+  const response = await fetch(url, {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await response.text();
   return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
 }
@@ -26,15 +38,26 @@ describe('simulator of a spawned orders-grpc --embedded', { timeout: 120_000 }, 
   const simulate = async (...args: string[]): Promise<Record<string, unknown>> => {
     let out = '';
     let err = '';
-    const io = { env: { ADMIN_ADDR: new URL(admin).host }, stdin: Readable.from([]), stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (err += t) } };
+    const io = {
+      env: { ADMIN_ADDR: new URL(admin).host },
+      stdin: Readable.from([]),
+      stdout: { write: (t: string) => (out += t) },
+      stderr: { write: (t: string) => (err += t) },
+    };
     const code = await runAdminCli(['simulate', ...args], io);
     expect({ code, err }, `orders-admin simulate ${args.join(' ')}`).toEqual({ code: 0, err: '' });
     return JSON.parse(out) as Record<string, unknown>;
   };
 
   beforeAll(async () => {
-    bin = spawnBin(transportNamed('grpc').bin, ['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', JWT_EXPIRY: '10m', LOG_LEVEL: 'info' });
-    const address = async (msg: string): Promise<string> => `http://${String((await bin.waitForLine((l) => l['msg'] === msg, msg))['addr'])}`;
+    bin = spawnBin(transportNamed('grpc').bin, ['--embedded'], {
+      HTTP_ADDR: '127.0.0.1:0',
+      ADMIN_ADDR: '127.0.0.1:0',
+      JWT_EXPIRY: '10m',
+      LOG_LEVEL: 'info',
+    });
+    const address = async (msg: string): Promise<string> =>
+      `http://${String((await bin.waitForLine((l) => l['msg'] === msg, msg))['addr'])}`;
     [api, admin] = [await address('api: listening'), await address('admin: listening')];
     await bin.waitReady(admin);
   });
@@ -57,7 +80,10 @@ describe('simulator of a spawned orders-grpc --embedded', { timeout: 120_000 }, 
     // JWT_EXPIRY is 10m: 11m later the token issued at the start has expired.
     expect((await call(`${api}/orders/${id}`, 'GET', undefined, token)).status).toBe(200);
     expect(await simulate('advance', '11m')).toMatchObject({ offsetMs: 660_000 });
-    expect(await call(`${api}/orders/${id}`, 'GET', undefined, token)).toEqual({ status: 401, body: { error: 'invalid or expired token' } });
+    expect(await call(`${api}/orders/${id}`, 'GET', undefined, token)).toEqual({
+      status: 401,
+      body: { error: 'invalid or expired token' },
+    });
 
     expect(await simulate('fail', 'database', '2')).toEqual({ name: 'database', state: 'up', latencyMs: 0, failNext: 2 });
     expect(await simulate('slow', 'publisher', '5')).toEqual({ name: 'publisher', state: 'up', latencyMs: 5, failNext: 0 });
@@ -67,15 +93,28 @@ describe('simulator of a spawned orders-grpc --embedded', { timeout: 120_000 }, 
       ['database', 'cache', 'publisher'].map((name) => JSON.stringify({ name, state: 'up', latencyMs: 0, failNext: 0 })),
     );
     // Lines arrive through the stdout pipe, possibly after the answer: wait for each.
-    for (const msg of ['simulator: component changed', 'simulator: clock advanced', 'simulator: reset']) expect(await bin.waitForLine((l) => l['msg'] === msg, msg)).toMatchObject({ level: 'warn' });
+    for (const msg of ['simulator: component changed', 'simulator: clock advanced', 'simulator: reset'])
+      expect(await bin.waitForLine((l) => l['msg'] === msg, msg)).toMatchObject({ level: 'warn' });
   });
 
   it.each([
     ['PUT', '/simulator/components/nope', { state: 'down' }, 404, 'not found'],
     ['PUT', '/simulator/components/cache', { state: 'sideways' }, 400, 'state must be up or down'],
     ['PUT', '/simulator/components/cache', {}, 400, 'give at least one of state, latencyMs, failNext'],
-    ['PUT', '/simulator/components/cache', { state: 'down', color: 'red' }, 400, 'unknown field color; allowed: state, latencyMs, failNext'],
-    ['PUT', '/simulator/components/cache', { latencyMs: MAX_LATENCY_MS + 1 }, 400, `latencyMs must be an integer from 0 to ${MAX_LATENCY_MS}`],
+    [
+      'PUT',
+      '/simulator/components/cache',
+      { state: 'down', color: 'red' },
+      400,
+      'unknown field color; allowed: state, latencyMs, failNext',
+    ],
+    [
+      'PUT',
+      '/simulator/components/cache',
+      { latencyMs: MAX_LATENCY_MS + 1 },
+      400,
+      `latencyMs must be an integer from 0 to ${MAX_LATENCY_MS}`,
+    ],
     ['PUT', '/simulator/components/cache', { failNext: -1 }, 400, `failNext must be an integer from 0 to ${MAX_FAIL_NEXT}`],
     ['PUT', '/simulator/components/cache', '{"state":', 400, 'malformed request body'],
     ['PUT', '/simulator/components/cache', [], 400, 'body must be a JSON object'],
@@ -86,6 +125,9 @@ describe('simulator of a spawned orders-grpc --embedded', { timeout: 120_000 }, 
     ['GET', '/simulator/clock', undefined, 404, 'not found'],
   ] as const)('%s %s %j: %i %s, nothing changed', async (method, path, body, status, error) => {
     expect(await call(`${admin}${path}`, method, body)).toEqual({ status, body: { error } });
-    expect((await call(`${admin}/simulator`, 'GET')).body).toMatchObject({ clock: { offsetMs: 0 }, components: expect.not.arrayContaining([expect.objectContaining({ state: 'down' })]) });
+    expect((await call(`${admin}/simulator`, 'GET')).body).toMatchObject({
+      clock: { offsetMs: 0 },
+      components: expect.not.arrayContaining([expect.objectContaining({ state: 'down' })]),
+    });
   });
 });

@@ -34,8 +34,19 @@ interface Run {
  * Starts `command` as a shell job would (its own process group, or its own terminal with `pty`), waits for
  * `api: listening`, calls `stop`, and collects everything until the job exits.
  */
-async function job(command: string, args: readonly string[], stop: (pid: number, write: (text: string) => void) => void, pty = false): Promise<Run> {
-  const env = { PATH: systemPath(), HOME: process.env['HOME'] ?? '/tmp', HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', npm_config_update_notifier: 'false' };
+async function job(
+  command: string,
+  args: readonly string[],
+  stop: (pid: number, write: (text: string) => void) => void,
+  pty = false,
+): Promise<Run> {
+  const env = {
+    PATH: systemPath(),
+    HOME: process.env['HOME'] ?? '/tmp',
+    HTTP_ADDR: '127.0.0.1:0',
+    ADMIN_ADDR: '127.0.0.1:0',
+    npm_config_update_notifier: 'false',
+  };
   // util-linux `script` gives the job a pseudo-terminal: a \x03 written to it is the terminal's Ctrl-C,
   // which the line discipline sends to the terminal's foreground process group.
   const child = pty
@@ -44,14 +55,17 @@ async function job(command: string, args: readonly string[], stop: (pid: number,
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   let finished = false;
   void exited.then(() => (finished = true));
   const guard = setTimeout(() => (pty ? child.kill('SIGKILL') : process.kill(-child.pid!, 'SIGKILL')), GUARD_MS);
   try {
     const started = Date.now();
     while (!output.includes('"msg":"api: listening"')) {
-      if (finished || Date.now() - started > GUARD_MS) throw new Error(`${command} ${args.join(' ')}: never listening: ${output.slice(-800)}`);
+      if (finished || Date.now() - started > GUARD_MS)
+        throw new Error(`${command} ${args.join(' ')}: never listening: ${output.slice(-800)}`);
       await sleep(20);
     }
     stop(child.pid!, (text) => child.stdin!.write(text));
@@ -71,8 +85,14 @@ async function job(command: string, args: readonly string[], stop: (pid: number,
 /** The graceful stop, once: one `shutting down`, no ignored or forced signal, `stopped` last. */
 function expectOneGracefulStop(run: Run, signal: NodeJS.Signals): void {
   const msgs = run.lines.map((line) => String(line['msg']));
-  expect(run.lines.filter((line) => line['msg'] === 'shutting down'), run.output).toEqual([expect.objectContaining({ signal })]);
-  expect(msgs.filter((msg) => msg.startsWith('shutdown in progress') || msg.startsWith('shutdown forced')), run.output).toEqual([]);
+  expect(
+    run.lines.filter((line) => line['msg'] === 'shutting down'),
+    run.output,
+  ).toEqual([expect.objectContaining({ signal })]);
+  expect(
+    msgs.filter((msg) => msg.startsWith('shutdown in progress') || msg.startsWith('shutdown forced')),
+    run.output,
+  ).toEqual([]);
   expect(msgs.at(-1), run.output).toBe('stopped');
 }
 
@@ -98,16 +118,20 @@ describe('one stop signal, one graceful stop, through scripts/with-node.mjs (rul
     // dies of SIGINT after the service's exit 0 (`stopped` is logged only on the way to 0), and npm then
     // re-raises SIGINT on itself, as a shell job ended by Ctrl-C does. A shell that waits cooperatively
     // (bash) exits 0. Anything else (a code 1, another signal) is a failure.
-    expect([{ code: 0, signal: null }, { code: 130, signal: null }, { code: null, signal: 'SIGINT' }]).toContainEqual({ code: run.code, signal: run.signal });
+    expect([
+      { code: 0, signal: null },
+      { code: 130, signal: null },
+      { code: null, signal: 'SIGINT' },
+    ]).toContainEqual({ code: run.code, signal: run.signal });
   });
 
-  it('Ctrl-C typed on a terminal (a pseudo-terminal): the service, in the terminal\'s process group, stops once, exit 0', async () => {
+  it("Ctrl-C typed on a terminal (a pseudo-terminal): the service, in the terminal's process group, stops once, exit 0", async () => {
     const run = await job('exec', ['node', ...LAUNCH], (_pid, write) => write('\x03'), true);
     expect({ code: run.code, signal: run.signal }, run.output).toEqual({ code: 0, signal: null });
     expectOneGracefulStop(run, 'SIGINT');
   });
 
-  it('SIGTERM to the launcher\'s pid alone (a supervisor, a container runtime): forwarded once, stopped, exit 0', async () => {
+  it("SIGTERM to the launcher's pid alone (a supervisor, a container runtime): forwarded once, stopped, exit 0", async () => {
     const run = await job('node', LAUNCH, (pid) => process.kill(pid, 'SIGTERM'));
     expect({ code: run.code, signal: run.signal }, run.output).toEqual({ code: 0, signal: null });
     expectOneGracefulStop(run, 'SIGTERM');

@@ -18,13 +18,16 @@ describe.skipIf(!configured)('shared rate limit on the real Redis (RATE_LIMIT_ST
     const { host, port } = redisConfigFromEnv(process.env);
     let now = 1_700_000_000_000;
     const clock = (): number => now;
-    const shared = new RedisRateLimitStore({ host, port, rate: 5, burst: 5, keyPrefix: `test:ratelimit:${randomBytes(6).toString('hex')}:`, clock }, createLogger('error'));
+    const shared = new RedisRateLimitStore(
+      { host, port, rate: 5, burst: 5, keyPrefix: `test:ratelimit:${randomBytes(6).toString('hex')}:`, clock },
+      createLogger('error'),
+    );
     const local = new TokenBucketLimiter(5, 5, clock);
     await shared.init();
     try {
       // A pseudo-random walk of gaps (0-700 ms) and three keys: bursts, refusals, partial and full refills.
       let seed = 7;
-      const random = (): number => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+      const random = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
       for (let step = 0; step < 300; step++) {
         now += Math.floor(random() * (random() < 0.6 ? 70 : 700));
         const key = `client-${Math.floor(random() * 3)}`;

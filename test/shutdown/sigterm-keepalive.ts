@@ -42,7 +42,12 @@ interface Backends {
   user(): Promise<{ username: string; password: string }>;
 }
 const BACKENDS = {
-  embedded: (): Backends => ({ name: 'embedded', args: ['--embedded'], env: {}, user: async () => ({ username: 'alice', password: 'alice-password' }) }),
+  embedded: (): Backends => ({
+    name: 'embedded',
+    args: ['--embedded'],
+    env: {},
+    user: async () => ({ username: 'alice', password: 'alice-password' }),
+  }),
   real: (): Backends => ({ name: 'real', args: [], env: realEnv(), user: addRealUser }),
 } as const;
 
@@ -60,91 +65,103 @@ export function describeSigtermUnderLoad(kind: keyof typeof BACKENDS): void {
   });
 
   afterAll(async () => {
-    if (kind === 'real') await dropSchemaRun({ dsn: backends.env['POSTGRES_DSN']!, redisAddr: backends.env['REDIS_ADDR']!, natsUrl: backends.env['NATS_URL']! }, SCHEMA);
+    if (kind === 'real')
+      await dropSchemaRun(
+        { dsn: backends.env['POSTGRES_DSN']!, redisAddr: backends.env['REDIS_ADDR']!, natsUrl: backends.env['NATS_URL']! },
+        SCHEMA,
+      );
   });
 
   describe(`SIGTERM under keep-alive load (${backends.name} backends)`, () => {
-    it.each(BINS)('%s: no connection reset, every request answered or refused, every created order notified', async (bin) => {
-      const env = {
-        JWT_SECRET: 'shutdown-test-secret-0123456789-abcdefghijklmnop',
-        HTTP_ADDR: '127.0.0.1:0',
-        ADMIN_ADDR: '127.0.0.1:0',
-        LOG_LEVEL: 'info',
-        // The load is the point here, not the limiter (spec 8 rule: per-client rate limit).
-        RATE_LIMIT_RPS: '1000000',
-        ...backends.env,
-      };
-      const service = spawnBin(bin, backends.args, env);
-      running.push(service);
-      const listening = await service.waitForLine((line) => line['msg'] === 'api: listening', 'api: listening', 30_000);
-      const base = `http://${String(listening['addr'])}`;
-      const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-      try {
-        const token = await login(base, agent, await backends.user());
-        let signalled = false;
-        let warm = 0;
-        let resolveWarm: () => void = () => undefined;
-        const warmed = new Promise<void>((resolve) => (resolveWarm = resolve));
-
-        const worker = async (): Promise<Outcome[]> => {
-          const outcomes: Outcome[] = [];
-          let before = 0;
-          let after = 0;
-          for (;;) {
-            if (signalled) after += 1;
-            else before += 1;
-            if (before > MAX_REQUESTS_BEFORE || after > MAX_REQUESTS_AFTER) return outcomes;
-            const wasSignalled = signalled;
-            const outcome = await createOrder(base, agent, token, wasSignalled);
-            outcomes.push(outcome);
-            if (!wasSignalled && before === WARM_REQUESTS && (warm += 1) === CONNECTIONS) resolveWarm();
-            if (outcome.kind !== 'answered') return outcomes;
-          }
+    it.each(BINS)(
+      '%s: no connection reset, every request answered or refused, every created order notified',
+      async (bin) => {
+        const env = {
+          JWT_SECRET: 'shutdown-test-secret-0123456789-abcdefghijklmnop',
+          HTTP_ADDR: '127.0.0.1:0',
+          ADMIN_ADDR: '127.0.0.1:0',
+          LOG_LEVEL: 'info',
+          // The load is the point here, not the limiter (spec 8 rule: per-client rate limit).
+          RATE_LIMIT_RPS: '1000000',
+          ...backends.env,
         };
-        const workers = Array.from({ length: CONNECTIONS }, worker);
-        await warmed;
-        signalled = true;
-        service.child.kill('SIGTERM');
-        const outcomes = (await Promise.all(workers)).flat();
-        const exit = await service.exited;
+        const service = spawnBin(bin, backends.args, env);
+        running.push(service);
+        const listening = await service.waitForLine((line) => line['msg'] === 'api: listening', 'api: listening', 30_000);
+        const base = `http://${String(listening['addr'])}`;
+        const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+        try {
+          const token = await login(base, agent, await backends.user());
+          let signalled = false;
+          let warm = 0;
+          let resolveWarm: () => void = () => undefined;
+          const warmed = new Promise<void>((resolve) => (resolveWarm = resolve));
 
-        const failed = outcomes.filter((o) => o.kind === 'failed');
-        expect(failed, JSON.stringify(failed.slice(0, 5))).toEqual([]);
-        expect(exit).toEqual({ code: 0, signal: null });
-        const answered = outcomes.filter((o) => o.kind === 'answered');
-        expect(answered.every((o) => o.status === 201)).toBe(true);
-        // The listener closed and the workers learned it cleanly: each one ended on a refusal or its bound.
-        expect(outcomes.some((o) => o.kind === 'refused')).toBe(true);
-        // (That a response written after the stop says `Connection: close` is shown deterministically in
-        // src/transports/http/server/http-shutdown.test.ts; here, how many do depends on how busy the machine is.)
+          const worker = async (): Promise<Outcome[]> => {
+            const outcomes: Outcome[] = [];
+            let before = 0;
+            let after = 0;
+            for (;;) {
+              if (signalled) after += 1;
+              else before += 1;
+              if (before > MAX_REQUESTS_BEFORE || after > MAX_REQUESTS_AFTER) return outcomes;
+              const wasSignalled = signalled;
+              const outcome = await createOrder(base, agent, token, wasSignalled);
+              outcomes.push(outcome);
+              if (!wasSignalled && before === WARM_REQUESTS && (warm += 1) === CONNECTIONS) resolveWarm();
+              if (outcome.kind !== 'answered') return outcomes;
+            }
+          };
+          const workers = Array.from({ length: CONNECTIONS }, worker);
+          await warmed;
+          signalled = true;
+          service.child.kill('SIGTERM');
+          const outcomes = (await Promise.all(workers)).flat();
+          const exit = await service.exited;
 
-        // Every order the API created, including the last ones answered during shutdown, is notified: by
-        // this process (the notifier drains after the API stopped), or, with real backends, by the next
-        // one: a stop's relay flush and notifier drain are bounded, and what they leave stays in the
-        // outbox or with the durable consumer (the stop order of rule EVT-4-notifier-stop).
-        const created = answered.map((o) => o.orderId).filter((id) => id !== undefined);
-        expect(created.length).toBeGreaterThanOrEqual(CONNECTIONS * WARM_REQUESTS);
-        const announced = (lines: readonly Record<string, unknown>[]): Set<unknown> =>
-          new Set(lines.filter((line) => line['msg'] === 'order placed').map((line) => line['order_id']));
-        const leftOver = created.filter((id) => !announced(service.lines).has(id));
-        const lines = [...service.lines];
-        if (backends.name === 'real' && leftOver.length > 0) {
-          const next = spawnBin(bin, backends.args, env);
-          running.push(next);
-          await until(() => leftOver.every((id) => announced(next.lines).has(id)), `the next process to announce ${leftOver.length} left-over orders`, 60_000);
-          expect(await next.stop()).toBe(0);
-          lines.push(...next.lines);
-          console.log(`${bin}: ${created.length} orders; ${leftOver.length} announced by the next process`);
-        } else {
-          expect(leftOver).toEqual([]);
+          const failed = outcomes.filter((o) => o.kind === 'failed');
+          expect(failed, JSON.stringify(failed.slice(0, 5))).toEqual([]);
+          expect(exit).toEqual({ code: 0, signal: null });
+          const answered = outcomes.filter((o) => o.kind === 'answered');
+          expect(answered.every((o) => o.status === 201)).toBe(true);
+          // The listener closed and the workers learned it cleanly: each one ended on a refusal or its bound.
+          expect(outcomes.some((o) => o.kind === 'refused')).toBe(true);
+          // (That a response written after the stop says `Connection: close` is shown deterministically in
+          // src/transports/http/server/http-shutdown.test.ts; here, how many do depends on how busy the machine is.)
+
+          // Every order the API created, including the last ones answered during shutdown, is notified: by
+          // this process (the notifier drains after the API stopped), or, with real backends, by the next
+          // one: a stop's relay flush and notifier drain are bounded, and what they leave stays in the
+          // outbox or with the durable consumer (the stop order of rule EVT-4-notifier-stop).
+          const created = answered.map((o) => o.orderId).filter((id) => id !== undefined);
+          expect(created.length).toBeGreaterThanOrEqual(CONNECTIONS * WARM_REQUESTS);
+          const announced = (lines: readonly Record<string, unknown>[]): Set<unknown> =>
+            new Set(lines.filter((line) => line['msg'] === 'order placed').map((line) => line['order_id']));
+          const leftOver = created.filter((id) => !announced(service.lines).has(id));
+          const lines = [...service.lines];
+          if (backends.name === 'real' && leftOver.length > 0) {
+            const next = spawnBin(bin, backends.args, env);
+            running.push(next);
+            await until(
+              () => leftOver.every((id) => announced(next.lines).has(id)),
+              `the next process to announce ${leftOver.length} left-over orders`,
+              60_000,
+            );
+            expect(await next.stop()).toBe(0);
+            lines.push(...next.lines);
+            console.log(`${bin}: ${created.length} orders; ${leftOver.length} announced by the next process`);
+          } else {
+            expect(leftOver).toEqual([]);
+          }
+          // Each exactly once across both processes (the ledger: never twice).
+          const placed = lines.filter((line) => line['msg'] === 'order placed').map((line) => line['order_id']);
+          expect(created.filter((id) => placed.filter((p) => p === id).length !== 1)).toEqual([]);
+        } finally {
+          agent.destroy();
         }
-        // Each exactly once across both processes (the ledger: never twice).
-        const placed = lines.filter((line) => line['msg'] === 'order placed').map((line) => line['order_id']);
-        expect(created.filter((id) => placed.filter((p) => p === id).length !== 1)).toEqual([]);
-      } finally {
-        agent.destroy();
-      }
-    }, 120_000);
+      },
+      120_000,
+    );
   });
 }
 
@@ -174,7 +191,13 @@ async function createOrder(base: string, agent: Agent, token: string, afterSigna
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
     if (code === 'ECONNREFUSED') return { kind: 'refused' };
-    return { kind: 'failed', code, message: error instanceof Error ? error.message : String(error), afterSignal, reused: (error as { reusedSocket?: boolean }).reusedSocket === true };
+    return {
+      kind: 'failed',
+      code,
+      message: error instanceof Error ? error.message : String(error),
+      afterSignal,
+      reused: (error as { reusedSocket?: boolean }).reusedSocket === true,
+    };
   }
 }
 

@@ -58,13 +58,21 @@ describe('node:http transport edge cases', () => {
 
   it('a chunked 2 MiB body (no Content-Length) is refused 413 on a protected route', async () => {
     const chunk = Buffer.alloc(64 * 1024, 'a');
-    const response = await chunked(`${app.baseUrl}/orders`, token, Array.from({ length: 32 }, () => chunk));
+    const response = await chunked(
+      `${app.baseUrl}/orders`,
+      token,
+      Array.from({ length: 32 }, () => chunk),
+    );
     expect(response.status).toBe(413);
     expect(JSON.parse(response.body)).toStrictEqual({ error: 'request body too large' });
   });
 
   it('a plain TypeError thrown by the cache is not a panic: the read degrades to the repository', async () => {
-    const created = await fetch(`${app.baseUrl}/orders`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ item: 'widget', quantity: 2 }) });
+    const created = await fetch(`${app.baseUrl}/orders`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ item: 'widget', quantity: 2 }),
+    });
     const { id } = (await created.json()) as { id: string };
     const cache = app.fakes!.cacheFake;
     const originalGet = cache.get.bind(cache);

@@ -30,7 +30,12 @@ export async function slots(t: EdgeTarget): Promise<string> {
   oversized.writeUInt32BE(5 * 1024 * 1024, 1);
   const statuses = new Map<string, number>();
   for (let i = 0; i < 132; i++) {
-    const stream = session.request({ ':method': 'POST', ':path': '/ordersv1.Orders/Login', 'content-type': 'application/grpc', te: 'trailers' });
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': '/ordersv1.Orders/Login',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+    });
     stream.on('error', () => undefined);
     stream.once('response', (h) => statuses.set(String(h['grpc-status']), (statuses.get(String(h['grpc-status'])) ?? 0) + 1));
     stream.resume();
@@ -41,11 +46,13 @@ export async function slots(t: EdgeTarget): Promise<string> {
   for (let i = 0; i < 3; i++) {
     const stream = session.request({ ':method': 'GET', ':path': `/orders/${t.orderId}`, authorization: t.auth });
     stream.on('error', () => undefined);
-    gets.push(await new Promise<string>((resolve) => {
-      stream.once('response', (h) => resolve(String(h[':status'])));
-      stream.once('close', () => resolve(`reset ${stream.rstCode}`));
-      stream.resume();
-    }));
+    gets.push(
+      await new Promise<string>((resolve) => {
+        stream.once('response', (h) => resolve(String(h[':status'])));
+        stream.once('close', () => resolve(`reset ${stream.rstCode}`));
+        stream.resume();
+      }),
+    );
   }
   session.destroy();
   return `132 oversized Logins: grpc-status ${[...statuses].map(([k, v]) => `${k} x${v}`).join(', ')}; then 3 GETs on the same connection: ${gets.join(', ')}`;
@@ -64,7 +71,13 @@ export async function readingClients(t: EdgeTarget, count: number): Promise<void
       const session = await h2session(t.origin);
       await Promise.all(
         Array.from({ length: 128 }, () => {
-          const stream = session.request({ ':method': 'POST', ':path': '/ordersv1.Orders/ListOrders', 'content-type': 'application/grpc', te: 'trailers', authorization: t.auth });
+          const stream = session.request({
+            ':method': 'POST',
+            ':path': '/ordersv1.Orders/ListOrders',
+            'content-type': 'application/grpc',
+            te: 'trailers',
+            authorization: t.auth,
+          });
           stream.on('error', () => undefined);
           stream.resume();
           stream.end(message);
@@ -91,7 +104,13 @@ export async function zeroWindow(t: EdgeTarget, count = 150, holdMs = 40_000): P
     session.once('goaway', () => (goaways += 1));
     sessions.push(session);
     for (let s = 0; s < 128; s++) {
-      const stream = session.request({ ':method': 'POST', ':path': '/ordersv1.Orders/ListOrders', 'content-type': 'application/grpc', te: 'trailers', authorization: t.auth });
+      const stream = session.request({
+        ':method': 'POST',
+        ':path': '/ordersv1.Orders/ListOrders',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+        authorization: t.auth,
+      });
       stream.on('error', () => undefined);
       stream.once('close', () => (stream.rstCode !== 0 ? (resets += 1) : undefined));
       stream.end(message);
@@ -173,4 +192,3 @@ export async function manyConnections(t: EdgeTarget, count = 5000): Promise<stri
   for (const socket of sockets) socket.destroy();
   return `${count} idle connections opened: ${open} still open after 2 s, ${closedByServer} closed by the server`;
 }
-

@@ -23,15 +23,37 @@ export type Executable = 'stdlib' | 'koa' | 'grpc';
 export async function startTarget(executable: Executable, env: Record<string, string> = {}): Promise<EdgeTarget> {
   const path = fileURLToPath(new URL(`../../bin/orders-${executable}.ts`, import.meta.url));
   // Rate limiting would answer most attack requests with a small 429: the worst case is an unlimited one.
-  const bin = spawnBin(path, ['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'info', RATE_LIMIT_RPS: '1000000', ...env });
-  const port = Number(String((await bin.waitForLine((l) => l['msg'] === 'api: listening', 'api: listening'))['addr']).split(':').at(-1));
+  const bin = spawnBin(path, ['--embedded'], {
+    HTTP_ADDR: '127.0.0.1:0',
+    ADMIN_ADDR: '127.0.0.1:0',
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_RPS: '1000000',
+    ...env,
+  });
+  const port = Number(
+    String((await bin.waitForLine((l) => l['msg'] === 'api: listening', 'api: listening'))['addr'])
+      .split(':')
+      .at(-1),
+  );
   const origin = `http://127.0.0.1:${port}`;
-  const login = (await (await fetch(`${origin}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'alice', password: 'alice-password' }) })).json()) as { token: string };
+  const login = (await (
+    await fetch(`${origin}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'alice', password: 'alice-password' }),
+    })
+  ).json()) as { token: string };
   const auth = `Bearer ${login.token}`;
   let orderId = '';
   for (let i = 0; i < 100; i++) {
     const item = `order ${String(i).padStart(3, '0')} ${'x'.repeat(120)}`;
-    const created = (await (await fetch(`${origin}/orders`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify({ item, quantity: i + 1 }) })).json()) as { id: string };
+    const created = (await (
+      await fetch(`${origin}/orders`, {
+        method: 'POST',
+        headers: { authorization: auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ item, quantity: i + 1 }),
+      })
+    ).json()) as { id: string };
     orderId = created.id;
   }
   return {
@@ -61,7 +83,10 @@ export interface BystanderReport {
  * callbacks and be counted as the server's latency.
  */
 export function startBystander(target: EdgeTarget): { stop(): Promise<BystanderReport> } {
-  const worker = new Worker(BYSTANDER, { eval: true, workerData: { port: target.port, path: `/orders/${target.orderId}`, auth: target.auth } });
+  const worker = new Worker(BYSTANDER, {
+    eval: true,
+    workerData: { port: target.port, path: `/orders/${target.orderId}`, auth: target.auth },
+  });
   const report = new Promise<{ asked: number; failed: number; latencies: number[] }>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);

@@ -91,7 +91,8 @@ export function rawH2(host: string, port: number): Promise<RawH2> {
         if (pending.length < 9 + length) break;
         const type = pending[3];
         if (type === FRAME.GOAWAY) goaway ??= pending.readUInt32BE(9 + 4);
-        if (type === FRAME.SETTINGS && (pending[4]! & SETTINGS_ACK) === 0) socket.write(frame(FRAME.SETTINGS, SETTINGS_ACK, 0, Buffer.alloc(0)));
+        if (type === FRAME.SETTINGS && (pending[4]! & SETTINGS_ACK) === 0)
+          socket.write(frame(FRAME.SETTINGS, SETTINGS_ACK, 0, Buffer.alloc(0)));
         pending = pending.subarray(9 + length);
       }
     });

@@ -98,7 +98,11 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
   const { api: port, admin: adminPort } = await service.ready;
   const baseUrl = `http://127.0.0.1:${port}`;
   const addUser = async (username: string, password = `${username}-password`): Promise<string> => {
-    await backends.credentials.add({ id: crypto.randomUUID(), username, passwordHash: await hashPassword(password, { N: 1024, r: 8, p: 1 }) });
+    await backends.credentials.add({
+      id: crypto.randomUUID(),
+      username,
+      passwordHash: await hashPassword(password, { N: 1024, r: 8, p: 1 }),
+    });
     return password;
   };
   return {

@@ -11,7 +11,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 export class MatrixFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const cold = (spec: TestSpecification): boolean => spec.moduleId.includes('/conformance/columns/') && this.ctx.cache.getTestSpecificationResult(spec) === undefined;
+    const cold = (spec: TestSpecification): boolean =>
+      spec.moduleId.includes('/conformance/columns/') && this.ctx.cache.getTestSpecificationResult(spec) === undefined;
     // BaseSequencer keeps each project (and group) contiguous: reorder inside each, stably.
     const blockOf = (spec: TestSpecification): string => `${spec.project.config.sequence.groupOrder}|${spec.project.name}`;
     const position = new Map(sorted.map((spec, index) => [spec, index]));

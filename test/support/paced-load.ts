@@ -67,7 +67,11 @@ export interface BudgetRate {
  * decision to the last is burst + rate x window, less under one token left at the end. So
  * (accepted - burst) / window is the refill rate, whatever the scheduling of the requests.
  */
-export function budgetRate(samples: readonly Sample<unknown>[], isAccepted: (sample: Sample<unknown>) => boolean, burst: number): BudgetRate {
+export function budgetRate(
+  samples: readonly Sample<unknown>[],
+  isAccepted: (sample: Sample<unknown>) => boolean,
+  burst: number,
+): BudgetRate {
   const byDecision = [...samples].sort((a, b) => a.sentAt + a.doneAt - (b.sentAt + b.doneAt));
   const first = byDecision[0];
   const last = byDecision.at(-1);

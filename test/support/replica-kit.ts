@@ -36,18 +36,28 @@ export function placedCounts(lines: Iterable<Record<string, unknown>>): Map<stri
  * Removes what executables run on POSTGRES_SCHEMA `schema` of the shared servers left there: the cache
  * entries of its orders and its JetStream stream (ORDERS_<schema>), both best effort, and the schema itself.
  */
-export async function dropSchemaRun(env: { readonly dsn: string; readonly redisAddr: string; readonly natsUrl: string }, schema: string): Promise<void> {
+export async function dropSchemaRun(
+  env: { readonly dsn: string; readonly redisAddr: string; readonly natsUrl: string },
+  schema: string,
+): Promise<void> {
   const db = new pg.Client({ connectionString: env.dsn });
   await db.connect();
   try {
-    const ids = await db.query<{ id: string }>(`SELECT id FROM "${schema}".orders`).then((r) => r.rows.map((row) => row.id), () => []);
+    const ids = await db.query<{ id: string }>(`SELECT id FROM "${schema}".orders`).then(
+      (r) => r.rows.map((row) => row.id),
+      () => [],
+    );
     if (ids.length > 0) {
       const redis = new Redis(`redis://${env.redisAddr}`, { lazyConnect: true, maxRetriesPerRequest: 1 });
-      await redis.connect().then(() => redis.del(...ids.map((id) => `${DEFAULT_KEY_PREFIX}${id}`)), () => undefined);
+      await redis.connect().then(
+        () => redis.del(...ids.map((id) => `${DEFAULT_KEY_PREFIX}${id}`)),
+        () => undefined,
+      );
       redis.disconnect();
     }
     const nats = await connect({ servers: env.natsUrl.split(',') }).catch(() => undefined);
-    if (nats !== undefined) await (await jetstreamManager(nats)).streams.delete(`${ORDER_STREAM_DEFAULTS.stream}_${schema}`).catch(() => undefined);
+    if (nats !== undefined)
+      await (await jetstreamManager(nats)).streams.delete(`${ORDER_STREAM_DEFAULTS.stream}_${schema}`).catch(() => undefined);
     await nats?.close().catch(() => undefined);
     await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   } finally {

@@ -7,6 +7,8 @@ import { BACKEND_VARIABLES, realBackendsConfigured } from './in-process-app.ts';
 export default function requireRealBackends(): void {
   if (!realBackendsConfigured(process.env)) {
     const missing = BACKEND_VARIABLES.filter((name) => (process.env[name] ?? '') === '');
-    throw new Error(`the real-backend suite needs ${missing.join(', ')} (README "Real backends"; npm run test:containers starts them in containers)`);
+    throw new Error(
+      `the real-backend suite needs ${missing.join(', ')} (README "Real backends"; npm run test:containers starts them in containers)`,
+    );
   }
 }

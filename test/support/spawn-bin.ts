@@ -70,7 +70,9 @@ export function spawnBin(bin: string, args: readonly string[], env: Readonly<Rec
     }
   });
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   running.add(child);
   let done = false;
   void exited.then(() => {
@@ -98,7 +100,10 @@ export function spawnBin(bin: string, args: readonly string[], env: Readonly<Rec
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         if (done) throw fail('exited before it was ready');
-        const status = await fetch(`${adminUrl}/readyz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.status, () => 0);
+        const status = await fetch(`${adminUrl}/readyz`, { signal: AbortSignal.timeout(1_000) }).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (status === 200) return;
         if (Date.now() > deadline) throw fail(`not ready within ${timeoutMs} ms`);
         await sleep(25);
@@ -115,7 +120,11 @@ export function spawnBin(bin: string, args: readonly string[], env: Readonly<Rec
 }
 
 /** Waits for exit, failing after timeoutMs (the process is killed then). */
-export async function exitWithin(bin: SpawnedBin, timeoutMs: number, label: string): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+export async function exitWithin(
+  bin: SpawnedBin,
+  timeoutMs: number,
+  label: string,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   const timer = sleep(timeoutMs).then(() => undefined);
   const result = await Promise.race([bin.exited, timer]);
   if (result === undefined) {

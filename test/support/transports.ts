@@ -28,7 +28,13 @@ export interface Transport {
 export const TRANSPORTS: readonly Transport[] = [
   { name: 'stdlib', factory: stdlibTransport, bin: 'bin/orders-stdlib.ts', drivers: ['rest-http1'], restVariant: 'stdlib-router' },
   { name: 'koa', factory: koaTransport, bin: 'bin/orders-koa.ts', drivers: ['rest-http1'], restVariant: 'router-framework' },
-  { name: 'grpc', factory: grpcTransport, bin: 'bin/orders-grpc.ts', drivers: ['rest-http1', 'rest-h2c', 'grpc'], restVariant: 'stdlib-router' },
+  {
+    name: 'grpc',
+    factory: grpcTransport,
+    bin: 'bin/orders-grpc.ts',
+    drivers: ['rest-http1', 'rest-h2c', 'grpc'],
+    restVariant: 'stdlib-router',
+  },
 ];
 
 export function transportNamed(name: TransportName): Transport {

@@ -1,16 +1,18 @@
-import { jetstream, jetstreamManager, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import {
+  jetstream,
+  jetstreamManager,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrUnavailable } from '../../domain/errors.ts';
 import { ORDER_PLACED_SUBJECT } from '../../domain/order-placed.ts';
 import type { Component } from '../../lifecycle/component.ts';
 import type { Logger } from '../../ports/logger.ts';
-import type {
-  OrderEventPublisher,
-  OrderEventSubscriber,
-  OrderPlacedEnvelope,
-  OrderPlacedHandler,
-} from '../../ports/order-events.ts';
+import type { OrderEventPublisher, OrderEventSubscriber, OrderPlacedEnvelope, OrderPlacedHandler } from '../../ports/order-events.ts';
 import type { NatsConfig } from './nats-config.ts';
 import { decodeOrderPlaced, encodeOrderPlaced } from './order-placed-codec.ts';
 import { ensureOrderStream, ORDER_STREAM_DEFAULTS, type OrderStreamSettings } from './order-stream.ts';
@@ -241,7 +243,10 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
         await this.#handle(handler, batch);
       }
     } catch (err) {
-      this.#logger.warn({ component: this.name, error: describe(err) }, 'events: drain cut short; the rest is redelivered to the next consumer');
+      this.#logger.warn(
+        { component: this.name, error: describe(err) },
+        'events: drain cut short; the rest is redelivered to the next consumer',
+      );
     }
   }
 
@@ -297,7 +302,10 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
       await handler(decoded.map((d) => d.envelope));
     } catch (err) {
       const first = decoded[0]!.envelope;
-      this.#logger.error({ err: describe(err), events: decoded.length, order_id: first.event.order_id, event_id: first.id }, 'events: handler failed');
+      this.#logger.error(
+        { err: describe(err), events: decoded.length, order_id: first.event.order_id, event_id: first.id },
+        'events: handler failed',
+      );
       for (const { msg } of decoded) settle(() => msg.nak(REDELIVER_DELAY_MS));
       return;
     }
@@ -310,7 +318,11 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
         case 'disconnect':
         case 'staleConnection':
           // One line per outage: 'reconnecting' repeats per attempt and is not logged.
-          if (this.#connected) this.#logger.warn({ component: this.name, servers: this.#config.display, reason: status.type }, 'publisher: connection lost; reconnecting in the background');
+          if (this.#connected)
+            this.#logger.warn(
+              { component: this.name, servers: this.#config.display, reason: status.type },
+              'publisher: connection lost; reconnecting in the background',
+            );
           this.#connected = false;
           break;
         case 'reconnect':

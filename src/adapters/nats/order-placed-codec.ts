@@ -13,9 +13,13 @@ export function decodeOrderPlaced(text: string): OrderPlaced | undefined {
     return undefined;
   }
   if (
-    typeof value !== 'object' || value === null ||
-    typeof value.order_id !== 'string' || typeof value.user_id !== 'string' || typeof value.item !== 'string' ||
-    typeof value.quantity !== 'number' || typeof value.created_at !== 'string'
+    typeof value !== 'object' ||
+    value === null ||
+    typeof value.order_id !== 'string' ||
+    typeof value.user_id !== 'string' ||
+    typeof value.item !== 'string' ||
+    typeof value.quantity !== 'number' ||
+    typeof value.created_at !== 'string'
   ) {
     return undefined;
   }

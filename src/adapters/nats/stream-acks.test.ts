@@ -15,7 +15,13 @@ function fakeConnection() {
     },
   } as unknown as NatsConnection;
   const answer = (reply: string, body: string, status?: { code: number; description: string }): void =>
-    subscriptions.find((sub) => reply.startsWith(sub.prefix))?.deliver(null, { subject: reply, string: () => body, headers: status === undefined ? undefined : headers(status.code, status.description) } as unknown as Msg);
+    subscriptions
+      .find((sub) => reply.startsWith(sub.prefix))
+      ?.deliver(null, {
+        subject: reply,
+        string: () => body,
+        headers: status === undefined ? undefined : headers(status.code, status.description),
+      } as unknown as Msg);
   return { nc, published, answer };
 }
 
@@ -43,7 +49,11 @@ describe('StreamAcks', () => {
     answer(published[1]!.reply, '', { code: 503, description: 'No Responders' });
     answer(published[2]!.reply, 'garbage');
     const reasons = (await Promise.allSettled(results)).map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'resolved'));
-    expect(reasons).toEqual(['maximum messages exceeded', 'stream unavailable (503 No Responders)', 'unreadable acknowledgement from the stream']);
+    expect(reasons).toEqual([
+      'maximum messages exceeded',
+      'stream unavailable (503 No Responders)',
+      'unreadable acknowledgement from the stream',
+    ]);
   });
 
   it('no answer within the timeout rejects; a late answer changes nothing; close fails what still waits', async () => {

@@ -88,7 +88,9 @@ export async function runAdminCli(argv: readonly string[], io: AdminCliIo): Prom
   } catch (error) {
     if (error instanceof ErrConflict && command.kind === 'add-user') {
       // Re-running a set-up script must not fail on a user it already made; the password is not touched.
-      io.stdout.write(`user ${command.username} already exists; left unchanged (to replace its password: orders-admin users set-password ${command.username})\n`);
+      io.stdout.write(
+        `user ${command.username} already exists; left unchanged (to replace its password: orders-admin users set-password ${command.username})\n`,
+      );
       return 0;
     } else if (error instanceof ConfigError || error instanceof ErrUnavailable) {
       io.stderr.write(`orders-admin: ${error.message}\n`);
@@ -105,5 +107,7 @@ export async function runAdminCli(argv: readonly string[], io: AdminCliIo): Prom
 async function readPassword(stdin: AsyncIterable<string | Uint8Array>): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk));
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }

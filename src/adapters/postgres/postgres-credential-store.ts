@@ -39,7 +39,11 @@ export class PostgresCredentialStore implements CredentialStore {
   /** A taken username (users_username_key) or id surfaces as ErrConflict. */
   async add(user: User): Promise<void> {
     try {
-      await this.#db.query('INSERT INTO users (id, username, password_hash) VALUES ($1, $2, $3)', [user.id, user.username, user.passwordHash]);
+      await this.#db.query('INSERT INTO users (id, username, password_hash) VALUES ($1, $2, $3)', [
+        user.id,
+        user.username,
+        user.passwordHash,
+      ]);
     } catch (error) {
       throw translatePgError(error, 'add user');
     }

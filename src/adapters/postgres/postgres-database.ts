@@ -145,7 +145,10 @@ export class PostgresDatabase implements Component, Transactional {
       return result;
     } catch (error) {
       // A connection whose ROLLBACK fails is in an unknown state: destroy it rather than pool it.
-      const rolledBack = await client.query('ROLLBACK').then(() => true, () => false);
+      const rolledBack = await client.query('ROLLBACK').then(
+        () => true,
+        () => false,
+      );
       client.release(!rolledBack);
       throw error;
     }

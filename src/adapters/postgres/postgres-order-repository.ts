@@ -104,7 +104,12 @@ export class PostgresOrderRepository implements OrderRepository {
       return await this.#db.transaction(async (tx): Promise<PlacementResult> => {
         if (idempotency !== undefined) {
           const claimed = await tx.query(CLAIM_KEY, [
-            order.userId, idempotency.key, idempotency.fingerprint, order.id, idempotency.expiresAt, idempotency.now,
+            order.userId,
+            idempotency.key,
+            idempotency.fingerprint,
+            order.id,
+            idempotency.expiresAt,
+            idempotency.now,
           ]);
           if (claimed.rowCount === 0) return replayOf(tx, order.userId, idempotency.key, idempotency.fingerprint);
         }

@@ -78,10 +78,7 @@ export class PostgresOutbox implements OutboxStore, NotificationLedger {
     if (valid.length === 0) return;
     try {
       await this.#db.transaction(async (tx) => {
-        const { rows } = await tx.query<{ id: string }>(
-          'DELETE FROM order_outbox WHERE id = ANY($1::uuid[]) RETURNING id',
-          [valid],
-        );
+        const { rows } = await tx.query<{ id: string }>('DELETE FROM order_outbox WHERE id = ANY($1::uuid[]) RETURNING id', [valid]);
         announce(new Set(rows.map((row) => row.id)));
       });
     } catch (error) {

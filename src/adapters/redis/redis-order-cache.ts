@@ -186,9 +186,14 @@ function decodeOrder(raw: string): Order | undefined {
     return undefined;
   }
   if (
-    typeof value !== 'object' || value === null ||
-    typeof value.id !== 'string' || typeof value.user_id !== 'string' || typeof value.item !== 'string' ||
-    typeof value.quantity !== 'number' || value.status !== ORDER_STATUS_PENDING || typeof value.created_at !== 'string'
+    typeof value !== 'object' ||
+    value === null ||
+    typeof value.id !== 'string' ||
+    typeof value.user_id !== 'string' ||
+    typeof value.item !== 'string' ||
+    typeof value.quantity !== 'number' ||
+    value.status !== ORDER_STATUS_PENDING ||
+    typeof value.created_at !== 'string'
   ) {
     return undefined;
   }

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ErrConflict, ErrForbidden, ErrIdempotencyKeyReused, ErrInvalidCredentials, ErrInvalidOrderId, ErrNotFound, ErrUnavailable, ErrValidation } from '../../domain/errors.ts';
+import {
+  ErrConflict,
+  ErrForbidden,
+  ErrIdempotencyKeyReused,
+  ErrInvalidCredentials,
+  ErrInvalidOrderId,
+  ErrNotFound,
+  ErrUnavailable,
+  ErrValidation,
+} from '../../domain/errors.ts';
 import { ErrMissingCredentials } from '../../service/authenticate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
 import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from '../../session/session-errors.ts';
@@ -18,7 +27,14 @@ const CASES: ReadonlyArray<readonly [string, unknown, number, string, number, st
   ['ErrNotFound', new ErrNotFound(), 404, 'not found', 5, undefined],
   ['ErrForbidden', new ErrForbidden(), 403, 'forbidden', 7, undefined],
   ['ErrInvalidCredentials', new ErrInvalidCredentials(), 401, 'invalid credentials', 16, undefined],
-  ['ErrValidation (own text)', new ErrValidation('quantity must be a positive integer'), 400, 'quantity must be a positive integer', 3, undefined],
+  [
+    'ErrValidation (own text)',
+    new ErrValidation('quantity must be a positive integer'),
+    400,
+    'quantity must be a positive integer',
+    3,
+    undefined,
+  ],
   ['ErrValidation (other text)', new ErrValidation('item is required'), 400, 'item is required', 3, undefined],
   ['ErrIdempotencyKeyReused', new ErrIdempotencyKeyReused(), 422, 'Idempotency-Key already used for a different request', 9, undefined],
   ['ErrMissingCredentials', new ErrMissingCredentials(), 401, 'missing or malformed Authorization header', 16, undefined],
@@ -39,8 +55,22 @@ const CASES: ReadonlyArray<readonly [string, unknown, number, string, number, st
   // logged as what it is, on both transports, never as a panic.
   ['ErrUnavailable', new ErrUnavailable(OUTAGE), 500, 'internal server error', 13, 'api: backend unavailable'],
   // Everything else is a bug: masked, and logged by the recovery step as a panic (spec 4.3 rule 1).
-  ['ErrConflict', new ErrConflict('database: insert order: order x already exists'), 500, 'internal server error', 13, 'api: panic recovered'],
-  ['TypeError', new TypeError("Cannot read properties of undefined (reading 'id')"), 500, 'internal server error', 13, 'api: panic recovered'],
+  [
+    'ErrConflict',
+    new ErrConflict('database: insert order: order x already exists'),
+    500,
+    'internal server error',
+    13,
+    'api: panic recovered',
+  ],
+  [
+    'TypeError',
+    new TypeError("Cannot read properties of undefined (reading 'id')"),
+    500,
+    'internal server error',
+    13,
+    'api: panic recovered',
+  ],
   ['plain Error', new Error('boom'), 500, 'internal server error', 13, 'api: panic recovered'],
   ['a thrown string', 'boom', 500, 'internal server error', 13, 'api: panic recovered'],
   ['undefined', undefined, 500, 'internal server error', 13, 'api: panic recovered'],
@@ -64,10 +94,26 @@ describe('toHttpError: the table as both HTTP transports answer', () => {
   it.each([
     ['an expected error carries status and message', new ErrNotFound(), { status: 404, message: 'not found', expected: true }],
     // Only answers that leave the body unread close the connection.
-    ['a too large body closes the connection', new ErrBodyTooLarge(), { status: 413, message: 'request body too large', expected: true, closeConnection: true }],
-    ['an unsupported media type closes the connection', new ErrUnsupportedMediaType(), { status: 415, message: 'Content-Type must be application/json', expected: true, closeConnection: true }],
-    ['a backend outage is expected but logged for the operator', new ErrUnavailable(OUTAGE), { status: 500, message: 'internal server error', expected: true, logAs: 'api: backend unavailable' }],
-    ['anything else is the masked 500, left to the recovery step', new TypeError('x'), { status: 500, message: 'internal server error', expected: false }],
+    [
+      'a too large body closes the connection',
+      new ErrBodyTooLarge(),
+      { status: 413, message: 'request body too large', expected: true, closeConnection: true },
+    ],
+    [
+      'an unsupported media type closes the connection',
+      new ErrUnsupportedMediaType(),
+      { status: 415, message: 'Content-Type must be application/json', expected: true, closeConnection: true },
+    ],
+    [
+      'a backend outage is expected but logged for the operator',
+      new ErrUnavailable(OUTAGE),
+      { status: 500, message: 'internal server error', expected: true, logAs: 'api: backend unavailable' },
+    ],
+    [
+      'anything else is the masked 500, left to the recovery step',
+      new TypeError('x'),
+      { status: 500, message: 'internal server error', expected: false },
+    ],
   ])('%s', (_label, error, answer) => {
     expect(toHttpError(error)).toStrictEqual(answer);
   });

@@ -72,23 +72,51 @@ export const ERROR_TABLE: Readonly<Record<ErrorKind, ErrorAnswer>> = {
   'invalid-credentials': { httpStatus: 401, message: 'invalid credentials', grpcCode: 'UNAUTHENTICATED', log: undefined },
   validation: { httpStatus: 400, message: null, grpcCode: 'INVALID_ARGUMENT', log: undefined },
   // draft-ietf-httpapi-idempotency-key-header: a key reused with another body is the client's mistake.
-  'idempotency-key-reused': { httpStatus: 422, message: 'Idempotency-Key already used for a different request', grpcCode: 'FAILED_PRECONDITION', log: undefined },
-  'missing-credentials': { httpStatus: 401, message: 'missing or malformed Authorization header', grpcCode: 'UNAUTHENTICATED', log: undefined },
+  'idempotency-key-reused': {
+    httpStatus: 422,
+    message: 'Idempotency-Key already used for a different request',
+    grpcCode: 'FAILED_PRECONDITION',
+    log: undefined,
+  },
+  'missing-credentials': {
+    httpStatus: 401,
+    message: 'missing or malformed Authorization header',
+    grpcCode: 'UNAUTHENTICATED',
+    log: undefined,
+  },
   'invalid-token': { httpStatus: 401, message: 'invalid or expired token', grpcCode: 'UNAUTHENTICATED', log: undefined },
   'invalid-order-id': { httpStatus: 400, message: 'invalid order id', grpcCode: 'INVALID_ARGUMENT', log: undefined },
   'malformed-body': { httpStatus: 400, message: 'malformed request body', grpcCode: 'INVALID_ARGUMENT', log: undefined },
-  'body-too-large': { httpStatus: 413, message: 'request body too large', grpcCode: 'RESOURCE_EXHAUSTED', log: undefined, closeConnection: true },
+  'body-too-large': {
+    httpStatus: 413,
+    message: 'request body too large',
+    grpcCode: 'RESOURCE_EXHAUSTED',
+    log: undefined,
+    closeConnection: true,
+  },
   // REST only (RFC 9112 §3.2; rule HTTP-host-header).
   'bad-host-header': { httpStatus: 400, message: 'missing or duplicate Host header', grpcCode: 'INVALID_ARGUMENT', log: undefined },
   // REST only: the body is left unread (rule HTTP-json-content-type).
-  'unsupported-media-type': { httpStatus: 415, message: 'Content-Type must be application/json', grpcCode: 'INVALID_ARGUMENT', log: undefined, closeConnection: true },
+  'unsupported-media-type': {
+    httpStatus: 415,
+    message: 'Content-Type must be application/json',
+    grpcCode: 'INVALID_ARGUMENT',
+    log: undefined,
+    closeConnection: true,
+  },
   // nginx's 499: recorded in metrics and the request log, never seen by a client.
   'client-closed': { httpStatus: 499, message: 'client closed request', grpcCode: 'CANCELLED', log: undefined },
   // The service is there but cannot hold a session for this caller right now (spec 7 rule 3).
   'session-unavailable': { httpStatus: 503, message: 'session unavailable', grpcCode: 'UNAVAILABLE', log: undefined },
   // The login gate is full for this caller (rule LOGIN-gate): refused at once; a slot frees within a
   // derivation or two (~0.2 s each), so one second is the honest smallest Retry-After.
-  'login-busy': { httpStatus: 429, message: 'too many login attempts', grpcCode: 'RESOURCE_EXHAUSTED', log: undefined, retryAfterSeconds: 1 },
+  'login-busy': {
+    httpStatus: 429,
+    message: 'too many login attempts',
+    grpcCode: 'RESOURCE_EXHAUSTED',
+    log: undefined,
+    retryAfterSeconds: 1,
+  },
   // A backend outage is not a bug: masked as 500 like one, but logged as what it is, not as a panic.
   'backend-unavailable': { httpStatus: 500, message: 'internal server error', grpcCode: 'INTERNAL', log: 'api: backend unavailable' },
   // Spec 7 "anything else": the cause is masked and logged once.

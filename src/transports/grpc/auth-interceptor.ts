@@ -21,7 +21,9 @@ export const AUTH_EXEMPT_METHODS: ReadonlySet<string> = new Set([
  * It reads the `authorization` metadata and verifies it with the same authenticate() as HTTP;
  * failures are thrown as they are and mapped by the one table (errors/error-table.ts).
  */
-export function authInterceptor(tokens: TokenService): (method: string, headers: IncomingHttpHeaders) => Promise<Principal | undefined> | undefined {
+export function authInterceptor(
+  tokens: TokenService,
+): (method: string, headers: IncomingHttpHeaders) => Promise<Principal | undefined> | undefined {
   return (method, headers) => (AUTH_EXEMPT_METHODS.has(method) ? undefined : authenticate(headers.authorization, tokens));
 }
 

@@ -15,7 +15,9 @@ import { GrpcServerMetrics } from '../../observability/grpc-metrics.ts';
  * registered (spec 4.4 rule 6); unknown services and methods answer UNIMPLEMENTED. No HTTP
  * middleware here (spec 4.3 rule 3).
  */
-export function createGrpcHandler(core: Pick<Core, 'auth' | 'orders' | 'tokens' | 'logger' | 'readiness' | 'observability'>): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
+export function createGrpcHandler(
+  core: Pick<Core, 'auth' | 'orders' | 'tokens' | 'logger' | 'readiness' | 'observability'>,
+): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
   return createUnaryServer({
     methods: new Map([...createOrdersMethods(core), ...createHealthMethods(core.readiness)]),
     authenticate: authInterceptor(core.tokens),

@@ -47,7 +47,8 @@ export function fullMethodName(method: DescMethod): string {
 export function createOrdersMethods(core: Pick<Core, 'auth' | 'orders'>): Map<string, UnaryMethod<Principal>> {
   const handlers: Record<keyof typeof Orders.method, (req: never, call: Call) => Promise<Message>> = {
     // The peer address keys the core's login gate, so gRPC callers queue apart from each other (LOGIN-gate-fair).
-    login: async (req: LoginRequest, call) => create(Orders.method.login.output, { token: await core.auth.login(req.username, req.password, call.peer, call.signal) }),
+    login: async (req: LoginRequest, call) =>
+      create(Orders.method.login.output, { token: await core.auth.login(req.username, req.password, call.peer, call.signal) }),
     createOrder: async (req: CreateOrderRequest, call) => {
       // The HTTP Idempotency-Key as metadata (rules IDEM-*); parsed and enforced by the service.
       const key = call.headers['idempotency-key'];

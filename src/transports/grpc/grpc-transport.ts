@@ -15,7 +15,12 @@ import { createOnePortServer, type AnyRequestHandler } from './one-port-server.t
  */
 export const grpcTransport: TransportFactory = (core) => {
   // The handler reads only what node:http and node:http2's compatibility API have in common.
-  const rest = createStdlibHandler({ api: core.api, tokens: core.tokens, observability: core.observability, limiter: core.rateLimiter }) as AnyRequestHandler;
+  const rest = createStdlibHandler({
+    api: core.api,
+    tokens: core.tokens,
+    observability: core.observability,
+    limiter: core.rateLimiter,
+  }) as AnyRequestHandler;
   // Production: the declared timeouts; a test harness's shorter ones otherwise (http/server/platform-timeouts.ts).
   const overrides = core.platformTimeouts ?? {};
   const http1 = http1Timeouts(overrides);
@@ -26,7 +31,10 @@ export const grpcTransport: TransportFactory = (core) => {
     tls: core.config.tls,
     http1Timeouts: http1,
     ...(overrides.sniffMs === undefined ? {} : { sniffTimeoutMs: overrides.sniffMs }),
-    http2Guard: { idleMs: http2IdleMs, ...(overrides.http2StreamRequestMs === undefined ? {} : { streamRequestMs: overrides.http2StreamRequestMs }) },
+    http2Guard: {
+      idleMs: http2IdleMs,
+      ...(overrides.http2StreamRequestMs === undefined ? {} : { streamRequestMs: overrides.http2StreamRequestMs }),
+    },
   });
   return {
     server: front.server,

@@ -21,7 +21,10 @@ function statusOf(report: HealthReport): ServingStatus {
  * grpc.health.v1.Health on the public port (rule GRPC-health): SERVING exactly when the readiness
  * report (/readyz) is clean, NOT_SERVING otherwise; both names answer from the same report.
  */
-export function createHealthMethods(readiness: () => Promise<HealthReport>, watchIntervalMs = HEALTH_WATCH_INTERVAL_MS): Map<string, UnaryMethod<Principal> | ServerStreamMethod<Principal>> {
+export function createHealthMethods(
+  readiness: () => Promise<HealthReport>,
+  watchIntervalMs = HEALTH_WATCH_INTERVAL_MS,
+): Map<string, UnaryMethod<Principal> | ServerStreamMethod<Principal>> {
   const response = (status: ServingStatus): Message => create(Health.method.check.output, { status });
   const check: UnaryMethod<Principal> = {
     input: Health.method.check.input,

@@ -229,7 +229,16 @@ export function guardSession(session: ServerHttp2Session, options: SessionGuardO
     queuedHardBytes: options.queuedHardBytes ?? HTTP2_SESSION_QUEUED_HARD_BYTES,
     activeStreams: options.activeStreams ?? HTTP2_ACTIVE_STREAMS,
   };
-  const watch: Watch = { seen: 0, lastProcessed: 0, streams: new Set(), waitingSince: new Map(), overSoft: false, limits, active: 0, pending: [] };
+  const watch: Watch = {
+    seen: 0,
+    lastProcessed: 0,
+    streams: new Set(),
+    waitingSince: new Map(),
+    overSoft: false,
+    limits,
+    active: 0,
+    pending: [],
+  };
   watchSession(session, watch);
   let resets = 0;
   let completed = 0;

@@ -15,7 +15,13 @@
  * supported: the HTTP/1.1 `Upgrade: h2c` dance (no gRPC client uses it).
  */
 import type { IncomingMessage, Server as Http1Server, ServerResponse } from 'node:http';
-import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Server, type ServerHttp2Session } from 'node:http2';
+import {
+  createServer as createHttp2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type Http2Server,
+  type ServerHttp2Session,
+} from 'node:http2';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { afterPendingIo, drainHttp1, SHUTDOWN_GRACE_MS, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from '../http/server/http-shutdown.ts';
@@ -76,7 +82,8 @@ export function createOnePortServer(options: OnePortOptions): OnePortServer {
 /** The per-request dispatcher both servers call (rule 1); it is not wrapped by any middleware (rule 3). */
 function dispatchByProtocol(options: Pick<OnePortOptions, 'grpc' | 'rest'>): AnyRequestHandler {
   return (req, res) => {
-    if (isGrpcRequest(req.httpVersionMajor, req.headers['content-type'])) options.grpc(req as Http2ServerRequest, res as Http2ServerResponse);
+    if (isGrpcRequest(req.httpVersionMajor, req.headers['content-type']))
+      options.grpc(req as Http2ServerRequest, res as Http2ServerResponse);
     else options.rest(req, res);
   };
 }

@@ -53,7 +53,10 @@ export function matchedRouteLabel(ctx: KoaContext): string | undefined {
 }
 
 /** The label of the last of the matched layers that serves `method` (group middleware serves none). */
-export function routeLabelOfLayers(layers: readonly { readonly methods: string[]; readonly path: unknown }[], method: string): string | undefined {
+export function routeLabelOfLayers(
+  layers: readonly { readonly methods: string[]; readonly path: unknown }[],
+  method: string,
+): string | undefined {
   const layer = layers.findLast((candidate) => candidate.methods.includes(method));
   if (layer === undefined || typeof layer.path !== 'string') return undefined;
   let brace = BRACE_PATHS.get(layer.path);

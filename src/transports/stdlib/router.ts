@@ -145,5 +145,12 @@ function decodeParams(groups: Params): Params {
 }
 
 function toRestRequest(exchange: Exchange, params: Params): RestRequest {
-  return { params, query: exchange.query, signal: exchange.signal, readBody: () => readBody(exchange.req), headers: exchange.req.headers, client: clientKey(exchange.req) };
+  return {
+    params,
+    query: exchange.query,
+    signal: exchange.signal,
+    readBody: () => readBody(exchange.req),
+    headers: exchange.req.headers,
+    client: clientKey(exchange.req),
+  };
 }

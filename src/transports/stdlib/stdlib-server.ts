@@ -19,7 +19,6 @@ export interface StdlibDeps {
   readonly limiter: HttpRateLimiter;
 }
 
-
 export function createStdlibRouter(deps: Pick<StdlibDeps, 'api' | 'tokens' | 'observability'>): Router {
   const router = new Router(deps.tokens, deps.observability.logger);
   for (const route of PUBLIC_ROUTES) router.public(route.method, route.path, deps.api[route.operation]);

@@ -55,7 +55,8 @@ export function readUnaryMessage(body: Readable, gzip: boolean): Promise<ReadOut
       if (!gzip) return refuse(Status.INTERNAL, COMPRESSED_WITHOUT_ENCODING, true);
       gunzip(payload, { maxOutputLength: MAX_MESSAGE_BYTES }, (error, inflated) => {
         if (error === null) finish({ ok: true, message: inflated });
-        else if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') refuse(Status.RESOURCE_EXHAUSTED, MESSAGE_TOO_LARGE, true);
+        else if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+          refuse(Status.RESOURCE_EXHAUSTED, MESSAGE_TOO_LARGE, true);
         else refuse(Status.INVALID_ARGUMENT, MALFORMED_MESSAGE, true);
       });
     };

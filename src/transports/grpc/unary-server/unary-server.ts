@@ -102,7 +102,12 @@ export function createUnaryServer<P>(options: UnaryServerOptions<P>): (req: Http
 /** What the headers alone decide: the call is refused, or admitted with how to read and time it. */
 type Admission<P> =
   | { readonly refused: CallStatus; readonly httpStatus?: number }
-  | { readonly refused?: undefined; readonly method: UnaryMethod<P> | ServerStreamMethod<P>; readonly gzip: boolean; readonly timeoutMs: number | undefined };
+  | {
+      readonly refused?: undefined;
+      readonly method: UnaryMethod<P> | ServerStreamMethod<P>;
+      readonly gzip: boolean;
+      readonly timeoutMs: number | undefined;
+    };
 
 /** Content-Type, method, grpc-encoding and grpc-timeout, in that order; the first that fails refuses the call. */
 function admit<P>(headers: IncomingHttpHeaders, method: UnaryMethod<P> | ServerStreamMethod<P> | undefined): Admission<P> {
@@ -176,7 +181,13 @@ class ServerCall<P> {
       // The parser's own words (offsets, wire types) are not for the client.
       return this.finish({ code: Status.INVALID_ARGUMENT, message: MALFORMED_MESSAGE });
     }
-    const call = { method: this.path, principal, signal: this.done.signal, headers: this.req.headers, peer: this.req.socket.remoteAddress ?? 'unknown' };
+    const call = {
+      method: this.path,
+      principal,
+      signal: this.done.signal,
+      headers: this.req.headers,
+      peer: this.req.socket.remoteAddress ?? 'unknown',
+    };
     if ('kind' in method) return this.serveStream(method, request, call);
     try {
       const reply = await method.handle(request, call);
@@ -252,7 +263,9 @@ class ServerCall<P> {
       this.res.end(frameMessage(message));
     } else if (this.res.headersSent) {
       // A server stream already under way: the status goes in its trailers.
-      this.res.addTrailers(status.code === Status.OK ? OK_TRAILERS : { 'grpc-status': String(status.code), 'grpc-message': encodeGrpcMessage(status.message) });
+      this.res.addTrailers(
+        status.code === Status.OK ? OK_TRAILERS : { 'grpc-status': String(status.code), 'grpc-message': encodeGrpcMessage(status.message) },
+      );
       this.res.end();
     } else answer(this.stream, status);
   }
@@ -267,7 +280,12 @@ class ServerCall<P> {
 function answer(stream: ServerHttp2Stream, status: CallStatus, httpStatus = 200): void {
   if (stream.headersSent || stream.closed || stream.destroyed) return;
   stream.respond(
-    { ':status': httpStatus, 'content-type': 'application/grpc+proto', 'grpc-status': String(status.code), 'grpc-message': encodeGrpcMessage(status.message) },
+    {
+      ':status': httpStatus,
+      'content-type': 'application/grpc+proto',
+      'grpc-status': String(status.code),
+      'grpc-message': encodeGrpcMessage(status.message),
+    },
     { endStream: true },
   );
   if (!stream.state.remoteClose) stream.close(h2.NGHTTP2_NO_ERROR);

@@ -49,7 +49,8 @@ export function createAdminHandler(
           return;
         default:
           if (simulator !== undefined && (await answerSimulator(simulator, req, res, path))) return;
-          if (consoleFeed !== undefined && (await answerConsole(consoleFeed, req, res, path, url?.searchParams ?? new URLSearchParams()))) return;
+          if (consoleFeed !== undefined && (await answerConsole(consoleFeed, req, res, path, url?.searchParams ?? new URLSearchParams())))
+            return;
           res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
       }
     };

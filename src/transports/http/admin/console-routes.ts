@@ -43,7 +43,13 @@ export const CONSOLE_CSP = [
 const COMMON_HEADERS = { 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' } as const;
 
 /** Answers whether `path` is the console's (true) or not (false: the caller's 404). */
-export async function answerConsole(feed: ConsoleFeed, req: IncomingMessage, res: ServerResponse, path: string, search: URLSearchParams): Promise<boolean> {
+export async function answerConsole(
+  feed: ConsoleFeed,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  search: URLSearchParams,
+): Promise<boolean> {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
   if (path === '/console') {
     // Relative, so it survives a proxy that mounts the admin listener under a prefix.
@@ -53,7 +59,9 @@ export async function answerConsole(feed: ConsoleFeed, req: IncomingMessage, res
   if (path === '/console/state') {
     const after = Number(search.get('after') ?? '0');
     const snapshot = await feed.snapshot(Number.isSafeInteger(after) && after >= 0 ? after : 0);
-    res.writeHead(200, { 'content-type': 'application/json', ...COMMON_HEADERS }).end(req.method === 'HEAD' ? undefined : JSON.stringify(snapshot));
+    res
+      .writeHead(200, { 'content-type': 'application/json', ...COMMON_HEADERS })
+      .end(req.method === 'HEAD' ? undefined : JSON.stringify(snapshot));
     return true;
   }
   const file = ASSETS.get(path);

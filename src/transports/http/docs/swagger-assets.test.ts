@@ -5,16 +5,21 @@ import { SWAGGER_PAGE_HTML } from './swagger-page.ts';
 
 describe('Swagger UI assets (rules SWAGGER-offline-fallback, SWAGGER-assets)', () => {
   it('come from a production dependency pinned to one exact version, the one the CDN URL names', () => {
-    const manifest = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     expect(manifest.dependencies['swagger-ui-dist']).toBe(SWAGGER_UI_VERSION);
     for (const asset of SWAGGER_ASSETS) {
-      expect(SWAGGER_PAGE_HTML).toContain(`https://cdn.jsdelivr.net/npm/swagger-ui-dist@${SWAGGER_UI_VERSION}/${asset.name}" integrity="${asset.integrity}"`);
+      expect(SWAGGER_PAGE_HTML).toContain(
+        `https://cdn.jsdelivr.net/npm/swagger-ui-dist@${SWAGGER_UI_VERSION}/${asset.name}" integrity="${asset.integrity}"`,
+      );
     }
   });
 
   it('answer 304 to a matching If-None-Match (weak, listed or *) and 200 otherwise', () => {
     const etag = SWAGGER_BUNDLE.etag;
-    for (const header of [etag, `W/${etag}`, `"x", ${etag}`, '*']) expect(swaggerAssetReply(SWAGGER_BUNDLE, header)).toMatchObject({ status: 304, body: '' });
+    for (const header of [etag, `W/${etag}`, `"x", ${etag}`, '*'])
+      expect(swaggerAssetReply(SWAGGER_BUNDLE, header)).toMatchObject({ status: 304, body: '' });
     for (const header of [undefined, '"x"', etag.slice(0, -2) + '"']) {
       const reply = swaggerAssetReply(SWAGGER_BUNDLE, header);
       expect(reply).toMatchObject({ status: 200, headers: { etag, 'content-type': 'text/javascript; charset=utf-8' } });

@@ -16,7 +16,8 @@ import type { StaticReply } from './static-reply.ts';
  */
 const PACKAGE_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
-export const SWAGGER_UI_VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+export const SWAGGER_UI_VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string })
+  .version;
 
 export interface SwaggerAsset {
   /** File name in the package, and the last path segment it is served under. */

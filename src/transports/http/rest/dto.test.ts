@@ -27,7 +27,10 @@ describe('decodeLoginRequest', () => {
   });
 
   it('decodes the fields, ignoring unknown ones', () => {
-    expect(decodeLoginRequest('{"username": "alice", "password": "p w", "extra": 1}')).toStrictEqual({ username: 'alice', password: 'p w' });
+    expect(decodeLoginRequest('{"username": "alice", "password": "p w", "extra": 1}')).toStrictEqual({
+      username: 'alice',
+      password: 'p w',
+    });
   });
 
   it('absent (or null) fields decode to empty strings: validation is not the decoder’s job', () => {
@@ -49,7 +52,14 @@ describe('decodeCreateOrderRequest', () => {
 
 describe('toCachedOrderDto', () => {
   it('is toOrderDto, built once per Order object (the near cache hands out the same one on every hit)', () => {
-    const order = { id: '3f2504e0-4f89-41d3-9d01-0305e82c3301', userId: 'u', item: 'book', quantity: 2, status: 'pending', createdAt: new Date('2026-11-23T01:02:03.004Z') } as const;
+    const order = {
+      id: '3f2504e0-4f89-41d3-9d01-0305e82c3301',
+      userId: 'u',
+      item: 'book',
+      quantity: 2,
+      status: 'pending',
+      createdAt: new Date('2026-11-23T01:02:03.004Z'),
+    } as const;
     const dto = toCachedOrderDto(order);
     expect(dto).toEqual(toOrderDto(order));
     expect(dto).toEqual({ id: order.id, item: 'book', quantity: 2, status: 'pending', created_at: '2026-11-23T01:02:03.004Z' });

@@ -13,7 +13,11 @@ export interface HttpError {
   readonly retryAfterSeconds?: number;
 }
 
-export const INTERNAL_ERROR: HttpError = { status: ERROR_TABLE.internal.httpStatus, message: ERROR_TABLE.internal.message ?? '', expected: false };
+export const INTERNAL_ERROR: HttpError = {
+  status: ERROR_TABLE.internal.httpStatus,
+  message: ERROR_TABLE.internal.message ?? '',
+  expected: false,
+};
 
 /** Both HTTP transports' answer to `error`, read from the one table (errors/error-table.ts, spec 7). */
 export function toHttpError(error: unknown): HttpError {

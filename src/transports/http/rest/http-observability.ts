@@ -37,7 +37,13 @@ export function endRequestSpan(span: Span, route: string | undefined, status: nu
   span.end();
 }
 
-export function recordRequestMetrics(metrics: HttpMetrics, method: string, route: string | undefined, status: number, startedAt: number): void {
+export function recordRequestMetrics(
+  metrics: HttpMetrics,
+  method: string,
+  route: string | undefined,
+  status: number,
+  startedAt: number,
+): void {
   metrics.observe(method, route ?? UNMATCHED_ROUTE, status, (performance.now() - startedAt) / 1000);
 }
 

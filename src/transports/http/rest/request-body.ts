@@ -14,7 +14,10 @@ export function checkJsonContentType(contentType: string | undefined): void {
   if (contentType === undefined) return;
   const [type = '', ...parameters] = contentType.split(';').map((part) => part.trim().toLowerCase());
   const json = type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
-  const charset = parameters.find((parameter) => parameter.startsWith('charset='))?.slice('charset='.length).replaceAll('"', '');
+  const charset = parameters
+    .find((parameter) => parameter.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replaceAll('"', '');
   if (!json || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) throw new ErrUnsupportedMediaType();
 }
 

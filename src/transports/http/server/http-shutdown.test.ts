@@ -24,7 +24,10 @@ async function heldServer(): Promise<{ server: Server; port: number; held: (() =
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  cleanups.push(() => server.closeAllConnections(), () => agent.destroy());
+  cleanups.push(
+    () => server.closeAllConnections(),
+    () => agent.destroy(),
+  );
   return { server, port: (server.address() as AddressInfo).port, held, agent };
 }
 

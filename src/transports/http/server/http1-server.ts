@@ -1,4 +1,12 @@
-import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  STATUS_CODES,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerOptions,
+  type ServerResponse,
+} from 'node:http';
 import type { Duplex } from 'node:stream';
 import { oneRequestAtATime } from './pipeline-gate.ts';
 import { TurnEndResponse } from './turn-end-response.ts';
@@ -32,7 +40,9 @@ export const HTTP1_SERVER_OPTIONS: ServerOptions = http1ServerOptions();
  * `timeouts`: tests only (http/server/platform-timeouts.ts); production uses the declared ones.
  */
 export function createHttp1Server(handler: RequestListener, timeouts?: ServerTimeouts): Server {
-  return hardenHttp1Server(createServer(timeouts === undefined ? HTTP1_SERVER_OPTIONS : http1ServerOptions(timeouts), oneRequestAtATime(handler)));
+  return hardenHttp1Server(
+    createServer(timeouts === undefined ? HTTP1_SERVER_OPTIONS : http1ServerOptions(timeouts), oneRequestAtATime(handler)),
+  );
 }
 
 interface ParserAnswer {
@@ -88,7 +98,11 @@ export function hardenHttp1Server(server: Server): Server {
   });
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
     const body = JSON.stringify({ error: EXPECTATION_FAILED.message });
-    res.writeHead(EXPECTATION_FAILED.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.writeHead(EXPECTATION_FAILED.status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
     res.end(body);
   });
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerOnSocket(socket, CONNECT_REFUSED, `Allow: ${SERVED_METHODS}\r\n`));

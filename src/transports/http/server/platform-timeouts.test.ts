@@ -24,14 +24,26 @@ async function build(transport: typeof stdlibTransport, platformTimeouts?: Param
   const logger = createLogger('error');
   const config = loadServiceConfig({ HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0' }, { embedded: true });
   const backends = await createEmbeddedBackends(logger, { seedDemoUsers: false });
-  return createApp({ config, logger, backends, transport, serviceName: 'orders-test', ...(platformTimeouts === undefined ? {} : { platformTimeouts }) });
+  return createApp({
+    config,
+    logger,
+    backends,
+    transport,
+    serviceName: 'orders-test',
+    ...(platformTimeouts === undefined ? {} : { platformTimeouts }),
+  });
 }
 
 describe('platform timeouts: the production values unless a test sets others', () => {
   it('the declared values: headers 10 s, request 30 s, keep-alive 5 s, swept every 250 ms; one-port sniff 10 s; HTTP/2 idle 60 s, stream request 30 s', () => {
     expect(HTTP1_SERVER_TIMEOUTS).toEqual({ headersMs: 10_000, requestMs: 30_000, idleMs: 5_000 });
     expect(http1Timeouts()).toEqual(HTTP1_SERVER_TIMEOUTS);
-    expect(HTTP1_SERVER_OPTIONS).toMatchObject({ headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 250 });
+    expect(HTTP1_SERVER_OPTIONS).toMatchObject({
+      headersTimeout: 10_000,
+      requestTimeout: 30_000,
+      keepAliveTimeout: 5_000,
+      connectionsCheckingInterval: 250,
+    });
     expect([SNIFF_TIMEOUT_MS, HTTP2_IDLE_TIMEOUT_MS, HTTP2_STREAM_REQUEST_TIMEOUT_MS]).toEqual([10_000, 60_000, 30_000]);
   });
 
@@ -41,7 +53,11 @@ describe('platform timeouts: the production values unless a test sets others', (
   ] as const)('%s: its node:http server carries the production values and declares them', async (_name, transport) => {
     const app = await build(transport);
     const server = app.transport.server as Server;
-    expect({ headers: server.headersTimeout, request: server.requestTimeout, keepAlive: server.keepAliveTimeout }).toEqual({ headers: 10_000, request: 30_000, keepAlive: 5_000 });
+    expect({ headers: server.headersTimeout, request: server.requestTimeout, keepAlive: server.keepAliveTimeout }).toEqual({
+      headers: 10_000,
+      request: 30_000,
+      keepAlive: 5_000,
+    });
     expect(app.transport.timeouts).toEqual(HTTP1_SERVER_TIMEOUTS);
   });
 
@@ -53,7 +69,11 @@ describe('platform timeouts: the production values unless a test sets others', (
   it('a test harness sets shorter ones in composition; the sweep follows them; the server and its declaration agree', async () => {
     const app = await build(koaTransport, { headersMs: 300, requestMs: 900, keepAliveMs: 200 });
     const server = app.transport.server as Server;
-    expect({ headers: server.headersTimeout, request: server.requestTimeout, keepAlive: server.keepAliveTimeout }).toEqual({ headers: 300, request: 900, keepAlive: 200 });
+    expect({ headers: server.headersTimeout, request: server.requestTimeout, keepAlive: server.keepAliveTimeout }).toEqual({
+      headers: 300,
+      request: 900,
+      keepAlive: 200,
+    });
     expect(app.transport.timeouts).toEqual({ headersMs: 300, requestMs: 900, idleMs: 200 });
     expect(http1ServerOptions({ headersMs: 300, requestMs: 900, idleMs: 200 }).connectionsCheckingInterval).toBe(30);
   });

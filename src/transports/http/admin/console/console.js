@@ -51,7 +51,11 @@
   /** A change through the simulator's API; its Error body, if any, is shown as it came. */
   async function change(method, path, body, done) {
     try {
-      var response = await fetch(api(path), { method: method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      var response = await fetch(api(path), {
+        method: method,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       var answer = await response.json();
       if (!response.ok) say(method + ' ' + path.replace('../', '/') + ': ' + response.status + ' ' + answer.error, true);
       else say(done(answer), false);
@@ -162,7 +166,19 @@
     var failing = (report.nodes || []).filter(function (node) {
       return node.status !== 'ok';
     });
-    var message = 'Health: ' + status + (report.clean ? ' clean' : ' unhealthy') + (failing.length > 0 ? ' (' + failing.map(function (node) { return node.name + ' ' + node.status; }).join(', ') + ')' : '');
+    var message =
+      'Health: ' +
+      status +
+      (report.clean ? ' clean' : ' unhealthy') +
+      (failing.length > 0
+        ? ' (' +
+          failing
+            .map(function (node) {
+              return node.name + ' ' + node.status;
+            })
+            .join(', ') +
+          ')'
+        : '');
     if (health.textContent !== message) health.textContent = message;
     health.className = report.clean ? 'health ok' : 'health bad';
   }
@@ -171,7 +187,12 @@
     clockAdvance = { linger: advanceTo.nextLingerMs, token: advanceTo.tokenExpiryMs, ttl: advanceTo.cacheTtlMs };
     var linger = byId('advance-linger');
     linger.disabled = advanceTo.nextLingerMs === null;
-    text('advance-linger', advanceTo.nextLingerMs === null ? 'Advance to next linger expiry (no session lingers)' : 'Advance to next linger expiry (' + duration(advanceTo.nextLingerMs) + ')');
+    text(
+      'advance-linger',
+      advanceTo.nextLingerMs === null
+        ? 'Advance to next linger expiry (no session lingers)'
+        : 'Advance to next linger expiry (' + duration(advanceTo.nextLingerMs) + ')',
+    );
     byId('advance-token').disabled = false;
     text('advance-token', 'Advance past token expiry (' + duration(advanceTo.tokenExpiryMs) + ')');
     byId('advance-ttl').disabled = false;
@@ -180,7 +201,10 @@
 
   function showRequests(requests) {
     // About a minute while the page polls; shorter just after start, longer after nobody looked.
-    text('requests-window', requests.windowMs >= 59000 && requests.windowMs <= 62000 ? 'last minute' : 'last ' + duration(requests.windowMs));
+    text(
+      'requests-window',
+      requests.windowMs >= 59000 && requests.windowMs <= 62000 ? 'last minute' : 'last ' + duration(requests.windowMs),
+    );
     var body = byId('requests').tBodies[0];
     var statuses = Object.keys(requests.byStatus).sort();
     body.replaceChildren();
@@ -227,7 +251,19 @@
       var seconds = Math.max(point.ms, 1) / 1000;
       return { at: point.at, requests: point.requests / seconds, errors: point.errors / seconds };
     });
-    var max = Math.max(1, Math.ceil(Math.max.apply(null, [0].concat(rates.map(function (r) { return r.requests; })))));
+    var max = Math.max(
+      1,
+      Math.ceil(
+        Math.max.apply(
+          null,
+          [0].concat(
+            rates.map(function (r) {
+              return r.requests;
+            }),
+          ),
+        ),
+      ),
+    );
     var end = rates.length > 0 ? rates[rates.length - 1].at : 0;
     var x = function (at) {
       return (left + ((at - (end - 60000)) / 60000) * (width - left - 4)).toFixed(1);
@@ -248,13 +284,24 @@
     children.push(label('60 s ago', { x: left, y: height - 4 }), label('now', { x: width - 28, y: height - 4 }));
     ['requests', 'errors'].forEach(function (key) {
       if (rates.length === 0) return;
-      var points = rates.map(function (r) { return x(r.at) + ',' + y(r[key]); }).join(' ');
+      var points = rates
+        .map(function (r) {
+          return x(r.at) + ',' + y(r[key]);
+        })
+        .join(' ');
       children.push(svg('polyline', { class: key, points: points }));
     });
     chart.replaceChildren.apply(chart, children);
-    var totalRequests = series.reduce(function (sum, point) { return sum + point.requests; }, 0);
-    var totalErrors = series.reduce(function (sum, point) { return sum + point.errors; }, 0);
-    text('chart-summary', series.length === 0 ? 'no samples yet' : totalRequests + ' requests, ' + totalErrors + ' errors, peak ' + max + '/s');
+    var totalRequests = series.reduce(function (sum, point) {
+      return sum + point.requests;
+    }, 0);
+    var totalErrors = series.reduce(function (sum, point) {
+      return sum + point.errors;
+    }, 0);
+    text(
+      'chart-summary',
+      series.length === 0 ? 'no samples yet' : totalRequests + ' requests, ' + totalErrors + ' errors, peak ' + max + '/s',
+    );
   }
 
   function showLog(log) {
@@ -288,7 +335,15 @@
         var head = String(parsed.time || '').slice(11, 23) + ' ' + String(parsed.level).padEnd(5) + ' ' + parsed.msg;
         var fields = document.createElement('span');
         fields.className = 'fields';
-        fields.textContent = rest.length === 0 ? '' : '  ' + rest.map(function (key) { return key + '=' + JSON.stringify(parsed[key]); }).join(' ');
+        fields.textContent =
+          rest.length === 0
+            ? ''
+            : '  ' +
+              rest
+                .map(function (key) {
+                  return key + '=' + JSON.stringify(parsed[key]);
+                })
+                .join(' ');
         item.append(head, fields);
       }
       list.appendChild(item);
@@ -320,7 +375,8 @@
       showRequests(state.requests);
       showChart(state.series);
       showLog(state.log);
-      if (byId('status').classList.contains('error') && byId('status').textContent.indexOf('did not answer') >= 0) say('The service answers again.', false);
+      if (byId('status').classList.contains('error') && byId('status').textContent.indexOf('did not answer') >= 0)
+        say('The service answers again.', false);
     } catch (error) {
       say('The service did not answer: ' + error.message, true);
     }
