@@ -147,6 +147,14 @@ describe('one stop signal, one graceful stop, through scripts/with-node.mjs (rul
     const msgs = run.lines.map((line) => String(line['msg']));
     expect(msgs.filter((msg) => msg === 'shutting down')).toHaveLength(1);
     expect(msgs.filter((msg) => msg.startsWith('shutdown in progress: signal ignored')).length).toBeLessThanOrEqual(1);
-    expect(msgs.at(-1)).toBe('stopped');
+    // The launcher forwards each signal it got, one after the other: on a slow machine the second can
+    // reach a service whose stop was quick only after `stopped`, and is then ignored on the way to exit
+    // 0 (stop-signals.ts keeps its listeners until the exit). Nothing else may follow `stopped`.
+    expect(msgs).toContain('stopped');
+    const after = msgs.slice(msgs.indexOf('stopped') + 1);
+    expect(
+      after.every((msg) => msg.startsWith('shutdown in progress: signal ignored')),
+      JSON.stringify(after),
+    ).toBe(true);
   });
 });
