@@ -43,9 +43,17 @@ module.exports = {
     },
     {
       name: 'adapters-do-not-know-transports',
+      comment: 'An adapter implements a port; it is not a place for a service, the simulator, an entry point or a transport.',
       severity: 'error',
       from: { path: '^src/adapters/' },
-      to: { path: ['^src/transports/', '^src/composition/'] },
+      to: { path: ['^src/transports/', '^src/composition/', '^src/(service|simulator|cli)/'] },
+    },
+    {
+      name: 'cli-is-an-entry-point',
+      comment: 'src/cli/ (orders-admin) is an entry point of its own: only bin/ and tests start it; the service never does.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
     },
     {
       name: 'transports-do-not-know-adapters',

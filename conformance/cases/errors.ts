@@ -148,7 +148,7 @@ const failures: Case[] = [
     ['CHAIN-R1-outermost', 'CHAIN-R1-panic'],
     { api: 'rest', needs: ['inProcess', 'logs'], target: { isolated: true } },
     async (t) => {
-      const tracer = t.target.hooks!.app.core.observability.tracer;
+      const tracer = t.target.hooks!.app.core.tracer;
       const original = tracer.startSpan.bind(tracer);
       let thrown = false;
       tracer.startSpan = (...args: Parameters<typeof tracer.startSpan>) => {

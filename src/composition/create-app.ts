@@ -21,11 +21,9 @@ import type { Simulator } from '../simulator/simulator.ts';
 import { createAdminHandler } from '../transports/http/admin/admin-handler.ts';
 import { closeHttpServer, trackConnections } from '../transports/http/server/http-shutdown.ts';
 import { Listener } from '../transports/http/server/listener.ts';
-import { RestApi } from '../transports/http/rest/rest-api.ts';
+import { TurnEndResponse } from '../transports/http/server/turn-end-response.ts';
 import type { PlatformTimeouts } from '../transports/http/server/platform-timeouts.ts';
 import { createServer } from 'node:http';
-import { ClientAddressResolver } from '../rate-limit/client-address.ts';
-import { HttpRateLimiter } from '../rate-limit/http-rate-limiter.ts';
 import { TokenBucketLimiter } from '../rate-limit/token-bucket-limiter.ts';
 import type { Core, PublicTransport, TransportFactory } from '../transports/transport.ts';
 import type { Backends } from './backends.ts';
@@ -107,28 +105,25 @@ export function createApp(options: AppOptions): App {
   const shared = config.rateLimitStore === 'redis' ? backends.sharedRateLimit?.(bucket) : undefined;
   if (config.rateLimitStore === 'redis' && shared === undefined)
     throw new Error('RATE_LIMIT_STORE=redis: these backends have no shared store');
-  const rateLimiter = new HttpRateLimiter({
-    resolver: new ClientAddressResolver(config.trustProxy),
-    local: new TokenBucketLimiter(bucket.rate, bucket.burst),
-    shared,
-    logger,
-  });
   const core: Core = {
     config,
     logger,
     tokens,
     auth,
     orders,
-    api: new RestApi(auth, orders),
     sessions,
-    observability: { tracer: tracing.tracer, metrics, logger },
+    tracer: tracing.tracer,
+    metrics,
     // The checker needs the transport's listener, so it is made after the transport: bound late.
     readiness: () => checker.ready(),
-    rateLimiter,
-    ...(options.platformTimeouts === undefined ? {} : { platformTimeouts: options.platformTimeouts }),
+    rateLimits: { local: new TokenBucketLimiter(bucket.rate, bucket.burst), ...(shared === undefined ? {} : { shared }) },
   };
 
-  const transport = options.transport(core);
+  const transport = options.transport(core, {
+    ...(options.platformTimeouts === undefined ? {} : { platformTimeouts: options.platformTimeouts }),
+    // A speed seam (rule CHAIN-turn-end-writes): without this line, each response is written when it ends.
+    http1Response: TurnEndResponse,
+  });
   // A bound on what clients can make the process hold, whatever they do (rule LIMIT-connections).
   const api = new Listener({
     name: 'api',

@@ -46,7 +46,12 @@ describe('stdout destination: log lines leave in batches, in order, and none is 
       .map((l) => JSON.parse(l) as { n: number; t: number; msg: string });
     expect(lines.map((l) => `${l.t}:${l.n}`)).toEqual([0, 1, 2, 3, 4].flatMap((t) => [0, 1, 2, 3].map((n) => `${t}:${n}`)));
     const tries = JSON.parse(run.stderr) as { during: number; held: number }[];
-    const lineBytes = Math.min(...run.stdout.trim().split('\n').map((l) => l.length));
+    const lineBytes = Math.min(
+      ...run.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.length),
+    );
     for (const attempt of tries) expect(attempt.during).toBeLessThan(lineBytes);
     expect(Math.min(...tries.map((attempt) => attempt.held))).toBeLessThan(lineBytes);
   });

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { runAdminCli } from '../../src/adapters/postgres/admin-cli.ts';
+import { runAdminCli } from '../../src/cli/admin-cli.ts';
 import type { Env } from '../../src/config/env.ts';
 import { spawnBin } from '../support/spawn-bin.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { USAGE } from '../../src/adapters/postgres/admin-cli.ts';
+import { USAGE } from '../../src/cli/admin-cli.ts';
 import type { Env } from '../../src/config/env.ts';
 import { cli, runBin } from './admin-cli-harness.ts';
 

@@ -5,7 +5,7 @@
 // are conformance/cases/simulator.ts, run in-process and against a spawned --embedded executable.
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAdminCli } from '../../src/adapters/postgres/admin-cli.ts';
+import { runAdminCli } from '../../src/cli/admin-cli.ts';
 import { MAX_ADVANCE_MS, MAX_FAIL_NEXT, MAX_LATENCY_MS } from '../../src/simulator/simulator.ts';
 import { SIMULATOR_BODY_LIMIT } from '../../src/transports/http/admin/simulator-routes.ts';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';

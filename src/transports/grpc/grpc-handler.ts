@@ -16,13 +16,13 @@ import { GrpcServerMetrics } from '../../observability/grpc-metrics.ts';
  * middleware here (spec 4.3 rule 3).
  */
 export function createGrpcHandler(
-  core: Pick<Core, 'auth' | 'orders' | 'tokens' | 'logger' | 'readiness' | 'observability'>,
+  core: Pick<Core, 'auth' | 'orders' | 'tokens' | 'logger' | 'readiness' | 'tracer' | 'metrics'>,
 ): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
   return createUnaryServer({
     methods: new Map([...createOrdersMethods(core), ...createHealthMethods(core.readiness)]),
     authenticate: authInterceptor(core.tokens),
     // The gRPC layer's own spans and metrics (rules TRACE-grpc, METRICS-grpc), in the service's registry.
-    observe: grpcCallObserver(core.observability.tracer, new GrpcServerMetrics(core.observability.metrics.registry)),
+    observe: grpcCallObserver(core.tracer, new GrpcServerMetrics(core.metrics.registry)),
     // Every error of the authentication step or a handler goes through the one table (as on HTTP):
     // unexpected ones are logged as a recovered panic and masked as INTERNAL, backend outages are
     // logged as such, a caller's mistakes are not logged; the cause is never sent.

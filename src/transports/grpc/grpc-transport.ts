@@ -2,6 +2,7 @@ import type { TransportFactory } from '../transport.ts';
 import { createStdlibHandler } from '../stdlib/stdlib-server.ts';
 import { createGrpcHandler } from './grpc-handler.ts';
 import { http1Timeouts } from '../http/server/platform-timeouts.ts';
+import { restParts } from '../http/rest/rest-parts.ts';
 import { HTTP2_IDLE_TIMEOUT_MS } from './http2-limits.ts';
 import { createOnePortServer, type AnyRequestHandler } from './one-port-server.ts';
 
@@ -13,23 +14,18 @@ import { createOnePortServer, type AnyRequestHandler } from './one-port-server.t
  * orders-stdlib's CPU per GET (bench/ab.ts), and nothing on this executable needs
  * Koa. Its REST variant is therefore the standard-library router's (rule SHAPE-login-empty-router-framework).
  */
-export const grpcTransport: TransportFactory = (core) => {
+export const grpcTransport: TransportFactory = (core, choices = {}) => {
   // The handler reads only what node:http and node:http2's compatibility API have in common.
-  const rest = createStdlibHandler({
-    api: core.api,
-    tokens: core.tokens,
-    observability: core.observability,
-    limiter: core.rateLimiter,
-  }) as AnyRequestHandler;
+  const rest = createStdlibHandler(restParts(core)) as AnyRequestHandler;
   // Production: the declared timeouts; a test harness's shorter ones otherwise (http/server/platform-timeouts.ts).
-  const overrides = core.platformTimeouts ?? {};
+  const overrides = choices.platformTimeouts ?? {};
   const http1 = http1Timeouts(overrides);
   const http2IdleMs = overrides.http2IdleMs ?? HTTP2_IDLE_TIMEOUT_MS;
   const front = createOnePortServer({
     grpc: createGrpcHandler(core),
     rest,
     tls: core.config.tls,
-    http1Timeouts: http1,
+    http1: { timeouts: http1, response: choices.http1Response },
     ...(overrides.sniffMs === undefined ? {} : { sniffTimeoutMs: overrides.sniffMs }),
     http2Guard: {
       idleMs: http2IdleMs,

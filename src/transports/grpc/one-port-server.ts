@@ -26,8 +26,8 @@ import { createServer as createNetServer, type Server, type Socket } from 'node:
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { afterPendingIo, drainHttp1, SHUTDOWN_GRACE_MS, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from '../http/server/http-shutdown.ts';
 import { dispatchGuarded, guardSession, HTTP2_SERVER_OPTIONS, type SessionGuardOptions } from './http2-limits.ts';
-import { createHttp1Server } from '../http/server/http1-server.ts';
-import { HEADERS_TIMEOUT_MS, type ServerTimeouts } from '../http/server/server-timeouts.ts';
+import { createHttp1Server, type Http1Settings } from '../http/server/http1-server.ts';
+import { HEADERS_TIMEOUT_MS } from '../http/server/server-timeouts.ts';
 
 export type AnyRequest = IncomingMessage | Http2ServerRequest;
 export type AnyResponse = ServerResponse | Http2ServerResponse;
@@ -62,8 +62,8 @@ export interface OnePortOptions {
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
   /** Tests only: shorter HTTP/2 deadlines (http2-limits.ts has the real ones). */
   readonly http2Guard?: SessionGuardOptions;
-  /** Tests only: shorter HTTP/1.1 timeouts (http/server/server-timeouts.ts has the real ones). */
-  readonly http1Timeouts?: ServerTimeouts;
+  /** The HTTP/1.1 side's settings from composition: tests' shorter timeouts, the response class. */
+  readonly http1?: Http1Settings;
 }
 
 export interface OnePortServer {
@@ -92,8 +92,8 @@ function dispatchByProtocol(options: Pick<OnePortOptions, 'grpc' | 'rest'>): Any
  * The same hardened node:http server as the other executables (timeouts enforced as declared, JSON
  * answers to parser errors, CONNECT, Expect): http/server/http1-server.ts. Fed sockets by the front.
  */
-function sharedHttp1Server(dispatch: AnyRequestHandler, timeouts: ServerTimeouts | undefined): Http1Server {
-  const http1 = createHttp1Server(dispatch, timeouts);
+function sharedHttp1Server(dispatch: AnyRequestHandler, settings: Http1Settings | undefined): Http1Server {
+  const http1 = createHttp1Server(dispatch, settings);
   // An http server fed through emit('connection') never listens itself, and only 'listening' starts its
   // connection tracking: without it the timeouts above and closeIdleConnections() do nothing.
   http1.emit('listening');
@@ -139,7 +139,7 @@ class OnePort {
     this.graceMs = options.graceMs ?? SHUTDOWN_GRACE_MS;
     this.sniffTimeoutMs = options.sniffTimeoutMs ?? SNIFF_TIMEOUT_MS;
     const dispatch = dispatchByProtocol(options);
-    this.http1 = sharedHttp1Server(dispatch, options.http1Timeouts);
+    this.http1 = sharedHttp1Server(dispatch, options.http1);
     this.http2 = guardedHttp2Server(dispatch);
     this.http2.on('session', (session) => this.adoptSession(session, options.http2Guard));
     this.front = options.tls !== undefined ? this.tlsFront(options.tls) : this.cleartextFront();

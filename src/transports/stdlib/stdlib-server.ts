@@ -1,23 +1,14 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { TokenService } from '../../service/token-service.ts';
-import type { HttpObservability } from '../http/rest/http-observability.ts';
 import { CONTRACT_ROUTES } from '../http/docs/contract-routes.ts';
-import type { HttpRateLimiter } from '../../rate-limit/http-rate-limiter.ts';
-import type { RestApi } from '../http/rest/rest-api.ts';
+import type { RestParts } from '../http/rest/rest-parts.ts';
 import { PROTECTED_ROUTES, PUBLIC_ROUTES } from '../http/rest/routes.ts';
-import { createHttp1Server } from '../http/server/http1-server.ts';
-import type { ServerTimeouts } from '../http/server/server-timeouts.ts';
+import { createHttp1Server, type Http1Settings } from '../http/server/http1-server.ts';
 import type { Exchange, Handler, Middleware } from './exchange.ts';
 import { metrics, rateLimiting, recovery, requestLogging, tracing } from './middleware.ts';
 import { Router } from './router.ts';
 import { requestDoneSignal } from '../http/rest/request-ended.ts';
 
-export interface StdlibDeps {
-  readonly api: RestApi;
-  readonly tokens: TokenService;
-  readonly observability: HttpObservability;
-  readonly limiter: HttpRateLimiter;
-}
+export type StdlibDeps = RestParts;
 
 export function createStdlibRouter(deps: Pick<StdlibDeps, 'api' | 'tokens' | 'observability'>): Router {
   const router = new Router(deps.tokens, deps.observability.logger);
@@ -78,6 +69,6 @@ function parseTarget(target: string): URL | undefined {
   return URL.parse(text) ?? undefined; // one parse; null, not a throw, for an invalid target
 }
 
-export function createStdlibServer(deps: StdlibDeps, timeouts?: ServerTimeouts): Server {
-  return createHttp1Server(createStdlibHandler(deps), timeouts);
+export function createStdlibServer(deps: StdlibDeps, settings?: Http1Settings): Server {
+  return createHttp1Server(createStdlibHandler(deps), settings);
 }

@@ -9,8 +9,15 @@ import {
 } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { oneRequestAtATime } from './pipeline-gate.ts';
-import { TurnEndResponse } from './turn-end-response.ts';
 import { HTTP1_SERVER_TIMEOUTS, TIMEOUT_CHECK_INTERVAL_MS, type ServerTimeouts } from './server-timeouts.ts';
+
+/** How composition tunes an HTTP/1.1 server (transports/transport.ts, ServerChoices). */
+export interface Http1Settings {
+  /** Tests only: shorter timeouts (http/server/platform-timeouts.ts); the declared ones otherwise. */
+  readonly timeouts?: ServerTimeouts;
+  /** A speed seam: the response class (turn-end-response.ts); Node's own ServerResponse otherwise. */
+  readonly response?: typeof ServerResponse;
+}
 
 /**
  * Every node:http public server's options, once (orders-stdlib, orders-koa, the one-port server's
@@ -19,7 +26,7 @@ import { HTTP1_SERVER_TIMEOUTS, TIMEOUT_CHECK_INTERVAL_MS, type ServerTimeouts }
  * sweep runs often enough to keep the declared values (rule LIMIT-timeouts). Host is checked by our
  * own step (http/rest/request-headers.ts) so that a missing one, too, gets an Error body.
  */
-export function http1ServerOptions(timeouts: ServerTimeouts = HTTP1_SERVER_TIMEOUTS): ServerOptions {
+export function http1ServerOptions(timeouts: ServerTimeouts = HTTP1_SERVER_TIMEOUTS, response?: Http1Settings['response']): ServerOptions {
   return {
     headersTimeout: timeouts.headersMs,
     requestTimeout: timeouts.requestMs,
@@ -27,8 +34,8 @@ export function http1ServerOptions(timeouts: ServerTimeouts = HTTP1_SERVER_TIMEO
     // A test's short timeouts (http/server/platform-timeouts.ts) get a sweep as fine as the production ones have.
     connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, Math.max(10, Math.floor(timeouts.headersMs / 10))),
     requireHostHeader: false,
-    // Responses are written at the end of the event-loop turn, together (http/server/turn-end-response.ts).
-    ServerResponse: TurnEndResponse,
+    // A speed seam chosen in composition (turn-end-response.ts); Node's own ServerResponse otherwise.
+    ...(response === undefined ? {} : { ServerResponse: response }),
   };
 }
 
@@ -36,13 +43,15 @@ export const HTTP1_SERVER_OPTIONS: ServerOptions = http1ServerOptions();
 
 /**
  * A public HTTP/1.1 server: the shared options, the shared answers to what never reaches a handler,
- * and pipelined requests run one at a time (pipeline-gate.ts).
- * `timeouts`: tests only (http/server/platform-timeouts.ts); production uses the declared ones.
+ * and pipelined requests run one at a time (pipeline-gate.ts). `settings` come from composition
+ * (Http1Settings): tests' shorter timeouts, the response class.
  */
-export function createHttp1Server(handler: RequestListener, timeouts?: ServerTimeouts): Server {
-  return hardenHttp1Server(
-    createServer(timeouts === undefined ? HTTP1_SERVER_OPTIONS : http1ServerOptions(timeouts), oneRequestAtATime(handler)),
-  );
+export function createHttp1Server(handler: RequestListener, settings: Http1Settings = {}): Server {
+  const options =
+    settings.timeouts === undefined && settings.response === undefined
+      ? HTTP1_SERVER_OPTIONS
+      : http1ServerOptions(settings.timeouts, settings.response);
+  return hardenHttp1Server(createServer(options, oneRequestAtATime(handler)));
 }
 
 interface ParserAnswer {

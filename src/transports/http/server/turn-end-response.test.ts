@@ -1,13 +1,16 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHttp1Server } from './http1-server.ts';
+import { createHttp1Server, type Http1Settings } from './http1-server.ts';
 import { TurnEndResponse } from './turn-end-response.ts';
 
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => close?.());
 
-async function serve(handler: Parameters<typeof createHttp1Server>[0]): Promise<string> {
-  const server = createHttp1Server(handler);
+async function serve(
+  handler: Parameters<typeof createHttp1Server>[0],
+  settings: Http1Settings = { response: TurnEndResponse },
+): Promise<string> {
+  const server = createHttp1Server(handler, settings);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   close = () => new Promise<void>((resolve) => server.close(() => resolve()).closeAllConnections());
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -34,5 +37,16 @@ describe('TurnEndResponse: a response ends at the end of the event-loop turn', (
     const paths = Array.from({ length: 20 }, (_, i) => `/r${i}`);
     const bodies = await Promise.all(paths.map(async (path) => (await fetch(`${base}${path}`)).text()));
     expect(bodies).toEqual(paths);
+  });
+
+  it("[CHAIN-turn-end-writes] is a seam: without the choice the server writes each response when it ends, with Node's own class", async () => {
+    const seen: boolean[] = [];
+    const base = await serve((_req, res) => {
+      seen.push(res instanceof TurnEndResponse);
+      res.end('now');
+      seen.push(res.writableEnded);
+    }, {});
+    expect(await (await fetch(`${base}/x`)).text()).toBe('now');
+    expect(seen).toEqual([false, true]);
   });
 });

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { ConfigError, type Env } from '../../config/env.ts';
-import { ErrConflict, ErrUnavailable } from '../../domain/errors.ts';
-import { createLogger } from '../../observability/logger.ts';
-import { hashPassword } from '../../service/password-hasher.ts';
-import { runSimulateCli, SIMULATE_USAGE } from '../../simulator/simulate-cli.ts';
-import { PostgresCredentialStore } from './postgres-credential-store.ts';
-import { PostgresDatabase } from './postgres-database.ts';
-import { postgresConfigFromEnv } from './postgres-config.ts';
+import { ConfigError, type Env } from '../config/env.ts';
+import { ErrConflict, ErrUnavailable } from '../domain/errors.ts';
+import { createLogger } from '../observability/logger.ts';
+import { hashPassword } from '../service/password-hasher.ts';
+import { runSimulateCli, SIMULATE_USAGE } from './simulate-cli.ts';
+import { PostgresCredentialStore } from '../adapters/postgres/postgres-credential-store.ts';
+import { PostgresDatabase } from '../adapters/postgres/postgres-database.ts';
+import { postgresConfigFromEnv } from '../adapters/postgres/postgres-config.ts';
 
 export interface AdminCliIo {
   readonly env: Env;
