@@ -3,15 +3,27 @@ import { describe, expect, it } from 'vitest';
 import { LOG_BATCH } from './logger.ts';
 
 const LOGGER = JSON.stringify(new URL('./logger.ts', import.meta.url).href);
+const SEAM = JSON.stringify(new URL('./batched-stdout.ts', import.meta.url).href);
+
+/** The two ways stdout batches (rule LOG-turn-batched): pino's own options, and the seam main.ts chooses. */
+const DESTINATIONS = [
+  { name: "pino's destination options (logger.ts)", make: '' },
+  { name: 'the batched-stdout seam (batched-stdout.ts)', make: `(await import(${SEAM})).batchedStdout()` },
+];
 
 /** Runs `body` as an ES module in a child process that logs through the real stdout destination. */
-function child(body: string): { status: number | null; stdout: string; stderr: string } {
-  const script = [`const { createLogger, LOG_BATCH } = await import(${LOGGER});`, body].join('\n');
+function child(body: string, make: string): { status: number | null; stdout: string; stderr: string } {
+  const script = [
+    `const { createLogger: create, LOG_BATCH } = await import(${LOGGER});`,
+    `const destination = ${make === '' ? 'undefined' : make};`,
+    `const createLogger = (level) => create(level, destination);`,
+    body,
+  ].join('\n');
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
-describe('stdout destination: log lines leave in batches, in order, and none is lost at exit', () => {
+describe.each(DESTINATIONS)('stdout through $name: log lines leave in batches, in order, and none is lost at exit', ({ make }) => {
   it('[LOG-turn-batched] lines logged in one turn are held past its end, then leave, in order', () => {
     // The child counts the bytes it wrote (/proc/self/io wchar, every thread). Nothing may be written while the
     // lines are logged (no synchronous write), and fewer than one line by the end of the turn. The periodic
@@ -38,6 +50,7 @@ describe('stdout destination: log lines leave in batches, in order, and none is 
         `}`,
         `process.stderr.write(JSON.stringify(tries));`,
       ].join('\n'),
+      make,
     );
     expect(run.status, run.stderr).toBe(0);
     const lines = run.stdout
@@ -65,6 +78,7 @@ describe('stdout destination: log lines leave in batches, in order, and none is 
         // Exit at once, without an exit flush: only what was already written reaches stdout.
         `process.kill(process.pid, 'SIGKILL');`,
       ].join('\n'),
+      make,
     );
     const written = run.stdout.split('\n').filter((l) => l.includes('"msg":"burst"')).length;
     expect(written).toBeGreaterThan(0);
@@ -72,19 +86,19 @@ describe('stdout destination: log lines leave in batches, in order, and none is 
   });
 
   it('[LOG-turn-batched] a process that crashes right after logging still writes the line (pino flushes at exit)', () => {
-    const run = child([`createLogger('info').info({ n: 1 }, 'last words');`, `throw new Error('crash');`].join('\n'));
+    const run = child([`createLogger('info').info({ n: 1 }, 'last words');`, `throw new Error('crash');`].join('\n'), make);
     expect(run.status).not.toBe(0);
     expect(run.stdout).toContain('"msg":"last words"');
   });
 
   it('[LOG-turn-batched] a process that exits on its own writes what is held (the flush timer does not keep it alive)', () => {
-    const run = child(`createLogger('info').info({ n: 2 }, 'quiet exit');`);
+    const run = child(`createLogger('info').info({ n: 2 }, 'quiet exit');`, make);
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('"msg":"quiet exit"');
   });
 
   it('[LOG-turn-batched] SIGKILL right after a line is logged loses it: the line was held, not written', () => {
-    const run = child([`createLogger('info').info({ n: 3 }, 'held');`, `process.kill(process.pid, 'SIGKILL');`].join('\n'));
+    const run = child([`createLogger('info').info({ n: 3 }, 'held');`, `process.kill(process.pid, 'SIGKILL');`].join('\n'), make);
     expect(run.stdout).not.toContain('"msg":"held"');
   });
 });

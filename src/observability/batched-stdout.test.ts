@@ -1,0 +1,43 @@
+import { describe, expect, it, vi } from 'vitest';
+import { batchedDestination } from './batched-stdout.ts';
+
+function recorder(): { writes: string[]; inner: { write(text: string): void; flush(): void; flushSync(): void } } {
+  const writes: string[] = [];
+  return { writes, inner: { write: (text: string) => void writes.push(text), flush: () => undefined, flushSync: () => undefined } };
+}
+
+describe('batchedDestination (the batched-stdout seam): lines leave in batches, in order', () => {
+  it('[LOG-turn-batched] holds lines until the delay has passed, then writes them once, in order; flush writes at once', async () => {
+    // Fake timeouts (setImmediate stays real): a stalled machine cannot fire the delay early or late.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const { writes, inner } = recorder();
+      const destination = batchedDestination(inner, { flushEveryMs: 20, minBytes: 1024 });
+      destination.write('a\n');
+      destination.write('b\n');
+      await new Promise((resolve) => setImmediate(resolve));
+      destination.write('c\n');
+      expect(writes).toEqual([]); // not at the end of the turn
+      vi.advanceTimersByTime(19);
+      expect(writes).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(writes).toEqual(['a\nb\nc\n']);
+      destination.write('d\n');
+      (destination as unknown as { flush(): void }).flush();
+      expect(writes).toEqual(['a\nb\nc\n', 'd\n']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('[LOG-turn-batched] writes at once when minBytes are held, so a burst never waits for the timer nor grows without bound', () => {
+    const { writes, inner } = recorder();
+    const destination = batchedDestination(inner, { flushEveryMs: 60_000, minBytes: 10 });
+    destination.write('12345\n');
+    expect(writes).toEqual([]);
+    destination.write('67890\n');
+    expect(writes).toEqual(['12345\n67890\n']);
+    destination.write('x\n');
+    expect(writes).toHaveLength(1);
+  });
+});
