@@ -57,6 +57,25 @@ export const HTTP2_ACTIVE_STREAMS = 8;
 /** How often sessions are looked at for refused header blocks and queued answers. */
 export const HTTP2_GUARD_TICK_MS = 10;
 
+/**
+ * Node's own HTTP/2 options, next to the guard below: what each does for us, and why the guard still
+ * does the rest (each tried against the conformance attack cases):
+ * - settings.maxConcurrentStreams, settings.maxHeaderListSize, maxSendHeaderBlockLength: set here.
+ * - streamResetBurst / streamResetRate (nghttp2's reset rate limit): left at Node's 1,000 / 33 per s, a
+ *   backstop. Set to 64 / 32 in place of the guard's reset count, it cut the rapid-reset case's
+ *   connections after ~300 resets with GOAWAY INTERNAL_ERROR, left the connection open and its calls
+ *   running; the guard answers ENHANCE_YOUR_CALM, closes the connection (ending its calls) and counts
+ *   resets against completed streams, so a client that cancels some calls is not cut (rule H2-rapid-reset).
+ * - maxSessionRejectedStreams (100): counts streams refused past SETTINGS_MAX_CONCURRENT_STREAMS or the
+ *   session memory, not header blocks refused for their size, which is what an HPACK bomb sends: the
+ *   guard's refused-block count covers both (rule H2-header-refusals).
+ * - maxSessionMemory (10 MB): counts what nghttp2 holds, not answers queued in a stream's writable
+ *   buffer for a client whose window is shut: the guard's write budget (rule H2-write-budget).
+ * - Http2Session/Http2Stream setTimeout: inactivity timers that any PING or trickled frame refreshes:
+ *   the guard's idle and request deadlines (rules H2-idle, H2-stream-deadline).
+ * - maxSessionInvalidFrames (1,000), maxHeaderListPairs (128), maxOutstandingPings (10), maxSettings (32),
+ *   unknownProtocolTimeout (10 s): Node's defaults, kept.
+ */
 export const HTTP2_SERVER_OPTIONS: ServerOptions = {
   settings: { maxConcurrentStreams: HTTP2_MAX_CONCURRENT_STREAMS, maxHeaderListSize: HTTP2_MAX_HEADER_LIST_BYTES },
   maxSendHeaderBlockLength: HTTP2_MAX_HEADER_LIST_BYTES,
