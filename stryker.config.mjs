@@ -2,13 +2,20 @@
 // the tests that reach each one. `npm run mutation` runs it all; `npm run mutation -- --mutate 'src/domain/**/*.ts,!src/**/*.test.ts'`
 // one folder. The incremental file is committed, so a later run re-tests only mutants whose code or
 // covering tests changed.
+//
+// MUTATION_SET=core (npm run mutation:ci, run by .ci/run) mutates src/domain, src/session and src/service only,
+// against the tests vitest.mutation.config.ts names for that set: the folders with a committed baseline,
+// so CI re-tests only the mutants whose code or covering tests changed. Without it: all of src/.
+const CORE_SET = process.env['MUTATION_SET'] === 'core';
+const CORE_FOLDERS = ['src/domain/**/*.ts', 'src/session/**/*.ts', 'src/service/**/*.ts'];
+
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
   // The in-process tests only: a spawned executable never sees the active mutant (vitest.mutation.config.ts).
   vitest: { configFile: 'vitest.mutation.config.ts', pool: 'forks' },
   mutate: [
-    'src/**/*.ts',
+    ...(CORE_SET ? CORE_FOLDERS : ['src/**/*.ts']),
     '!src/**/*.test.ts',
     // Generated from proto/ and openapi/ (npm run generate): mutating it tests the generator, not us.
     '!src/gen/**',

@@ -51,10 +51,6 @@ export class Session {
     return this.#entries().map((entry) => this.#codec.decode(entry));
   }
 
-  get views(): number {
-    return this.#views;
-  }
-
   /** A consistent copy of the state, safe to read while handlers keep writing (spec 3.2 rule 4). */
   snapshot(): { views: number; recent: readonly string[] } {
     return { views: this.#views, recent: this.recent() };
