@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { folderOf, renderTable, scoresOf, withTable } from './mutation-scores.ts';
+import { floorOf, folderOf, renderTable, scoresOf, thresholdOf, withTable } from './mutation-scores.ts';
 
 const mutants = (...statuses: string[]) => ({ mutants: statuses.map((status) => ({ status })) });
 
@@ -23,7 +23,13 @@ describe('mutation scores per folder', () => {
       ['src/session', 1, 100],
       ['all', 6, (100 * 4) / 6],
     ]);
-    expect(renderTable(rows)).toContain('| `src/domain` | 7 | 2 | 1 | 1 | 1 | 1 | 1 | 60.0% | 90% |');
+    expect(renderTable(rows)).toContain(`| \`src/domain\` | 7 | 2 | 1 | 1 | 1 | 1 | 1 | 60.0% | 90% | ${floorOf('src/domain')}% |`);
+  });
+
+  it('holds CI to a floor no higher than the threshold, the threshold where no floor is set', () => {
+    for (const folder of ['src/domain', 'src/session', 'src/service', 'src/transports', 'src/adapters', 'src/other'])
+      expect(floorOf(folder)).toBeLessThanOrEqual(thresholdOf(folder));
+    expect(floorOf('src/not-a-folder')).toBe(thresholdOf('src/not-a-folder'));
   });
 
   it('replaces only what lies between the README markers', () => {

@@ -116,4 +116,75 @@ describe('LoginGate (rule LOGIN-gate: login must not be a CPU denial of service)
     // Already gone before it asked: refused without waiting.
     await expect(gate.run('c', async () => 'never', AbortSignal.abort(new Error('gone')))).rejects.toThrow('gone');
   });
+
+  it('[LOGIN-gate] limits: at least one derivation, queues of zero or more; anything else is refused when the gate is built', () => {
+    expect(() => new LoginGate({ concurrency: 0, queuePerClient: 1, queueTotal: 1 })).toThrow(RangeError);
+    expect(() => new LoginGate({ concurrency: 1, queuePerClient: -1, queueTotal: 1 })).toThrow(RangeError);
+    expect(() => new LoginGate({ concurrency: 1, queuePerClient: 1, queueTotal: -1 })).toThrow(RangeError);
+    expect(() => new LoginGate({ concurrency: 1, queuePerClient: 0, queueTotal: 0 })).not.toThrow();
+  });
+
+  it('[LOGIN-gate] with no queue, a login past the running one is refused at once, and the next after it runs', async () => {
+    const gate = new LoginGate({ concurrency: 1, queuePerClient: 0, queueTotal: 0 });
+    const started: string[] = [];
+    const first = attempt(gate, 'a', started, 'first');
+    await expect(attempt(gate, 'b', started, 'refused').outcome).rejects.toBeInstanceOf(ErrLoginBusy);
+    first.finish();
+    await expect(first.outcome).resolves.toBe('first');
+    const after = attempt(gate, 'b', started, 'after');
+    after.finish();
+    await expect(after.outcome).resolves.toBe('after');
+    expect(started).toEqual(['first', 'after']);
+  });
+
+  it('[LOGIN-gate-fair] one client may have exactly queuePerClient logins waiting; the next is refused, another client still queues', async () => {
+    const gate = new LoginGate({ concurrency: 1, queuePerClient: 2, queueTotal: 10 });
+    const started: string[] = [];
+    const own = ['a1', 'a2', 'a3'].map((label) => attempt(gate, 'a', started, label));
+    const over = attempt(gate, 'a', started, 'a4');
+    const other = attempt(gate, 'b', started, 'b1');
+    await expect(over.outcome).rejects.toBeInstanceOf(ErrLoginBusy);
+    expect(gate.load).toEqual({ running: 1, waiting: 3 });
+    for (const c of [...own, other]) c.finish();
+    await Promise.all([...own, other].map((c) => c.outcome));
+    expect(gate.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('[LOGIN-gate-fair] a client whose logins have all ended is a newcomer again: it waits in arrival order, not behind', async () => {
+    const gate = new LoginGate({ concurrency: 1, queuePerClient: 2, queueTotal: 10 });
+    const started: string[] = [];
+    // a logs in twice at once and both end: nothing of a is running or waiting any more.
+    const gateOf2 = new LoginGate({ concurrency: 2, queuePerClient: 2, queueTotal: 10 });
+    const pair = ['a1', 'a2'].map((label) => attempt(gateOf2, 'a', [], label));
+    for (const c of pair) c.finish();
+    await Promise.all(pair.map((c) => c.outcome));
+    expect(gateOf2.load).toEqual({ running: 0, waiting: 0 });
+    // On that gate, a then b queue behind x: a arrived first and holds nothing, so a goes first.
+    const x = attempt(gateOf2, 'x', started, 'x1');
+    const x2 = attempt(gateOf2, 'x', started, 'x2');
+    const a = attempt(gateOf2, 'a', started, 'a3');
+    const b = attempt(gateOf2, 'b', started, 'b1');
+    x.finish();
+    await tick();
+    x2.finish();
+    await tick();
+    expect(started).toEqual(['x1', 'x2', 'a3', 'b1']);
+    for (const c of [a, b]) c.finish();
+    await Promise.all([x, x2, a, b].map((c) => c.outcome));
+    // The same on a one-slot gate after one ended login of a.
+    const once = attempt(gate, 'a', [], 'a0');
+    once.finish();
+    await once.outcome;
+    const order: string[] = [];
+    const y = attempt(gate, 'y', order, 'y1');
+    const a2 = attempt(gate, 'a', order, 'a1');
+    const b2 = attempt(gate, 'b', order, 'b1');
+    y.finish();
+    await tick();
+    expect(order).toEqual(['y1', 'a1']);
+    for (const c of [a2, b2]) c.finish();
+    await Promise.all([y, a2, b2].map((c) => c.outcome));
+    expect(order).toEqual(['y1', 'a1', 'b1']);
+    expect(gate.load).toEqual({ running: 0, waiting: 0 });
+  });
 });
