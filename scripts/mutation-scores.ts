@@ -26,7 +26,10 @@ const DEFAULT_THRESHOLD = 80;
  * down, for folders still below their threshold; a drop below it fails the build, and each survivor
  * killed lets it be raised. A folder not listed is held to its threshold.
  */
-const FLOORS: Readonly<Record<string, number>> = {};
+const FLOORS: Readonly<Record<string, number>> = {
+  // 78.3% at the core run of 2026-11-26 (reports/mutation/triage.md): its survivors are not all triaged yet.
+  'src/service': 78,
+};
 
 /** Mutant statuses of the mutation-testing-report-schema. */
 type Status = 'Killed' | 'Survived' | 'NoCoverage' | 'Timeout' | 'CompileError' | 'RuntimeError' | 'Ignored' | 'Pending';
