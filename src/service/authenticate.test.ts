@@ -13,6 +13,7 @@ describe('authenticate (spec 5 rules 3-6)', () => {
     ['empty', ''],
     ['no space', 'Bearerx'],
     ['leading space', ' Bearer x'],
+    ['the word and its space, no token', 'Bearer '],
   ])('%s → ErrMissingCredentials `missing or malformed Authorization header`', async (_name, header) => {
     const error = await authenticate(header, tokens).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ErrMissingCredentials);

@@ -80,4 +80,11 @@ describe('NearOrderCache (rule SVC-near-cache)', () => {
     expect(near.size).toBe(0);
     await expect(near.get(order(6).id)).rejects.toBeInstanceOf(ErrUnavailable);
   });
+
+  it('[SVC-near-cache] is built over a shared cache with room for at least one order, or not at all', () => {
+    expect(() => new NearOrderCache(new MemoryOrderCache(), { maxEntries: 1 })).not.toThrow();
+    expect(() => new NearOrderCache(new MemoryOrderCache(), { maxEntries: 0 })).toThrow(RangeError);
+    expect(() => new NearOrderCache(new MemoryOrderCache(), { maxEntries: Number.NaN })).toThrow(RangeError);
+    expect(() => new NearOrderCache(undefined as never)).toThrow(TypeError);
+  });
 });

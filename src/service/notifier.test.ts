@@ -67,4 +67,14 @@ describe('Notifier (spec 6 rules 2, 4; rule EVT-7-delivery)', () => {
   it('run resolves at once for an already aborted signal', async () => {
     await expect((await setup()).notifier.run(AbortSignal.abort())).resolves.toBeUndefined();
   });
+
+  it('is built with its three dependencies or not at all (a missing one is a wiring mistake, found at start-up)', () => {
+    const bus = new MemoryEventBus();
+    const store = new MemoryStore();
+    const logger = createLogger('error', new LogCapture());
+    expect(() => new Notifier(bus, store, logger)).not.toThrow();
+    expect(() => new Notifier(undefined as never, store, logger)).toThrow(TypeError);
+    expect(() => new Notifier(bus, undefined as never, logger)).toThrow(TypeError);
+    expect(() => new Notifier(bus, store, undefined as never)).toThrow(TypeError);
+  });
 });

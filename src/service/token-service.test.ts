@@ -79,4 +79,48 @@ describe('TokenService (spec 5 rules 1, 7)', () => {
       await expect(new TokenService(SECRET, HOUR_MS, at(T0)).verify(await signed(claims))).resolves.toMatchObject({ sub: USER });
     });
   });
+
+  describe('claims every token must carry (rules AUTH-1-hs256, AUTH-token-issued-shape)', () => {
+    const now = T0 / 1000;
+    /** A token signed with the right secret and `payload` as its only claims. */
+    function raw(payload: Record<string, unknown>): Promise<string> {
+      return new SignJWT(payload).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode(SECRET));
+    }
+    const complete = { sub: USER, name: 'alice', iss: 'orders', iat: now, exp: now + 3600 };
+
+    it('[AUTH-1-hs256] verifies to the subject and the username it was issued for', async () => {
+      const service = new TokenService(SECRET, HOUR_MS, at(T0));
+      await expect(service.verify(await service.issue(USER, 'alice'))).resolves.toEqual({
+        sub: USER,
+        name: 'alice',
+        iat: now,
+        exp: now + 3600,
+      });
+      await expect(service.verify(await raw(complete))).resolves.toMatchObject({ sub: USER, name: 'alice' });
+    });
+
+    it.each([
+      ['without iat', { ...complete, iat: undefined }],
+      ['without exp', { ...complete, exp: undefined }],
+      ['without sub', { ...complete, sub: undefined }],
+      ['with an empty sub', { ...complete, sub: '' }],
+      ['without name', { ...complete, name: undefined }],
+      ['with a name that is not a string', { ...complete, name: 7 }],
+    ])('[AUTH-token-issued-shape] refuses a correctly signed token %s', async (_label, payload) => {
+      const defined = Object.fromEntries(Object.entries(payload).filter(([, value]) => value !== undefined));
+      await expectInvalid(new TokenService(SECRET, HOUR_MS, at(T0)), await raw(defined));
+    });
+
+    it('[AUTH-1-hs256] a verified token is refused from the second of its exp on, remembered or not', async () => {
+      let clock = T0;
+      const service = new TokenService(SECRET, HOUR_MS, () => clock);
+      const token = await service.issue(USER, 'alice');
+      await service.verify(token); // now remembered
+      clock = T0 + HOUR_MS - 1_000;
+      await expect(service.verify(token)).resolves.toMatchObject({ sub: USER });
+      clock = T0 + HOUR_MS;
+      await expectInvalid(service, token);
+      await expectInvalid(new TokenService(SECRET, HOUR_MS, () => clock), token);
+    });
+  });
 });
