@@ -88,10 +88,15 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
         return { sent, goaway };
       };
       const outcomes = await Promise.all([attack(), attack()]);
+      // The guard answers ENHANCE_YOUR_CALM. On a busy machine the server reads the flood in large batches,
+      // and Node frees a reset stream's slot only after the batch: past SETTINGS_MAX_CONCURRENT_STREAMS it
+      // refuses the next streams, and after 100 refusals (maxSessionRejectedStreams) nghttp2 ends the
+      // session itself with INTERNAL_ERROR before the guard looks. Either way the connection is cut.
+      const cut = [h2.NGHTTP2_ENHANCE_YOUR_CALM, h2.NGHTTP2_INTERNAL_ERROR];
       for (const [i, o] of outcomes.entries()) {
         t.assert(
-          o.goaway === h2.NGHTTP2_ENHANCE_YOUR_CALM,
-          `connection ${i + 1}: ${o.sent} resets and no GOAWAY ENHANCE_YOUR_CALM (got ${String(o.goaway)})`,
+          o.goaway !== undefined && cut.includes(o.goaway),
+          `connection ${i + 1}: ${o.sent} resets and no GOAWAY ENHANCE_YOUR_CALM or INTERNAL_ERROR (got ${String(o.goaway)})`,
         );
         t.assert(
           o.sent > HTTP2_RESET_ALLOWANCE,
