@@ -27,8 +27,9 @@ const DEFAULT_THRESHOLD = 80;
  * killed lets it be raised. A folder not listed is held to its threshold.
  */
 const FLOORS: Readonly<Record<string, number>> = {
-  // 78.3% at the core run of 2026-11-26 (reports/mutation/triage.md): its survivors are not all triaged yet.
-  'src/service': 78,
+  // 82.6% after the core run of 2026-11-26 and the service tests added for its survivors
+  // (reports/mutation/triage.md); the rest are not all triaged yet.
+  'src/service': 82,
 };
 
 /** Mutant statuses of the mutation-testing-report-schema. */
