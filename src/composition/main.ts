@@ -4,7 +4,7 @@ import { ANNOUNCED_MSG } from '../simulator/console-feed.ts';
 import { LogTail } from '../observability/log-tail.ts';
 import { handleStopSignals } from '../lifecycle/stop-signals.ts';
 import { createLogger, parseLogLevel } from '../observability/logger.ts';
-import { batchedStdout } from '../observability/batched-stdout.ts';
+import { processStdout } from './process-stdout.ts';
 import type { TransportFactory } from '../transports/transport.ts';
 import { startService } from './start-service.ts';
 
@@ -32,8 +32,8 @@ export async function runMain(options: MainOptions): Promise<number> {
   // Rule 3.4.1: the logger exists before anything that logs, so it reads its own variable first.
   // Embedded: stdout is also kept in a bounded tail for the console page (rule CONSOLE-feed).
   const logTail = embedded ? new LogTail({ count: [ANNOUNCED_MSG] }) : undefined;
-  // A speed seam (observability/batched-stdout.ts); without this line, pino's own batching options.
-  const stdout = batchedStdout();
+  // The batching of stdout is a speed seam (process-stdout.ts).
+  const stdout = processStdout();
   const logger = createLogger(parseLogLevel(options.env['LOG_LEVEL']), logTail?.tee(stdout) ?? stdout);
   const stop = new AbortController();
   // Rule LIFE-4-shutdown: the first signal stops, a second is logged and ignored, a third exits at once.
