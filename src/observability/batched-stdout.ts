@@ -3,16 +3,16 @@ import { pino, type DestinationStream } from 'pino';
 import { LOG_BATCH } from './logger.ts';
 
 /**
- * A speed seam, chosen in composition/main.ts (remove: delete this file and that line; stdout then
- * batches with pino's own destination options, logger.ts's stdoutDestination, same rule, more CPU).
+ * A speed seam, chosen in composition/process-stdout.ts (remove: delete this file and return
+ * logger.ts's stdoutDestination there; stdout then batches with pino's own options: same rule, more CPU).
  *
  * Why hand-written: sonic-boom 4.2 (pino.destination) batches with `minLength`, but every write
  * measures the byte length of the whole chunk it is appending to (`Buffer.byteLength` of a growing
  * string, index.js write()), which flattens and copies the pending batch once per line. Measured:
  * - 120 lines of ~250 bytes per batch: 12 µs of CPU per line with minLength 64 KiB, 3.0 µs with
  *   minLength 4 KiB (more writes), 0.9 µs here (lines held in an array, joined once per batch);
- * - POST /orders on real backends (bench/ab.ts, 8 interleaved rounds): +5.5% CPU per create with
- *   pino's options instead of this, the difference between meeting and missing the POST budget.
+ * - orders-stdlib on real backends (bench/ab.ts, 6 interleaved rounds, every pair in its favour): with
+ *   this, -10% CPU per POST /orders and -14% per cache-hit GET than with pino's options.
  *
  * Rule LOG-turn-batched, as with pino's options: a line waits at most 10 ms, 64 KiB held are written
  * at once, order is kept, and at exit (a crash included) what is held is written synchronously, so only

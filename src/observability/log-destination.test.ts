@@ -72,9 +72,16 @@ describe.each(DESTINATIONS)('stdout through $name: log lines leave in batches, i
   it('[LOG-turn-batched] once minBytes are held they are written without waiting for the flush', () => {
     const run = child(
       [
+        `const { readFileSync } = await import('node:fs');`,
+        `const writes = () => Number(/wchar:\\s+(\\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))[1]);`,
         `const logger = createLogger('info');`,
         `const pad = 'x'.repeat(1024);`,
+        `const before = writes();`,
         `for (let n = 0; n < Math.ceil((2 * LOG_BATCH.minBytes) / 1024); n++) logger.info({ n, pad }, 'burst');`,
+        // The event loop is held from here on, so no timer (no periodic flush) can run: only a write already
+        // handed to the thread pool can land. Waiting for it, not for a time, makes a busy machine harmless.
+        `const until = Date.now() + 10_000;`,
+        `while (writes() - before < LOG_BATCH.minBytes && Date.now() < until);`,
         // Exit at once, without an exit flush: only what was already written reaches stdout.
         `process.kill(process.pid, 'SIGKILL');`,
       ].join('\n'),
