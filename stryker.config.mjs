@@ -1,13 +1,14 @@
 // Mutation testing (README "Mutation testing"): Stryker plants small bugs in src/ one at a time and runs
-// the tests that reach each one. `npm run mutation` runs it all; `npm run mutation -- --mutate 'src/domain/**/*.ts,!src/**/*.test.ts'`
-// one folder. The incremental file is committed, so a later run re-tests only mutants whose code or
-// covering tests changed.
-//
-// MUTATION_SET=core (npm run mutation:ci, run by .ci/run) mutates src/domain, src/session and src/service only,
-// against the tests vitest.mutation.config.ts names for that set: the folders with a committed baseline,
-// so CI re-tests only the mutants whose code or covering tests changed. Without it: all of src/.
-const CORE_SET = process.env['MUTATION_SET'] === 'core';
-const CORE_FOLDERS = ['src/domain/**/*.ts', 'src/session/**/*.ts', 'src/service/**/*.ts'];
+// the tests that reach each one. A run mutates one set of folders (MUTATION_SET, mutation-sets.ts) and
+// writes that set's report and incremental file under reports/mutation/<set>/; the incremental file is
+// committed, so a later run re-tests only mutants whose code or covering tests changed.
+// `npm run mutation` (scripts/mutation.ts) runs every set in turn, `npm run mutation -- core` one;
+// `npm run mutation:ci` (run by .ci/run) the core set.
+import { chosenSet } from './mutation-sets.ts';
+
+const set = chosenSet();
+if (set === undefined) throw new Error('MUTATION_SET names no set: run `npm run mutation` (every set) or `npm run mutation -- <set>`');
+const dir = `reports/mutation/${set.name}`;
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -15,7 +16,7 @@ export default {
   // The in-process tests only: a spawned executable never sees the active mutant (vitest.mutation.config.ts).
   vitest: { configFile: 'vitest.mutation.config.ts', pool: 'forks' },
   mutate: [
-    ...(CORE_SET ? CORE_FOLDERS : ['src/**/*.ts']),
+    ...set.mutate,
     '!src/**/*.test.ts',
     // Generated from proto/ and openapi/ (npm run generate): mutating it tests the generator, not us.
     '!src/gen/**',
@@ -23,11 +24,12 @@ export default {
   // Only the tests that reach a mutant run for it.
   coverageAnalysis: 'perTest',
   incremental: true,
-  incrementalFile: 'reports/mutation/stryker-incremental.json',
+  incrementalFile: `${dir}/stryker-incremental.json`,
   reporters: ['html', 'json', 'clear-text', 'progress'],
-  htmlReporter: { fileName: 'reports/mutation/mutation.html' },
-  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
-  // The machine is shared (and CI has two cores): one test runner at a time.
+  htmlReporter: { fileName: `${dir}/mutation.html` },
+  jsonReporter: { fileName: `${dir}/mutation.json` },
+  // The machine is shared (and CI has two cores): one test runner at a time; `-- --concurrency 2` for a
+  // machine of one's own.
   concurrency: 1,
   // A mutant that turns a loop endless or a wait unbounded is a timeout (counted as detected), not a hang.
   timeoutMS: 20_000,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { floorOf, folderOf, renderTable, scoresOf, thresholdOf, withTable } from './mutation-scores.ts';
+import { floorOf, folderOf, merged, renderTable, scoresOf, thresholdOf, withTable } from './mutation-scores.ts';
 
 const mutants = (...statuses: string[]) => ({ mutants: statuses.map((status) => ({ status })) });
 
@@ -24,6 +24,17 @@ describe('mutation scores per folder', () => {
       ['all', 6, (100 * 4) / 6],
     ]);
     expect(renderTable(rows)).toContain(`| \`src/domain\` | 7 | 2 | 1 | 1 | 1 | 1 | 1 | 60.0% | 90% | ${floorOf('src/domain')}% |`);
+  });
+
+  it("merges the sets' reports into one, and refuses a file two sets mutated", () => {
+    const core = { files: { 'src/domain/a.ts': mutants('Killed') as never } };
+    const grpc = { files: { 'src/transports/grpc/b.ts': mutants('Survived', 'Killed') as never } };
+    expect(scoresOf(merged([core, grpc])).map((r) => [r.folder, r.valid])).toEqual([
+      ['src/domain', 1],
+      ['src/transports', 2],
+      ['all', 3],
+    ]);
+    expect(() => merged([core, core])).toThrow(/src\/domain\/a.ts is in two mutation reports/);
   });
 
   it('holds CI to a floor no higher than the threshold, the threshold where no floor is set', () => {

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-// Turns Stryker's JSON report (reports/mutation/mutation.json, written by `npm run mutation`) into a score
-// per folder of src/ and writes the table into the README's mutation "Where we stand", between its two
-// markers. `--check` also exits 1 when a folder in the report scores below its threshold, `--floor` below its CI floor (the thresholds
-// below, README "Mutation testing"); `--no-write` prints the table only; a path reads that report instead.
-import { readFileSync, writeFileSync } from 'node:fs';
+// Turns Stryker's JSON reports (reports/mutation/<set>/mutation.json, one per mutation set, written by
+// `npm run mutation`) into one score per folder of src/ and writes the table into the README's mutation
+// "Where we stand", between its two markers. `--check` also exits 1 when a folder in the report scores below its threshold, `--floor` below its CI floor (the thresholds
+// below, README "Mutation testing"); `--no-write` prints the table only; paths read those reports instead.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const REPORT_PATH = fileURLToPath(new URL('../reports/mutation/mutation.json', import.meta.url));
+const REPORTS = fileURLToPath(new URL('../reports/mutation/', import.meta.url));
 const README_PATH = fileURLToPath(new URL('../README.md', import.meta.url));
 const START = '<!-- mutation-scores:start -->';
 const END = '<!-- mutation-scores:end -->';
@@ -63,6 +63,25 @@ function scoreOf(folder: string, statuses: readonly Status[]): FolderScore {
   return { folder, counts, valid, score: valid === 0 ? undefined : (100 * (counts.Killed + counts.Timeout)) / valid };
 }
 
+/** The reports of every set run so far: reports/mutation/<set>/mutation.json. */
+function setReports(): string[] {
+  return readdirSync(REPORTS, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(`${REPORTS}${entry.name}/mutation.json`))
+    .map((entry) => `${REPORTS}${entry.name}/mutation.json`)
+    .sort();
+}
+
+/** The sets' reports as one: each file of src/ is mutated by exactly one set. */
+export function merged(reports: readonly Report[]): Report {
+  const files: Record<string, Report['files'][string]> = {};
+  for (const report of reports)
+    for (const [file, result] of Object.entries(report.files)) {
+      if (files[file] !== undefined) throw new Error(`${file} is in two mutation reports: a file belongs to one set (mutation-sets.ts)`);
+      files[file] = result;
+    }
+  return { files };
+}
+
 /** One row per folder, sorted, then the overall row (`all`). */
 export function scoresOf(report: Report): FolderScore[] {
   const byFolder = new Map<string, Status[]>();
@@ -87,7 +106,7 @@ const percent = (score: number | undefined): string => (score === undefined ? 'n
 
 export function renderTable(rows: readonly FolderScore[]): string {
   const lines = [
-    '| Folder | Mutants | Killed | Timeout | Survived | No coverage | Ignored | Invalid | Score | Threshold | CI floor |',
+    '| Folder | Mutants | Killed | Timeout | Survived | No coverage | Equivalent (disabled) | Invalid | Score | Threshold | CI floor |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map((r) => {
       const total = STATUSES.reduce((sum, s) => sum + r.counts[s], 0);
@@ -108,9 +127,10 @@ export function withTable(readme: string, table: string): string {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const argv = process.argv.slice(2);
-  // Another report of the same schema may be named, e.g. the incremental file of a run stopped midway.
-  const path = argv.find((arg) => !arg.startsWith('--')) ?? REPORT_PATH;
-  const rows = scoresOf(JSON.parse(readFileSync(path, 'utf8')) as Report);
+  // Reports may be named, e.g. one set's (npm run mutation:ci) or the incremental file of a stopped run.
+  const named = argv.filter((arg) => !arg.startsWith('--'));
+  const paths = named.length > 0 ? named : setReports();
+  const rows = scoresOf(merged(paths.map((path) => JSON.parse(readFileSync(path, 'utf8')) as Report)));
   const table = renderTable(rows);
   process.stdout.write(`${table}\n`);
   if (!argv.includes('--no-write')) {

@@ -1,0 +1,80 @@
+// The parts a mutation run is split into (README "Mutation testing"). Each set mutates some folders of src/
+// against the in-process tests that reach them, and keeps its own committed report and incremental file
+// under reports/mutation/<set>/, so a run of one set never discards another's results, and a night-long
+// run can stop between sets and lose nothing. stryker.config.mjs reads MUTATION_SET to pick one;
+// scripts/mutation.ts runs them in turn; scripts/mutation-scores.ts merges their reports into one table.
+
+/** The tests that run the product in the test worker: unit tests and the in-process fake columns. */
+const IN_PROCESS = [
+  'src/**/*.test.ts',
+  'fakes/**/*.test.ts',
+  'conformance/columns/*-fake-rest-http1.test.ts',
+  'conformance/columns/*-fake-rest-h2c.test.ts',
+  'conformance/columns/*-fake-grpc.test.ts',
+  'test/**/*.test.ts',
+];
+
+export interface MutationSet {
+  /** Globs of the files mutated (stryker.config.mjs adds: no test files, nothing generated). */
+  readonly mutate: readonly string[];
+  /** Globs of the test files run against them (vitest.mutation.config.ts). */
+  readonly tests: readonly string[];
+}
+
+/**
+ * name → the folders mutated (globs under src/, test files and src/gen excluded by stryker.config.mjs) and
+ * the tests run against them (vitest.mutation.config.ts still excludes the spawning and real-backend files).
+ */
+export const SETS = {
+  // Domain, sessions and services: their unit tests, the error table and DTOs they feed, the metrics fed
+  // by the session scope, and one REST and one gRPC fake column (the service driven through a transport).
+  // Small enough for CI (npm run mutation:ci).
+  core: {
+    mutate: ['src/domain/**/*.ts', 'src/session/**/*.ts', 'src/service/**/*.ts'],
+    tests: [
+      'src/domain/**/*.test.ts',
+      'src/session/**/*.test.ts',
+      'src/service/**/*.test.ts',
+      'src/transports/errors/*.test.ts',
+      'src/transports/http/rest/*.test.ts',
+      'src/observability/backend-metrics.test.ts',
+      'src/config/config-rules.test.ts',
+      'conformance/columns/stdlib-fake-rest-http1.test.ts',
+      'conformance/columns/grpc-fake-grpc.test.ts',
+    ],
+  },
+  // The gRPC executable's server: every in-process test, since the one-port REST columns reach it too.
+  'transports-grpc': { mutate: ['src/transports/grpc/**/*.ts'], tests: IN_PROCESS },
+  // The REST surface shared by the three executables, the error table and the transport contract.
+  'transports-http': {
+    mutate: ['src/transports/http/**/*.ts', 'src/transports/errors/**/*.ts', 'src/transports/transport.ts'],
+    tests: IN_PROCESS,
+  },
+  // The node:http and Koa executables' own code.
+  'transports-servers': { mutate: ['src/transports/stdlib/**/*.ts', 'src/transports/koa/**/*.ts'], tests: IN_PROCESS },
+  // Postgres (against PGlite), Redis and NATS adapters, through their hermetic contract tests.
+  adapters: { mutate: ['src/adapters/**/*.ts'], tests: IN_PROCESS },
+  // Everything else: composition, config, lifecycle, observability, rate limiting, the simulator, the CLI.
+  rest: {
+    mutate: [
+      'src/cli/**/*.ts',
+      'src/composition/**/*.ts',
+      'src/config/**/*.ts',
+      'src/lifecycle/**/*.ts',
+      'src/observability/**/*.ts',
+      'src/ports/**/*.ts',
+      'src/rate-limit/**/*.ts',
+      'src/simulator/**/*.ts',
+    ],
+    tests: IN_PROCESS,
+  },
+} satisfies Readonly<Record<string, MutationSet>>;
+
+/** The set MUTATION_SET names; undefined (with a clear error) when it names none. */
+export function chosenSet(): (MutationSet & { readonly name: string }) | undefined {
+  const name = process.env['MUTATION_SET'];
+  if (name === undefined || name === '') return undefined;
+  const set = (SETS as Readonly<Record<string, MutationSet | undefined>>)[name];
+  if (set === undefined) throw new Error(`MUTATION_SET=${name} is not one of: ${Object.keys(SETS).join(', ')}`);
+  return { name, ...set };
+}
