@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FakeTimers } from '../../test/support/fake-timers.ts';
@@ -188,6 +189,28 @@ describe('SessionScope rules (spec 3.2)', () => {
     for (let i = 0; i < 5; i += 1) scope.acquire(context)();
     expect(added).toBe(5);
     expect(removed).toBe(5);
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+  });
+
+  it('[LIMIT-linger-constant] rule 7: with linger 0 the instance closes with its last holder, no timer involved', () => {
+    const { scope, timers, closedLines } = setup({ lingerMs: 0 });
+    const { context } = ctx('u1');
+    const release = scope.acquire(context);
+    release.session.recordView('o1');
+    release();
+    expect(closedLines()).toHaveLength(1);
+    expect(timers.pending.size).toBe(0);
+    expect(scope.acquire(ctx('u1').context).session.recent()).toEqual([]);
+  });
+
+  it('[SESSION-linger-start, SESSION-linger-reacquire] without a timers port the linger runs on Node timers: it closes the instance, and a re-acquire cancels it', async () => {
+    const logs = new LogCapture();
+    const scope = new SessionScope({ recentCapacity: 10, logger: createLogger('debug', logs), lingerMs: 20 });
+    scope.acquire(ctx('u1').context)();
+    scope.acquire(ctx('u2').context)();
+    scope.acquire(ctx('u2').context); // u2 is held again within its linger: its timer is cancelled
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(logs.find('session: closed').map((line) => line['user'])).toEqual(['u1']);
   });
 
   it('rule 4: views recorded after the close was scheduled are in the flushed line, and the line is a consistent snapshot', () => {

@@ -125,6 +125,7 @@ export class SessionScope implements Component {
       if (this.#instances.size >= this.#cap) throw new ErrScopeFull(this.#cap);
       instance = new Instance(key, this.#capacity, this.#recentIds);
       this.#instances.set(key, instance);
+      // Stryker disable next-line ConditionalExpression: equivalent: for a live instance the branch clears no timer (undefined) and sets the state it has
     } else if (instance.state === 'lingering') {
       this.#timers.clearTimeout(instance.lingerTimer);
       instance.lingerTimer = undefined;
@@ -148,6 +149,7 @@ export class SessionScope implements Component {
     // Rule 2: a forgotten release happens when the call's context ends. Rule 3: abort only releases
     // this holder; the instance lingers like after any release.
     if (signal.aborted) queueMicrotask(release);
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent: release removes the listener itself, so `once` only says it twice
     else signal.addEventListener('abort', release, { once: true });
     const lease = release as (() => void) & { [Symbol.dispose]: () => void; session: Session };
     lease[Symbol.dispose] = release;
@@ -168,7 +170,9 @@ export class SessionScope implements Component {
 
   /** Runs on the scope's own timer, never on a request (rule 4). Flush, then Stop. */
   #close(instance: Instance): void {
+    // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent: a closed instance has left the map and has no timer, so nothing closes it twice; any state but live or lingering acts as closed
     if (instance.state === 'closed') return;
+    // Stryker disable next-line StringLiteral: equivalent: any state but live or lingering acts as closed (#release returns, #acquire no longer finds it)
     instance.state = 'closed';
     this.#instances.delete(instance.key);
     const { views, recent } = instance.snapshot();
