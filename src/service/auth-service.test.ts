@@ -77,4 +77,10 @@ describe('AuthService.login (spec 5 rule 2)', () => {
     expect(derivations).toStrictEqual([{ N: 16_384, r: 8, p: 1 }]);
     await expect(auth.login('alice', 'alice-password')).rejects.toBeInstanceOf(ErrUnavailable);
   });
+
+  it("[AUTH-10-credentials] an unknown user is invalid credentials even with the dummy hash's own password", async () => {
+    const { auth } = await setup();
+    // The dummy password is in the source: matching it must not log anyone in as nobody.
+    await expect(auth.login('mallory', 'not a password of anyone')).rejects.toBeInstanceOf(ErrInvalidCredentials);
+  });
 });

@@ -19,4 +19,14 @@ describe('authenticate (spec 5 rules 3-6)', () => {
     expect(error).toBeInstanceOf(ErrMissingCredentials);
     expect((error as Error).message).toBe('missing or malformed Authorization header');
   });
+
+  it('[AUTH-4-missing] an absent header is ErrMissingCredentials, by class, name and kind', async () => {
+    const error = await authenticate(undefined, tokens).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ErrMissingCredentials);
+    expect(error).toMatchObject({
+      name: 'ErrMissingCredentials',
+      kind: 'ErrMissingCredentials',
+      message: 'missing or malformed Authorization header',
+    });
+  });
 });

@@ -87,4 +87,9 @@ describe('NearOrderCache (rule SVC-near-cache)', () => {
     expect(() => new NearOrderCache(new MemoryOrderCache(), { maxEntries: Number.NaN })).toThrow(RangeError);
     expect(() => new NearOrderCache(undefined as never)).toThrow(TypeError);
   });
+
+  it('[SVC-near-cache] a construction error names what is wrong, for the start-up failure it becomes', () => {
+    expect(() => new NearOrderCache(undefined as never)).toThrow(/NearOrderCache: missing the shared cache/);
+    expect(() => new NearOrderCache(new MemoryOrderCache(), { maxEntries: 0 })).toThrow(/NearOrderCache: maxEntries must be at least 1/);
+  });
 });

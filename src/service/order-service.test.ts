@@ -223,4 +223,18 @@ describe('OrderService logging (spec 6 rule 3)', () => {
     await settle();
     expect(logs.lines).toStrictEqual([]);
   });
+
+  it('[EVT-3-service-logs] a failed cache write on create is logged once, at warn, with the order and the cause; the create still succeeds', async () => {
+    const { service, store, cache, logs } = harness();
+    cache.trouble.failNext(1, 'READONLY replica');
+    const order = await service.create(ctx(ALICE), 'widget', 1);
+    expect(await store.findById(order.id)).toStrictEqual(order);
+    expect(logs.lines).toHaveLength(1);
+    expect(logs.lines[0]).toMatchObject({
+      level: 'warn',
+      msg: 'order service: cache write failed',
+      order_id: order.id,
+      err: 'cache: set: READONLY replica',
+    });
+  });
 });

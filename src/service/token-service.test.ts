@@ -1,5 +1,6 @@
+import { webcrypto } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ErrInvalidToken, TokenService } from './token-service.ts';
 
 const SECRET = 'a-test-signing-secret-of-32-bytes!!';
@@ -122,5 +123,58 @@ describe('TokenService (spec 5 rules 1, 7)', () => {
       await expectInvalid(service, token);
       await expectInvalid(new TokenService(SECRET, HOUR_MS, () => clock), token);
     });
+  });
+
+  it('[AUTH-5-invalid] a refusal is ErrInvalidToken by name and kind, and carries nothing of the token', async () => {
+    const token = 'not.a-valid.token';
+    const error = await new TokenService(SECRET, HOUR_MS, at(T0)).verify(token).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'ErrInvalidToken', kind: 'ErrInvalidToken', message: 'invalid or expired token' });
+    expect(`${String(error)} ${JSON.stringify(error)}`).not.toContain('a-valid');
+  });
+
+  it('[AUTH-token-issued-shape] refuses a correctly signed token whose sub is not a string', async () => {
+    const now = T0 / 1000;
+    const token = await new SignJWT({ sub: 7 as unknown as string, name: 'alice', iss: 'orders', iat: now, exp: now + 60 })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .sign(new TextEncoder().encode(SECRET));
+    await expectInvalid(new TokenService(SECRET, HOUR_MS, at(T0)), token);
+  });
+
+  it('[AUTH-5-invalid] a failure not of the token (the clock failing) is not answered as an invalid token', async () => {
+    let broken = false;
+    const service = new TokenService(SECRET, HOUR_MS, () => {
+      if (broken) throw new Error('clock unavailable');
+      return T0;
+    });
+    const token = await service.issue(USER, 'alice');
+    broken = true;
+    await expect(service.verify(token)).rejects.toThrow(new Error('clock unavailable'));
+  });
+
+  it('[AUTH-1-hs256] a remembered token is answered without checking its signature again until its exp, then forgotten', async () => {
+    let clock = T0;
+    const service = new TokenService(SECRET, HOUR_MS, () => clock);
+    const token = await service.issue(USER, 'alice');
+    const other = await service.issue(USER, 'alice-again');
+    const signatureChecks = vi.spyOn(webcrypto.subtle, 'verify');
+    try {
+      for (let i = 0; i < 3; i++) await expect(service.verify(token)).resolves.toMatchObject({ sub: USER, name: 'alice' });
+      expect(signatureChecks).toHaveBeenCalledTimes(1);
+      clock = T0 + HOUR_MS - 1_000;
+      await expect(service.verify(token)).resolves.toMatchObject({ sub: USER, name: 'alice' });
+      expect(signatureChecks).toHaveBeenCalledTimes(1);
+      // Remembered per exact text: another token is checked on its own.
+      await expect(service.verify(other)).resolves.toMatchObject({ name: 'alice-again' });
+      expect(signatureChecks).toHaveBeenCalledTimes(2);
+      clock = T0 + HOUR_MS;
+      await expectInvalid(service, token);
+      // Refused once, forgotten: should the clock step back, the token is checked anew, not answered from memory.
+      const checksBefore = signatureChecks.mock.calls.length;
+      clock = T0 + HOUR_MS - 1_000;
+      await expect(service.verify(token)).resolves.toMatchObject({ sub: USER, name: 'alice' });
+      expect(signatureChecks).toHaveBeenCalledTimes(checksBefore + 1);
+    } finally {
+      signatureChecks.mockRestore();
+    }
   });
 });
