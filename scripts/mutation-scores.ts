@@ -5,6 +5,7 @@
 // below, README "Mutation testing"); `--no-write` prints the table only; paths read those reports instead.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { SETS } from '../mutation-sets.ts';
 
 const REPORTS = fileURLToPath(new URL('../reports/mutation/', import.meta.url));
 const README_PATH = fileURLToPath(new URL('../README.md', import.meta.url));
@@ -131,7 +132,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const named = argv.filter((arg) => !arg.startsWith('--'));
   const paths = named.length > 0 ? named : setReports();
   const rows = scoresOf(merged(paths.map((path) => JSON.parse(readFileSync(path, 'utf8')) as Report)));
-  const table = renderTable(rows);
+  // The sets with no report yet: their folders are missing from the table, or (src/transports) partial.
+  const missing = Object.keys(SETS).filter((set) => !existsSync(`${REPORTS}${set}/mutation.json`));
+  const table = `${renderTable(rows)}${named.length === 0 && missing.length > 0 ? `\n\nNot run yet: ${missing.map((set) => `\`${set}\``).join(', ')} (mutation-sets.ts).` : ''}`;
   process.stdout.write(`${table}\n`);
   if (!argv.includes('--no-write')) {
     writeFileSync(README_PATH, withTable(readFileSync(README_PATH, 'utf8'), table));
