@@ -4,6 +4,7 @@ import { MemoryStore } from '../../fakes/memory-store.ts';
 import { until } from '../../test/support/eventually.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import type { Order } from '../domain/order.ts';
+import { runComponents } from '../lifecycle/runner.ts';
 import { createLogger } from '../observability/logger.ts';
 import type { OrderEventSubscriber } from '../ports/order-events.ts';
 import { Notifier } from './notifier.ts';
@@ -73,8 +74,46 @@ describe('Notifier (spec 6 rules 2, 4; rule EVT-7-delivery)', () => {
     const store = new MemoryStore();
     const logger = createLogger('error', new LogCapture());
     expect(() => new Notifier(bus, store, logger)).not.toThrow();
-    expect(() => new Notifier(undefined as never, store, logger)).toThrow(TypeError);
-    expect(() => new Notifier(bus, undefined as never, logger)).toThrow(TypeError);
-    expect(() => new Notifier(bus, store, undefined as never)).toThrow(TypeError);
+    const missing = new TypeError('Notifier: missing dependency');
+    expect(() => new Notifier(undefined as never, store, logger)).toThrow(missing);
+    expect(() => new Notifier(bus, undefined as never, logger)).toThrow(missing);
+    expect(() => new Notifier(bus, store, undefined as never)).toThrow(missing);
+  });
+
+  it('[EVT-4-notifier-stop] stop drains what the relay just published and announces it, within the default budget', async () => {
+    const { bus, store, logs } = await setup();
+    const notifier = new Notifier(bus, store, createLogger('debug', logs));
+    await bus.publishOrderPlaced(ENVELOPE);
+    await notifier.stop();
+    expect(logs.find('order placed')).toMatchObject([{ level: 'info', order_id: ORDER.id, user_id: ORDER.userId, item: 'widget' }]);
+    expect(bus.unacknowledged).toBe(0);
+  });
+
+  it.each([
+    ['the drainMs option', { drainMs: 250 }, 250],
+    ['3 s (NOTIFIER_DRAIN_MS) by default', {}, 3_000],
+  ])('[EVT-4-notifier-stop] the stop-time drain is bounded by %s', async (_label, options, bound) => {
+    const bounds: number[] = [];
+    const subscriber: OrderEventSubscriber = {
+      async consumeOrderPlaced() {},
+      async drainOrderPlaced(_handler, timeoutMs) {
+        bounds.push(timeoutMs);
+      },
+    };
+    await new Notifier(subscriber, new MemoryStore(), createLogger('error', new LogCapture()), options).stop();
+    expect(bounds).toStrictEqual([bound]);
+  });
+
+  it('a failed stop-time drain is reported by the runner under the component name `notifier`', async () => {
+    const logs = new LogCapture();
+    const subscriber: OrderEventSubscriber = {
+      async consumeOrderPlaced() {},
+      async drainOrderPlaced() {
+        throw new Error('consumer gone');
+      },
+    };
+    const logger = createLogger('debug', logs);
+    await runComponents([new Notifier(subscriber, new MemoryStore(), logger)], AbortSignal.abort(), logger);
+    expect(logs.find('lifecycle: stop failed')).toMatchObject([{ level: 'error', component: 'notifier', err: 'consumer gone' }]);
   });
 });

@@ -26,7 +26,25 @@ export interface OutboxRelayOptions {
   /** Bound on the stop-time flush. */
   readonly flushTimeoutMs?: number;
   readonly clock?: Clock;
+  /**
+   * Where the relay waits (poll, backoff, sample and purge cadence) and measures its stop-time budget:
+   * real timers unless given. An injected seam (as MemoryEventBus's `timers`) so unit tests observe the
+   * backoff delays and the flush deadline on a stepped clock instead of waiting them out.
+   */
+  readonly timers?: RelayTimers;
 }
+
+/** The relay's waits and its monotonic time in ms (performance.now by default). */
+export interface RelayTimers {
+  /** Resolves after `ms`, or at once when `signal` aborts; never rejects. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  now(): number;
+}
+
+const realTimers: RelayTimers = {
+  sleep: (ms, signal) => sleep(ms, undefined, { signal }).catch(() => undefined),
+  now: () => performance.now(),
+};
 
 export const OUTBOX_RELAY_DEFAULTS = {
   batchSize: 256,
@@ -61,8 +79,9 @@ export class OutboxRelay implements Component {
   readonly #outbox: OutboxStore;
   readonly #publisher: OrderEventPublisher;
   readonly #logger: Logger;
-  readonly #options: Required<Omit<OutboxRelayOptions, 'clock'>>;
+  readonly #options: Required<Omit<OutboxRelayOptions, 'clock' | 'timers'>>;
   readonly #clock: Clock;
+  readonly #timers: RelayTimers;
   #pending: number | undefined;
   #oldest: Date | undefined;
   #published = 0;
@@ -76,7 +95,8 @@ export class OutboxRelay implements Component {
     this.#publisher = publisher;
     this.#logger = logger;
     this.#clock = options.clock ?? systemClock;
-    const { clock: _clock, ...rest } = options;
+    this.#timers = options.timers ?? realTimers;
+    const { clock: _clock, timers: _timers, ...rest } = options;
     this.#options = { ...OUTBOX_RELAY_DEFAULTS, ...stripUndefined(rest) };
   }
 
@@ -88,10 +108,10 @@ export class OutboxRelay implements Component {
       const round = await this.relayOnce();
       if (round === 'failed') {
         failures += 1;
-        await pause(this.#backoff(failures), signal);
+        await this.#timers.sleep(this.#backoff(failures), signal);
       } else {
         failures = 0;
-        if (round === 'partial') await pause(this.#options.pollMs, signal);
+        if (round === 'partial') await this.#timers.sleep(this.#options.pollMs, signal);
       }
     }
     await Promise.all([sampler, purger]);
@@ -99,16 +119,16 @@ export class OutboxRelay implements Component {
 
   /** The API has stopped (stop order): publish what is pending, within flushTimeoutMs. */
   async stop(): Promise<void> {
-    const deadline = performance.now() + this.#options.flushTimeoutMs;
+    const deadline = this.#timers.now() + this.#options.flushTimeoutMs;
     let failures = 0;
-    while (performance.now() < deadline) {
+    while (this.#timers.now() < deadline) {
       const round = await this.relayOnce();
       if (round === 'partial') return;
       if (round === 'failed') {
         failures += 1;
         // Still down at stop: the events stay in the outbox for the next process.
         if (failures >= 3) return;
-        await sleep(Math.min(this.#backoff(failures), Math.max(0, deadline - performance.now())));
+        await this.#timers.sleep(Math.min(this.#backoff(failures), Math.max(0, deadline - this.#timers.now())));
       }
     }
   }
@@ -208,7 +228,7 @@ export class OutboxRelay implements Component {
   async #every(ms: number, signal: AbortSignal, task: () => Promise<void>): Promise<void> {
     while (!signal.aborted) {
       await task().catch(() => undefined);
-      await pause(ms, signal);
+      await this.#timers.sleep(ms, signal);
     }
   }
 
@@ -220,10 +240,6 @@ export class OutboxRelay implements Component {
     const base = Math.min(this.#options.backoffMaxMs, this.#options.backoffInitialMs * 2 ** Math.min(failures - 1, 20));
     return Math.round(base * (0.8 + Math.random() * 0.4));
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return sleep(ms, undefined, { signal }).catch(() => undefined);
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
