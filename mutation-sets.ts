@@ -19,6 +19,12 @@ export interface MutationSet {
   readonly mutate: readonly string[];
   /** Globs of the test files run against them (vitest.mutation.config.ts). */
   readonly tests: readonly string[];
+  /**
+   * The set's tests talk to the real PostgreSQL, Redis and NATS named by POSTGRES_DSN, REDIS_ADDR and
+   * NATS_URL (README "Real backends"), and the run refuses to start without them; otherwise the backend
+   * variables are removed, as in npm test.
+   */
+  readonly realBackends?: boolean;
 }
 
 /**
@@ -52,8 +58,13 @@ export const SETS = {
   },
   // The node:http and Koa executables' own code.
   'transports-servers': { mutate: ['src/transports/stdlib/**/*.ts', 'src/transports/koa/**/*.ts'], tests: IN_PROCESS },
-  // Postgres (against PGlite), Redis and NATS adapters, through their hermetic contract tests.
-  adapters: { mutate: ['src/adapters/**/*.ts'], tests: IN_PROCESS },
+  // The Postgres, Redis and NATS adapters, through their contract tests: against PGlite and private
+  // servers, and against the real backends, where the drivers' behaviour lives.
+  adapters: {
+    mutate: ['src/adapters/**/*.ts'],
+    tests: ['src/adapters/**/*.test.ts', 'test/contracts/*.test.ts'],
+    realBackends: true,
+  },
   // Everything else: composition, config, lifecycle, observability, rate limiting, the simulator, the CLI.
   rest: {
     mutate: [

@@ -5,13 +5,13 @@ import { chosenSet, SETS } from './mutation-sets.ts';
  * The tests Stryker runs against each mutant (stryker.config.mjs, README "Mutation testing"): the hermetic
  * tests that run the product in this process, so a mutant activated in the test worker is the code under
  * test. Left out: files that spawn an executable or a tool (a child process loads `src` afresh and never
- * sees the active mutant, so it could only report survivors), the real-backend suites, the process and
- * spawned conformance columns, and the night-long exploration (explore/). Which of the rest run is the
- * set's choice (mutation-sets.ts, MUTATION_SET).
+ * sees the active mutant, so it could only report survivors), the real-backend suites (but for a set that
+ * asks for them), the process and spawned conformance columns, and the night-long exploration (explore/).
+ * Which of the rest run is the set's choice (mutation-sets.ts, MUTATION_SET).
  */
 const SPAWNING = [
   'src/observability/log-destination.test.ts',
-  'test/contracts/admin-cli.test.ts',
+  'test/contracts/admin-cli*.test.ts',
   'test/shutdown/**',
   'test/process/**',
   'test/observability/promtool.test.ts',
@@ -26,14 +26,16 @@ const SPAWNING = [
  * the module was loaded, and reports it survived whatever the tests say (stryker-js issue 6144).
  */
 const narrowed = process.env['MUTATION_TESTS']?.split(',').filter((glob) => glob !== '');
-const include = narrowed !== undefined && narrowed.length > 0 ? narrowed : (chosenSet()?.tests ?? SETS.core.tests);
+const set = chosenSet();
+const include = narrowed !== undefined && narrowed.length > 0 ? narrowed : (set?.tests ?? SETS.core.tests);
+const realBackends = set?.realBackends === true;
 
 export default defineConfig({
   test: {
     include: [...include],
     exclude: [
       ...configDefaults.exclude,
-      '**/*.real.test.ts',
+      ...(realBackends ? [] : ['**/*.real.test.ts']),
       'test/cluster/**',
       'test/operations/**',
       'test/faults/**',
@@ -41,7 +43,7 @@ export default defineConfig({
       'test/edge/**',
       ...SPAWNING,
     ],
-    setupFiles: ['./test/support/hermetic-setup.ts'],
+    ...(realBackends ? { globalSetup: ['./test/support/require-real-backends.ts'] } : { setupFiles: ['./test/support/hermetic-setup.ts'] }),
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 120_000,
