@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { floorOf, folderOf, merged, renderTable, scoresOf, thresholdOf, withTable } from './mutation-scores.ts';
+import { floorOf, folderOf, merged, renderTable, scoresOf, survivorsOf, thresholdOf, withTable } from './mutation-scores.ts';
 
 const mutants = (...statuses: string[]) => ({ mutants: statuses.map((status) => ({ status })) });
 
@@ -35,6 +35,23 @@ describe('mutation scores per folder', () => {
       ['all', 3],
     ]);
     expect(() => merged([core, core])).toThrow(/src\/domain\/a.ts is in two mutation reports/);
+  });
+
+  it('lists the survivors file by file, in source order, and no file without one', () => {
+    const at = (line: number, status: string, replacement: string) => ({
+      status,
+      mutatorName: 'StringLiteral',
+      replacement,
+      location: { start: { line, column: 3 } },
+    });
+    const text = survivorsOf({
+      files: {
+        'src/b.ts': { mutants: [at(9, 'NoCoverage', '""'), at(2, 'Survived', '"x"')] } as never,
+        'src/a.ts': { mutants: [at(1, 'Killed', '""')] } as never,
+      },
+    });
+    expect(text).toContain('## src/b.ts (2)\n\n- 2:3 StringLiteral: `"x"`\n- 9:3 StringLiteral (no coverage): `""`\n');
+    expect(text).not.toContain('src/a.ts');
   });
 
   it('holds CI to a floor no higher than the threshold, the threshold where no floor is set', () => {

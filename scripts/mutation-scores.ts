@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { SETS } from '../mutation-sets.ts';
 
 const REPORTS = fileURLToPath(new URL('../reports/mutation/', import.meta.url));
+const SURVIVORS_PATH = fileURLToPath(new URL('../reports/mutation/survivors.md', import.meta.url));
 const README_PATH = fileURLToPath(new URL('../README.md', import.meta.url));
 const START = '<!-- mutation-scores:start -->';
 const END = '<!-- mutation-scores:end -->';
@@ -36,8 +37,15 @@ const FLOORS: Readonly<Record<string, number>> = {
 /** Mutant statuses of the mutation-testing-report-schema. */
 type Status = 'Killed' | 'Survived' | 'NoCoverage' | 'Timeout' | 'CompileError' | 'RuntimeError' | 'Ignored' | 'Pending';
 
+interface Mutant {
+  readonly status: Status;
+  readonly mutatorName?: string;
+  readonly replacement?: string;
+  readonly location?: { readonly start: { readonly line: number; readonly column: number } };
+}
+
 interface Report {
-  readonly files: Readonly<Record<string, { readonly mutants: readonly { readonly status: Status }[] }>>;
+  readonly files: Readonly<Record<string, { readonly mutants: readonly Mutant[] }>>;
 }
 
 export interface FolderScore {
@@ -118,6 +126,32 @@ export function renderTable(rows: readonly FolderScore[]): string {
   return lines.join('\n');
 }
 
+/**
+ * Every mutant no test failed (Survived, NoCoverage), file by file: the to-do list of triage
+ * (reports/mutation/survivors.md); each is to be killed by a test or marked equivalent where it lives.
+ */
+export function survivorsOf(report: Report): string {
+  const lines = [
+    '# Mutation survivors',
+    '',
+    "Written by `npm run mutation:scores` from the sets' reports; see triage.md for what is known of them.",
+    '',
+  ];
+  for (const [file, result] of Object.entries(report.files).sort(([a], [b]) => a.localeCompare(b))) {
+    const left = result.mutants.filter((m) => m.status === 'Survived' || m.status === 'NoCoverage');
+    if (left.length === 0) continue;
+    lines.push(`## ${file} (${left.length})`, '');
+    const at = (m: Mutant) => (m.location === undefined ? 0 : m.location.start.line * 10_000 + m.location.start.column);
+    for (const m of [...left].sort((a, b) => at(a) - at(b))) {
+      const where = m.location === undefined ? '?' : `${m.location.start.line}:${m.location.start.column}`;
+      const replacement = (m.replacement ?? '').replaceAll('\n', ' ').replaceAll('`', "'").slice(0, 100);
+      lines.push(`- ${where} ${m.mutatorName ?? '?'}${m.status === 'NoCoverage' ? ' (no coverage)' : ''}: \`${replacement}\``);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
 /** The README with the table between the markers (which must exist, once each). */
 export function withTable(readme: string, table: string): string {
   const start = readme.indexOf(START);
@@ -131,14 +165,16 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   // Reports may be named, e.g. one set's (npm run mutation:ci) or the incremental file of a stopped run.
   const named = argv.filter((arg) => !arg.startsWith('--'));
   const paths = named.length > 0 ? named : setReports();
-  const rows = scoresOf(merged(paths.map((path) => JSON.parse(readFileSync(path, 'utf8')) as Report)));
+  const report = merged(paths.map((path) => JSON.parse(readFileSync(path, 'utf8')) as Report));
+  const rows = scoresOf(report);
   // The sets with no report yet: their folders are missing from the table, or (src/transports) partial.
   const missing = Object.keys(SETS).filter((set) => !existsSync(`${REPORTS}${set}/mutation.json`));
   const table = `${renderTable(rows)}${named.length === 0 && missing.length > 0 ? `\n\nNot run yet: ${missing.map((set) => `\`${set}\``).join(', ')} (mutation-sets.ts).` : ''}`;
   process.stdout.write(`${table}\n`);
   if (!argv.includes('--no-write')) {
     writeFileSync(README_PATH, withTable(readFileSync(README_PATH, 'utf8'), table));
-    process.stdout.write('written: README.md (Mutation testing, where we stand)\n');
+    writeFileSync(SURVIVORS_PATH, survivorsOf(report));
+    process.stdout.write('written: README.md (Mutation testing, where we stand), reports/mutation/survivors.md\n');
   }
   // --check: every folder at its threshold; --floor: none below what CI holds it to (FLOORS).
   const bound = argv.includes('--check') ? thresholdOf : argv.includes('--floor') ? floorOf : undefined;
