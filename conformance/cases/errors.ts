@@ -125,6 +125,19 @@ const failures: Case[] = [
     t.assert(!/database|simulated/.test(reply.text ?? reply.message ?? ''), 'the 500 reveals the cause');
     t.check(await t.driver.listOrders(me.auth, {}), OK, 'the next request succeeds');
   }),
+  // A backend outage is masked like a panic but logged as what it is, with the request's path (gRPC: its
+  // full method name), so the operator can tell an outage from a bug.
+  flow('backend-outage-is-logged-as-such', ['ERR-internal'], { needs: ['faults', 'logs'] }, async (t) => {
+    const me = await t.user();
+    const outage = (l: { readonly msg: unknown }) => l.msg === 'api: backend unavailable';
+    const before = t.logs().filter(outage).length;
+    await t.target.simulator!.set('database', { failNext: 1 });
+    t.check(await t.driver.listOrders(me.auth, {}), INTERNAL, 'list with the store failing');
+    const line = await t.waitFor(() => t.logs().filter(outage)[before], '`api: backend unavailable` for the failed list');
+    const path = String(line['path']);
+    t.assert(t.api === 'grpc' ? path.endsWith('/ListOrders') : path === '/orders', `the outage line's path is ${path}`);
+    t.assert(line.level === 'error' && typeof line['err'] === 'string', `the outage line is ${JSON.stringify(line)}`);
+  }),
   flow(
     'handler-panic-is-recovered-and-logged',
     ['CHAIN-R1-panic', 'ERR-500-panic'],
@@ -141,6 +154,9 @@ const failures: Case[] = [
       );
       t.assert(typeof line['panic'] === 'string' && line['panic'] !== '', 'panic field is missing');
       t.assert(line.level === 'error', `panic logged at ${line.level}, expected error`);
+      // Every observer saw the 500 recovery answered, the request line included.
+      const logged = await t.waitFor(() => t.logs().find((l) => l.msg === 'request' && l['path'] === path), '`request` line of the panic');
+      t.assert(logged['status'] === 500, `the panic's request line has status ${String(logged['status'])}, expected 500`);
     },
   ),
   flow(

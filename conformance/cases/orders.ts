@@ -158,6 +158,23 @@ const getCases: Case[] = [
     const got = await t.driver.getOrder(me.auth, id.toUpperCase());
     t.check(got, answers({ fields: { id } }), 'get by the upper-case id');
   }),
+  // A path parameter arrives percent-encoded: an escaped character of the id is the character itself, and
+  // an escape that decodes to nothing is left as it is, not an id at all (spec 4.1 table, GET-400-id).
+  flow('get-percent-encoded-id-is-the-same-order', ['GET-200', 'GET-400-id'], { api: 'rest' }, async (t) => {
+    const { me, id } = await t.userWithOrder('escaped', 1);
+    const escaped = id.replace(/^./, (first) => `%${first.charCodeAt(0).toString(16).toUpperCase()}`);
+    const headers = { authorization: me.auth };
+    t.check(
+      await t.driver.raw!({ method: 'GET', path: `/orders/${escaped}`, headers }),
+      answers({ fields: { id } }),
+      'get by an escaped id',
+    );
+    t.check(
+      await t.driver.raw!({ method: 'GET', path: `/orders/%E0%A4%A${id.slice(8)}`, headers }),
+      { http: { status: 400, error: MSG.invalidOrderId } },
+      'get by an id with a malformed escape',
+    );
+  }),
   flow('created-order-is-stored', ['SVC-create-durable'], { needs: ['inProcess'] }, async (t) => {
     const { me, id } = await t.userWithOrder('durable', 2);
     const stored = await t.target.hooks!.backends.repository.findById(id);

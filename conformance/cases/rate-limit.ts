@@ -135,6 +135,14 @@ export const RATE_LIMIT_CASES: Case[] = [
       );
       const unmatched = samples.filter((s) => s.labels['route'] === 'unmatched');
       t.assert(unmatched.length === 0, `a throttled request of a known route is labelled unmatched: ${JSON.stringify(unmatched)}`);
+      // A throttled request of a path no route has is still refused (429, not a failure), and stays "unmatched".
+      const unknown = await untilRefused(() => t.driver.raw!({ method: 'GET', path: '/no-such-route' }));
+      t.check(unknown.at(-1)!, TOO_MANY, 'a throttled request of an unknown path');
+      const after = parseScrape(await t.scrape()).filter((s) => s.name === 'orders_http_requests_total' && s.labels['status'] === '429');
+      t.assert(
+        after.some((s) => s.labels['route'] === 'unmatched' && s.labels['method'] === 'GET' && s.value >= 1),
+        `no orders_http_requests_total{route="unmatched",status="429"} for a throttled unknown path: ${JSON.stringify(after)}`,
+      );
     },
   ),
   flow(

@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startInProcess, type InProcessApp } from '../../../test/support/in-process-app.ts';
 import { stdlibTransport } from '../stdlib/stdlib-transport.ts';
@@ -51,4 +51,38 @@ describe('orders-koa answers unmatched requests as orders-stdlib does', () => {
     expect(fromKoa).toEqual(fromStdlib);
     if (status === 405) expect(fromKoa.allow).toMatch(/^(POST|GET)/);
   });
+});
+
+function getOpenapi(port: number, agent: Agent): Promise<{ status: number | undefined; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/openapi.yaml', agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('[LIFE-4-shutdown] the HTTP/1.1 transports stop without resetting a kept-alive client', () => {
+  test.each([
+    ['orders-stdlib', stdlibTransport],
+    ['orders-koa', koaTransport],
+  ])(
+    '%s: the next request on a kept-alive connection after the stop is answered with Connection: close, and the listener closes',
+    async (_name, transport) => {
+      const app = await startInProcess({ transport });
+      const agent = new Agent({ keepAlive: true });
+      try {
+        expect(await getOpenapi(app.port, agent)).toEqual({ status: 200, connection: 'keep-alive' });
+        const stopped = app.app.transport.shutdown();
+        expect(await getOpenapi(app.port, agent)).toEqual({ status: 200, connection: 'close' });
+        await stopped;
+        expect(app.app.transport.server.listening).toBe(false);
+      } finally {
+        agent.destroy();
+        await app.stop();
+      }
+    },
+  );
 });

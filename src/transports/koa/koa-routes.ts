@@ -21,11 +21,11 @@ export const LOGIN_FIELDS_REQUIRED = 'username and password are required';
  * method node:http parses, so another method on a known path is 405 (spec 4.1) rather than 501, but
  * OPTIONS, which the router would otherwise answer 200 on its own (koa-middleware.ts jsonFallbacks).
  */
-const ROUTER_OPTIONS = { strict: true, sensitive: true, methods: METHODS.filter((method) => method !== 'OPTIONS') };
+const ROUTER_OPTIONS = { strict: true, sensitive: true, methods: METHODS.toSpliced(METHODS.indexOf('OPTIONS'), 1) };
 
 function toRestRequest(ctx: KoaContext): RestRequest {
-  const { done, body } = ctx.state;
-  if (done === undefined) throw new Error('koa: no done signal on the request');
+  const { body } = ctx.state;
+  const done = ctx.state.done ?? missingDoneSignal();
   return {
     params: ctx.params,
     query: new URLSearchParams(ctx.querystring),
@@ -35,6 +35,12 @@ function toRestRequest(ctx: KoaContext): RestRequest {
     client: clientKey(ctx.req),
   };
 }
+
+// Stryker disable BlockStatement,StringLiteral: equivalent: unreachable, requestScope attaches the done signal before any route runs
+function missingDoneSignal(): never {
+  throw new Error('koa: no done signal on the request');
+}
+// Stryker restore BlockStatement,StringLiteral
 
 function publicHandler(operation: PublicOperation): KoaMiddleware {
   return async (ctx) => {
@@ -85,6 +91,7 @@ function register(router: Router<KoaState>, method: Method, path: string, ...mid
 export function createRouter(api: RestApi, tokens: TokenService): Router<KoaState> {
   const router = new Router<KoaState>(ROUTER_OPTIONS);
   for (const route of PUBLIC_ROUTES) {
+    // Stryker disable next-line ConditionalExpression,ArrayDeclaration: equivalent: login is the only public route (PUBLIC_ROUTES)
     const guards = route.operation === 'login' ? [loginValidation()] : [];
     register(router, route.method, route.path, ...guards, publicHandler(api[route.operation]));
   }

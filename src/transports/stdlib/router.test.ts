@@ -45,3 +45,12 @@ describe('a path without parameters is matched by string equality: exactly what 
     });
   }
 });
+
+describe('compilePath: a parameter is a whole segment', () => {
+  it('[HTTP-404-unknown] a colon inside a segment, or a parameter name followed by more, is matched literally', () => {
+    expect(compilePath('/a:b').test('/a:b')).toBe(true);
+    expect(compilePath('/a:b').test('/ax')).toBe(false);
+    expect(compilePath('/x/:id.json').test('/x/:id.json')).toBe(true);
+    expect(compilePath('/x/:id.json').test('/x/7.json')).toBe(false);
+  });
+});

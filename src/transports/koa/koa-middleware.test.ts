@@ -1,0 +1,93 @@
+import { once } from 'node:events';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../observability/logger.ts';
+import { HttpMetrics } from '../../observability/metrics.ts';
+import { Tracing } from '../../observability/tracer.ts';
+import type { Logger } from '../../ports/logger.ts';
+import { routeLabelOfLayers, type KoaMiddleware, type KoaState } from './koa-context.ts';
+import { observe, recovery } from './koa-middleware.ts';
+
+let server: Server | undefined;
+afterEach(() => {
+  server?.closeAllConnections();
+  server?.close();
+  server = undefined;
+});
+
+/** orders-koa's recovery and observers (koa-app.ts order) around `inner`, on node:http. */
+async function start(inner: (logger: Logger) => KoaMiddleware): Promise<{ url: string; lines: Record<string, unknown>[] }> {
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger('debug', { write: (text: string) => void lines.push(JSON.parse(text) as Record<string, unknown>) });
+  const app = new Koa<KoaState>();
+  app.silent = true;
+  app.use(recovery(logger));
+  app.use(
+    observe({ tracer: new Tracing({ serviceName: 'koa-middleware-test', otlpEndpoint: '' }).tracer, metrics: new HttpMetrics(), logger }),
+  );
+  app.use(inner(logger));
+  server = createServer(app.callback());
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines };
+}
+
+/** One GET; rejects when the response neither ends nor is cut within 1 s (a hung connection). */
+function get(url: string): Promise<{ status: number | undefined; body: string; complete: boolean }> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the response neither ended nor was cut within 1 s')), 1_000);
+    const req = request(`${url}/thing`, { agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('error', () => undefined);
+      res.on('close', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode, body, complete: res.complete });
+      });
+    });
+    req.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    req.end();
+  });
+}
+
+describe('orders-koa recovery', () => {
+  it('[CHAIN-R1-panic] a throw after the headers were sent cuts the connection (no second answer) and is logged', async () => {
+    const koa = await start(() => async (ctx) => {
+      ctx.res.writeHead(202, { 'content-type': 'text/plain' });
+      ctx.res.write('partial');
+      await new Promise((resolve) => setImmediate(resolve));
+      throw new Error('failed mid-answer');
+    });
+    expect(await get(koa.url)).toStrictEqual({ status: 202, body: 'partial', complete: false });
+    expect(koa.lines.find((l) => l['msg'] === 'api: panic recovered')).toMatchObject({ panic: 'failed mid-answer', path: '/thing' });
+  });
+
+  it('[TRACE-log-ids] a line logged after the request ended, by a timer the request started, carries no trace ids', async () => {
+    const koa = await start((logger) => async (ctx) => {
+      logger.info({}, 'during');
+      setTimeout(() => logger.info({}, 'after'), 20);
+      ctx.body = 'ok';
+    });
+    expect((await get(koa.url)).status).toBe(200);
+    await expect.poll(() => koa.lines.find((l) => l['msg'] === 'after')).toBeDefined();
+    expect(koa.lines.find((l) => l['msg'] === 'during')?.['trace_id']).toMatch(/^[0-9a-f]{32}$/);
+    const late = koa.lines.find((l) => l['msg'] === 'after');
+    expect(late?.['trace_id']).toBeUndefined();
+    expect(late?.['span_id']).toBeUndefined();
+  });
+});
+
+describe('routeLabelOfLayers', () => {
+  it('[METRICS-route-label, METRICS-unmatched] no label without a layer serving the method, or for a layer whose path is not a pattern string', () => {
+    expect(routeLabelOfLayers([], 'GET')).toBeUndefined();
+    expect(routeLabelOfLayers([{ methods: ['POST'], path: '/orders' }], 'GET')).toBeUndefined();
+    expect(routeLabelOfLayers([{ methods: ['GET'], path: /^\/orders$/ }], 'GET')).toBeUndefined();
+    expect(routeLabelOfLayers([{ methods: ['HEAD', 'GET'], path: '/orders/:id' }], 'GET')).toBe('GET /orders/{id}');
+  });
+});
