@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { Tracing } from '../../observability/tracer.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { routeLabelOfLayers, type KoaMiddleware, type KoaState } from './koa-context.ts';
 import { observe, recovery } from './koa-middleware.ts';
+import { getOrCut } from '../../../test/support/get-or-cut.ts';
 
 let server: Server | undefined;
 afterEach(() => {
@@ -34,28 +35,6 @@ async function start(inner: (logger: Logger) => KoaMiddleware): Promise<{ url: s
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines };
 }
 
-/** One GET; rejects when the response neither ends nor is cut within 1 s (a hung connection). */
-function get(url: string): Promise<{ status: number | undefined; body: string; complete: boolean }> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the response neither ended nor was cut within 1 s')), 1_000);
-    const req = request(`${url}/thing`, { agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('error', () => undefined);
-      res.on('close', () => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode, body, complete: res.complete });
-      });
-    });
-    req.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    req.end();
-  });
-}
-
 describe('orders-koa recovery', () => {
   it('[CHAIN-R1-panic] a throw after the headers were sent cuts the connection (no second answer) and is logged', async () => {
     const koa = await start(() => async (ctx) => {
@@ -64,7 +43,7 @@ describe('orders-koa recovery', () => {
       await new Promise((resolve) => setImmediate(resolve));
       throw new Error('failed mid-answer');
     });
-    expect(await get(koa.url)).toStrictEqual({ status: 202, body: 'partial', complete: false });
+    expect(await getOrCut(koa.url)).toStrictEqual({ status: 202, body: 'partial', complete: false });
     expect(koa.lines.find((l) => l['msg'] === 'api: panic recovered')).toMatchObject({ panic: 'failed mid-answer', path: '/thing' });
   });
 
@@ -74,7 +53,7 @@ describe('orders-koa recovery', () => {
       setTimeout(() => logger.info({}, 'after'), 20);
       ctx.body = 'ok';
     });
-    expect((await get(koa.url)).status).toBe(200);
+    expect((await getOrCut(koa.url)).status).toBe(200);
     await expect.poll(() => koa.lines.find((l) => l['msg'] === 'after')).toBeDefined();
     expect(koa.lines.find((l) => l['msg'] === 'during')?.['trace_id']).toMatch(/^[0-9a-f]{32}$/);
     const late = koa.lines.find((l) => l['msg'] === 'after');

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { Tracing } from '../../observability/tracer.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { Handler } from './exchange.ts';
 import { metrics, recovery, requestLogging, tracing } from './middleware.ts';
+import { getOrCut } from '../../../test/support/get-or-cut.ts';
 
 let server: Server | undefined;
 afterEach(() => {
@@ -73,35 +74,6 @@ async function start(inner: (logger: Logger) => Handler): Promise<Chain> {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines, statuses };
 }
 
-interface Outcome {
-  readonly status: number | undefined;
-  readonly body: string;
-  /** The response ended as framed (false: the connection was cut in the middle of it). */
-  readonly complete: boolean;
-}
-
-/** One GET; rejects when the response neither ends nor is cut within 1 s (a hung connection). */
-function get(url: string): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the response neither ended nor was cut within 1 s')), 1_000);
-    const req = request(`${url}/thing`, { agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('error', () => undefined);
-      res.on('close', () => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode, body, complete: res.complete });
-      });
-    });
-    req.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    req.end();
-  });
-}
-
 describe('stdlib recovery and observers', () => {
   it('[CHAIN-R1-panic, METRICS-status] a throw after the headers were sent cuts the connection (no second answer), is logged, and is recorded with the status sent', async () => {
     const chain = await start(() => async ({ res }) => {
@@ -110,7 +82,7 @@ describe('stdlib recovery and observers', () => {
       await new Promise((resolve) => setImmediate(resolve));
       throw new Error('failed mid-answer');
     });
-    const outcome = await get(chain.url);
+    const outcome = await getOrCut(chain.url);
     expect(outcome).toStrictEqual({ status: 202, body: 'partial', complete: false });
     await expect
       .poll(() => chain.lines.find((l) => l['msg'] === 'api: panic recovered'))
@@ -123,7 +95,7 @@ describe('stdlib recovery and observers', () => {
       // Answered after the chain returned: no header was written when the observers look.
       setImmediate(() => res.end('late'));
     });
-    expect(await get(chain.url)).toStrictEqual({ status: 200, body: 'late', complete: true });
+    expect(await getOrCut(chain.url)).toStrictEqual({ status: 200, body: 'late', complete: true });
     expect(chain.statuses).toStrictEqual(['log:200', 'metrics:200', 'span:200']);
   });
 
@@ -133,7 +105,7 @@ describe('stdlib recovery and observers', () => {
       setTimeout(() => logger.info({}, 'after'), 20);
       res.end('ok');
     });
-    expect((await get(chain.url)).status).toBe(200);
+    expect((await getOrCut(chain.url)).status).toBe(200);
     await expect.poll(() => chain.lines.find((l) => l['msg'] === 'after')).toBeDefined();
     const during = chain.lines.find((l) => l['msg'] === 'during');
     expect(during?.['trace_id']).toMatch(/^[0-9a-f]{32}$/);
