@@ -74,10 +74,11 @@ export const SETS = {
   // The node:http and Koa executables' own code.
   'transports-servers': { mutate: ['src/transports/stdlib/**/*.ts', 'src/transports/koa/**/*.ts'], tests: IN_PROCESS },
   // The Postgres, Redis and NATS adapters, through their contract tests: against PGlite and private
-  // servers, and against the real backends, where the drivers' behaviour lives.
+  // servers, and against the real backends, where the drivers' behaviour lives; and the configuration
+  // tests, which read each adapter's variables through its own reader (spec 8.1).
   adapters: {
     mutate: ['src/adapters/**/*.ts'],
-    tests: ['src/adapters/**/*.test.ts', 'test/contracts/*.test.ts'],
+    tests: ['src/adapters/**/*.test.ts', 'test/contracts/*.test.ts', 'src/config/*.test.ts'],
     realBackends: true,
   },
   // Everything else: composition, config, lifecycle, observability, rate limiting, the simulator, the CLI.
