@@ -408,6 +408,8 @@ const NOT_JSON: readonly [string, string, string | undefined][] = [
   ['form', 'application/x-www-form-urlencoded', undefined],
   ['xml', 'application/xml', '<login><username>{user}</username></login>'],
   ['json-in-latin1', 'application/json; charset=iso-8859-1', undefined],
+  // A +json suffix counts under application/ only.
+  ['json-suffix-under-text', 'text/vnd.orders+json', undefined],
 ];
 
 const LOGIN_BODY = '{"username":"{user}","password":"{password}"}';
@@ -463,6 +465,9 @@ const contentTypeCases: Case[] = [
       ['no-content-type', {}],
       ['json-utf8', { 'content-type': 'application/json; charset=utf-8' }],
       ['json-suffix', { 'content-type': 'application/vnd.orders+json' }],
+      // A parameter other than charset says nothing about the encoding.
+      ['json-other-parameter', { 'content-type': 'application/json; version=2' }],
+      ['json-utf8-after-other-parameter', { 'content-type': 'application/json; version=2; charset=utf-8' }],
     ] as const
   ).map(([tag, headers]) =>
     restCase(`login-body-${tag}-is-accepted`, ['HTTP-json-content-type', 'LOGIN-200'], login(headers), {

@@ -1,4 +1,4 @@
-import { isSpanContextValid, SpanKind, TraceFlags } from '@opentelemetry/api';
+import { isSpanContextValid, SpanKind, SpanStatusCode, TraceFlags } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { flow, type Case, type FlowContext } from '../case-model.ts';
 
@@ -243,6 +243,34 @@ export const OBSERVABILITY_CASES: Case[] = [
       span.attributes['http.response.status_code'] === 404,
       `http.response.status_code is ${String(span.attributes['http.response.status_code'])}`,
     );
+  }),
+  // Rule TRACE-server-kind (chosen): a span's status is ERROR for a 5xx answer only; a 4xx is the caller's
+  // mistake and leaves it UNSET (OpenTelemetry's HTTP server conventions).
+  flow('span-status-error-only-for-5xx', ['TRACE-server-kind'], { api: 'rest', needs: ['spans', 'faults'] }, async (t) => {
+    const me = await t.user();
+    const missing = `/orders/${crypto.randomUUID()}`;
+    t.check(
+      await t.driver.raw!({ method: 'GET', path: missing, headers: { authorization: me.auth } }),
+      { http: { status: 404 } },
+      'unknown order',
+    );
+    const failing = `/orders/${crypto.randomUUID()}`;
+    await t.target.simulator!.set('database', { failNext: 1 });
+    t.check(
+      await t.driver.raw!({ method: 'GET', path: failing, headers: { authorization: me.auth } }),
+      { http: { status: 500 } },
+      'get with the store failing',
+    );
+    for (const [path, code] of [
+      [missing, SpanStatusCode.UNSET],
+      [failing, SpanStatusCode.ERROR],
+    ] as const) {
+      const span = await t.waitFor(() => spansWithPath(t, path)[0], `span for GET ${path}`);
+      t.assert(
+        span.status.code === code,
+        `the span of a ${String(span.attributes['http.response.status_code'])} has status ${span.status.code}, expected ${code}`,
+      );
+    }
   }),
   flow(
     'span-continues-the-callers-traceparent',

@@ -67,6 +67,8 @@ const createCases: Case[] = [
       ['create-quantity-zero', { item: 'widget', quantity: 0 }, MSG.quantityPositive],
       ['create-quantity-negative', { item: 'widget', quantity: -5 }, MSG.quantityPositive],
       ['create-quantity-absent', { item: 'widget' }, MSG.quantityPositive],
+      // JSON null decodes like an absent field, to the zero value the domain then refuses.
+      ['create-quantity-null', { item: 'widget', quantity: null }, MSG.quantityPositive],
     ] as const
   ).map(([name, input, message]): RequestCase =>
     request(

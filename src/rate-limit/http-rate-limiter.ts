@@ -35,7 +35,13 @@ export class HttpRateLimiter {
   readonly #channel = channel(RATE_LIMIT_CHANNEL);
   #inOutage = false;
 
-  constructor(options: { resolver: ClientAddressResolver; local: TokenBucketLimiter; shared?: RateLimitStore; logger: Logger }) {
+  constructor(options: {
+    resolver: ClientAddressResolver;
+    local: TokenBucketLimiter;
+    /** Undefined: no shared store (RATE_LIMIT_STORE=memory), the process bucket decides. */
+    shared?: RateLimitStore | undefined;
+    logger: Logger;
+  }) {
     this.#resolver = options.resolver;
     this.#local = options.local;
     this.#shared = options.shared;

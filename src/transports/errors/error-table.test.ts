@@ -16,6 +16,7 @@ import { toHttpError } from '../http/rest/http-errors.ts';
 import { GRPC_STATUS, mapError } from './error-table.ts';
 import { ErrBadHostHeader, ErrBodyTooLarge, ErrClientClosed, ErrMalformedBody, ErrUnsupportedMediaType } from './request-errors.ts';
 import { ErrLoginBusy } from '../../service/login-gate.ts';
+import { REQUEST_ENDED } from '../http/rest/request-ended.ts';
 
 /**
  * Spec 7 (and 4.3 rule 1, 5 rule 8), restated by hand: the table is checked against the spec, not
@@ -51,6 +52,8 @@ const CASES: ReadonlyArray<readonly [string, unknown, number, string, number, st
   ['ErrUnsupportedMediaType', new ErrUnsupportedMediaType(), 415, 'Content-Type must be application/json', 3, undefined],
   // Nobody is left to read it; 499 only reaches metrics and the request log.
   ['ErrClientClosed', new ErrClientClosed(), 499, 'client closed request', 1, undefined],
+  // The done signal's reason (a queued login whose caller went away rejects with it): the same, never a panic.
+  ['REQUEST_ENDED', REQUEST_ENDED, 499, 'client closed request', 1, undefined],
   // A backend outage is masked like a bug (its cause, with the password, never in the message) but
   // logged as what it is, on both transports, never as a panic.
   ['ErrUnavailable', new ErrUnavailable(OUTAGE), 500, 'internal server error', 13, 'api: backend unavailable'],

@@ -4,6 +4,7 @@ import { ErrLoginBusy } from '../../service/login-gate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
 import { isSessionError } from '../../session/session-errors.ts';
 import { ErrBadHostHeader, ErrBodyTooLarge, ErrClientClosed, ErrMalformedBody, ErrUnsupportedMediaType } from './request-errors.ts';
+import { REQUEST_ENDED } from '../http/rest/request-ended.ts';
 
 /**
  * The one classification of everything a request can fail with (spec 7). Both HTTP transports
@@ -143,7 +144,8 @@ export function classifyError(error: unknown): ErrorKind {
   if (error instanceof ErrBodyTooLarge) return 'body-too-large';
   if (error instanceof ErrBadHostHeader) return 'bad-host-header';
   if (error instanceof ErrUnsupportedMediaType) return 'unsupported-media-type';
-  if (error instanceof ErrClientClosed) return 'client-closed';
+  // The done signal's reason, which a wait on it rejects with (a queued login whose caller went away).
+  if (error instanceof ErrClientClosed || error === REQUEST_ENDED) return 'client-closed';
   if (error instanceof ErrUnavailable) return 'backend-unavailable';
   return 'internal';
 }

@@ -27,6 +27,9 @@ const OFFSETS: [string | null | undefined, number][] = [
   ['0', 0],
   ['2.5', 0],
   ['1000000', 1_000_000],
+  ['-7', 0],
+  // Not negative zero: the repository gets a plain 0.
+  ['-0', 0],
 ];
 
 describe('pageFromQuery (spec 4.1 rule 6): clamps, never errors', () => {

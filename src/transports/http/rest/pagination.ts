@@ -6,6 +6,7 @@ export const MAX_LIMIT = 100;
 /** Spec 4.1 rule 6: clamps, never errors. Only a whole decimal number counts as parsable. */
 function parseInteger(text: string | null | undefined): number | undefined {
   if (text == null || !/^[+-]?\d+$/.test(text.trim())) return undefined;
+  // Stryker disable next-line MethodExpression: equivalent: Number() skips the same leading and trailing white space as trim()
   const value = Number(text.trim());
   return Number.isSafeInteger(value) ? value : undefined;
 }
@@ -15,6 +16,6 @@ export function pageFromQuery(limitText: string | null | undefined, offsetText: 
   const offset = parseInteger(offsetText);
   return {
     limit: limit === undefined || limit <= 0 || limit > MAX_LIMIT ? DEFAULT_LIMIT : limit,
-    offset: offset === undefined || offset < 0 ? 0 : offset,
+    offset: Math.max(offset ?? 0, 0),
   };
 }

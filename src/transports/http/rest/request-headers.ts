@@ -4,11 +4,14 @@ import { ErrBadHostHeader } from '../../errors/request-errors.ts';
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;
 
-/** Every value of a field, as received: node:http keeps only the first of a repeated singleton field. */
+/**
+ * Every value of a field, as received: node:http keeps only the first of a repeated singleton field.
+ * rawHeaders is name, value pairs (node:http and node:http2 alike), so its length is even.
+ */
 function fieldValues(req: AnyRequest, name: string): string[] {
   const values: string[] = [];
   const raw = req.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) values.push(raw[i + 1]!);
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) values.push(raw[i + 1]!);
   return values;
 }
 

@@ -23,7 +23,7 @@ export function restParts(core: Core): RestParts {
     limiter: new HttpRateLimiter({
       resolver: new ClientAddressResolver(core.config.trustProxy),
       local: core.rateLimits.local,
-      ...(core.rateLimits.shared === undefined ? {} : { shared: core.rateLimits.shared }),
+      shared: core.rateLimits.shared,
       logger: core.logger,
     }),
   };
