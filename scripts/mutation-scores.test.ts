@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { floorOf, folderOf, merged, renderTable, scoresOf, survivorsOf, thresholdOf, withTable } from './mutation-scores.ts';
+import { floorOf, folderOf, merged, notYetScored, renderTable, scoresOf, survivorsOf, thresholdOf, withTable } from './mutation-scores.ts';
 
 const mutants = (...statuses: string[]) => ({ mutants: statuses.map((status) => ({ status })) });
 
@@ -64,5 +64,19 @@ describe('mutation scores per folder', () => {
     const readme = 'before\n<!-- mutation-scores:start -->\nold\n<!-- mutation-scores:end -->\nafter';
     expect(withTable(readme, 'new')).toBe('before\n<!-- mutation-scores:start -->\nnew\n<!-- mutation-scores:end -->\nafter');
     expect(() => withTable('no markers', 'new')).toThrow(/no <!-- mutation-scores:start -->/);
+  });
+
+  it('names the sets the table leaves out: those stopped part way with their progress, then those never run', () => {
+    expect(
+      notYetScored([
+        { set: 'transports-http', tested: 184 },
+        { set: 'adapters', tested: undefined },
+        { set: 'rest', tested: undefined },
+      ]),
+    ).toBe(
+      '\n\nStopped part way, resumed by their next run, not in the table yet: `transports-http` (184 mutants tested).' +
+        '\n\nNot run yet: `adapters`, `rest` (mutation-sets.ts).',
+    );
+    expect(notYetScored([])).toBe('');
   });
 });

@@ -57,6 +57,40 @@ export interface FolderScore {
 
 const STATUSES: readonly Status[] = ['Killed', 'Survived', 'NoCoverage', 'Timeout', 'CompileError', 'RuntimeError', 'Ignored', 'Pending'];
 
+/** A set with no report yet: never run, or stopped with this many mutants tested (its incremental file). */
+export interface SetProgress {
+  readonly set: string;
+  readonly tested: number | undefined;
+}
+
+/** The sets without a report, and how far a stopped run of each got. */
+function setProgress(): SetProgress[] {
+  return Object.keys(SETS)
+    .filter((set) => !existsSync(`${REPORTS}${set}/mutation.json`))
+    .map((set) => {
+      const incremental = `${REPORTS}${set}/stryker-incremental.json`;
+      if (!existsSync(incremental)) return { set, tested: undefined };
+      const { files } = JSON.parse(readFileSync(incremental, 'utf8')) as Report;
+      return { set, tested: Object.values(files).reduce((sum, file) => sum + file.mutants.length, 0) };
+    });
+}
+
+/**
+ * The lines under the table naming the sets it leaves out, so a folder two sets share (src/transports) is
+ * not read as complete: those never run, and those a stopped run got part way through (Stryker keeps the
+ * mutants it tested in the incremental file, and the set's next run resumes from there).
+ */
+export function notYetScored(progress: readonly SetProgress[]): string {
+  const names = (sets: readonly SetProgress[], count: boolean) =>
+    sets.map((p) => `\`${p.set}\`${count ? ` (${String(p.tested)} mutants tested)` : ''}`).join(', ');
+  const stopped = progress.filter((p) => p.tested !== undefined);
+  const never = progress.filter((p) => p.tested === undefined);
+  return [
+    stopped.length > 0 ? `\n\nStopped part way, resumed by their next run, not in the table yet: ${names(stopped, true)}.` : '',
+    never.length > 0 ? `\n\nNot run yet: ${names(never, false)} (mutation-sets.ts).` : '',
+  ].join('');
+}
+
 /** `src/domain/order.ts` → `src/domain`; a file directly in src/ is its own folder `src`. */
 export function folderOf(file: string): string {
   const parts = file.replaceAll('\\', '/').split('/');
@@ -165,9 +199,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const paths = named.length > 0 ? named : setReports();
   const report = merged(paths.map((path) => JSON.parse(readFileSync(path, 'utf8')) as Report));
   const rows = scoresOf(report);
-  // The sets with no report yet: their folders are missing from the table, or (src/transports) partial.
-  const missing = Object.keys(SETS).filter((set) => !existsSync(`${REPORTS}${set}/mutation.json`));
-  const table = `${renderTable(rows)}${named.length === 0 && missing.length > 0 ? `\n\nNot run yet: ${missing.map((set) => `\`${set}\``).join(', ')} (mutation-sets.ts).` : ''}`;
+  const table = named.length === 0 ? `${renderTable(rows)}${notYetScored(setProgress())}` : renderTable(rows);
   process.stdout.write(`${table}\n`);
   if (!argv.includes('--no-write')) {
     writeFileSync(README_PATH, withTable(readFileSync(README_PATH, 'utf8'), table));

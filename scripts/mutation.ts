@@ -1,27 +1,57 @@
 #!/usr/bin/env node
-// npm run mutation [-- <set>...] [-- stryker options]: one Stryker run per mutation set
+// npm run mutation [-- <set>...] [-- --minutes N] [-- stryker options]: one Stryker run per mutation set
 // (mutation-sets.ts), in turn, each with its own report and incremental file under reports/mutation/<set>/,
 // so stopping between sets loses nothing; then the merged per-folder table (scripts/mutation-scores.ts).
 // With no set named, every set runs: the night-long job. Other arguments go to each Stryker run, e.g.
 // `npm run mutation -- core --concurrency 2`.
-import { spawnSync } from 'node:child_process';
+//
+// `--minutes N` bounds the whole command: when the budget runs out, the set being run gets SIGINT, on
+// which Stryker writes the mutants tested so far to the set's incremental file before it exits, and the
+// sets after it are left for later. The next run of that set resumes from there, so a set too long for one
+// sitting (or one night) is finished in several.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { SETS } from '../mutation-sets.ts';
 
 const args = process.argv.slice(2);
-const named = args.filter((arg) => Object.hasOwn(SETS, arg));
-const passed = args.filter((arg) => !Object.hasOwn(SETS, arg));
+const at = args.indexOf('--minutes');
+const minutes = at === -1 ? undefined : Number(args[at + 1]);
+if (minutes !== undefined && !(minutes > 0)) throw new Error(`--minutes needs a positive number, not ${String(args[at + 1])}`);
+const rest = at === -1 ? args : [...args.slice(0, at), ...args.slice(at + 2)];
+const named = rest.filter((arg) => Object.hasOwn(SETS, arg));
+const passed = rest.filter((arg) => !Object.hasOwn(SETS, arg));
 const stryker = createRequire(import.meta.url).resolve('@stryker-mutator/core/bin/stryker.js');
+const deadline = performance.now() + (minutes ?? Infinity) * 60_000;
 
 for (const set of named.length > 0 ? named : Object.keys(SETS)) {
   const started = performance.now();
   process.stdout.write(`mutation: set ${set}\n`);
-  const run = spawnSync(process.execPath, [stryker, 'run', ...passed], { stdio: 'inherit', env: { ...process.env, MUTATION_SET: set } });
+  const run = spawn(process.execPath, [stryker, 'run', ...passed], { stdio: 'inherit', env: { ...process.env, MUTATION_SET: set } });
+  let stopped = false;
+  const budget = Number.isFinite(deadline)
+    ? setTimeout(
+        () => {
+          stopped = true;
+          run.kill('SIGINT');
+        },
+        Math.max(0, deadline - performance.now()),
+      )
+    : undefined;
+  const [code, signal] = (await once(run, 'exit')) as [number | null, NodeJS.Signals | null];
+  clearTimeout(budget);
   process.stdout.write(`mutation: set ${set} took ${((performance.now() - started) / 60_000).toFixed(1)} min\n`);
-  if (run.status !== 0) {
-    process.stderr.write(`mutation: set ${set} failed (exit ${String(run.status ?? run.signal)})\n`);
+  if (stopped) {
+    process.stdout.write(
+      `mutation: the ${String(minutes)}-minute budget ran out: set ${set} stopped, its tested mutants kept in its incremental file; run it again to resume\n`,
+    );
+    break;
+  }
+  if (code !== 0) {
+    process.stderr.write(`mutation: set ${set} failed (exit ${String(code ?? signal)})\n`);
     process.exit(1);
   }
 }
-const scores = spawnSync(process.execPath, [new URL('mutation-scores.ts', import.meta.url).pathname], { stdio: 'inherit' });
-process.exit(scores.status ?? 1);
+const scores = spawn(process.execPath, [new URL('mutation-scores.ts', import.meta.url).pathname], { stdio: 'inherit' });
+const [code] = (await once(scores, 'exit')) as [number | null];
+process.exit(code ?? 1);
