@@ -31,6 +31,10 @@ export function credentialStoreContract(name: string, factory: CredentialStoreFa
       expect(await store.findByUsername(`nobody-${randomUUID()}`)).toBeUndefined();
     });
 
+    it('[ERR-invalid-credentials] findByUsername of a name with a NUL character is undefined, not a failure', async () => {
+      expect(await store.findByUsername('a\u0000b')).toBeUndefined();
+    });
+
     it('a duplicate username or user id is rejected with ErrConflict and the first user is kept', async () => {
       const first = user();
       await store.add(first);

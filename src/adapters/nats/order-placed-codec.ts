@@ -5,23 +5,24 @@ export function encodeOrderPlaced(event: OrderPlaced): string {
   return JSON.stringify(event);
 }
 
+/** The event in `text`, or undefined when it is no JSON object with every field of its type; other fields are dropped. */
 export function decodeOrderPlaced(text: string): OrderPlaced | undefined {
-  let value: Partial<OrderPlaced> | null;
+  let value: Partial<OrderPlaced> | null = null;
   try {
     value = JSON.parse(text) as Partial<OrderPlaced> | null;
   } catch {
-    return undefined;
+    // Not JSON: no event.
   }
+  // A JSON primitive has none of the fields, as {} has none; only null cannot be destructured.
+  const { order_id, user_id, item, quantity, created_at } = value ?? {};
   if (
-    typeof value !== 'object' ||
-    value === null ||
-    typeof value.order_id !== 'string' ||
-    typeof value.user_id !== 'string' ||
-    typeof value.item !== 'string' ||
-    typeof value.quantity !== 'number' ||
-    typeof value.created_at !== 'string'
+    typeof order_id !== 'string' ||
+    typeof user_id !== 'string' ||
+    typeof item !== 'string' ||
+    typeof quantity !== 'number' ||
+    typeof created_at !== 'string'
   ) {
     return undefined;
   }
-  return { order_id: value.order_id, user_id: value.user_id, item: value.item, quantity: value.quantity, created_at: value.created_at };
+  return { order_id, user_id, item, quantity, created_at };
 }

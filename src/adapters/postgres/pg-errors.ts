@@ -25,15 +25,19 @@ export function translatePgError(error: unknown, operation: string, secrets: rea
       `database: ${operation}: integrity: row rejected by the database${constraint ? ` (constraint ${constraint})` : ''}: ${safe} (SQLSTATE ${code})`,
     );
   }
-  const suffix = code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? ` (SQLSTATE ${code})` : '';
+  // An absent code reads "undefined", which is no SQLSTATE.
+  const suffix = /^[0-9A-Z]{5}$/.test(String(code)) ? ` (SQLSTATE ${code})` : '';
   return new ErrUnavailable(`database: ${operation}: ${safe}${suffix}`);
 }
 
-/** Replaces every secret and any `scheme://user:password@` credential with `***`. */
+/**
+ * Replaces every secret and any `scheme://user:password@` credential with `***`. The pattern looks only
+ * at what follows `://`: the scheme in front is kept whatever it is.
+ */
 export function scrub(message: string, secrets: readonly string[] = []): string {
   let out = message;
   for (const secret of secrets) if (secret !== '') out = out.split(secret).join('***');
-  return out.replace(/([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:)[^@\s]*@/gi, '$1***@');
+  return out.replace(/(:\/\/[^:/@\s]*:)[^@\s]*@/g, '$1***@');
 }
 
 function describe(error: unknown): { code: string | undefined; message: string; constraint: string | undefined } {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { PlacementCoalescer, type PlacementRow } from './placement-coalescer.ts';
+import { ErrUnavailable } from '../../domain/errors.ts';
+import type { OrderRepository, Placement } from '../../ports/order-repository.ts';
+import { CoalescingOrderRepository, PlacementCoalescer, type PlacementRow } from './placement-coalescer.ts';
 
 const row = (n: number): PlacementRow => ({
   order: { id: `o${n}`, userId: 'u', item: 'i', quantity: 1, status: 'pending', createdAt: new Date(0) },
@@ -9,12 +11,29 @@ const row = (n: number): PlacementRow => ({
 const ids = (rows: readonly PlacementRow[]): string[] => rows.map((r) => r.order.id);
 
 describe('PlacementCoalescer', () => {
-  it('creates of one turn share a statement, bounded by maxRows; the next turn starts another', async () => {
+  it('[SVC-create-durable] creates of one turn share a statement, bounded by maxRows; the next turn starts another', async () => {
     const statements: string[][] = [];
     const coalescer = new PlacementCoalescer(async (rows) => void statements.push(ids(rows)), 2);
     await Promise.all([1, 2, 3, 4, 5].map((n) => coalescer.place(row(n))));
     await coalescer.place(row(6));
+    // The flushes scheduled for statements that filled up find nothing, and write nothing.
+    await new Promise((resolve) => setTimeout(resolve, 20));
     expect(statements).toEqual([['o1', 'o2'], ['o3', 'o4'], ['o5'], ['o6']]);
+  });
+
+  it('[SVC-create-durable] creates arriving in later callbacks of one loop phase share the next statement', async () => {
+    const statements: string[][] = [];
+    const coalescer = new PlacementCoalescer(async (rows) => void statements.push(ids(rows)));
+    const placed: Array<Promise<void>> = [coalescer.place(row(1))];
+    setImmediate(() => placed.push(coalescer.place(row(3))));
+    placed.push(coalescer.place(row(2)));
+    setImmediate(() => placed.push(coalescer.place(row(4))));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await Promise.all(placed);
+    expect(statements).toEqual([
+      ['o1', 'o2'],
+      ['o3', 'o4'],
+    ]);
   });
 
   it('an error a row can cause (class 22/23) is retried row by row: only that row fails', async () => {
@@ -38,5 +57,87 @@ describe('PlacementCoalescer', () => {
     const results = await Promise.allSettled([1, 2, 3].map((n) => coalescer.place(row(n))));
     expect(results).toEqual(Array(3).fill({ status: 'rejected', reason: refused }));
     expect(statements).toBe(1);
+  });
+});
+
+describe('PlacementCoalescer: which errors are retried row by row', () => {
+  const retried = async (error: unknown, rows: number): Promise<{ statements: string[][]; results: unknown[] }> => {
+    const statements: string[][] = [];
+    const coalescer = new PlacementCoalescer(async (written) => {
+      statements.push(ids(written));
+      throw error;
+    });
+    const numbers = Array.from({ length: rows }, (_, i) => i + 1);
+    const results = await Promise.allSettled(numbers.map((n) => coalescer.place(row(n))));
+    return { statements, results: results.map((r) => (r.status === 'rejected' ? r.reason : 'fulfilled')) };
+  };
+
+  it('[SVC-create-durable] a class 23 error is retried row by row too', async () => {
+    const duplicate = Object.assign(new Error('duplicate key'), { code: '23505' });
+    expect(await retried(duplicate, 2)).toEqual({ statements: [['o1', 'o2'], ['o1'], ['o2']], results: [duplicate, duplicate] });
+  });
+
+  it('[SVC-create-durable] a statement of one row is not retried, whatever its error', async () => {
+    const duplicate = Object.assign(new Error('duplicate key'), { code: '23505' });
+    expect(await retried(duplicate, 1)).toEqual({ statements: [['o1']], results: [duplicate] });
+  });
+
+  it.each([
+    ['an error without a code', new Error('Connection terminated unexpectedly')],
+    ['a numeric code', Object.assign(new Error('numeric'), { code: 23505 })],
+    ['a code that only ends in 22 or 23', Object.assign(new Error('x'), { code: 'XX023' })],
+    ['null', null],
+    ['undefined', undefined],
+    ['a string', '23505'],
+  ])('[SVC-create-durable] %s fails every row of the statement, with no retries', async (_name, error) => {
+    expect(await retried(error, 2)).toEqual({ statements: [['o1', 'o2']], results: [error, error] });
+  });
+
+  it('[SVC-create-durable] maxRows must be at least 1; 1 writes every create alone', async () => {
+    for (const bad of [0, -1, Number.NaN]) {
+      expect(() => new PlacementCoalescer(async () => undefined, bad)).toThrow(
+        new RangeError('PlacementCoalescer: maxRows must be at least 1'),
+      );
+    }
+    const statements: string[][] = [];
+    const coalescer = new PlacementCoalescer(async (rows) => void statements.push(ids(rows)), 1);
+    await Promise.all([1, 2].map((n) => coalescer.place(row(n))));
+    expect(statements).toEqual([['o1'], ['o2']]);
+  });
+});
+
+describe('CoalescingOrderRepository', () => {
+  const order = row(1).order;
+  const placement = { order, event: { id: 'e1', event: { order_id: 'o1' } } } as unknown as Placement;
+  const inner = {
+    place: async () => ({ outcome: 'replayed', order }),
+    insert: async () => 'inserted',
+    findById: async () => order,
+    listByUser: async () => [order],
+  } as unknown as OrderRepository;
+
+  it('[SVC-create-durable] a create without a key is one statement and answers created; a key goes to the plain repository', async () => {
+    const statements: unknown[] = [];
+    const repository = new CoalescingOrderRepository(inner, {
+      query: async (statement: unknown) => void statements.push(statement),
+    } as never);
+    expect(await repository.place(placement)).toEqual({ outcome: 'created', order });
+    expect(statements).toHaveLength(1);
+    expect(await repository.place({ ...placement, idempotency: {} } as Placement)).toEqual({ outcome: 'replayed', order });
+    expect(statements).toHaveLength(1);
+  });
+
+  it("[SVC-create-durable] inserts and reads are the plain repository's", async () => {
+    const repository = new CoalescingOrderRepository(inner, { query: () => Promise.reject(new Error('unused')) } as never);
+    await expect(repository.insert(order)).resolves.toBe('inserted');
+    expect(await repository.findById('o1')).toBe(order);
+    expect(await repository.listByUser('u', { limit: 1, offset: 0 } as never)).toEqual([order]);
+  });
+
+  it('[ERR-internal] a failed statement is translated for the caller', async () => {
+    const failing = { query: () => Promise.reject(Object.assign(new Error('terminating connection'), { code: '57P01' })) } as never;
+    const error = await new CoalescingOrderRepository(inner, failing).place(placement).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ErrUnavailable);
+    expect((error as Error).message).toBe('database: place order: terminating connection (SQLSTATE 57P01)');
   });
 });

@@ -55,9 +55,10 @@ export class PlacementCoalescer {
     return new Promise<void>((resolve, reject) => {
       this.#held.push({ row, resolve, reject });
       // setImmediate runs after this turn's I/O callbacks and their promise jobs: every create parsed
-      // in the turn is held by then. A flush for a full statement leaves it nothing (a no-op).
-      if (this.#held.length === 1) setImmediate(this.#flush);
-      else if (this.#held.length >= this.#maxRows) this.#flush();
+      // in the turn is held by then. A flush for a full statement leaves it nothing (a no-op). Fullness
+      // first: with maxRows 1 the first row is a full statement.
+      if (this.#held.length >= this.#maxRows) this.#flush();
+      else if (this.#held.length === 1) setImmediate(this.#flush);
     });
   }
 

@@ -17,6 +17,8 @@ export class PostgresCredentialStore implements CredentialStore {
   }
 
   async findByUsername(username: string): Promise<User | undefined> {
+    // PostgreSQL text cannot hold NUL (the query would fail with 22021, a 500 for a login): no user has such a name.
+    if (username.includes('\u0000')) return undefined;
     try {
       const { rows } = await this.#db.query<UserRow>('SELECT id, username, password_hash FROM users WHERE username = $1', [username]);
       const row = rows[0];
