@@ -11,7 +11,7 @@
 // sitting (or one night) is finished in several.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { SETS } from '../mutation-sets.ts';
 
 const args = process.argv.slice(2);
@@ -21,7 +21,8 @@ if (minutes !== undefined && !(minutes > 0)) throw new Error(`--minutes needs a 
 const rest = at === -1 ? args : [...args.slice(0, at), ...args.slice(at + 2)];
 const named = rest.filter((arg) => Object.hasOwn(SETS, arg));
 const passed = rest.filter((arg) => !Object.hasOwn(SETS, arg));
-const stryker = createRequire(import.meta.url).resolve('@stryker-mutator/core/bin/stryker.js');
+// The package's `bin` entry: its exports map does not export the file, so it is found beside the package root.
+const stryker = fileURLToPath(new URL('../node_modules/@stryker-mutator/core/bin/stryker.js', import.meta.url));
 const deadline = performance.now() + (minutes ?? Infinity) * 60_000;
 
 for (const set of named.length > 0 ? named : Object.keys(SETS)) {
