@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pg from 'pg';
 import { createLogger, type Logger } from '../../src/observability/logger.ts';
 import { POSTGRES_DEFAULTS, type PostgresConfig } from '../../src/adapters/postgres/postgres-config.ts';
-import type { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
+import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
 import { CoalescingOrderRepository } from '../../src/adapters/postgres/placement-coalescer.ts';
 import { PostgresOrderRepository } from '../../src/adapters/postgres/postgres-order-repository.ts';
 import { PostgresOutbox } from '../../src/adapters/postgres/postgres-outbox.ts';
@@ -38,4 +40,38 @@ export async function dropSchemas(dsn: string, schemas: readonly string[]): Prom
 export function outboxOn(db: PostgresDatabase): OutboxUnderTest {
   // As composition wires it: creates without a key coalesced (the contract's placed-at-once case).
   return { repository: new CoalescingOrderRepository(new PostgresOrderRepository(db), db), outbox: new PostgresOutbox(db) };
+}
+
+/** A migrated PostgresDatabase on PGlite, and how to stop all of it. */
+export interface PgliteDatabase {
+  readonly db: PostgresDatabase;
+  stop(): Promise<void>;
+}
+
+/**
+ * The unmodified pg Pool talking to an in-process PGlite through pglite-socket, migrated into `schema`.
+ * One per test file: each costs ~2-4 s and ~400 MB. Every socket connection shares PGlite's single
+ * session, so the advisory lock is re-entrant there (see migrations.ts), SET search_path is session-wide
+ * (one schema per PGlite), and statements are sent unnamed (one prepared on a connection would clash on
+ * the next).
+ */
+export async function startPgliteDatabase(schema: string, poolSize: number, logger: Logger): Promise<PgliteDatabase> {
+  const pglite = await PGlite.create();
+  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: poolSize + 4 });
+  await server.start();
+  const config = postgresConfig(`postgres://postgres:pglite-pw@${server.getServerConn()}/postgres`, {
+    schema,
+    poolSize,
+    preparedStatements: false,
+  });
+  const db = new PostgresDatabase(config, logger);
+  await db.init();
+  return {
+    db,
+    stop: async () => {
+      await db.stop();
+      await server.stop();
+      await pglite.close();
+    },
+  };
 }

@@ -1,35 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrConflict, ErrUnavailable } from '../../domain/errors.ts';
 import type { User } from '../../domain/user.ts';
-import { captureLogger, postgresConfig } from '../../../test/contracts/postgres-harness.ts';
+import { captureLogger, startPgliteDatabase, type PgliteDatabase } from '../../../test/contracts/postgres-harness.ts';
 import { PostgresCredentialStore } from './postgres-credential-store.ts';
-import { PostgresDatabase, type Queryable } from './postgres-database.ts';
+import type { PostgresDatabase, Queryable } from './postgres-database.ts';
 
-/** The store over the unmodified pg Pool and PGlite, as test/contracts/pglite.test.ts sets them up. */
-let pglite: PGlite;
-let server: PGLiteSocketServer;
+/** The store over the unmodified pg Pool and PGlite (startPgliteDatabase). */
+let pglite: PgliteDatabase | undefined;
 let db: PostgresDatabase;
 
 beforeAll(async () => {
-  pglite = await PGlite.create();
-  server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 6 });
-  await server.start();
-  const config = postgresConfig(`postgres://postgres:pglite-pw@${server.getServerConn()}/postgres`, {
-    schema: 'credentials_pglite',
-    poolSize: 2,
-    preparedStatements: false,
-  });
-  db = new PostgresDatabase(config, captureLogger().logger);
-  await db.init();
+  pglite = await startPgliteDatabase('credentials_pglite', 2, captureLogger().logger);
+  db = pglite.db;
 }, 60_000);
 
 afterAll(async () => {
-  await db?.stop();
-  await server?.stop();
-  await pglite?.close();
+  await pglite?.stop();
 });
 
 function user(): User {
