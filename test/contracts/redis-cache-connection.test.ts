@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { connect, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Worker } from 'node:worker_threads';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_CACHE_TTL_SECONDS, type RedisConfig } from '../../src/adapters/redis/redis-config.ts';
 import { reconnectDelayMs, RedisOrderCache, type RedisOrderCacheOptions } from '../../src/adapters/redis/redis-order-cache.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
@@ -79,6 +81,39 @@ describe('RedisOrderCache before init', () => {
     expect(lines).toEqual([]);
   });
 
+  it('init gives up on a TCP connect that never completes after the connect timeout', async () => {
+    // A listener in a worker thread that then blocks: the kernel completes handshakes only until its accept
+    // queue is full (backlog 1), after which a SYN goes unanswered, so a connect hangs.
+    const release = new Int32Array(new SharedArrayBuffer(4));
+    const worker = new Worker(
+      `const { parentPort, workerData } = require('node:worker_threads');
+      const server = require('node:net').createServer();
+      server.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+        parentPort.postMessage(server.address().port);
+        Atomics.wait(workerData, 0, 0);
+      });`,
+      { eval: true, workerData: release },
+    );
+    const fillers: Socket[] = [];
+    try {
+      const port = await new Promise<number>((resolve) => worker.once('message', resolve));
+      for (let i = 0; i < 4; i += 1) fillers.push(connect({ host: '127.0.0.1', port }).on('error', () => undefined));
+      await sleep(50);
+      const cache = new RedisOrderCache(configFor(port), recordingLogger().logger, { connectTimeoutMs: 100 });
+      const began = performance.now();
+      const error = await rejection(cache.init());
+      // It waited for the timeout (the connect hung, nothing refused it), and well under the 2 s default.
+      expect(performance.now() - began).toBeGreaterThanOrEqual(90);
+      expect(performance.now() - began).toBeLessThan(1_000);
+      expect(error.message).toMatch(/^cache: cannot connect to REDIS_ADDR/);
+    } finally {
+      for (const socket of fillers) socket.destroy();
+      Atomics.store(release, 0, 1);
+      Atomics.notify(release, 0);
+      await worker.terminate();
+    }
+  });
+
   it('an IPv6 host is shown in brackets, as REDIS_ADDR writes it', async () => {
     const cache = new RedisOrderCache(configFor(1, '::1'), recordingLogger().logger);
     expect((await rejection(cache.init())).message).toMatch(/^cache: cannot connect to REDIS_ADDR \(\[::1\]:1\): /);
@@ -128,6 +163,25 @@ describe('RedisOrderCache against a Redis stand-in', () => {
     expect(server.commands('QUIT')).toHaveLength(1);
     await until(() => server.openConnections === 0, 'the connection to close');
     expect(log.lines).toEqual([]);
+  });
+
+  it('the SETs issued in one turn leave in one write to the socket (auto-pipelining, for create throughput)', async () => {
+    await started();
+    const orders = [sampleOrder(), sampleOrder(), sampleOrder()];
+    const writes: string[] = [];
+    const write = Socket.prototype.write;
+    const spy = vi.spyOn(Socket.prototype, 'write').mockImplementation(function (this: Socket, ...args: Parameters<Socket['write']>) {
+      if (this.remotePort === server.port) writes.push(String(args[0]));
+      return write.apply(this, args);
+    });
+    try {
+      await Promise.all(orders.map((order) => cache.set(order)));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(writes).toHaveLength(1);
+    for (const order of orders) expect(writes[0]).toContain(order.id);
+    expect(server.commands('SET')).toHaveLength(3);
   });
 
   it('a dropped connection: one warning, health names the outage, no command is queued, then it reconnects and says so once', async () => {
