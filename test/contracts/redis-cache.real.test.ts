@@ -64,5 +64,37 @@ describe.skipIf(!REDIS_ADDR)('RedisOrderCache against REDIS_ADDR', () => {
       await admin.set(`${prefix}${id}`, JSON.stringify({ id, status: 'shipped' }));
       await expect(cache.get(id)).resolves.toBeUndefined();
     });
+
+    // Each entry below differs from a readable one in one field only, so every check is needed on its own.
+    const stored = { user_id: randomUUID(), item: 'format', quantity: 7, status: 'pending', created_at: '2024-02-03T04:05:06.789Z' };
+
+    it('an entry written in the stored format by someone else is read back', async () => {
+      const id = randomUUID();
+      await admin.set(`${prefix}${id}`, JSON.stringify({ id, ...stored }));
+      await expect(cache.get(id)).resolves.toEqual({
+        id,
+        userId: stored.user_id,
+        item: 'format',
+        quantity: 7,
+        status: 'pending',
+        createdAt: new Date(stored.created_at),
+      });
+    });
+
+    it.each<[string, (id: string) => unknown]>([
+      ['JSON null', () => null],
+      ['a JSON string', (id) => id],
+      ['an id that is not a string', () => ({ id: 7, ...stored })],
+      ['no user_id', (id) => ({ id, ...stored, user_id: undefined })],
+      ['an item that is not a string', (id) => ({ id, ...stored, item: null })],
+      ['a quantity that is not a number', (id) => ({ id, ...stored, quantity: '7' })],
+      ['a status other than pending', (id) => ({ id, ...stored, status: 'shipped' })],
+      ['a created_at that is not a string', (id) => ({ id, ...stored, created_at: Date.parse(stored.created_at) })],
+      ['a created_at that is no date', (id) => ({ id, ...stored, created_at: 'yesterday' })],
+    ])('an entry with %s is a miss', async (_, entry) => {
+      const id = randomUUID();
+      await admin.set(`${prefix}${id}`, JSON.stringify(entry(id)));
+      await expect(cache.get(id)).resolves.toBeUndefined();
+    });
   });
 });

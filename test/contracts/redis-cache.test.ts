@@ -21,14 +21,32 @@ describe('redisConfigFromEnv (spec 8.1)', () => {
     });
     expect(redisConfigFromEnv({ REDIS_ADDR: 'redis.internal:6380' })).toMatchObject({ host: 'redis.internal', port: 6380 });
     expect(redisConfigFromEnv({ REDIS_ADDR: '[::1]:6379' })).toMatchObject({ host: '::1', port: 6379 });
+    // Both ends of the port range.
+    expect(redisConfigFromEnv({ REDIS_ADDR: 'localhost:65535' })).toMatchObject({ host: 'localhost', port: 65_535 });
+    expect(redisConfigFromEnv({ REDIS_ADDR: 'localhost:1' })).toMatchObject({ host: 'localhost', port: 1 });
   });
 
-  it.each(['redis://127.0.0.1:6379', '127.0.0.1', '127.0.0.1:', ':6379', '127.0.0.1:0', '127.0.0.1:70000', 'host:port'])(
-    'rejects %j',
-    (value) => {
-      expect(() => redisConfigFromEnv({ REDIS_ADDR: value })).toThrow(/REDIS_ADDR must be host:port/);
-    },
-  );
+  it('a URL is refused with its own hint: no scheme', () => {
+    expect(() => redisConfigFromEnv({ REDIS_ADDR: 'redis://127.0.0.1:6379' })).toThrow(
+      'config: REDIS_ADDR must be host:port without a scheme (for example 127.0.0.1:6379, not redis://...)',
+    );
+  });
+
+  // A bare IPv6 address, a database suffix, six digits: the whole value must be host:port, not just its end or start.
+  it.each([
+    'redis://127.0.0.1:6379',
+    '127.0.0.1',
+    '127.0.0.1:',
+    ':6379',
+    '127.0.0.1:0',
+    '127.0.0.1:70000',
+    'host:port',
+    '::1:6379',
+    '127.0.0.1:6379/0',
+    '127.0.0.1:123456',
+  ])('rejects %j', (value) => {
+    expect(() => redisConfigFromEnv({ REDIS_ADDR: value })).toThrow(/REDIS_ADDR must be host:port/);
+  });
 });
 
 describe('RedisOrderCache start-up (spec 3.4 rule 2)', () => {
