@@ -191,7 +191,7 @@ describe('postgres config', () => {
     expect(dsnSecrets('postgres://u@h/db')).toEqual([]);
   });
 
-  it('[CONFIG-no-secret-echo] a DSN without a host names localhost; its path is the database, as written', () => {
+  it('a DSN without a host names localhost; its path is the database, as written', () => {
     expect(describeDsn('postgres:///orders')).toBe('localhost:5432/orders');
     // An opaque path (no //) has no leading slash: only a leading one is dropped.
     expect(describeDsn('postgres:orders/x')).toBe('localhost:5432/orders/x');

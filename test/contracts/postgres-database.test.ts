@@ -39,7 +39,7 @@ describe('PostgresDatabase: pools', () => {
     expect(database().name).toBe('database');
   });
 
-  it('[CONFIG-no-secret-echo] a schema name that would need quoting is refused before any connection', () => {
+  it('a schema name that would need quoting is refused before any connection', () => {
     expect(() => database({ schema: 'x"; drop' })).toThrow(ConfigError);
     expect(fake.startups).toEqual([]);
   });
@@ -150,7 +150,7 @@ describe('PostgresDatabase: transactions', () => {
 });
 
 describe('PostgresDatabase: health', () => {
-  it('[HEALTH-ok] health probes with a query on a pooled connection, and leaves no timer behind', async () => {
+  it('health probes with a query on a pooled connection, and leaves no timer behind', async () => {
     const db = database();
     await db.health();
     const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
@@ -162,7 +162,7 @@ describe('PostgresDatabase: health', () => {
 });
 
 describe('PostgresDatabase: migrate', () => {
-  it('[LIFE-2-init-connect] applied migrations are logged once; a run with nothing to apply logs nothing', async () => {
+  it('applied migrations are logged once; a run with nothing to apply logs nothing', async () => {
     const db = database();
     expect(await db.migrate()).toEqual(VERSIONS);
     fake.rowCount = (text) => (text.startsWith('SELECT 1 FROM schema_migrations') ? 1 : 0);

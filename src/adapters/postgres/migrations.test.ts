@@ -33,7 +33,7 @@ describe('loadMigrations', () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
-  it('[LIFE-2-init-connect] reads only NNN_name.sql files, in name order, versioned by the name without .sql', async () => {
+  it('reads only NNN_name.sql files, in name order, versioned by the name without .sql', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'migrations-'));
     dirs.push(dir);
     const files: Record<string, string> = {
@@ -55,7 +55,7 @@ describe('loadMigrations', () => {
 });
 
 describe('migrate', () => {
-  it('[LIFE-2-init-connect] under the advisory lock, each pending migration in its own transaction with its record', async () => {
+  it('under the advisory lock, each pending migration in its own transaction with its record', async () => {
     const { client, statements } = recordingClient();
     expect(await migrate(client, { migrations: MIGRATIONS })).toEqual(['001_a', '002_b']);
     // Without a schema option no schema is created.
@@ -76,13 +76,13 @@ describe('migrate', () => {
     ]);
   });
 
-  it('[LIFE-2-init-connect] a schema is created (quoted) before anything else under the lock', async () => {
+  it('a schema is created (quoted) before anything else under the lock', async () => {
     const { client, statements } = recordingClient();
     await migrate(client, { schema: 't_abc', migrations: [] });
     expect(statements[1]).toBe('CREATE SCHEMA IF NOT EXISTS "t_abc"');
   });
 
-  it('[LIFE-2-init-connect] a failing migration is rolled back, the lock released, and the error names it and keeps the SQLSTATE', async () => {
+  it('a failing migration is rolled back, the lock released, and the error names it and keeps the SQLSTATE', async () => {
     const cause = Object.assign(new Error('relation "b" already exists'), { code: '42P07' });
     const { client, statements } = recordingClient((text) => text === 'CREATE TABLE b ()', cause);
     const error = await migrate(client, { migrations: MIGRATIONS }).catch((e: unknown) => e);
@@ -96,7 +96,7 @@ describe('migrate', () => {
     expect(statements.slice(-3)).toEqual(['CREATE TABLE b ()', 'ROLLBACK', 'SELECT pg_advisory_unlock($1)']);
   });
 
-  it('[LIFE-2-init-connect] a failure that is no driver error still names the migration, without a code', async () => {
+  it('a failure that is no driver error still names the migration, without a code', async () => {
     for (const [cause, detail] of [
       [null, 'null'],
       ['gone', 'gone'],
