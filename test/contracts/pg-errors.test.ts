@@ -190,4 +190,14 @@ describe('postgres config', () => {
     expect(dsnSecrets('postgres://u:p%40ss@h/db')).toEqual(expect.arrayContaining(['p%40ss', 'p@ss']));
     expect(dsnSecrets('postgres://u@h/db')).toEqual([]);
   });
+
+  it('a DSN without a host names localhost; its path is the database, as written', () => {
+    expect(describeDsn('postgres:///orders')).toBe('localhost:5432/orders');
+    // An opaque path (no //) has no leading slash: only a leading one is dropped.
+    expect(describeDsn('postgres:orders/x')).toBe('localhost:5432/orders/x');
+  });
+
+  it('[CONFIG-no-secret-echo] an unparseable DSN is a secret as a whole: it may hold the password anywhere', () => {
+    expect(dsnSecrets('host=db password=s3cret')).toEqual(['host=db password=s3cret']);
+  });
 });

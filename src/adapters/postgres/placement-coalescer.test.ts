@@ -123,6 +123,8 @@ describe('CoalescingOrderRepository', () => {
     } as never);
     expect(await repository.place(placement)).toEqual({ outcome: 'created', order });
     expect(statements).toHaveLength(1);
+    // A named statement: prepared once per connection, as every request's statements are.
+    expect(statements[0]).toMatchObject({ name: 'orders_place_many' });
     expect(await repository.place({ ...placement, idempotency: {} } as Placement)).toEqual({ outcome: 'replayed', order });
     expect(statements).toHaveLength(1);
   });
