@@ -24,6 +24,10 @@ export interface SentStatement {
  * records each connection's startup parameters and every statement, answers every statement with an
  * empty result, and can refuse startups or fail chosen statements. No rows, no auth, no TLS: for tests
  * of what the adapter sends and of how it handles connections, never of SQL.
+ *
+ * Hand-written because neither stand-in the project uses can misbehave on cue: PGlite runs in the
+ * process (no socket to refuse, hold or cut), and the real server can only be stopped as a whole
+ * (test/faults). The protocol part is the startup, Query/Parse/Bind/Execute/Sync and Terminate messages.
  */
 export interface FakePostgres {
   readonly port: number;
