@@ -27,7 +27,7 @@ export interface SentStatement {
  *
  * Hand-written because neither stand-in the project uses can misbehave on cue: PGlite runs in the
  * process (no socket to refuse, hold or cut), and the real server can only be stopped as a whole
- * (test/faults). The protocol part is the startup, Query/Parse/Bind/Execute/Sync and Terminate messages.
+ * (test/faults). The protocol part is the startup, Query/Parse/Bind/Describe/Execute/Sync and Terminate messages.
  */
 export interface FakePostgres {
   readonly port: number;
