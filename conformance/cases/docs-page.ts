@@ -90,6 +90,12 @@ export const DOCS_PAGE_CASES: Case[] = [
     );
     t.assert(same(csp.get('default-src'), ["'none'"]), `default-src is ${csp.get('default-src')?.join(' ')}, expected 'none'`);
     t.assert(same(csp.get('frame-ancestors'), ["'none'"]), `frame-ancestors is ${csp.get('frame-ancestors')?.join(' ')}, expected 'none'`);
+    t.assert(
+      same(csp.get('img-src'), ["'self'", 'data:']),
+      `img-src is ${csp.get('img-src')?.join(' ')}, expected 'self' data: (the icons inlined in swagger-ui.css)`,
+    );
+    for (const directive of ['base-uri', 'form-action'])
+      t.assert(same(csp.get(directive), ["'none'"]), `${directive} is ${csp.get(directive)?.join(' ')}, expected 'none'`);
     const markup = page.html.replace(/<script>[\s\S]*?<\/script>/g, '<script></script>');
     const inlineAttributes = markup.match(/\s(on\w+|style)=/g) ?? [];
     t.assert(
