@@ -45,6 +45,9 @@ describe('Listener readiness (spec 3.3)', () => {
       expect(failure).toBeInstanceOf(Error);
       expect((failure as Error).message).toMatch(new RegExp(`^${name}: listen: `));
       expect((failure as Error).message).toContain('EADDRINUSE');
+      // The bind error itself stays reachable (its code, for whoever logs or tells failures apart).
+      expect(((failure as Error).cause as NodeJS.ErrnoException).code).toBe('EADDRINUSE');
+      expect(() => listener.port()).toThrow(`${name}: not accepting connections yet`);
       await expect(listener.ready()).rejects.toThrow(`${name}: not accepting connections yet`);
       // Stop after a failed bind is harmless.
       await expect(listener.stop()).resolves.toBeUndefined();

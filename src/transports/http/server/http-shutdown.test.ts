@@ -73,6 +73,14 @@ describe('closeHttpServer (rule LIFE-4-shutdown: no reset on shutdown)', () => {
     expect(server.listening).toBe(false);
   });
 
+  it('gives the server back a closeIdleConnections of its own that it had before the close', async () => {
+    const { server } = await heldServer();
+    const own = (): void => undefined;
+    server.closeIdleConnections = own;
+    await closeHttpServer(server);
+    expect(server.closeIdleConnections).toBe(own);
+  });
+
   it('refuses to drain a server that was not tracked from its creation', async () => {
     await expect(drainHttp1(createServer())).rejects.toThrow(/trackConnections/);
   });
