@@ -89,6 +89,29 @@ describe('pipelined HTTP/1.1 requests (rule HTTP1-pipeline-bound)', () => {
     expect(ran).toBe(1);
   });
 
+  it('[HTTP1-pipeline-bound] a request after the pipeline drained runs at once, as the first one did', async () => {
+    server = createServer(oneRequestAtATime((_req, res) => res.end('ok')));
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const socket = await pipeline((server.address() as AddressInfo).port, 2);
+    cleanupSocket(socket);
+    let text = '';
+    const answers = (count: number): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const check = (): void => {
+          if (text.split('HTTP/1.1 200').length - 1 >= count) resolve();
+        };
+        socket.on('data', (chunk: Buffer) => {
+          text += chunk.toString('latin1');
+          check();
+        });
+        check();
+        socket.setTimeout(1_000, () => reject(new Error(`${count} answers expected, read ${text}`)));
+      });
+    await answers(2);
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await answers(3);
+  });
+
   it('[HTTP1-pipeline-bound] exactly the depth may wait: one more closes the connection unanswered', async () => {
     server = createServer(oneRequestAtATime((_req, res) => res.end('ok'), 4));
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
