@@ -21,6 +21,7 @@ interface CdnElement {
 interface DocsPage {
   readonly html: string;
   readonly csp: string | undefined;
+  readonly headers: Readonly<Record<string, string>>;
   readonly cdn: readonly CdnElement[];
 }
 
@@ -32,7 +33,7 @@ async function fetchPage(t: FlowContext): Promise<DocsPage> {
     const url = new URL(href!);
     return { url, integrity: /\bintegrity="([^"]+)"/.exec(tag)?.[1] ?? '', name: url.pathname.split('/').pop() ?? '' };
   });
-  return { html, csp: reply.headers?.['content-security-policy'], cdn };
+  return { html, csp: reply.headers?.['content-security-policy'], headers: reply.headers ?? {}, cdn };
 }
 
 function directives(csp: string): Map<string, string[]> {
@@ -90,6 +91,19 @@ export const DOCS_PAGE_CASES: Case[] = [
     );
     t.assert(same(csp.get('default-src'), ["'none'"]), `default-src is ${csp.get('default-src')?.join(' ')}, expected 'none'`);
     t.assert(same(csp.get('frame-ancestors'), ["'none'"]), `frame-ancestors is ${csp.get('frame-ancestors')?.join(' ')}, expected 'none'`);
+    t.assert(
+      same(csp.get('img-src'), ["'self'", 'data:']),
+      `img-src is ${csp.get('img-src')?.join(' ')}, expected 'self' data: (the icons inlined in swagger-ui.css)`,
+    );
+    for (const directive of ['base-uri', 'form-action'])
+      t.assert(same(csp.get(directive), ["'none'"]), `${directive} is ${csp.get(directive)?.join(' ')}, expected 'none'`);
+    // The CDN is not told where the service runs; a new page (new integrity values) is picked up after an upgrade.
+    for (const [name, value] of [
+      ['referrer-policy', 'no-referrer'],
+      ['cache-control', 'no-cache'],
+      ['x-content-type-options', 'nosniff'],
+    ] as const)
+      t.assert(page.headers[name] === value, `GET ${PAGE} sends ${name} ${String(page.headers[name])}, expected ${value}`);
     const markup = page.html.replace(/<script>[\s\S]*?<\/script>/g, '<script></script>');
     const inlineAttributes = markup.match(/\s(on\w+|style)=/g) ?? [];
     t.assert(

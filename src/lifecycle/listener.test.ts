@@ -45,11 +45,29 @@ describe('Listener readiness (spec 3.3)', () => {
       expect(failure).toBeInstanceOf(Error);
       expect((failure as Error).message).toMatch(new RegExp(`^${name}: listen: `));
       expect((failure as Error).message).toContain('EADDRINUSE');
+      // The bind error itself stays reachable (its code, for whoever logs or tells failures apart).
+      const cause = (failure as Error).cause as NodeJS.ErrnoException;
+      expect(cause.code).toBe('EADDRINUSE');
+      expect((failure as Error).message).toBe(`${name}: listen: ${cause.message}`);
+      expect(() => listener.port()).toThrow(`${name}: not accepting connections yet`);
       await expect(listener.ready()).rejects.toThrow(`${name}: not accepting connections yet`);
       // Stop after a failed bind is harmless.
       await expect(listener.stop()).resolves.toBeUndefined();
     },
   );
+
+  it('[LIMIT-connections] run gives the server its connection cap when one is set, and leaves it alone otherwise', async () => {
+    const capped = doneServer();
+    const listener = new Listener({
+      name: 'api',
+      server: capped,
+      address: { host: '127.0.0.1', port: 0 },
+      shutdown: async () => undefined,
+      maxConnections: 7,
+    });
+    await listener.run(AbortSignal.abort());
+    expect(capped.maxConnections).toBe(7);
+  });
 
   it('run with an already cancelled signal binds and returns at once; stop hands the graceful close to the transport shutdown (HTTP/2 sessions, keep-alive), once, and only when bound', async () => {
     const server = doneServer();
@@ -65,6 +83,8 @@ describe('Listener readiness (spec 3.3)', () => {
     await listener.stop();
     expect(shutdowns).toBe(1);
     expect(server.listening).toBe(false);
+    // Ready until Stop, not after (spec 3.3).
+    await expect(listener.ready()).rejects.toThrow('api: not accepting connections yet');
     await listener.stop();
     expect(shutdowns).toBe(1);
   });

@@ -57,8 +57,9 @@ export async function answerConsole(
     return true;
   }
   if (path === '/console/state') {
-    const after = Number(search.get('after') ?? '0');
-    const snapshot = await feed.snapshot(Number.isSafeInteger(after) && after >= 0 ? after : 0);
+    // No `after` (Number(null) is 0), a negative one or no count at all: the log from its start.
+    const after = Number(search.get('after'));
+    const snapshot = await feed.snapshot(Number.isSafeInteger(after) ? Math.max(after, 0) : 0);
     res
       .writeHead(200, { 'content-type': 'application/json', ...COMMON_HEADERS })
       .end(req.method === 'HEAD' ? undefined : JSON.stringify(snapshot));

@@ -3,7 +3,7 @@ import { Agent, createServer, request, type IncomingMessage, type Server } from 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { until } from '../../../../test/support/eventually.ts';
-import { closeHttpServer, drainHttp1, trackConnections } from './http-shutdown.ts';
+import { closeHttpServer, drainHttp1, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from './http-shutdown.ts';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -71,6 +71,55 @@ describe('closeHttpServer (rule LIFE-4-shutdown: no reset on shutdown)', () => {
     await closeHttpServer(server);
     await ended;
     expect(server.listening).toBe(false);
+  });
+
+  it('gives the server back a closeIdleConnections of its own that it had before the close', async () => {
+    const { server } = await heldServer();
+    const own = (): void => undefined;
+    server.closeIdleConnections = own;
+    await closeHttpServer(server);
+    expect(server.closeIdleConnections).toBe(own);
+  });
+
+  it('a request still in flight past the quiet time is not cut while the grace lasts', async () => {
+    const { server, port, held, agent } = await heldServer();
+    const inFlight = get(port, '/hold', agent);
+    await until(() => held.length === 1, 'the held request');
+    const closed = closeHttpServer(server, 5_000);
+    // Longer than SHUTDOWN_IDLE_QUIET_MS: a connection is idle by its requests, not by its age.
+    await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_IDLE_QUIET_MS + 200));
+    held[0]!();
+    expect(await inFlight).toEqual({ body: 'held', connection: 'close' });
+    await closed;
+  });
+
+  it('whatever is still in flight when the grace ends is cut, and the close resolves', async () => {
+    const { server, port, held, agent } = await heldServer();
+    const inFlight = get(port, '/hold', agent).catch((error: unknown) => error);
+    await until(() => held.length === 1, 'the held request');
+    const started = Date.now();
+    await closeHttpServer(server, 100);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(await inFlight).toBeInstanceOf(Error);
+  });
+
+  it('tracking twice is tracking once; a connection taken before tracking is served and left alone', async () => {
+    const server = createServer((_req, res) => res.end('ok'));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    cleanups.push(
+      () => server.closeAllConnections(),
+      () => agent.destroy(),
+    );
+    const port = (server.address() as AddressInfo).port;
+    expect(await get(port, '/', agent)).toEqual({ body: 'ok', connection: 'keep-alive' });
+    const listeners = (): number[] => [server.listenerCount('connection'), server.listenerCount('request')];
+    const before = listeners();
+    trackConnections(server);
+    trackConnections(server);
+    expect(listeners()).toEqual(before.map((count) => count + 1));
+    expect(await get(port, '/', agent)).toEqual({ body: 'ok', connection: 'keep-alive' });
   });
 
   it('refuses to drain a server that was not tracked from its creation', async () => {

@@ -6,7 +6,15 @@ import { oneRequestAtATime } from './pipeline-gate.ts';
 const ANSWER = Buffer.alloc(1024 * 1024, 0x61);
 
 let server: Server | undefined;
-afterEach(() => server?.close());
+const sockets: Socket[] = [];
+afterEach(() => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  server?.close();
+});
+
+function cleanupSocket(socket: Socket): void {
+  sockets.push(socket);
+}
 
 /** A node:http server whose handler answers 1 MB per request, counting the requests it ran. */
 async function serve(gated: boolean): Promise<{ port: number; ran: () => number }> {
@@ -79,5 +87,55 @@ describe('pipelined HTTP/1.1 requests (rule HTTP1-pipeline-bound)', () => {
     expect(closed).toBe(true);
     // The first ran and never answered: nothing behind it did.
     expect(ran).toBe(1);
+  });
+
+  it('[HTTP1-pipeline-bound] a request after the pipeline drained runs at once, as the first one did', async () => {
+    server = createServer(oneRequestAtATime((_req, res) => res.end('ok')));
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const socket = await pipeline((server.address() as AddressInfo).port, 2);
+    cleanupSocket(socket);
+    let text = '';
+    const answers = (count: number): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const check = (): void => {
+          if (text.split('HTTP/1.1 200').length - 1 >= count) resolve();
+        };
+        socket.on('data', (chunk: Buffer) => {
+          text += chunk.toString('latin1');
+          check();
+        });
+        check();
+        socket.setTimeout(1_000, () => reject(new Error(`${count} answers expected, read ${text}`)));
+      });
+    await answers(2);
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await answers(3);
+  });
+
+  it('[HTTP1-pipeline-bound] exactly the depth may wait: one more closes the connection unanswered', async () => {
+    server = createServer(oneRequestAtATime((_req, res) => res.end('ok'), 4));
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    /** Everything read off a pipeline of `count` until `answers` arrived or the server closed it. */
+    const answered = async (count: number, answers: number): Promise<{ answers: number; closed: boolean }> => {
+      const socket = await pipeline(port, count);
+      return new Promise((resolve, reject) => {
+        let text = '';
+        const seen = (): number => text.split('HTTP/1.1 200').length - 1;
+        socket.on('data', (chunk: Buffer) => {
+          text += chunk.toString('latin1');
+          if (seen() >= answers) resolve({ answers: seen(), closed: false });
+        });
+        socket.once('close', () => resolve({ answers: seen(), closed: true }));
+        socket.setTimeout(1_000, () => reject(new Error(`${count} pipelined: ${seen()} answers and still open after a second`)));
+        cleanupSocket(socket);
+      });
+    };
+    // One running and four waiting: all five answered on the open connection.
+    expect(await answered(5, 5)).toStrictEqual({ answers: 5, closed: false });
+    // A fifth waiting: closed with at most the running one answered.
+    const over = await answered(6, 6);
+    expect(over.closed).toBe(true);
+    expect(over.answers).toBeLessThan(2);
   });
 });

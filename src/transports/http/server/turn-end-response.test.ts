@@ -32,6 +32,18 @@ describe('TurnEndResponse: a response ends at the end of the event-loop turn', (
     expect(seen).toEqual([false, true]);
   });
 
+  it('[CHAIN-turn-end-writes] a destroy in the turn of the end performs the end first, never drops it', async () => {
+    const seen: boolean[] = [];
+    const base = await serve((_req, res) => {
+      res.end('last words');
+      res.destroy();
+      seen.push(res.writableEnded);
+    });
+    // Ended, and so handed to the socket, before the destroy closed it: the client reads the whole answer.
+    expect(await (await fetch(`${base}/x`)).text()).toBe('last words');
+    expect(seen).toEqual([true]);
+  });
+
   it('[CHAIN-turn-end-writes] answers many concurrent requests on their own connections, each with its own body', async () => {
     const base = await serve((req, res) => res.end(req.url));
     const paths = Array.from({ length: 20 }, (_, i) => `/r${i}`);
