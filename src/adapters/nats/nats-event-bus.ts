@@ -292,7 +292,9 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
       const event = decodeOrderPlaced(msg.string());
       if (event === undefined || id === '') {
         this.#logger.warn({ component: this.name, subject: msg.subject, seq: msg.seq }, 'events: undecodable order-placed message dropped');
-        settle(() => msg.term('undecodable'));
+        // No reason text: nats-server 2.9 (the stand-in image's) ignores a `+TERM <reason>` acknowledgement,
+        // and the message would come back every ack_wait forever.
+        settle(() => msg.term());
       } else {
         decoded.push({ msg, envelope: { id, event } });
       }
