@@ -1,8 +1,11 @@
+import { once } from 'node:events';
+import { createServer, type Socket } from 'node:net';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { natsConfigFromEnv } from '../../src/adapters/nats/nats-config.ts';
 import { NatsEventBus } from '../../src/adapters/nats/nats-event-bus.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
+import { LogCapture } from '../support/log-capture.ts';
 import { sampleEnvelope } from './order-events.contract.ts';
 
 const silent = pino({ enabled: false });
@@ -14,7 +17,10 @@ describe('natsConfigFromEnv (spec 8.1)', () => {
       servers: ['nats://127.0.0.1:4222'],
       display: 'nats://127.0.0.1:4222',
     });
-    expect(natsConfigFromEnv({ NATS_URL: 'nats://a:4222, tls://b:4223' }).servers).toEqual(['nats://a:4222', 'tls://b:4223']);
+    expect(natsConfigFromEnv({ NATS_URL: 'nats://a:4222, tls://b:4223' })).toEqual({
+      servers: ['nats://a:4222', 'tls://b:4223'],
+      display: 'nats://a:4222,tls://b:4223',
+    });
   });
 
   it('keeps credentials out of the display form', () => {
@@ -22,7 +28,18 @@ describe('natsConfigFromEnv (spec 8.1)', () => {
     expect(config.display).toBe('nats://broker:4222');
   });
 
-  it.each(['127.0.0.1:4222', 'broker', 'http://broker:4222', 'nats://', 'nats://a:4222,b:4222'])('rejects %j', (value) => {
+  // The scheme must start the value and the host end it: no path, nothing before the scheme, a host at all.
+  it.each([
+    '127.0.0.1:4222',
+    'broker',
+    'http://broker:4222',
+    'nats://',
+    'nats://a:4222,b:4222',
+    'xnats://broker:4222',
+    'nats://broker:4222/path',
+    'nats://?x',
+    'nats://a:b:c',
+  ])('[CONFIG-formats] rejects %j', (value) => {
     expect(() => natsConfigFromEnv({ NATS_URL: value })).toThrow(/NATS_URL must be a URL with a scheme/);
   });
 });
@@ -36,8 +53,47 @@ describe('NatsEventBus start-up (spec 3.4 rule 2)', () => {
     );
     expect(failure).toBeInstanceOf(ErrUnavailable);
     expect((failure as Error).message).toMatch(/^publisher: cannot connect to NATS_URL \(nats:\/\/127\.0\.0\.1:1\)/);
-    await expect(bus.health()).rejects.toBeInstanceOf(ErrUnavailable);
-    await expect(bus.publishOrderPlaced(sampleEnvelope())).rejects.toBeInstanceOf(ErrUnavailable);
+    expect((failure as Error).cause).toBeInstanceOf(Error);
+    await expect(bus.health()).rejects.toThrow(new ErrUnavailable('publisher: not connected'));
+    await expect(bus.publishOrderPlaced(sampleEnvelope())).rejects.toThrow(new ErrUnavailable('publisher: publish: not connected'));
     await bus.stop();
+  });
+
+  it('a broker that accepts the connection but never answers fails init within connectTimeoutMs', async () => {
+    const sockets: Socket[] = [];
+    const silentServer = createServer((socket) => void sockets.push(socket));
+    silentServer.listen(0, '127.0.0.1');
+    await once(silentServer, 'listening');
+    const { port } = silentServer.address() as { port: number };
+    try {
+      const bus = new NatsEventBus({ servers: [`nats://127.0.0.1:${port}`], display: `nats://127.0.0.1:${port}` }, silent, {
+        connectTimeoutMs: 100,
+      });
+      const started = performance.now();
+      await expect(bus.init()).rejects.toThrow(/^publisher: cannot connect to NATS_URL/);
+      // The client's default would wait 20 s; ours gives up after the configured bound.
+      expect(performance.now() - started).toBeLessThan(1_000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silentServer.close();
+    }
+  });
+
+  it('requires a config and a logger', () => {
+    expect(() => new NatsEventBus(undefined as never, silent)).toThrow('NatsEventBus: config is required');
+    expect(() => new NatsEventBus(natsConfigFromEnv({ NATS_URL: 'nats://127.0.0.1:1' }), undefined as never)).toThrow(
+      'NatsEventBus: logger is required',
+    );
+  });
+
+  it('before init: consume rejects with ErrUnavailable, drain does nothing and logs nothing, connected() is false', async () => {
+    const capture = new LogCapture();
+    const bus = new NatsEventBus(natsConfigFromEnv({ NATS_URL: 'nats://127.0.0.1:1' }), pino({ level: 'debug' }, capture));
+    expect(bus.connected()).toBe(false);
+    await expect(bus.consumeOrderPlaced(() => undefined, new AbortController().signal)).rejects.toThrow(
+      new ErrUnavailable('publisher: consume: not connected'),
+    );
+    await expect(bus.drainOrderPlaced(() => undefined, 1_000)).resolves.toBeUndefined();
+    expect(capture.lines).toEqual([]);
   });
 });

@@ -158,6 +158,34 @@ describe('StreamAcks', () => {
     }
   });
 
+  it('[EVT-7-delivery] a settled publish leaves nothing waiting: the next sweep stops (answered, refused, closed)', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] });
+    try {
+      const { nc, published, answer, fail } = fakeConnection();
+      const acks = new StreamAcks(nc, 60_000);
+      const answered = acks.publish('s', 'x', 'a');
+      answer(published[0]!.reply, '{"stream":"ORDERS","seq":1}');
+      expect(await outcome(answered)).toBe('resolved');
+      vi.advanceTimersByTime(100);
+      expect(vi.getTimerCount()).toBe(0);
+
+      fail(new Error('CONNECTION_CLOSED'));
+      await expect(acks.publish('s', 'x', 'b')).rejects.toThrow('CONNECTION_CLOSED');
+      vi.advanceTimersByTime(100);
+      expect(vi.getTimerCount()).toBe(0);
+
+      acks.publish('s', 'x', 'c').catch(() => undefined);
+      acks.close();
+      const after = acks.publish('s', 'x', 'd');
+      answer(published[2]!.reply, '{"stream":"ORDERS","seq":2}');
+      expect(await outcome(after)).toBe('resolved');
+      vi.advanceTimersByTime(100);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('[EVT-7-delivery] a waiter fails at the first sweep past its deadline, not before; the sweep stops when none waits', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] });
     try {

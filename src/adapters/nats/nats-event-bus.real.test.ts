@@ -1,0 +1,504 @@
+import { randomUUID } from 'node:crypto';
+import { getEventListeners } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AckPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, headers, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ErrUnavailable } from '../../domain/errors.ts';
+import type { OrderPlacedEnvelope } from '../../ports/order-events.ts';
+import { sampleEnvelope } from '../../../test/contracts/order-events.contract.ts';
+import { findBinary, startLocalServer, type LocalServer } from '../../../test/faults/local-servers.ts';
+import { until } from '../../../test/support/eventually.ts';
+import { LogCapture } from '../../../test/support/log-capture.ts';
+import { freePort } from '../../../test/support/ports.ts';
+import { natsConfigFromEnv, type NatsConfig } from './nats-config.ts';
+import { jetstreamPublisher, NatsEventBus, type StreamPublisherFactory } from './nats-event-bus.ts';
+
+/**
+ * The bus's own behaviour beyond the shared contract (test/contracts/nats-event-bus.real.test.ts): its
+ * options reaching the broker, what it logs, acknowledgement and termination, drain, and its state through
+ * an outage, a stall and a connection that closes for good, on private nats-servers (test/faults/local-servers.ts).
+ */
+
+const NATS_URL = process.env.NATS_URL;
+
+const outcome = <T>(promise: Promise<T>): Promise<unknown> =>
+  promise.then(
+    () => 'resolved',
+    (err: unknown) => err,
+  );
+
+function logged() {
+  const capture = new LogCapture();
+  return { capture, logger: pino({ level: 'debug' }, capture) };
+}
+
+/** A nats-server of our own; `args` is read at each start, so a restart can change its settings. */
+async function privateNats(args: () => string[] = () => ['-js']): Promise<LocalServer & { readonly config: NatsConfig }> {
+  const binary = findBinary('nats-server');
+  if (binary === undefined) throw new Error('nats-server not found');
+  const storeDir = mkdtempSync(join(tmpdir(), 'orders-nats-'));
+  const server = await startLocalServer({
+    name: 'nats-server',
+    command: (p) => [binary, ['-a', '127.0.0.1', '-p', String(p), '-sd', storeDir, ...args()]],
+    onStop: () => rmSync(storeDir, { recursive: true, force: true }),
+  });
+  const url = `nats://127.0.0.1:${server.port}`;
+  return Object.assign(server, { config: { servers: [url], display: url } });
+}
+
+describe.skipIf(!NATS_URL)('NatsEventBus on the shared NATS_URL', () => {
+  const runId = randomUUID().replaceAll('-', '').slice(0, 12);
+  let counter = 0;
+  let config: NatsConfig;
+  let raw: NatsConnection;
+  let jsm: JetStreamManager;
+
+  /** A bus on a subject and stream of its own. */
+  const names = () => {
+    counter += 1;
+    return { subject: `test.bus.${runId}.${counter}`, stream: `B_${runId}_${counter}`, durable: 'orders-notifier' };
+  };
+
+  beforeAll(async () => {
+    config = natsConfigFromEnv(process.env);
+    raw = await connect({ servers: [...config.servers] });
+    jsm = await jetstreamManager(raw);
+  });
+
+  afterAll(async () => {
+    await raw?.close();
+  });
+
+  it('[EVT-6-subject-payload] the configured limits reach the stream and the consumer; the acknowledging publisher gets the publish bound', async () => {
+    const { capture, logger } = logged();
+    const made: number[] = [];
+    let closes = 0;
+    const streamPublisher: StreamPublisherFactory = (nc, js, timeoutMs) => {
+      made.push(timeoutMs);
+      const inner = jetstreamPublisher(nc, js, timeoutMs);
+      return { publish: inner.publish, close: () => void (closes += 1) };
+    };
+    const settings = names();
+    const bus = new NatsEventBus(config, logger, {
+      ...settings,
+      duplicateWindowMs: 5_000,
+      maxAgeMs: 60_000,
+      ackWaitMs: 7_000,
+      publishTimeoutMs: 1_500,
+      deleteStreamOnStop: true,
+      streamPublisher,
+    });
+    expect(bus.connected()).toBe(false);
+    await bus.init();
+    expect(bus.connected()).toBe(true);
+    await expect(bus.health()).resolves.toBeUndefined();
+    await expect(bus.init()).rejects.toThrow('publisher: init called twice');
+    const stream = await jsm.streams.info(settings.stream);
+    expect(stream.config.duplicate_window).toBe(nanos(5_000));
+    expect(stream.config.max_age).toBe(nanos(60_000));
+    expect((await jsm.consumers.info(settings.stream, settings.durable)).config.ack_wait).toBe(nanos(7_000));
+    expect(made).toEqual([1_500]);
+
+    await bus.stop();
+    // Stopped: closed for good, said so without an error line (stopping is not a failure), the stream deleted as asked.
+    expect(closes).toBe(1);
+    expect(bus.connected()).toBe(false);
+    await expect(bus.health()).rejects.toThrow(new ErrUnavailable('publisher: connection closed'));
+    await expect(bus.publishOrderPlaced(sampleEnvelope())).rejects.toThrow(
+      new ErrUnavailable('publisher: publish: not connected to the broker'),
+    );
+    await expect(jsm.streams.info(settings.stream)).rejects.toThrow(/stream not found/);
+    await bus.stop();
+    expect(closes).toBe(1);
+    expect(capture.lines).toEqual([]);
+  });
+
+  it('keeps the stream at stop unless told to delete it; a failed publish keeps its cause', async () => {
+    const settings = names();
+    const bus = new NatsEventBus(config, pino({ enabled: false }), settings);
+    await bus.init();
+    await bus.stop();
+    try {
+      expect((await jsm.streams.info(settings.stream)).config.subjects).toEqual([settings.subject]);
+      // Publishing to a stream that is gone: the broker's refusal, kept as the cause.
+      const orphan = new NatsEventBus(config, pino({ enabled: false }), settings);
+      await orphan.init();
+      await jsm.streams.delete(settings.stream);
+      const failure = await outcome(orphan.publishOrderPlaced(sampleEnvelope()));
+      await orphan.stop();
+      expect(failure).toBeInstanceOf(ErrUnavailable);
+      expect((failure as Error).cause).toBeInstanceOf(Error);
+    } finally {
+      await jsm.streams.delete(settings.stream).catch(() => undefined);
+    }
+  });
+
+  describe('[EVT-7-delivery] acknowledgement', () => {
+    let bus: NatsEventBus;
+    let settings: ReturnType<typeof names>;
+    const { capture, logger } = logged();
+    const ackPending = async () => (await jsm.consumers.info(settings.stream, settings.durable)).num_ack_pending;
+
+    beforeAll(async () => {
+      settings = names();
+      // ack_wait far beyond the test: anything settled here was settled by the bus, not by the broker's timer.
+      bus = new NatsEventBus(config, logger, { ...settings, ackWaitMs: 60_000, deleteStreamOnStop: true });
+      await bus.init();
+    });
+
+    afterAll(async () => {
+      await bus?.stop();
+    });
+
+    it('an undecodable message (no JSON, no Nats-Msg-Id) is terminated with one warning and never handed over; the handler never gets an empty batch', async () => {
+      const batches: Array<readonly OrderPlacedEnvelope[]> = [];
+      const controller = new AbortController();
+      const done = bus.consumeOrderPlaced((batch) => void batches.push(batch), controller.signal);
+      const valid = JSON.stringify(sampleEnvelope().event);
+      raw.publish(settings.subject, 'not json', { headers: withId(randomUUID()) });
+      raw.publish(settings.subject, valid); // no headers at all
+      raw.publish(settings.subject, valid, { headers: headers() }); // headers, no id
+      const good = sampleEnvelope({ item: 'ok' });
+      await bus.publishOrderPlaced(good);
+      await until(() => batches.flat().some((e) => e.id === good.id), 'the good message');
+      await until(async () => (await ackPending()) === 0, 'every delivery settled');
+      controller.abort();
+      await done;
+      expect(batches.flat()).toEqual([good]);
+      expect(batches.every((batch) => batch.length > 0)).toBe(true);
+      const dropped = capture.find('events: undecodable order-placed message dropped');
+      expect(dropped.map((line) => [line.component, line.subject, line.seq]).sort((a, b) => Number(a[2]) - Number(b[2]))).toEqual([
+        ['publisher', settings.subject, 1],
+        ['publisher', settings.subject, 2],
+        ['publisher', settings.subject, 3],
+      ]);
+      expect(capture.find('events: consumer interrupted; resuming')).toEqual([]);
+    });
+
+    it('a failed handler is logged and its batch comes back after the nak delay (not ack_wait); a handled batch is acknowledged', async () => {
+      capture.lines.length = 0;
+      const failing = sampleEnvelope({ item: 'fails once' });
+      let calls = 0;
+      const handled: string[] = [];
+      const controller = new AbortController();
+      const done = bus.consumeOrderPlaced((batch) => {
+        calls += 1;
+        if (calls === 1) throw new Error('handler exploded');
+        handled.push(...batch.map((e) => e.id));
+      }, controller.signal);
+      await bus.publishOrderPlaced(failing);
+      await until(() => handled.includes(failing.id), 'the redelivery', 10_000);
+      await until(async () => (await ackPending()) === 0, 'the acknowledgement');
+      controller.abort();
+      await done;
+      const failed = capture.find('events: handler failed');
+      expect(failed).toHaveLength(1);
+      expect(failed[0]).toMatchObject({ err: 'handler exploded', events: 1, order_id: failing.event.order_id, event_id: failing.id });
+    });
+  });
+
+  describe('drain', () => {
+    it('returns as soon as nothing is pending (one pull of exactly what is pending), without a warning', async () => {
+      const { capture, logger } = logged();
+      const settings = names();
+      const bus = new NatsEventBus(config, logger, { ...settings, deleteStreamOnStop: true });
+      await bus.init();
+      try {
+        const envelopes = [sampleEnvelope(), sampleEnvelope(), sampleEnvelope()];
+        for (const envelope of envelopes) await bus.publishOrderPlaced(envelope);
+        const received: OrderPlacedEnvelope[] = [];
+        const started = performance.now();
+        await bus.drainOrderPlaced((batch) => void received.push(...batch), 5_000);
+        // A pull asking for more than is pending would wait out its 1 s expiry.
+        expect(performance.now() - started).toBeLessThan(900);
+        expect(received).toEqual(envelopes);
+        expect(capture.lines).toEqual([]);
+      } finally {
+        await bus.stop();
+      }
+    });
+
+    it('a drain that cannot reach the consumer is cut short with a warning', async () => {
+      const { capture, logger } = logged();
+      const settings = names();
+      const bus = new NatsEventBus(config, logger, { ...settings, deleteStreamOnStop: true });
+      await bus.init();
+      try {
+        await jsm.consumers.delete(settings.stream, settings.durable);
+        await bus.drainOrderPlaced(() => undefined, 2_000);
+        expect(capture.lines.map((line) => [line.msg, line.component, typeof line.error])).toEqual([
+          ['events: drain cut short; the rest is redelivered to the next consumer', 'publisher', 'string'],
+        ]);
+      } finally {
+        await bus.stop();
+      }
+    });
+  });
+
+  describe('consume', () => {
+    it('a missing consumer: one warning, retries without piling up abort listeners, resumes once it exists', async () => {
+      const { capture, logger } = logged();
+      const settings = names();
+      const bus = new NatsEventBus(config, logger, { ...settings, deleteStreamOnStop: true });
+      await bus.init();
+      try {
+        await jsm.consumers.delete(settings.stream, settings.durable);
+        const received: string[] = [];
+        const controller = new AbortController();
+        const done = bus.consumeOrderPlaced((batch) => void received.push(...batch.map((e) => e.id)), controller.signal);
+        await until(() => capture.find('events: consumer interrupted; resuming').length > 0, 'the warning');
+        await sleep(800); // a few retries (250 ms apart)
+        expect(capture.find('events: consumer interrupted; resuming')).toHaveLength(1);
+        expect(capture.lines[0]).toMatchObject({ component: 'publisher', level: 40 });
+        // Ours for the current attempt and the retry pause's own; not one more per retry.
+        expect(getEventListeners(controller.signal, 'abort').length).toBeLessThanOrEqual(2);
+        await jsm.consumers.add(settings.stream, {
+          durable_name: settings.durable,
+          ack_policy: AckPolicy.Explicit,
+          filter_subject: settings.subject,
+        });
+        const envelope = sampleEnvelope();
+        await bus.publishOrderPlaced(envelope);
+        await until(() => received.includes(envelope.id), 'the event after the consumer came back');
+        controller.abort();
+        await expect(done).resolves.toBeUndefined();
+      } finally {
+        await bus.stop();
+      }
+    });
+
+    it('aborted while it looks the consumer up: resolves at once', async () => {
+      const settings = names();
+      const bus = new NatsEventBus(config, pino({ enabled: false }), { ...settings, deleteStreamOnStop: true });
+      await bus.init();
+      try {
+        for (let i = 0; i < 5; i++) {
+          const controller = new AbortController();
+          const done = bus.consumeOrderPlaced(() => undefined, controller.signal);
+          await Promise.resolve();
+          controller.abort();
+          expect(await Promise.race([done.then(() => 'resolved'), sleep(2_000).then(() => 'still running')])).toBe('resolved');
+        }
+      } finally {
+        await bus.stop();
+      }
+    });
+
+    it('what already arrived is handed over together, at most 64 at a time', async () => {
+      const settings = names();
+      const bus = new NatsEventBus(config, pino({ enabled: false }), { ...settings, deleteStreamOnStop: true });
+      await bus.init();
+      try {
+        const envelopes = Array.from({ length: 150 }, () => sampleEnvelope());
+        await Promise.all(envelopes.map((e) => bus.publishOrderPlaced(e)));
+        const sizes: number[] = [];
+        const controller = new AbortController();
+        const ids: string[] = [];
+        const done = bus.consumeOrderPlaced((batch) => {
+          sizes.push(batch.length);
+          ids.push(...batch.map((e) => e.id));
+        }, controller.signal);
+        await until(() => new Set(ids).size === envelopes.length, 'every event');
+        controller.abort();
+        await done;
+        expect(sizes[0]).toBeGreaterThan(1);
+        expect(Math.max(...sizes)).toBe(64);
+      } finally {
+        await bus.stop();
+      }
+    });
+  });
+});
+
+function withId(id: string) {
+  const h = headers();
+  h.set('Nats-Msg-Id', id);
+  return h;
+}
+
+describe.skipIf(!NATS_URL || findBinary('nats-server') === undefined)('NatsEventBus on a private nats-server', () => {
+  it('[EVT-6-subject-payload] without options: stream ORDERS (7 days, 10-minute duplicate window), consumer orders-notifier (4 s ack wait), client name orders', async () => {
+    const monitor = await freePort();
+    const server = await privateNats(() => ['-js', '-m', String(monitor)]);
+    const bus = new NatsEventBus(server.config, pino({ enabled: false }));
+    try {
+      await bus.init();
+      const nc = await connect({ servers: [...server.config.servers] });
+      const jsm = await jetstreamManager(nc);
+      const stream = await jsm.streams.info('ORDERS');
+      expect(stream.config.subjects).toEqual(['orders.placed']);
+      expect(stream.config.max_age).toBe(nanos(7 * 24 * 60 * 60_000));
+      expect(stream.config.duplicate_window).toBe(nanos(10 * 60_000));
+      expect((await jsm.consumers.info('ORDERS', 'orders-notifier')).config.ack_wait).toBe(nanos(4_000));
+      await nc.close();
+      const connz = (await (await fetch(`http://127.0.0.1:${monitor}/connz`)).json()) as { connections: Array<{ name?: string }> };
+      expect(connz.connections.map((c) => c.name)).toEqual(['orders']);
+      await bus.stop();
+      // Not asked to delete: the stream outlives the bus.
+      const again = await connect({ servers: [...server.config.servers] });
+      expect((await (await jetstreamManager(again)).streams.info('ORDERS')).config.name).toBe('ORDERS');
+      await again.close();
+    } finally {
+      await bus.stop();
+      await server.stop();
+    }
+  });
+
+  it('an outage: rejects at once and reports it, logs once, reconnects however long it lasts, then a stop while down closes at once', async () => {
+    const server = await privateNats();
+    const { capture, logger } = logged();
+    const bus = new NatsEventBus(server.config, logger, { subject: `outage.${randomUUID()}`, drainTimeoutMs: 5_000 });
+    try {
+      await bus.init();
+      await server.kill();
+      await until(() => !bus.connected(), 'the disconnect');
+      const health = await outcome(bus.health());
+      expect(health).toEqual(new ErrUnavailable('publisher: disconnected from the broker; reconnecting'));
+      const started = performance.now();
+      expect(await outcome(bus.publishOrderPlaced(sampleEnvelope()))).toEqual(
+        new ErrUnavailable('publisher: publish: not connected to the broker'),
+      );
+      await bus.drainOrderPlaced(() => undefined, 2_000);
+      expect(performance.now() - started).toBeLessThan(500);
+      await sleep(1_200); // several reconnect attempts fail
+      expect(capture.lines.map((l) => [l.msg, l.component, l.reason, l.servers])).toEqual([
+        ['publisher: connection lost; reconnecting in the background', 'publisher', 'disconnect', server.config.display],
+      ]);
+
+      await server.start();
+      await until(
+        () =>
+          bus.health().then(
+            () => true,
+            () => false,
+          ),
+        'health after the restart',
+      );
+      expect(bus.connected()).toBe(true);
+      expect(capture.lines.slice(1).map((l) => [l.msg, l.component, l.servers])).toEqual([
+        ['publisher: connection restored', 'publisher', server.config.display],
+      ]);
+
+      await server.kill();
+      await until(() => !bus.connected(), 'the second disconnect');
+      const stopping = performance.now();
+      await bus.stop();
+      // Nothing to drain while disconnected: closed at once, not after drainTimeoutMs.
+      expect(performance.now() - stopping).toBeLessThan(1_500);
+      expect(await outcome(bus.health())).toEqual(new ErrUnavailable('publisher: connection closed'));
+    } finally {
+      await bus.stop();
+      await server.stop();
+    }
+  });
+
+  it('a stalled broker: health and publish fail within their bounds, a stop gives up draining after drainTimeoutMs', async () => {
+    const server = await privateNats();
+    const bus = new NatsEventBus(server.config, pino({ enabled: false }), {
+      subject: `stall.${randomUUID()}`,
+      healthTimeoutMs: 300,
+      publishTimeoutMs: 300,
+      drainTimeoutMs: 300,
+      pingIntervalMs: 5_000,
+    });
+    try {
+      await bus.init();
+      server.pause();
+      await sleep(50);
+      let started = performance.now();
+      const health = await outcome(bus.health());
+      expect(health).toBeInstanceOf(ErrUnavailable);
+      // The probe's own bound fires (the +100 ms race is only a backstop).
+      expect((health as Error).message).toMatch(/^publisher: broker did not answer a JetStream request within 300 ms: /);
+      expect((health as Error).message).not.toMatch(/request timed out$/);
+      expect(performance.now() - started).toBeLessThan(1_500);
+      started = performance.now();
+      expect(await outcome(bus.publishOrderPlaced(sampleEnvelope()))).toBeInstanceOf(ErrUnavailable);
+      expect(performance.now() - started).toBeLessThan(1_500);
+      started = performance.now();
+      await bus.stop();
+      expect(performance.now() - started).toBeLessThan(1_500);
+    } finally {
+      server.resume();
+      await bus.stop();
+      await server.stop();
+    }
+  });
+
+  it('a stalled broker is declared stale after two missed pings and reported once', async () => {
+    const server = await privateNats();
+    const { capture, logger } = logged();
+    const bus = new NatsEventBus(server.config, logger, { subject: `stale.${randomUUID()}`, pingIntervalMs: 200 });
+    try {
+      await bus.init();
+      server.pause();
+      await until(() => !bus.connected(), 'the stale connection', 2_000);
+      await sleep(500);
+      expect(capture.find('publisher: connection lost; reconnecting in the background').map((l) => l.reason)).toEqual(['staleConnection']);
+    } finally {
+      server.resume();
+      await bus.stop();
+      await server.stop();
+    }
+  });
+
+  it('no JetStream answer at start-up: init fails within connectTimeoutMs naming the stream, and the connection is closed', async () => {
+    const server = await privateNats(() => []);
+    // Someone listens on the JetStream API but never answers (a server without JetStream would refuse at once).
+    const listener = await connect({ servers: [...server.config.servers] });
+    listener.subscribe('$JS.API.>');
+    await listener.flush();
+    const bus = new NatsEventBus(server.config, pino({ enabled: false }), { stream: 'NOJS', connectTimeoutMs: 300 });
+    try {
+      const started = performance.now();
+      const failure = await outcome(bus.init());
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(failure).toBeInstanceOf(ErrUnavailable);
+      expect((failure as Error).message).toMatch(/^publisher: JetStream stream NOJS unavailable: /);
+      expect((failure as Error).cause).toBeInstanceOf(Error);
+      expect(await outcome(bus.health())).toEqual(new ErrUnavailable('publisher: not connected'));
+    } finally {
+      await bus.stop();
+      await listener.close();
+      await server.stop();
+    }
+  });
+
+  it('a connection that closes for good (the restarted broker refuses it): logged, health fails, consume rejects', async () => {
+    let auth: string[] = [];
+    const server = await privateNats(() => ['-js', ...auth]);
+    const { capture, logger } = logged();
+    const bus = new NatsEventBus(server.config, logger, { subject: `closed.${randomUUID()}` });
+    try {
+      await bus.init();
+      const controller = new AbortController();
+      const consuming = outcome(bus.consumeOrderPlaced(() => undefined, controller.signal));
+      await sleep(200);
+      auth = ['--user', 'someone', '--pass', 'else'];
+      await server.kill();
+      await server.start();
+      const failure = await consuming;
+      expect(failure).toEqual(new ErrUnavailable('publisher: consume: connection closed'));
+      expect(((failure as Error).cause as Error).message).toBe('consumer ended');
+      await until(() => capture.find('publisher: connection closed').length > 0, 'the error line');
+      expect(bus.connected()).toBe(false);
+      expect(capture.find('publisher: connection closed').map((l) => [l.component, l.level, typeof l.error])).toEqual([
+        ['publisher', 50, 'string'],
+      ]);
+      expect(capture.find('publisher: broker reported an error').map((l) => [l.component, typeof l.error])).not.toEqual([]);
+      expect(await outcome(bus.health())).toEqual(new ErrUnavailable('publisher: connection closed'));
+      const lines = capture.lines.length;
+      await bus.drainOrderPlaced(() => undefined, 1_000);
+      expect(capture.lines).toHaveLength(lines);
+      await bus.stop();
+    } finally {
+      await bus.stop();
+      await server.stop();
+    }
+  });
+});
