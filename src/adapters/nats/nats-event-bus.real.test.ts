@@ -13,7 +13,7 @@ import type { OrderPlacedEnvelope } from '../../ports/order-events.ts';
 import { sampleEnvelope } from '../../../test/contracts/order-events.contract.ts';
 import { findBinary, startLocalServer, type LocalServer } from '../../../test/faults/local-servers.ts';
 import { until } from '../../../test/support/eventually.ts';
-import { LogCapture } from '../../../test/support/log-capture.ts';
+import { LogCapture, type LogLine } from '../../../test/support/log-capture.ts';
 import { freePort } from '../../../test/support/ports.ts';
 import { natsConfigFromEnv, type NatsConfig } from './nats-config.ts';
 import { jetstreamPublisher, NatsEventBus, type StreamPublisherFactory } from './nats-event-bus.ts';
@@ -31,6 +31,27 @@ const outcome = <T>(promise: Promise<T>): Promise<unknown> =>
     () => 'resolved',
     (err: unknown) => err,
   );
+
+/**
+ * Whether `work` settles before a timer of `ms` set now fires. An order of two events, not a measured
+ * duration: what it is compared with (a drain or request timeout the client sets after this timer, a
+ * pull's 1 s expiry) can only end later, however busy the machine is.
+ */
+async function settlesBefore(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 function logged() {
   const capture = new LogCapture();
@@ -163,6 +184,8 @@ describe.skipIf(!NATS_URL)('NatsEventBus on the shared NATS_URL', () => {
       raw.publish(settings.subject, 'not json', { headers: withId(randomUUID()) });
       raw.publish(settings.subject, valid); // no headers at all
       raw.publish(settings.subject, valid, { headers: headers() }); // headers, no id
+      // In the stream before the good one (sequences 1–3): the bus publishes on a connection of its own.
+      await raw.flush();
       const good = sampleEnvelope({ item: 'ok' });
       await bus.publishOrderPlaced(good);
       await until(() => batches.flat().some((e) => e.id === good.id), 'the good message');
@@ -171,8 +194,12 @@ describe.skipIf(!NATS_URL)('NatsEventBus on the shared NATS_URL', () => {
       await done;
       expect(batches.flat()).toEqual([good]);
       expect(batches.every((batch) => batch.length > 0)).toBe(true);
-      const dropped = capture.find('events: undecodable order-placed message dropped');
-      expect(dropped.map((line) => [line.component, line.subject, line.seq]).sort((a, b) => Number(a[2]) - Number(b[2]))).toEqual([
+      const dropped = (): LogLine[] => capture.find('events: undecodable order-placed message dropped');
+      // Delivery is at least once: on a busy machine a message can come back before its termination is
+      // processed, and is then dropped (and logged) again. Each of the three is dropped, none handed over.
+      await until(() => new Set(dropped().map((line) => line.seq)).size === 3, 'the three drops');
+      const seen = new Map(dropped().map((line) => [line.seq, [line.component, line.subject, line.seq]]));
+      expect([...seen.values()].sort((a, b) => Number(a[2]) - Number(b[2]))).toEqual([
         ['publisher', settings.subject, 1],
         ['publisher', settings.subject, 2],
         ['publisher', settings.subject, 3],
@@ -212,10 +239,13 @@ describe.skipIf(!NATS_URL)('NatsEventBus on the shared NATS_URL', () => {
         const envelopes = [sampleEnvelope(), sampleEnvelope(), sampleEnvelope()];
         for (const envelope of envelopes) await bus.publishOrderPlaced(envelope);
         const received: OrderPlacedEnvelope[] = [];
-        const started = performance.now();
-        await bus.drainOrderPlaced((batch) => void received.push(...batch), 5_000);
         // A pull asking for more than is pending would wait out its 1 s expiry.
-        expect(performance.now() - started).toBeLessThan(900);
+        expect(
+          await settlesBefore(
+            bus.drainOrderPlaced((batch) => void received.push(...batch), 5_000),
+            900,
+          ),
+        ).toBe(true);
         expect(received).toEqual(envelopes);
         expect(capture.lines).toEqual([]);
       } finally {
@@ -306,8 +336,10 @@ describe.skipIf(!NATS_URL)('NatsEventBus on the shared NATS_URL', () => {
         await until(() => new Set(ids).size === envelopes.length, 'every event');
         controller.abort();
         await done;
-        expect(sizes[0]).toBeGreaterThan(1);
-        expect(Math.max(...sizes)).toBe(64);
+        // How many a pull finds depends on the machine's pace; never more than 64 (the pull's bound), and
+        // what had already arrived comes in batches, not one by one.
+        expect(Math.max(...sizes)).toBeGreaterThan(1);
+        expect(Math.max(...sizes)).toBeLessThanOrEqual(64);
       } finally {
         await bus.stop();
       }
@@ -359,12 +391,15 @@ describe.skipIf(!NATS_URL || findBinary('nats-server') === undefined)('NatsEvent
       await until(() => !bus.connected(), 'the disconnect');
       const health = await outcome(bus.health());
       expect(health).toEqual(new ErrUnavailable('publisher: disconnected from the broker; reconnecting'));
-      const started = performance.now();
-      expect(await outcome(bus.publishOrderPlaced(sampleEnvelope()))).toEqual(
-        new ErrUnavailable('publisher: publish: not connected to the broker'),
-      );
-      await bus.drainOrderPlaced(() => undefined, 2_000);
-      expect(performance.now() - started).toBeLessThan(500);
+      const publishedAndDrained = (async () => {
+        expect(await outcome(bus.publishOrderPlaced(sampleEnvelope()))).toEqual(
+          new ErrUnavailable('publisher: publish: not connected to the broker'),
+        );
+        await bus.drainOrderPlaced(() => undefined, 2_000);
+      })();
+      // At once: not after the drain's 2 s.
+      expect(await settlesBefore(publishedAndDrained, 1_500)).toBe(true);
+      await publishedAndDrained;
       await sleep(1_200); // several reconnect attempts fail
       expect(capture.lines.map((l) => [l.msg, l.component, l.reason, l.servers])).toEqual([
         ['publisher: connection lost; reconnecting in the background', 'publisher', 'disconnect', server.config.display],
@@ -386,10 +421,8 @@ describe.skipIf(!NATS_URL || findBinary('nats-server') === undefined)('NatsEvent
 
       await server.kill();
       await until(() => !bus.connected(), 'the second disconnect');
-      const stopping = performance.now();
-      await bus.stop();
       // Nothing to drain while disconnected: closed at once, not after drainTimeoutMs.
-      expect(performance.now() - stopping).toBeLessThan(1_500);
+      expect(await settlesBefore(bus.stop(), 1_500)).toBe(true);
       expect(await outcome(bus.health())).toEqual(new ErrUnavailable('publisher: connection closed'));
     } finally {
       await bus.stop();
@@ -410,19 +443,17 @@ describe.skipIf(!NATS_URL || findBinary('nats-server') === undefined)('NatsEvent
       await bus.init();
       server.pause();
       await sleep(50);
-      let started = performance.now();
-      const health = await outcome(bus.health());
+      const healthAnswer = outcome(bus.health());
+      expect(await settlesBefore(healthAnswer, 1_500)).toBe(true);
+      const health = await healthAnswer;
       expect(health).toBeInstanceOf(ErrUnavailable);
       // The probe's own bound fires (the +100 ms race is only a backstop).
       expect((health as Error).message).toMatch(/^publisher: broker did not answer a JetStream request within 300 ms: /);
       expect((health as Error).message).not.toMatch(/request timed out$/);
-      expect(performance.now() - started).toBeLessThan(1_500);
-      started = performance.now();
-      expect(await outcome(bus.publishOrderPlaced(sampleEnvelope()))).toBeInstanceOf(ErrUnavailable);
-      expect(performance.now() - started).toBeLessThan(1_500);
-      started = performance.now();
-      await bus.stop();
-      expect(performance.now() - started).toBeLessThan(1_500);
+      const published = outcome(bus.publishOrderPlaced(sampleEnvelope()));
+      expect(await settlesBefore(published, 1_500)).toBe(true);
+      expect(await published).toBeInstanceOf(ErrUnavailable);
+      expect(await settlesBefore(bus.stop(), 1_500)).toBe(true);
     } finally {
       server.resume();
       await bus.stop();
@@ -455,9 +486,9 @@ describe.skipIf(!NATS_URL || findBinary('nats-server') === undefined)('NatsEvent
     await listener.flush();
     const bus = new NatsEventBus(server.config, pino({ enabled: false }), { stream: 'NOJS', connectTimeoutMs: 300 });
     try {
-      const started = performance.now();
-      const failure = await outcome(bus.init());
-      expect(performance.now() - started).toBeLessThan(2_000);
+      const initAnswer = outcome(bus.init());
+      expect(await settlesBefore(initAnswer, 2_000)).toBe(true);
+      const failure = await initAnswer;
       expect(failure).toBeInstanceOf(ErrUnavailable);
       expect((failure as Error).message).toMatch(/^publisher: JetStream stream NOJS unavailable: /);
       expect((failure as Error).cause).toBeInstanceOf(Error);
