@@ -7,7 +7,7 @@ import { DEFAULT_CACHE_TTL_SECONDS, type RedisConfig } from '../../src/adapters/
 import { reconnectDelayMs, RedisOrderCache, type RedisOrderCacheOptions } from '../../src/adapters/redis/redis-order-cache.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import type { LogFields, Logger } from '../../src/ports/logger.ts';
-import { until } from '../support/eventually.ts';
+import { settlesBefore, until } from '../support/eventually.ts';
 import { FakeRedisServer } from '../support/fake-redis-server.ts';
 import { sampleOrder } from './order-cache.contract.ts';
 
@@ -101,17 +101,9 @@ describe('RedisOrderCache before init', () => {
       await sleep(50);
       const cache = new RedisOrderCache(configFor(port), recordingLogger().logger, { connectTimeoutMs: 100 });
       const init = cache.init();
-      // An order of two timers, not a measured duration: the socket's 100 ms timer is set as init starts, so
-      // it fires before a 1 s timer set after it however busy the machine is; with the option lost, the
+      // Before a 1 s timer (test/support/eventually.ts: an order, not a duration); with the option lost the
       // client would wait the 2 s default (or ioredis's 10 s).
-      const first = await Promise.race([
-        init.then(
-          () => 'init',
-          () => 'init',
-        ),
-        sleep(1_000).then(() => 'timer'),
-      ]);
-      expect(first).toBe('init');
+      expect(await settlesBefore(init, 1_000)).toBe(true);
       const error = await rejection(init);
       expect(error.message).toMatch(/^cache: cannot connect to REDIS_ADDR/);
     } finally {
@@ -243,34 +235,17 @@ describe('RedisOrderCache against a Redis stand-in', () => {
   });
 
   it('a stalled server: health, get and set give up after the command timeout', async () => {
-    const slower = new RedisOrderCache(configFor(server.port), log.logger, { commandTimeoutMs: 5_000 });
-    await slower.init();
     await started({ commandTimeoutMs: 50 });
     server.mode = 'mute';
-    // No wall-clock bound: a client with a 5 s command timeout asks first, and the one with 50 ms must
-    // still give up before it; with the option lost both would wait the same default.
-    const slowerPing = slower.health().then(
-      () => 'slower',
-      () => 'slower',
-    );
     const ping = cache.health();
-    const first = await Promise.race([
-      slowerPing,
-      ping.then(
-        () => 'measured',
-        () => 'measured',
-      ),
-    ]);
-    expect(first).toBe('measured');
+    // Before a 400 ms timer (test/support/eventually.ts: an order, not a duration); with the option lost
+    // the client would wait the 500 ms default.
+    expect(await settlesBefore(ping, 400)).toBe(true);
     const pingError = await rejection(ping);
     expect(pingError.message).toMatch(/^cache: ping failed: ./);
     expect(pingError.cause).toBeInstanceOf(Error);
     expect((await rejection(cache.get(randomUUID()))).message).toMatch(/^cache: get: ./);
     expect((await rejection(cache.set(sampleOrder()))).message).toMatch(/^cache: set: ./);
-    // The slower client's ping ends with its connection.
-    server.hangUp('reset');
-    expect(await slowerPing).toBe('slower');
-    await slower.stop();
   });
 
   it('stop during an outage ends the reconnect loop: the server back up sees no new connection', async () => {

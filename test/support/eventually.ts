@@ -13,3 +13,25 @@ export async function until(condition: () => boolean | Promise<boolean>, what: s
   }
   return performance.now() - started;
 }
+
+/**
+ * Whether `work` settles (either way) before a timer of `ms` set now fires: an order of two events, not a
+ * measured duration, for a bound the code under test enforces with a timer of its own (a connect, command,
+ * drain or grace timeout). That timer is set after this one and is shorter, so on time it fires first
+ * however busy the machine is; a lost or wrong bound waits longer and this one fires first.
+ */
+export async function settlesBefore(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

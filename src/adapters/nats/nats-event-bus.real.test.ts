@@ -12,7 +12,7 @@ import { ErrUnavailable } from '../../domain/errors.ts';
 import type { OrderPlacedEnvelope } from '../../ports/order-events.ts';
 import { sampleEnvelope } from '../../../test/contracts/order-events.contract.ts';
 import { findBinary, startLocalServer, type LocalServer } from '../../../test/faults/local-servers.ts';
-import { until } from '../../../test/support/eventually.ts';
+import { settlesBefore, until } from '../../../test/support/eventually.ts';
 import { LogCapture, type LogLine } from '../../../test/support/log-capture.ts';
 import { freePort } from '../../../test/support/ports.ts';
 import { natsConfigFromEnv, type NatsConfig } from './nats-config.ts';
@@ -31,27 +31,6 @@ const outcome = <T>(promise: Promise<T>): Promise<unknown> =>
     () => 'resolved',
     (err: unknown) => err,
   );
-
-/**
- * Whether `work` settles before a timer of `ms` set now fires. An order of two events, not a measured
- * duration: what it is compared with (a drain or request timeout the client sets after this timer, a
- * pull's 1 s expiry) can only end later, however busy the machine is.
- */
-async function settlesBefore(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, ms, false)));
-  try {
-    return await Promise.race([
-      work.then(
-        () => true,
-        () => true,
-      ),
-      late,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function logged() {
   const capture = new LogCapture();
