@@ -41,7 +41,8 @@ const REAL_BROWSER = ['test/console/**/*.test.ts'];
 const REAL_ALONE = ['test/faults/outbox-fleet.test.ts', 'test/durability/**/*.test.ts'];
 // npm run test:cluster runs it alone (test/cluster/vitest.config.ts): it needs haproxy and a quiet machine.
 // npm run test:operations runs test/operations (its own config): it starts Debian's prometheus.
-const EXCLUDE = [...configDefaults.exclude, 'test/cluster/**', 'test/operations/**'];
+// .stryker-tmp: a mutation run's sandboxes are copies of the repo, whose *.real.test.ts files '**' would match.
+const EXCLUDE = [...configDefaults.exclude, 'test/cluster/**', 'test/operations/**', '.stryker-tmp/**'];
 
 export default defineConfig({
   test: {
