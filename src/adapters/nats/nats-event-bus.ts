@@ -7,7 +7,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as afterIo, setTimeout as sleep } from 'node:timers/promises';
 import { ErrUnavailable } from '../../domain/errors.ts';
 import { ORDER_PLACED_SUBJECT } from '../../domain/order-placed.ts';
 import type { Component } from '../../lifecycle/component.ts';
@@ -52,6 +52,8 @@ export const jetstreamPublisher: StreamPublisherFactory = (_nc, js) => ({
 
 /** Messages pulled ahead per replica; they are this replica's until acknowledged or ack_wait passes. */
 const PULL_BATCH = 64;
+/** What a batch's race for the next message gets when none is ready yet. */
+const NOT_READY = Symbol('not ready');
 /** A pull request's life on the server; the minimum the client accepts is 1 s. */
 const PULL_EXPIRES_MS = 1_000;
 const RETRY_MS = 250;
@@ -201,15 +203,28 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
         interrupted = false;
         // On abort, close() queues its end behind what was already pulled: those are handled first.
         const iterator = messages[Symbol.asyncIterator]();
+        // Asked for before it is awaited (while a batch is handled): a failure is seen when it is awaited,
+        // not reported unhandled in between.
+        const ask = (): Promise<IteratorResult<JsMsg>> => {
+          const asked = iterator.next();
+          asked.catch(() => undefined);
+          return asked;
+        };
+        let next = ask();
         for (;;) {
-          const first = await iterator.next();
+          const first = await next;
           if (first.done === true) break;
-          // Whatever else already arrived joins the batch: one ledger transaction for all of them.
+          // Whatever else already arrived joins the batch: one ledger transaction for all of them. "Already
+          // arrived" is "the next message is ready before the event loop's next turn": the client's own
+          // count (getPending) also counts its pull-refill callbacks, and a batch that trusted it waited for
+          // messages that were not coming, past ack_wait, and got its events twice (rule EVT-7-delivery).
           const batch = [first.value];
-          while (batch.length < PULL_BATCH && messages.getPending() > 0) {
-            const more = await iterator.next();
-            if (more.done === true) break;
+          next = ask();
+          while (batch.length < PULL_BATCH) {
+            const more = await Promise.race([next, afterIo(NOT_READY)]);
+            if (more === NOT_READY || more.done === true) break;
             batch.push(more.value);
+            next = ask();
           }
           await this.#handle(handler, batch);
         }
