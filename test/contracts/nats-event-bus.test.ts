@@ -29,6 +29,35 @@ describe('natsConfigFromEnv (spec 8.1)', () => {
     expect(config.display).toBe('nats://broker:4222');
   });
 
+  // nats.js ignores a URL's user-info: the broker refused a NATS_URL that carried its credentials.
+  it('hands the URL user-info to the client as options, decoded, and the servers without it', () => {
+    expect(natsConfigFromEnv({ NATS_URL: 'nats://orders:p%40ss%3Aw0rd@a:4222,nats://b:4222' })).toEqual({
+      servers: ['nats://a:4222', 'nats://b:4222'],
+      display: 'nats://a:4222,nats://b:4222',
+      credentials: { user: 'orders', pass: 'p@ss:w0rd' },
+    });
+    // A user without a password is a token (the NATS convention, nats-server --auth).
+    expect(natsConfigFromEnv({ NATS_URL: 'tls://s3cret-token@a:4222' }).credentials).toEqual({ token: 's3cret-token' });
+    expect(natsConfigFromEnv({ NATS_URL: 'nats://a:4222' })).not.toHaveProperty('credentials');
+    expect(natsConfigFromEnv({ NATS_URL: 'nats://u:p@a:4222, nats://u:p@b:4222' }).credentials).toEqual({ user: 'u', pass: 'p' });
+  });
+
+  it.each([
+    ['nats://u:pw-one@a:4222,nats://u:pw-two@b:4222', /servers carry different credentials/],
+    ['nats://u:%zz@a:4222', /credentials are not valid percent-encoding/],
+  ])('[CONFIG-no-secret-echo] refuses %j without echoing it', (value, message) => {
+    const refusal = (() => {
+      try {
+        natsConfigFromEnv({ NATS_URL: value });
+      } catch (err) {
+        return err as Error;
+      }
+      return undefined;
+    })();
+    expect(refusal?.message).toMatch(message);
+    expect(refusal?.message).not.toMatch(/pw-|%zz/);
+  });
+
   // The scheme must start the value and the host end it: no path, nothing before the scheme, a host at all.
   it.each([
     '127.0.0.1:4222',

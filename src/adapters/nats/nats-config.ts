@@ -6,7 +6,14 @@ export interface NatsConfig {
   readonly servers: readonly string[];
   /** The servers without any user:password part, for log lines and error messages. */
   readonly display: string;
+  /**
+   * NATS_URL's user-info, decoded: `user:password`, or a token alone (`nats://<token>@host`, the NATS
+   * convention). The client (nats.js) does not read a URL's own user-info, so it is handed over as options.
+   */
+  readonly credentials?: NatsCredentials;
 }
+
+export type NatsCredentials = { readonly user: string; readonly pass: string } | { readonly token: string };
 
 const WITH_SCHEME = /^(nats|tls):\/\/[^\s/]+$/i;
 
@@ -15,6 +22,8 @@ export function natsConfigFromEnv(env: Env): NatsConfig {
   const raw = requireVar(env, 'NATS_URL');
   const servers = raw.split(',').map((s) => s.trim());
   const display: string[] = [];
+  let seen: string | undefined;
+  let credentials: NatsCredentials | undefined;
   for (const server of servers) {
     let url: URL | undefined;
     try {
@@ -27,6 +36,24 @@ export function natsConfigFromEnv(env: Env): NatsConfig {
       throw new ConfigError('config: NATS_URL must be a URL with a scheme, for example nats://127.0.0.1:4222');
     }
     display.push(`${url.protocol}//${url.host}`);
+    if (url.username === '' && url.password === '') continue;
+    const userInfo = `${url.username}:${url.password}`;
+    if (seen !== undefined && seen !== userInfo) {
+      throw new ConfigError('config: NATS_URL servers carry different credentials; give them all the same, or one');
+    }
+    seen = userInfo;
+    credentials = credentialsOf(url);
   }
-  return { servers, display: display.join(',') };
+  // The servers go to the client without their user-info: what it would do with it is unspecified.
+  return { servers: display, display: display.join(','), ...(credentials === undefined ? {} : { credentials }) };
+}
+
+function credentialsOf(url: URL): NatsCredentials {
+  try {
+    const user = decodeURIComponent(url.username);
+    // `nats://<token>@host`: a user with no password is a token (nats-server --auth).
+    return url.password === '' ? { token: user } : { user, pass: decodeURIComponent(url.password) };
+  } catch {
+    throw new ConfigError('config: NATS_URL credentials are not valid percent-encoding');
+  }
 }

@@ -514,3 +514,41 @@ describe.skipIf(!NATS_URL || findBinary('nats-server') === undefined)('NatsEvent
     }
   });
 });
+
+describe.skipIf(!NATS_URL || findBinary('nats-server') === undefined)('NATS_URL credentials, on a private nats-server', () => {
+  // nats.js does not read a URL's user-info: before the config handed it over, a broker asking for a
+  // password refused a NATS_URL that carried it (spec 8.1, NATS_URL a URL).
+  it.each([
+    ['a user and password', ['--user', 'orders', '--pass', 'p@ss:w0rd'], 'orders:p%40ss%3Aw0rd'],
+    ['a token', ['--auth', 's3cret-token'], 's3cret-token'],
+  ])('[CONFIG-formats] connects with %s from NATS_URL, and a wrong one fails without echoing it', async (_, auth, userInfo) => {
+    const server = await privateNats(() => ['-js', ...auth]);
+    const good = new NatsEventBus(
+      natsConfigFromEnv({ NATS_URL: `nats://${userInfo}@127.0.0.1:${server.port}` }),
+      pino({ enabled: false }),
+      {
+        subject: `auth.${randomUUID()}`,
+        deleteStreamOnStop: true,
+      },
+    );
+    const wrong = new NatsEventBus(
+      natsConfigFromEnv({ NATS_URL: `nats://intruder:guess-pw@127.0.0.1:${server.port}` }),
+      pino({ enabled: false }),
+    );
+    try {
+      await good.init();
+      await good.publishOrderPlaced(sampleEnvelope());
+      await expect(good.health()).resolves.toBeUndefined();
+      const refused = await outcome(wrong.init());
+      expect(refused).toBeInstanceOf(ErrUnavailable);
+      expect((refused as Error).message).toMatch(
+        /^publisher: cannot connect to NATS_URL \(nats:\/\/127\.0\.0\.1:\d+\): .*[Aa]uthorization/,
+      );
+      expect((refused as Error).message).not.toMatch(/guess-pw|intruder/);
+    } finally {
+      await wrong.stop();
+      await good.stop();
+      await server.stop();
+    }
+  });
+});

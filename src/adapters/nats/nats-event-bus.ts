@@ -132,6 +132,7 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
       // waitOnFirstConnect stays off: with it, connect never settles while the server is down.
       nc = await connect({
         servers: [...this.#config.servers],
+        ...this.#config.credentials,
         timeout: this.#connectTimeoutMs,
         reconnect: true,
         maxReconnectAttempts: -1,
