@@ -302,7 +302,18 @@ export const OBSERVABILITY_CASES: Case[] = [
       const spansBefore = t.target.hooks!.spans.getFinishedSpans().length;
       t.check(await t.driver.getOrder(me.auth, id), { grpc: { code: 'OK' } }, 'GetOrder');
       t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { grpc: { code: 'NOT_FOUND' } }, 'GetOrder unknown');
+      // A path the server does not serve: grpc_service and grpc_method `unknown`, counted as a unary call.
+      t.check(
+        await t.driver.rawRpc!('/ordersv1.Orders/NoSuchMethod', new Uint8Array()),
+        { grpc: { code: 'UNIMPLEMENTED' } },
+        'unknown method',
+      );
       const after = parseScrape(await t.scrape());
+      const unserved = { grpc_type: 'unary', grpc_service: 'unknown', grpc_method: 'unknown', grpc_code: 'Unimplemented' };
+      t.assert(
+        sampleSum(after, 'grpc_server_handled_total', unserved) - sampleSum(before, 'grpc_server_handled_total', unserved) === 1,
+        `grpc_server_handled_total${JSON.stringify(unserved)} did not grow by 1 for an unknown method`,
+      );
       const grew = (name: string, extra?: Record<string, string>): number =>
         sampleSum(after, name, { ...labels, ...extra }) - sampleSum(before, name, { ...labels, ...extra });
       t.assert(

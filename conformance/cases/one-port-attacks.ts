@@ -207,6 +207,48 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     },
   ),
   flow(
+    'grpc-refusals-carry-their-code-and-message',
+    ['GRPC-content-type', 'GRPC-compression', 'GRPC-timeout-clamp', 'GRPC-malformed', 'GRPC-message-size'],
+    { transports: GRPC_ONLY, api: 'grpc' },
+    async (t) => {
+      const { me, id } = await t.userWithOrder();
+      const message = encodeRequest('GetOrder', { id });
+      const call = (body: Buffer, headers: Record<string, string> = {}) =>
+        rawGrpc(t.target.baseUrl, GET_ORDER, body, { authorization: me.auth, ...headers });
+      const expect = (label: string, reply: { grpcStatus?: string; grpcMessage?: string }, code: string, text: string | undefined): void =>
+        t.assert(
+          reply.grpcStatus === code && reply.grpcMessage === text,
+          `${label}: grpc-status ${reply.grpcStatus} ${JSON.stringify(reply.grpcMessage)}, expected ${code} ${JSON.stringify(text)}`,
+        );
+      // GRPC-content-type: HTTP 415 and UNIMPLEMENTED `unsupported content type`.
+      const json = await call(grpcFrame(Buffer.from(JSON.stringify({ id }))), { 'content-type': 'application/grpc+json' });
+      t.assert(json.httpStatus === 415, `application/grpc+json: HTTP ${json.httpStatus}, expected 415`);
+      expect('application/grpc+json', json, '12', 'unsupported content type');
+      // GRPC-compression: identity is served, another encoding is UNIMPLEMENTED with its name, a compressed
+      // message without grpc-encoding is INTERNAL (even when its bytes are good gzip).
+      expect('grpc-encoding identity', await call(grpcFrame(message), { 'grpc-encoding': 'identity' }), '0', undefined);
+      expect('grpc-encoding br', await call(grpcFrame(message), { 'grpc-encoding': 'br' }), '12', 'unsupported grpc-encoding br');
+      expect(
+        'compressed flag without grpc-encoding',
+        await call(grpcFrame(gzipSync(message), true)),
+        '13',
+        'compressed message without grpc-encoding',
+      );
+      // GRPC-timeout-clamp: a malformed grpc-timeout is INVALID_ARGUMENT `malformed grpc-timeout`.
+      for (const timeout of ['1x', '123456789S'])
+        expect(`grpc-timeout ${timeout}`, await call(grpcFrame(message), { 'grpc-timeout': timeout }), '3', 'malformed grpc-timeout');
+      // GRPC-malformed, GRPC-message-size: bytes after the one message are refused as they arrive, the rest
+      // left unread (the server does not take 8 MiB more to say the same thing at the end).
+      const trailing = await call(Buffer.concat([grpcFrame(message), Buffer.alloc(8 * 1024 * 1024)]));
+      expect('8 MiB after the message', trailing, '3', 'malformed request message');
+      t.assert(
+        trailing.bytesWritten < 1024 * 1024,
+        `the server let the client send ${trailing.bytesWritten} bytes after a unary call's one message`,
+      );
+      await stillServes(t, me, id, 'after the refused calls');
+    },
+  ),
+  flow(
     'finite-concurrent-streams-and-2000-requests-on-one-session',
     ['H2-limits'],
     { transports: GRPC_ONLY, api: 'rest', target: { env: { RATE_LIMIT_RPS: '1000000' } } },

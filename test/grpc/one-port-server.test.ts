@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect as netConnect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { constants as h2, type ClientHttp2Session } from 'node:http2';
+import { connect as h2connect, constants as h2, type ClientHttp2Session } from 'node:http2';
 import { create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -12,8 +15,9 @@ import type { Principal } from '../../src/service/authenticate.ts';
 import { createHealthMethods } from '../../src/transports/grpc/health-service.ts';
 import { HTTP2_ACTIVE_STREAMS, HTTP2_MAX_HEADER_LIST_BYTES, HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
 import { createOnePortServer, type OnePortServer } from '../../src/transports/grpc/one-port-server.ts';
-import { createUnaryServer, type UnaryMethod } from '../../src/transports/grpc/unary-server/unary-server.ts';
+import { createUnaryServer, type ServerStreamMethod, type UnaryMethod } from '../../src/transports/grpc/unary-server/unary-server.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
+import { settlesBefore } from '../support/eventually.ts';
 import { listenLocal } from '../support/ports.ts';
 
 const HEALTH_PROTO = join(import.meta.dirname, '..', '..', 'proto', 'grpc', 'health', 'v1', 'health.proto');
@@ -38,6 +42,7 @@ function healthClient(address: string): HealthClient {
  * and stop instead of timing it.
  */
 let front: OnePortServer;
+let grpcHandler: ReturnType<typeof createUnaryServer<Principal>>;
 let origin: string;
 let client: HealthClient;
 let clean = false;
@@ -45,6 +50,8 @@ let started = 0;
 let aborted = 0;
 let restRequests = 0;
 const waiters: Array<() => void> = [];
+let lateSend = Promise.withResolvers<string>();
+let holdAborted = Promise.withResolvers<void>();
 const untilStarted = async (n: number): Promise<void> => {
   while (started < n) await new Promise<void>((resolve) => waiters.push(resolve));
 };
@@ -65,8 +72,70 @@ beforeAll(async () => {
       }),
   };
   const echo: UnaryMethod<Principal> = { input: Empty, output: OrderSchema, handle: async () => create(OrderSchema, { id: 'ok' }) };
-  const grpcHandler = createUnaryServer<Principal>({
-    methods: new Map([...createHealthMethods(readiness, 20), ['/t.T/Park', park], ['/t.T/Echo', echo]]),
+  // The caller's peer address, as the handler sees it, in the reply's id.
+  const peer: UnaryMethod<Principal> = {
+    input: Empty,
+    output: OrderSchema,
+    handle: async (_req, call) => create(OrderSchema, { id: call.peer }),
+  };
+  const stream = (handle: ServerStreamMethod<Principal>['handle']): ServerStreamMethod<Principal> => ({
+    kind: 'server-stream',
+    input: Empty,
+    output: OrderSchema,
+    handle,
+  });
+  const order = (id: string) => create(OrderSchema, { id });
+  const streams: Array<[string, ServerStreamMethod<Principal>]> = [
+    // Two messages, then the end of the handler: OK in the trailers.
+    [
+      '/t.T/Count',
+      stream(async (_req, _call, send) => {
+        send(order('1'));
+        send(order('2'));
+      }),
+    ],
+    // Throws before its first message: a trailers-only answer with toStatus's status.
+    [
+      '/t.T/Fail',
+      stream(async () => {
+        throw new Error('boom');
+      }),
+    ],
+    // One message, then throws: the status in the trailers.
+    [
+      '/t.T/SendThenFail',
+      stream(async (_req, _call, send) => {
+        send(order('1'));
+        throw new Error('boom');
+      }),
+    ],
+    // One message, then another once its call has ended (its deadline passed): what that `send` did is
+    // kept in `lateSend`.
+    [
+      '/t.T/Late',
+      stream(async (_req, call, send) => {
+        send(order('1'));
+        await new Promise((resolve) => call.signal.addEventListener('abort', resolve));
+        try {
+          send(order('late'));
+          lateSend.resolve('ignored');
+        } catch (error) {
+          lateSend.resolve(`threw ${String(error)}`);
+        }
+      }),
+    ],
+    // One message, then waits for its done signal, which `holdAborted` reports.
+    [
+      '/t.T/Hold',
+      stream(async (_req, call, send) => {
+        send(order('held'));
+        await new Promise((resolve) => call.signal.addEventListener('abort', resolve));
+        holdAborted.resolve();
+      }),
+    ],
+  ];
+  grpcHandler = createUnaryServer<Principal>({
+    methods: new Map([...createHealthMethods(readiness, 20), ['/t.T/Park', park], ['/t.T/Echo', echo], ['/t.T/Peer', peer], ...streams]),
     authenticate: () => undefined,
     toStatus: () => ({ code: 13, message: 'internal server error' }),
   });
@@ -229,6 +298,103 @@ describe('HTTP/2 limits and cancellation on the one-port server', () => {
       expect(s.destroyed || s.closed).toBe(false);
     } finally {
       s.destroy();
+    }
+  });
+});
+
+/**
+ * The unary server's own answers, on raw HTTP/2: its refusal of a path it does not serve, the headers,
+ * messages and trailers of server streams (grpc.health.v1 Watch is the product's only one), and what
+ * the handler is told of its caller and of its call's end (rules GRPC-service, GRPC-cancel).
+ */
+describe('the unary server: unknown paths, server streams, peer and done signal', () => {
+  it('a path it does not serve is UNIMPLEMENTED `unknown service or method` (GRPC-no-reflection)', async () => {
+    const reply = await rawGrpc(origin, '/t.T/NoSuchMethod', grpcFrame(new Uint8Array()));
+    expect([reply.httpStatus, reply.grpcStatus, reply.grpcMessage]).toEqual([200, '12', 'unknown service or method']);
+  });
+
+  it('a server stream that ends: protobuf headers with its first message, its messages, then grpc-status 0 and no grpc-message', async () => {
+    // The deadline only bounds a stream whose end is never written (it would be DEADLINE_EXCEEDED).
+    const reply = await rawGrpc(origin, '/t.T/Count', grpcFrame(new Uint8Array()), { 'grpc-timeout': '1S' });
+    expect([reply.httpStatus, reply.headers['content-type'], reply.headers['grpc-accept-encoding']]).toEqual([
+      200,
+      'application/grpc+proto',
+      'gzip',
+    ]);
+    expect([reply.grpcStatus, reply.grpcMessage]).toEqual(['0', undefined]);
+    expect([...reply.body]).toEqual([0, 0, 0, 0, 3, 0x0a, 0x01, 0x31, 0, 0, 0, 0, 3, 0x0a, 0x01, 0x32]);
+  });
+
+  it('a server stream whose handler throws is answered with its status: trailers-only before any message, in the trailers after one', async () => {
+    // The deadlines only bound a stream whose end is never written (it would be DEADLINE_EXCEEDED).
+    const before = await rawGrpc(origin, '/t.T/Fail', grpcFrame(new Uint8Array()), { 'grpc-timeout': '1S' });
+    expect([before.grpcStatus, before.grpcMessage, before.body.length]).toEqual(['13', 'internal server error', 0]);
+    const after = await rawGrpc(origin, '/t.T/SendThenFail', grpcFrame(new Uint8Array()), { 'grpc-timeout': '1S' });
+    expect([after.headers['content-type'], after.grpcStatus, after.grpcMessage]).toEqual([
+      'application/grpc+proto',
+      '13',
+      'internal server error',
+    ]);
+    expect([...after.body]).toEqual([0, 0, 0, 0, 3, 0x0a, 0x01, 0x31]);
+  });
+
+  it('a message a server stream sends after its call ended (past its deadline) is dropped, not written to the ended stream', async () => {
+    lateSend = Promise.withResolvers<string>();
+    const reply = await rawGrpc(origin, '/t.T/Late', grpcFrame(new Uint8Array()), { 'grpc-timeout': '50m' });
+    // The first message, then the deadline's status in the trailers: the late message neither reaches the
+    // client nor breaks the stream its trailers are still being written on.
+    expect([reply.grpcStatus, reply.grpcMessage]).toEqual(['4', 'deadline exceeded']);
+    expect([...reply.body]).toEqual([0, 0, 0, 0, 3, 0x0a, 0x01, 0x31]);
+    expect(await lateSend.promise).toBe('ignored');
+  });
+
+  it('the deadline aborts the call’s work at once, even when its answer cannot reach a client that reads nothing (GRPC-cancel)', async () => {
+    holdAborted = Promise.withResolvers<void>();
+    // A flow-control window of 0: the stream's message, and so its trailers, stay queued on the server.
+    const s = h2connect(origin, { settings: { initialWindowSize: 0 } });
+    s.on('error', () => undefined);
+    try {
+      const stream = s.request({
+        ':method': 'POST',
+        ':path': '/t.T/Hold',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+        'grpc-timeout': '50m',
+      });
+      stream.on('error', () => undefined);
+      stream.end(grpcFrame(new Uint8Array()));
+      // Well past the 50 ms deadline, short of any guard of the session (H2-write-budget waits 10 s).
+      expect(await settlesBefore(holdAborted.promise, 1_000)).toBe(true);
+    } finally {
+      s.destroy();
+    }
+  });
+
+  it('the handler is told its caller’s address, `unknown` when the connection has none (a Unix socket)', async () => {
+    expect((await rawGrpc(origin, '/t.T/Peer', grpcFrame(new Uint8Array()))).body.subarray(7).toString()).toBe('127.0.0.1');
+    const dir = mkdtempSync(join(tmpdir(), 'orders-peer-'));
+    const socketPath = join(dir, 'grpc.sock');
+    const local = createOnePortServer({ grpc: grpcHandler, rest: (_req, res) => res.end('rest') });
+    try {
+      await new Promise<void>((resolve) => local.server.listen(socketPath, resolve));
+      const s = h2connect('http://localhost', { createConnection: () => netConnect(socketPath) });
+      s.on('error', () => undefined);
+      try {
+        const body = await new Promise<Buffer>((resolve, reject) => {
+          const stream = s.request({ ':method': 'POST', ':path': '/t.T/Peer', 'content-type': 'application/grpc', te: 'trailers' });
+          const chunks: Buffer[] = [];
+          stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+          stream.once('error', reject);
+          stream.once('close', () => resolve(Buffer.concat(chunks)));
+          stream.end(grpcFrame(new Uint8Array()));
+        });
+        expect(body.subarray(7).toString()).toBe('unknown');
+      } finally {
+        s.destroy();
+      }
+    } finally {
+      await local.shutdown();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
