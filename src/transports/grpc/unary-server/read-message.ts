@@ -4,8 +4,7 @@ import { MAX_MESSAGE_BYTES, PREFIX_BYTES, Status } from './wire.ts';
 
 /** A unary request's one message, or the status that refuses it. */
 export type ReadOutcome =
-  | { readonly ok: true; readonly message: Uint8Array }
-  | { readonly ok: false; readonly code: number; readonly message: string; readonly consumed: boolean };
+  { readonly ok: true; readonly message: Uint8Array } | { readonly ok: false; readonly code: number; readonly message: string };
 
 export const MESSAGE_TOO_LARGE = `request message larger than ${MAX_MESSAGE_BYTES} bytes`;
 export const MALFORMED_MESSAGE = 'malformed request message';
@@ -33,10 +32,8 @@ export function readUnaryMessage(body: Readable, gzip: boolean): Promise<ReadOut
       body.pause();
       resolve(outcome);
     };
-    // Stryker disable next-line BooleanLiteral: equivalent: nothing reads `consumed` (the stream-slot draining is http2-limits.ts's, for every answered stream)
-    const refuse = (code: number, message: string, consumed = false): void => {
-      finish({ ok: false, code, message, consumed });
-    };
+    // A refused stream's unread rest is drained by http2-limits.ts (endUnreadRequest), for every answered stream.
+    const refuse = (code: number, message: string): void => finish({ ok: false, code, message });
     const onData = (chunk: Buffer): void => {
       chunks.push(chunk);
       received += chunk.length;
@@ -51,22 +48,15 @@ export function readUnaryMessage(body: Readable, gzip: boolean): Promise<ReadOut
       if (expected >= 0 && received > PREFIX_BYTES + expected) refuse(Status.INVALID_ARGUMENT, MALFORMED_MESSAGE);
     };
     const onEnd = (): void => {
-      // Stryker disable next-line BooleanLiteral: equivalent: nothing reads `consumed` (the stream-slot draining is http2-limits.ts's, for every answered stream)
-      if (expected < 0 || received !== PREFIX_BYTES + expected) return refuse(Status.INVALID_ARGUMENT, MALFORMED_MESSAGE, true);
+      if (expected < 0 || received !== PREFIX_BYTES + expected) return refuse(Status.INVALID_ARGUMENT, MALFORMED_MESSAGE);
       const framed = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
       const payload = framed.subarray(PREFIX_BYTES);
       if (flag === 0) return finish({ ok: true, message: payload });
-      if (!gzip) {
-        // Stryker disable next-line BooleanLiteral: equivalent: nothing reads `consumed` (the stream-slot draining is http2-limits.ts's, for every answered stream)
-        return refuse(Status.INTERNAL, COMPRESSED_WITHOUT_ENCODING, true);
-      }
+      if (!gzip) return refuse(Status.INTERNAL, COMPRESSED_WITHOUT_ENCODING);
       gunzip(payload, { maxOutputLength: MAX_MESSAGE_BYTES }, (error, inflated) => {
         if (error === null) finish({ ok: true, message: inflated });
-        else if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
-          // Stryker disable next-line BooleanLiteral: equivalent: nothing reads `consumed` (the stream-slot draining is http2-limits.ts's, for every answered stream)
-          refuse(Status.RESOURCE_EXHAUSTED, MESSAGE_TOO_LARGE, true);
-        // Stryker disable next-line BooleanLiteral: equivalent: nothing reads `consumed` (the stream-slot draining is http2-limits.ts's, for every answered stream)
-        else refuse(Status.INVALID_ARGUMENT, MALFORMED_MESSAGE, true);
+        else if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') refuse(Status.RESOURCE_EXHAUSTED, MESSAGE_TOO_LARGE);
+        else refuse(Status.INVALID_ARGUMENT, MALFORMED_MESSAGE);
       });
     };
     // Reset or cut before the end: nobody is left to answer.
