@@ -45,7 +45,11 @@ export default defineConfig({
     ],
     ...(realBackends ? { globalSetup: ['./test/support/require-real-backends.ts'] } : { setupFiles: ['./test/support/hermetic-setup.ts'] }),
     pool: 'forks',
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // A mutant that makes a call hang is failed by the test's own timeout (a kill), not waited out to
+    // Stryker's limit (10 s + 3 × the covering tests' time, ~110 s for a gRPC mutant covered by every gRPC
+    // test: one in six of them hung). The fast project's values (no in-process test waits a second), and
+    // the real project's where the set asks for the real backends (vitest.config.ts).
+    testTimeout: realBackends ? 60_000 : 20_000,
+    hookTimeout: realBackends ? 120_000 : 30_000,
   },
 });
