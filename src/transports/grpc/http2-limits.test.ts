@@ -11,6 +11,7 @@ import {
   type IncomingHttpHeaders,
   type OutgoingHttpHeaders,
   type ServerHttp2Session,
+  type Settings,
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -32,6 +33,8 @@ interface Guarded {
 }
 
 const servers: Http2Server[] = [];
+/** Every server session's close: the guard's shared ticker stops once the last has closed. */
+const sessionsClosed: Array<Promise<unknown>> = [];
 const clients: ClientHttp2Session[] = [];
 
 afterEach(async () => {
@@ -42,6 +45,7 @@ afterEach(async () => {
     (s as unknown as { closeAllSessions?: () => void }).closeAllSessions?.();
     await closed;
   }
+  await Promise.all(sessionsClosed.splice(0));
 });
 
 async function guarded(guard: SessionGuardOptions, handler: Handler, settings: { maxConcurrentStreams?: number } = {}): Promise<Guarded> {
@@ -55,6 +59,7 @@ async function guarded(guard: SessionGuardOptions, handler: Handler, settings: {
   const server = createServer({ settings }, (req, res) => dispatchGuarded(req.stream, () => handler(req, res)));
   server.on('session', (session: ServerHttp2Session) => {
     sessions.push(session);
+    sessionsClosed.push(new Promise((resolve) => session.once('close', resolve)));
     guardSession(session, guard);
     // Attached after the guard's own listeners: runs once the guard has counted the stream.
     session.on('stream', (stream) =>
@@ -71,8 +76,8 @@ async function guarded(guard: SessionGuardOptions, handler: Handler, settings: {
   return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, sessions, sessionErrors, closedOnServer };
 }
 
-async function client(origin: string): Promise<ClientHttp2Session> {
-  const session = connect(origin);
+async function client(origin: string, settings: Settings = {}): Promise<ClientHttp2Session> {
+  const session = connect(origin, { settings });
   session.on('error', () => undefined);
   clients.push(session);
   await once(session, 'remoteSettings');
@@ -105,6 +110,24 @@ function outcome(stream: ClientHttp2Stream): Promise<Outcome> {
   return new Promise((resolve) => stream.once('close', () => resolve({ status, body, rstCode: stream.rstCode })));
 }
 
+/**
+ * Opens streams until one is refused with REFUSED_STREAM (the guard looks every 10 ms); returns how many
+ * were opened. The others are answered and their answers wait in the zero window.
+ */
+async function untilRefused(s: ClientHttp2Session): Promise<number> {
+  for (let opened = 1; opened <= 100; opened++) {
+    const stream = s.request({ ':method': 'GET', ':path': '/0' });
+    stream.on('error', () => undefined);
+    const refused = await new Promise<boolean>((resolve) => {
+      stream.once('response', () => resolve(false));
+      stream.once('close', () => resolve(stream.rstCode === h2.NGHTTP2_REFUSED_STREAM));
+    });
+    if (refused) return opened;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error('no stream refused after 100');
+}
+
 const post: OutgoingHttpHeaders = { ':method': 'POST', ':path': '/' };
 
 describe('guardSession: the request deadline of each stream (rule H2-stream-deadline)', () => {
@@ -127,11 +150,11 @@ describe('guardSession: the request deadline of each stream (rule H2-stream-dead
   });
 });
 
-/** `/park` answers its headers and never ends; anything else is answered `ok` at once. */
+/** `/park` answers its headers and a first byte and never ends; anything else is answered `ok` at once. */
 const parkOrEcho: Handler = (req, res) => {
   if (req.url === '/park') {
     res.writeHead(200);
-    res.flushHeaders();
+    res.write(' ');
   } else res.end('ok');
 };
 
@@ -239,5 +262,56 @@ describe('guardSession: a stream answered before its request was read is ended (
     const next = outcome(s.request({ ':method': 'GET', ':path': '/echo' }));
     expect(await settlesBefore(next, 1_000)).toBe(true);
     expect((await next).body).toBe('ok');
+  });
+});
+
+/** `/<n>` is answered with n bytes; `/fail` is reset by its handler with INTERNAL_ERROR. */
+const sized: Handler = (req, res) => {
+  if (req.url === '/fail') req.stream.close(h2.NGHTTP2_INTERNAL_ERROR);
+  else res.end(Buffer.alloc(Number(req.url!.slice(1)), 0x61));
+};
+
+describe('guardSession: streams the server ends itself are not the client’s resets (rule H2-rapid-reset)', () => {
+  it('streams its handlers reset with an error code count as completed', async () => {
+    const streams = HTTP2_RESET_ALLOWANCE + 6;
+    const { origin, sessions, closedOnServer } = await guarded({}, sized, { maxConcurrentStreams: 2 * streams });
+    const s = await client(origin);
+    const ended = Array.from({ length: streams }, () => {
+      const stream = s.request({ ':method': 'POST', ':path': '/fail' });
+      stream.write('a body not finished yet');
+      return outcome(stream);
+    });
+    expect(await settlesBefore(Promise.all(ended), 1_000)).toBe(true);
+    for (const e of await Promise.all(ended)) expect(e.rstCode).toBe(h2.NGHTTP2_INTERNAL_ERROR);
+    await closedOnServer(streams);
+    expect(sessions[0]!.destroyed).toBe(false);
+  });
+
+  it('streams refused with REFUSED_STREAM over the soft write bound (rule H2-write-budget) count as completed', async () => {
+    const streams = HTTP2_RESET_ALLOWANCE + 6;
+    const { origin, sessions, closedOnServer } = await guarded({ queuedSoftBytes: 0 }, sized, { maxConcurrentStreams: 2 * streams });
+    // A zero flow-control window: the first answer stays queued, so the session is over the soft bound.
+    const s = await client(origin, { initialWindowSize: 0 });
+    const held = s.request({ ':method': 'GET', ':path': '/10' });
+    held.on('error', () => undefined);
+    await once(held, 'response');
+    const opened = await untilRefused(s);
+    const ended = Array.from({ length: streams }, () => outcome(s.request({ ':method': 'GET', ':path': '/0' })));
+    for (const e of await Promise.all(ended)) expect(e.rstCode).toBe(h2.NGHTTP2_REFUSED_STREAM);
+    await closedOnServer(streams + 1);
+    expect(opened).toBeGreaterThan(0);
+    expect(sessions[0]!.destroyed).toBe(false);
+  });
+});
+
+describe('guardSession: answers the client does not take (rule H2-write-budget)', () => {
+  it('an empty answer whose END_STREAM the client does not take counts as waiting: past the write deadline the session goes', async () => {
+    const { origin } = await guarded({ streamWriteMs: 50 }, sized);
+    const s = await client(origin, { initialWindowSize: 0 });
+    const goaway = goawayOf(s);
+    const stream = s.request({ ':method': 'GET', ':path': '/0' });
+    stream.on('error', () => undefined);
+    expect(await settlesBefore(goaway, 1_000)).toBe(true);
+    expect(await goaway).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
   });
 });
