@@ -14,7 +14,7 @@ import {
   type Settings,
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { settlesBefore } from '../../../test/support/eventually.ts';
 import { dispatchGuarded, guardSession, HTTP2_RESET_ALLOWANCE, type SessionGuardOptions } from './http2-limits.ts';
 
@@ -313,5 +313,24 @@ describe('guardSession: answers the client does not take (rule H2-write-budget)'
     stream.on('error', () => undefined);
     expect(await settlesBefore(goaway, 1_000)).toBe(true);
     expect(await goaway).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+  });
+});
+
+describe('guardSession: the write deadline, on a fake clock (rule H2-write-budget)', () => {
+  afterEach(() => void vi.useRealTimers());
+
+  it('an answer that has waited exactly streamWriteMs closes its session at that look, not the one after', async () => {
+    // Only the guard's ticker and its clock are fake; the sockets, the deadlines' timers and this test's waits are real.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    const { origin, sessions } = await guarded({ streamWriteMs: 20 }, sized);
+    const s = await client(origin, { initialWindowSize: 0 });
+    const stream = s.request({ ':method': 'GET', ':path': '/10' });
+    stream.on('error', () => undefined);
+    await once(stream, 'response');
+    vi.advanceTimersByTime(10); // the first look sees the 10 bytes the client has not taken: they wait from now
+    vi.advanceTimersByTime(10); // waiting 10 ms
+    expect(sessions[0]!.destroyed).toBe(false);
+    vi.advanceTimersByTime(10); // waiting 20 ms
+    expect(sessions[0]!.destroyed).toBe(true);
   });
 });
