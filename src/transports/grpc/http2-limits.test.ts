@@ -1,0 +1,336 @@
+import { once } from 'node:events';
+import {
+  connect,
+  constants as h2,
+  createServer,
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  type Http2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+  type ServerHttp2Session,
+  type Settings,
+} from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { settlesBefore } from '../../../test/support/eventually.ts';
+import { dispatchGuarded, guardSession, HTTP2_RESET_ALLOWANCE, type SessionGuardOptions } from './http2-limits.ts';
+
+/**
+ * The session guard on a bare node:http2 server (no one-port front, no app), with short limits: each
+ * test sees one rule of the guard from the client's side of the wire, in well under a second.
+ */
+type Handler = (req: Http2ServerRequest, res: Http2ServerResponse) => void;
+
+interface Guarded {
+  readonly origin: string;
+  readonly sessions: ServerHttp2Session[];
+  readonly sessionErrors: Error[];
+  /** Resolves once `n` streams have closed on the server, each after the guard has counted it. */
+  readonly closedOnServer: (n: number) => Promise<void>;
+}
+
+const servers: Http2Server[] = [];
+/** Every server session's close: the guard's shared ticker stops once the last has closed. */
+const sessionsClosed: Array<Promise<unknown>> = [];
+const clients: ClientHttp2Session[] = [];
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.destroy();
+  for (const s of servers.splice(0)) {
+    const closed = new Promise((resolve) => s.close(resolve));
+    // Sessions left open would hold the close.
+    (s as unknown as { closeAllSessions?: () => void }).closeAllSessions?.();
+    await closed;
+  }
+  await Promise.all(sessionsClosed.splice(0));
+});
+
+async function guarded(guard: SessionGuardOptions, handler: Handler, settings: { maxConcurrentStreams?: number } = {}): Promise<Guarded> {
+  const sessions: ServerHttp2Session[] = [];
+  const sessionErrors: Error[] = [];
+  let closed = 0;
+  const waiters: Array<() => void> = [];
+  const closedOnServer = async (n: number): Promise<void> => {
+    while (closed < n) await new Promise<void>((resolve) => waiters.push(resolve));
+  };
+  const server = createServer({ settings }, (req, res) => dispatchGuarded(req.stream, () => handler(req, res)));
+  server.on('session', (session: ServerHttp2Session) => {
+    sessions.push(session);
+    sessionsClosed.push(new Promise((resolve) => session.once('close', resolve)));
+    guardSession(session, guard);
+    // Attached after the guard's own listeners: runs once the guard has counted the stream.
+    session.on('stream', (stream) =>
+      stream.once('close', () => {
+        closed += 1;
+        for (const wake of waiters.splice(0)) wake();
+      }),
+    );
+  });
+  server.on('sessionError', (error: Error) => sessionErrors.push(error));
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, sessions, sessionErrors, closedOnServer };
+}
+
+async function client(origin: string, settings: Settings = {}): Promise<ClientHttp2Session> {
+  const session = connect(origin, { settings });
+  session.on('error', () => undefined);
+  clients.push(session);
+  await once(session, 'remoteSettings');
+  return session;
+}
+
+/** The GOAWAY code the session gets, or undefined if it closes without one. */
+function goawayOf(session: ClientHttp2Session): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    let code: number | undefined;
+    session.once('goaway', (c: number) => (code = c));
+    session.once('close', () => resolve(code));
+  });
+}
+
+interface Outcome {
+  readonly status: string | undefined;
+  readonly body: string;
+  readonly rstCode: number | undefined;
+}
+
+/** A stream's answer and how it ended, once it closes. */
+function outcome(stream: ClientHttp2Stream): Promise<Outcome> {
+  let status: string | undefined;
+  let body = '';
+  stream.on('error', () => undefined);
+  stream.once('response', (h) => (status = String(h[':status'])));
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => (body += chunk));
+  return new Promise((resolve) => stream.once('close', () => resolve({ status, body, rstCode: stream.rstCode })));
+}
+
+/**
+ * Opens streams until one is refused with REFUSED_STREAM (the guard looks every 10 ms); returns how many
+ * were opened. The others are answered and their answers wait in the zero window.
+ */
+async function untilRefused(s: ClientHttp2Session): Promise<number> {
+  for (let opened = 1; opened <= 100; opened++) {
+    const stream = s.request({ ':method': 'GET', ':path': '/0' });
+    stream.on('error', () => undefined);
+    const refused = await new Promise<boolean>((resolve) => {
+      stream.once('response', () => resolve(false));
+      stream.once('close', () => resolve(stream.rstCode === h2.NGHTTP2_REFUSED_STREAM));
+    });
+    if (refused) return opened;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error('no stream refused after 100');
+}
+
+const post: OutgoingHttpHeaders = { ':method': 'POST', ':path': '/' };
+
+describe('guardSession: the request deadline of each stream (rule H2-stream-deadline)', () => {
+  it('a stream whose client never finishes its request is reset with CANCEL at the configured deadline', async () => {
+    const { origin } = await guarded({ streamRequestMs: 50 }, () => undefined);
+    const s = await client(origin);
+    const stream = s.request(post);
+    stream.write('part of a body');
+    const ended = outcome(stream);
+    expect(await settlesBefore(ended, 1_000)).toBe(true);
+    expect((await ended).rstCode).toBe(h2.NGHTTP2_CANCEL);
+  });
+
+  it('a stream whose request is complete is not reset at the deadline: its answer may come later', async () => {
+    const { origin } = await guarded({ streamRequestMs: 30 }, (_req, res) => void setTimeout(() => res.end('late'), 150));
+    const s = await client(origin);
+    const stream = s.request(post);
+    stream.end('whole body');
+    expect(await outcome(stream)).toEqual({ status: '200', body: 'late', rstCode: h2.NGHTTP2_NO_ERROR });
+  });
+});
+
+/** `/park` answers its headers and a first byte and never ends; anything else is answered `ok` at once. */
+const parkOrEcho: Handler = (req, res) => {
+  if (req.url === '/park') {
+    res.writeHead(200);
+    res.write(' ');
+  } else res.end('ok');
+};
+
+describe('guardSession: resets counted against completed streams (rule H2-rapid-reset)', () => {
+  /** A stream the server has answered the headers of, then reset by the client with CANCEL. */
+  const resetOne = async (s: ClientHttp2Session): Promise<void> => {
+    const stream = s.request({ ':method': 'GET', ':path': '/park' });
+    stream.on('error', () => undefined);
+    await once(stream, 'response');
+    stream.close(h2.NGHTTP2_CANCEL);
+  };
+  const completeOne = async (s: ClientHttp2Session): Promise<void> => {
+    expect((await outcome(s.request({ ':method': 'GET', ':path': '/echo' }))).body).toBe('ok');
+  };
+
+  it('a client that resets more streams than the allowance, completing none, gets GOAWAY ENHANCE_YOUR_CALM', async () => {
+    const { origin, sessions, sessionErrors, closedOnServer } = await guarded({}, parkOrEcho);
+    const s = await client(origin);
+    const goaway = goawayOf(s);
+    for (let i = 1; i <= HTTP2_RESET_ALLOWANCE; i++) {
+      await resetOne(s);
+      await closedOnServer(i);
+    }
+    expect(sessions[0]!.destroyed).toBe(false);
+    await resetOne(s);
+    await closedOnServer(HTTP2_RESET_ALLOWANCE + 1);
+    expect(sessions[0]!.destroyed).toBe(true);
+    expect(await goaway).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+    // What the server's 'sessionError' listeners see.
+    expect(sessionErrors.map((e) => e.message)).toEqual(['http2: session closed for abuse']);
+  });
+
+  it('resets past the allowance are tolerated while they are no more than the completed streams', async () => {
+    const completed = HTTP2_RESET_ALLOWANCE + 1;
+    const { origin, sessions, closedOnServer } = await guarded({}, parkOrEcho);
+    const s = await client(origin);
+    const goaway = goawayOf(s);
+    for (let i = 0; i < completed; i++) await completeOne(s);
+    // As many resets as completed streams: still served.
+    for (let i = 1; i <= completed; i++) {
+      await resetOne(s);
+      await closedOnServer(completed + i);
+    }
+    expect(sessions[0]!.destroyed).toBe(false);
+    // One more reset than completed streams: cut.
+    await resetOne(s);
+    await closedOnServer(2 * completed + 1);
+    expect(sessions[0]!.destroyed).toBe(true);
+    expect(await goaway).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+  });
+
+  it('streams the guard resets itself at their deadline count as completed, not as the client’s resets', async () => {
+    const streams = HTTP2_RESET_ALLOWANCE + 6;
+    const { origin, sessions, closedOnServer } = await guarded({ streamRequestMs: 50 }, parkOrEcho, { maxConcurrentStreams: 2 * streams });
+    const s = await client(origin);
+    const ended = Array.from({ length: streams }, () => {
+      const stream = s.request({ ':method': 'POST', ':path': '/park' });
+      stream.write('never finished');
+      return outcome(stream);
+    });
+    expect(await settlesBefore(Promise.all(ended), 1_000)).toBe(true);
+    for (const e of await Promise.all(ended)) expect(e.rstCode).toBe(h2.NGHTTP2_CANCEL);
+    await closedOnServer(streams);
+    expect(sessions[0]!.destroyed).toBe(false);
+    await completeOne(s);
+  });
+});
+
+describe('guardSession: a stream answered before its request was read is ended (rule H2-stream-slot)', () => {
+  it('the client still sending gets RST_STREAM(NO_ERROR) after the answer, so the stream closes on both sides', async () => {
+    const { origin } = await guarded({}, (_req, res) => res.end('early'));
+    const s = await client(origin);
+    const stream = s.request(post);
+    stream.write('the start of a body that never ends');
+    const ended = outcome(stream);
+    expect(await settlesBefore(ended, 1_000)).toBe(true);
+    expect(await ended).toEqual({ status: '200', body: 'early', rstCode: h2.NGHTTP2_NO_ERROR });
+  });
+
+  it('a request read in part, then left paused by its handler, is drained: its slot frees for the next stream', async () => {
+    // One stream at a time, so the next request runs only once the first has closed on the server. The
+    // handler reads the first chunk, stops reading (as a body-size limit does) and answers 413: the
+    // request object's own 'data' listener must not pause the stream again when its buffer fills.
+    const handler: Handler = (req, res) => {
+      if (req.url !== '/limited') return void res.end('ok');
+      req.once('data', () => {
+        req.pause();
+        // Answered once the request object's buffer is full: the stream under it is paused.
+        const answerWhenFull = (): void => {
+          if (req.readableLength < req.readableHighWaterMark) return void setImmediate(answerWhenFull);
+          res.statusCode = 413;
+          res.end('too large');
+        };
+        answerWhenFull();
+      });
+    };
+    const { origin } = await guarded({ activeStreams: 1 }, handler);
+    const s = await client(origin);
+    const big = s.request({ ':method': 'POST', ':path': '/limited' });
+    big.on('error', () => undefined);
+    // More than the request object buffers; the client's own stream stays open with what it could not send.
+    big.write(Buffer.alloc(256 * 1024, 0x61));
+    const [headers] = (await once(big, 'response')) as [IncomingHttpHeaders];
+    expect(headers[':status']).toBe(413);
+    const next = outcome(s.request({ ':method': 'GET', ':path': '/echo' }));
+    expect(await settlesBefore(next, 1_000)).toBe(true);
+    expect((await next).body).toBe('ok');
+  });
+});
+
+/** `/<n>` is answered with n bytes; `/fail` is reset by its handler with INTERNAL_ERROR. */
+const sized: Handler = (req, res) => {
+  if (req.url === '/fail') req.stream.close(h2.NGHTTP2_INTERNAL_ERROR);
+  else res.end(Buffer.alloc(Number(req.url!.slice(1)), 0x61));
+};
+
+describe('guardSession: streams the server ends itself are not the client’s resets (rule H2-rapid-reset)', () => {
+  it('streams its handlers reset with an error code count as completed', async () => {
+    const streams = HTTP2_RESET_ALLOWANCE + 6;
+    const { origin, sessions, closedOnServer } = await guarded({}, sized, { maxConcurrentStreams: 2 * streams });
+    const s = await client(origin);
+    const ended = Array.from({ length: streams }, () => {
+      const stream = s.request({ ':method': 'POST', ':path': '/fail' });
+      stream.write('a body not finished yet');
+      return outcome(stream);
+    });
+    expect(await settlesBefore(Promise.all(ended), 1_000)).toBe(true);
+    for (const e of await Promise.all(ended)) expect(e.rstCode).toBe(h2.NGHTTP2_INTERNAL_ERROR);
+    await closedOnServer(streams);
+    expect(sessions[0]!.destroyed).toBe(false);
+  });
+
+  it('streams refused with REFUSED_STREAM over the soft write bound (rule H2-write-budget) count as completed', async () => {
+    const streams = HTTP2_RESET_ALLOWANCE + 6;
+    const { origin, sessions, closedOnServer } = await guarded({ queuedSoftBytes: 0 }, sized, { maxConcurrentStreams: 2 * streams });
+    // A zero flow-control window: the first answer stays queued, so the session is over the soft bound.
+    const s = await client(origin, { initialWindowSize: 0 });
+    const held = s.request({ ':method': 'GET', ':path': '/10' });
+    held.on('error', () => undefined);
+    await once(held, 'response');
+    const opened = await untilRefused(s);
+    const ended = Array.from({ length: streams }, () => outcome(s.request({ ':method': 'GET', ':path': '/0' })));
+    for (const e of await Promise.all(ended)) expect(e.rstCode).toBe(h2.NGHTTP2_REFUSED_STREAM);
+    await closedOnServer(streams + 1);
+    expect(opened).toBeGreaterThan(0);
+    expect(sessions[0]!.destroyed).toBe(false);
+  });
+});
+
+describe('guardSession: answers the client does not take (rule H2-write-budget)', () => {
+  it('an empty answer whose END_STREAM the client does not take counts as waiting: past the write deadline the session goes', async () => {
+    const { origin } = await guarded({ streamWriteMs: 50 }, sized);
+    const s = await client(origin, { initialWindowSize: 0 });
+    const goaway = goawayOf(s);
+    const stream = s.request({ ':method': 'GET', ':path': '/0' });
+    stream.on('error', () => undefined);
+    expect(await settlesBefore(goaway, 1_000)).toBe(true);
+    expect(await goaway).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+  });
+});
+
+describe('guardSession: the write deadline, on a fake clock (rule H2-write-budget)', () => {
+  afterEach(() => void vi.useRealTimers());
+
+  it('an answer that has waited exactly streamWriteMs closes its session at that look, not the one after', async () => {
+    // Only the guard's ticker and its clock are fake; the sockets, the deadlines' timers and this test's waits are real.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    const { origin, sessions } = await guarded({ streamWriteMs: 20 }, sized);
+    const s = await client(origin, { initialWindowSize: 0 });
+    const stream = s.request({ ':method': 'GET', ':path': '/10' });
+    stream.on('error', () => undefined);
+    await once(stream, 'response');
+    vi.advanceTimersByTime(10); // the first look sees the 10 bytes the client has not taken: they wait from now
+    vi.advanceTimersByTime(10); // waiting 10 ms
+    expect(sessions[0]!.destroyed).toBe(false);
+    vi.advanceTimersByTime(10); // waiting 20 ms
+    expect(sessions[0]!.destroyed).toBe(true);
+  });
+});
