@@ -12,7 +12,7 @@ import { flow, processCase, type Actor, type Case, type FlowContext } from '../c
 import { encodeRequest } from '../drivers/grpc.ts';
 import { h2Request } from '../drivers/rest-h2c.ts';
 import { rawHttp1 } from './raw-http1.ts';
-import { grpcFrame, rawGrpc } from '../../test/grpc/raw-grpc.ts';
+import { grpcFrame, rawGrpc, type RawGrpcReply } from '../../test/grpc/raw-grpc.ts';
 import { OrderSchema, RecentRequestSchema } from '../../src/gen/ordersv1/orders_pb.js';
 import { HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
 import { createOnePortServer } from '../../src/transports/grpc/one-port-server.ts';
@@ -215,11 +215,17 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
       const message = encodeRequest('GetOrder', { id });
       const call = (body: Buffer, headers: Record<string, string> = {}) =>
         rawGrpc(t.target.baseUrl, GET_ORDER, body, { authorization: me.auth, ...headers });
-      const expect = (label: string, reply: { grpcStatus?: string; grpcMessage?: string }, code: string, text: string | undefined): void =>
+      const expect = (label: string, reply: RawGrpcReply, code: string, text: string | undefined): void => {
         t.assert(
           reply.grpcStatus === code && reply.grpcMessage === text,
           `${label}: grpc-status ${reply.grpcStatus} ${JSON.stringify(reply.grpcMessage)}, expected ${code} ${JSON.stringify(text)}`,
         );
+        // A refusal is a gRPC answer too (trailers-only, GRPC-content-type): the encoding it is in, protobuf.
+        t.assert(
+          reply.headers['content-type'] === 'application/grpc+proto',
+          `${label}: content-type ${JSON.stringify(reply.headers['content-type'])}, expected "application/grpc+proto"`,
+        );
+      };
       // GRPC-content-type: HTTP 415 and UNIMPLEMENTED `unsupported content type`.
       const json = await call(grpcFrame(Buffer.from(JSON.stringify({ id }))), { 'content-type': 'application/grpc+json' });
       t.assert(json.httpStatus === 415, `application/grpc+json: HTTP ${json.httpStatus}, expected 415`);

@@ -1,8 +1,20 @@
 import { once } from 'node:events';
-import { connect, createServer, type Http2Server, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
+import {
+  connect,
+  constants as h2,
+  createServer,
+  type ClientHttp2Session,
+  type Http2Server,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+} from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { create } from '@bufbuild/protobuf';
+import { EmptySchema } from '@bufbuild/protobuf/wkt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { settlesBefore } from '../../../../test/support/eventually.ts';
 import { createUnaryServer } from './unary-server.ts';
+import { Status } from './wire.ts';
 
 /**
  * The unary server on a plain node:http2 server (no one-port dispatcher in front, which routes only
@@ -62,5 +74,144 @@ describe('requests without the headers of a gRPC call', () => {
   it('no Content-Type (GRPC-content-type): HTTP 415, UNIMPLEMENTED `unsupported content type`', async () => {
     const reply = await call({ ':method': 'POST', ':path': '/t.T/M' });
     expect([reply[':status'], reply['grpc-status'], reply['grpc-message']]).toEqual([415, '12', 'unsupported content type']);
+  });
+});
+
+/**
+ * The trailers-only answer itself (`answer` in unary-server.ts), on a plain node:http2 server with one
+ * stream slot per connection and a request listener that can answer, close or destroy a stream before the
+ * unary server gets it: no session guard (http2-limits.ts) in front, so what is seen is the unary
+ * server's own doing. The listener starts on the next turn of the loop, as the one-port dispatcher does
+ * (by then a request's END_STREAM read with its HEADERS frame is in the stream's state).
+ */
+describe('the trailers-only answer', () => {
+  let plain: Http2Server;
+  let plainOrigin: string;
+  let handler: ReturnType<typeof createUnaryServer<undefined>>;
+  interface Handed {
+    readonly headersSent: boolean;
+    readonly closed: boolean;
+    readonly destroyed: boolean;
+    readonly threw: unknown;
+  }
+  /** The stream as the unary server got it (after the `x-before` treatment), and what the server threw. */
+  const handed: Handed[] = [];
+
+  beforeAll(async () => {
+    handler = createUnaryServer<undefined>({
+      methods: new Map([['/t.T/M', { input: EmptySchema, output: EmptySchema, handle: () => Promise.resolve(create(EmptySchema)) }]]),
+      authenticate: () => undefined,
+      toStatus: () => ({ code: Status.INTERNAL, message: 'internal server error' }),
+    });
+    plain = createServer({ settings: { maxConcurrentStreams: 1 } }, (req, res) =>
+      setImmediate(() => {
+        const before = req.headers['x-before'];
+        if (before === 'answered') handler(req, res);
+        else if (before === 'closed') req.stream.close(h2.NGHTTP2_CANCEL);
+        else if (before === 'destroyed') req.stream.destroy();
+        const { headersSent, closed, destroyed } = req.stream;
+        let threw: unknown;
+        try {
+          handler(req, res);
+        } catch (error) {
+          threw = error;
+        }
+        handed.push({ headersSent, closed, destroyed, threw });
+      }),
+    );
+    plain.listen(0, '127.0.0.1');
+    await once(plain, 'listening');
+    plainOrigin = `http://127.0.0.1:${(plain.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => plain.close(() => resolve())));
+
+  interface StreamEnd {
+    readonly responses: IncomingHttpHeaders[];
+    readonly rstCode: number | undefined;
+    /** Whether the client had ended its request when the stream closed. */
+    readonly requestEnded: boolean;
+  }
+
+  /** One stream on `session`: its headers, then `body` written and the request ended or not; settles on close. */
+  function exchange(session: ClientHttp2Session, headers: OutgoingHttpHeaders, body: Buffer | undefined, end: boolean): Promise<StreamEnd> {
+    return new Promise((resolve) => {
+      const stream = session.request(headers, { endStream: body === undefined && end });
+      stream.on('error', () => undefined);
+      const responses: IncomingHttpHeaders[] = [];
+      stream.on('response', (h) => responses.push(h));
+      stream.resume();
+      let requestEnded = body === undefined && end;
+      stream.once('close', () => resolve({ responses, rstCode: stream.rstCode, requestEnded }));
+      if (body !== undefined) stream.write(body);
+      if (body !== undefined && end) {
+        requestEnded = true;
+        stream.end();
+      }
+    });
+  }
+
+  async function withSession<T>(work: (session: ClientHttp2Session) => Promise<T>): Promise<T> {
+    const session = connect(plainOrigin);
+    session.on('error', () => undefined);
+    try {
+      return await work(session);
+    } finally {
+      session.destroy();
+    }
+  }
+
+  const refusedOnItsHeaders = { ':method': 'POST', ':path': '/t.T/M', 'content-type': 'application/grpc+json' };
+
+  it('a refusal is one HEADERS frame: HTTP 415, content-type application/grpc+proto, grpc-status and grpc-message (GRPC-content-type)', async () => {
+    const end = await withSession((s) => exchange(s, refusedOnItsHeaders, undefined, true));
+    expect(end.responses).toHaveLength(1);
+    const [reply] = end.responses;
+    expect([reply![':status'], reply!['content-type'], reply!['grpc-status'], reply!['grpc-message']]).toEqual([
+      415,
+      'application/grpc+proto',
+      '12',
+      'unsupported content type',
+    ]);
+  });
+
+  // No caller in the service hands the unary server such a stream (the one-port dispatcher skips streams
+  // already closed, rule H2-rapid-reset, and a call's own answer looks first): this is the answer's own
+  // promise, for whoever calls it. Without it Node's respond() throws out of the request listener
+  // (ERR_HTTP2_HEADERS_SENT, ERR_HTTP2_INVALID_STREAM).
+  it.each([
+    // Answered by the unary server itself, its request ended: not reset, so not closed yet either (only
+    // `headersSent` tells it was answered).
+    ['answered', { headersSent: true, destroyed: false }, [415]],
+    ['closed', { headersSent: false, closed: true, destroyed: false }, []],
+    ['destroyed', { destroyed: true }, []],
+  ] as const)('a stream already %s gets no second answer, and the server throws nothing', async (before, state, statuses) => {
+    handed.length = 0;
+    const end = await withSession((s) => exchange(s, { ...refusedOnItsHeaders, 'x-before': before }, undefined, true));
+    expect(handed).toEqual([expect.objectContaining({ ...state, threw: undefined })]);
+    expect(end.responses.map((h) => h[':status'])).toEqual(statuses);
+  });
+
+  it('a call refused while its client is still sending is reset with NO_ERROR, and frees its stream slot (RFC 9113 8.1, H2-stream-slot)', async () => {
+    // A prefix declaring 5 MiB (over GRPC-message-size's 1 MiB), read by the call, then refused while
+    // the request stays open; one slot per connection, so each next call waits for the last one's.
+    const oversized = Buffer.alloc(5 + 1000);
+    oversized.writeUInt32BE(5 * 1024 * 1024, 1);
+    const grpc = { ':method': 'POST', ':path': '/t.T/M', 'content-type': 'application/grpc' };
+    const ends: StreamEnd[] = [];
+    const session = connect(plainOrigin);
+    session.on('error', () => undefined);
+    try {
+      const calls = (async () => {
+        for (let i = 0; i < 3; i++) ends.push(await exchange(session, grpc, oversized, false));
+        ends.push(await exchange(session, grpc, Buffer.from([0, 0, 0, 0, 0]), true)); // an empty message: OK
+      })();
+      // A stream left open holds the one slot: the calls after it are never sent.
+      expect(await settlesBefore(calls, 1000)).toBe(true);
+    } finally {
+      session.destroy();
+    }
+    const refused = ends.slice(0, 3).map((e) => [e.responses.map((h) => [h['content-type'], h['grpc-status']]), e.rstCode, e.requestEnded]);
+    expect(refused).toEqual(Array(3).fill([[['application/grpc+proto', '8']], h2.NGHTTP2_NO_ERROR, false]));
+    expect(ends[3]!.responses.map((h) => h[':status'])).toEqual([200]);
   });
 });
