@@ -1,7 +1,7 @@
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { settlesBefore, until } from '../../../../test/support/eventually.ts';
 import { closeHttpServer, drainHttp1, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from './http-shutdown.ts';
 
@@ -123,5 +123,93 @@ describe('closeHttpServer (rule LIFE-4-shutdown: no reset on shutdown)', () => {
 
   it('refuses to drain a server that was not tracked from its creation', async () => {
     await expect(drainHttp1(createServer())).rejects.toThrow(/trackConnections/);
+  });
+});
+
+/**
+ * drainHttp1's sweep on a fake clock (Date and setTimeout; setImmediate stays real): a stand-in server
+ * and sockets, so the exact instant a connection is closed can be checked (rule LIFE-4-shutdown).
+ */
+describe('drainHttp1 sweep, on a fake clock (rule LIFE-4-shutdown)', () => {
+  class FakeSocket extends EventEmitter {
+    destroyed = false;
+    destroy(): void {
+      this.destroyed = true;
+      this.emit('close');
+    }
+  }
+  const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  /** Fires the sweep timer due in `ms`, then lets the sweep run (it waits for the poll phase first). */
+  const step = async (ms: number): Promise<void> => {
+    await vi.advanceTimersByTimeAsync(ms);
+    await immediate();
+  };
+
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  function tracked(): { server: Server; connect: () => FakeSocket; request: (socket: FakeSocket) => FakeResponse } {
+    const server = new EventEmitter() as unknown as Server;
+    trackConnections(server);
+    return {
+      server,
+      connect: () => {
+        const socket = new FakeSocket();
+        server.emit('connection', socket);
+        return socket;
+      },
+      request: (socket) => {
+        const res = new FakeResponse();
+        server.emit('request', { socket }, res);
+        return res;
+      },
+    };
+  }
+  class FakeResponse extends EventEmitter {
+    headersSent = false;
+    shouldKeepAlive = true;
+  }
+
+  it('a drain with no connection resolves at once, without waiting a turn of the event loop', async () => {
+    const { server } = tracked();
+    let drained = false;
+    void drainHttp1(server).then(() => (drained = true));
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(drained).toBe(true);
+  });
+
+  it('a connection whose requests have all finished is closed exactly when it has been quiet SHUTDOWN_IDLE_QUIET_MS', async () => {
+    const { server, connect, request } = tracked();
+    const socket = connect();
+    const res = request(socket);
+    await vi.advanceTimersByTimeAsync(100);
+    res.emit('close'); // finished: quiet from now on
+    const drained = drainHttp1(server, 5_000);
+    await immediate();
+    await step(SHUTDOWN_IDLE_QUIET_MS - 50);
+    expect(socket.destroyed).toBe(false);
+    await step(50);
+    expect(socket.destroyed).toBe(true);
+    // Resolves as soon as the last connection is gone: no further sweep timer is waited for.
+    let done = false;
+    void drained.then(() => (done = true));
+    await immediate();
+    expect(done).toBe(true);
+  });
+
+  it('a connection with a request in flight is cut exactly when the grace ends', async () => {
+    const { server, connect, request } = tracked();
+    const socket = connect();
+    request(socket);
+    void drainHttp1(server, 100);
+    await immediate();
+    await step(50);
+    expect(socket.destroyed).toBe(false);
+    await step(50);
+    expect(socket.destroyed).toBe(true);
   });
 });
