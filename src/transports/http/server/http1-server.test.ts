@@ -1,3 +1,4 @@
+import { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -110,5 +111,38 @@ describe('HTTP-parser-errors: what never reaches a handler', () => {
     expect(stalled.calls).toStrictEqual([`end ${BAD_REQUEST}`]);
     vi.advanceTimersByTime(1);
     expect(stalled.calls).toStrictEqual([`end ${BAD_REQUEST}`, 'destroy']);
+  });
+});
+
+describe('createHttp1Server settings', () => {
+  it("HTTP-parser-errors: chunk extensions past the parser's limit are 413 with the Error body, then the close", async () => {
+    const http = createHttp1Server((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('handler'));
+    });
+    const port = await listenLocal(http);
+    closers.push(() => http.close());
+    const answer = await raw(port, `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;${'e'.repeat(20_000)}\r\n`);
+    expect(answer).toBe(
+      'HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\nContent-Length: 34\r\nConnection: close\r\n\r\n' +
+        '{"error":"request body too large"}',
+    );
+  });
+
+  it("LIMIT-timeouts: a test's shorter timeouts reach the server, alone or with a response class", () => {
+    const timeouts = { headersMs: 1_000, requestMs: 2_000, idleMs: 300 };
+    const alone = createHttp1Server(() => undefined, { timeouts });
+    expect([alone.headersTimeout, alone.requestTimeout, alone.keepAliveTimeout]).toEqual([1_000, 2_000, 300]);
+    class Response extends ServerResponse {}
+    const both = createHttp1Server(() => undefined, { timeouts, response: Response });
+    expect([both.headersTimeout, both.requestTimeout, both.keepAliveTimeout]).toEqual([1_000, 2_000, 300]);
+  });
+
+  it('the response class chosen in composition is the one handlers get (turn-end-response.ts)', async () => {
+    class Response extends ServerResponse {}
+    const http = createHttp1Server((_req, res) => res.end(res instanceof Response ? 'chosen' : 'node'), { response: Response });
+    const port = await listenLocal(http);
+    closers.push(() => http.close());
+    expect(await raw(port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).toMatch(/\r\n\r\nchosen$/);
   });
 });
