@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from '../../../../test/support/eventually.ts';
 import { createHttp1Server, type Http1Settings } from './http1-server.ts';
 import { TurnEndResponse } from './turn-end-response.ts';
 
@@ -30,6 +31,22 @@ describe('TurnEndResponse: a response ends at the end of the event-loop turn', (
     const reply = await fetch(`${base}/x`);
     expect([reply.status, reply.headers.get('x-probe'), await reply.text()]).toEqual([201, 'yes', '{"a":1}']);
     expect(seen).toEqual([false, true]);
+  });
+
+  it("[CHAIN-turn-end-writes] an end after the response has ended is Node's own, at once: its callback is told so in the same turn", async () => {
+    const seen: string[] = [];
+    const base = await serve((_req, res) => {
+      res.end('once');
+      res.once('finish', () => {
+        res.end((error?: Error | null) =>
+          seen.push(error?.name === undefined ? 'no error' : ((error as NodeJS.ErrnoException).code ?? 'error')),
+        );
+        seen.push('returned');
+      });
+    });
+    expect(await (await fetch(`${base}/x`)).text()).toBe('once');
+    await until(() => seen.length === 2, 'the callback of the second end');
+    expect(seen).toEqual(['ERR_STREAM_ALREADY_FINISHED', 'returned']);
   });
 
   it('[CHAIN-turn-end-writes] a destroy in the turn of the end performs the end first, never drops it', async () => {
