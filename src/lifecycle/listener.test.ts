@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from '../../test/support/eventually.ts';
 import { closeHttpServer, trackConnections } from '../transports/http/server/http-shutdown.ts';
 import { Listener } from '../transports/http/server/listener.ts';
 
@@ -67,6 +68,27 @@ describe('Listener readiness (spec 3.3)', () => {
     });
     await listener.run(AbortSignal.abort());
     expect(capped.maxConnections).toBe(7);
+  });
+
+  it('[READY-cancel] run, once bound, returns only when its signal is cancelled', async () => {
+    const listener = listenerOn(doneServer());
+    const controller = new AbortController();
+    let returned = false;
+    const running = listener.run(controller.signal).then(() => (returned = true));
+    await until(
+      () =>
+        listener.ready().then(
+          () => true,
+          () => false,
+        ),
+      'the bind',
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(returned).toBe(false);
+    controller.abort();
+    await running;
+    expect(returned).toBe(true);
+    await listener.stop();
   });
 
   it('run with an already cancelled signal binds and returns at once; stop hands the graceful close to the transport shutdown (HTTP/2 sessions, keep-alive), once, and only when bound', async () => {
