@@ -1,4 +1,4 @@
-import { ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -133,13 +133,13 @@ describe('createHttp1Server settings', () => {
     const timeouts = { headersMs: 1_000, requestMs: 2_000, idleMs: 300 };
     const alone = createHttp1Server(() => undefined, { timeouts });
     expect([alone.headersTimeout, alone.requestTimeout, alone.keepAliveTimeout]).toEqual([1_000, 2_000, 300]);
-    class Response extends ServerResponse {}
+    class Response<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {}
     const both = createHttp1Server(() => undefined, { timeouts, response: Response });
     expect([both.headersTimeout, both.requestTimeout, both.keepAliveTimeout]).toEqual([1_000, 2_000, 300]);
   });
 
   it('the response class chosen in composition is the one handlers get (turn-end-response.ts)', async () => {
-    class Response extends ServerResponse {}
+    class Response<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {}
     const http = createHttp1Server((_req, res) => res.end(res instanceof Response ? 'chosen' : 'node'), { response: Response });
     const port = await listenLocal(http);
     closers.push(() => http.close());
