@@ -27,7 +27,6 @@ async function jsonBody(req: IncomingMessage): Promise<unknown> {
  * its own (true) or not (false: the caller's 404). Errors come from the one table, as Error bodies.
  */
 export async function answerSimulator(simulator: Simulator, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
-  if (path !== '/simulator' && !path.startsWith('/simulator/')) return false;
   const component = COMPONENT_PATH.exec(path)?.[1];
   const route = `${req.method} ${component === undefined ? path : '/simulator/components/{name}'}`;
   try {
@@ -45,6 +44,7 @@ export async function answerSimulator(simulator: Simulator, req: IncomingMessage
         send(res, 200, simulator.reset());
         return true;
       default:
+        // Any other path or method, inside /simulator or not: the caller's 404.
         return false;
     }
   } catch (error) {
