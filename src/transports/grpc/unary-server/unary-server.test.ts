@@ -13,13 +13,14 @@ import { create } from '@bufbuild/protobuf';
 import { EmptySchema } from '@bufbuild/protobuf/wkt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settlesBefore } from '../../../../test/support/eventually.ts';
-import { createUnaryServer } from './unary-server.ts';
+import { createUnaryServer, type ServerStreamMethod, type UnaryMethod } from './unary-server.ts';
 import { Status } from './wire.ts';
 
 /**
  * The unary server on a plain node:http2 server (no one-port dispatcher in front, which routes only
  * requests with a gRPC Content-Type here): what it does with requests that lack the headers a gRPC
- * client always sends, and what its observer is told of them.
+ * client always sends, with Content-Types the dispatcher would route elsewhere, and what its observer is
+ * told of them.
  */
 let server: Http2Server;
 let origin: string;
@@ -27,7 +28,11 @@ const observed: Array<[string, string | undefined, number | undefined]> = [];
 
 beforeAll(async () => {
   const handler = createUnaryServer<undefined>({
-    methods: new Map(),
+    methods: new Map<string, UnaryMethod<undefined> | ServerStreamMethod<undefined>>([
+      ['/t.T/Unary', { input: EmptySchema, output: EmptySchema, handle: () => Promise.resolve(create(EmptySchema)) }],
+      // A server stream that ends without a message.
+      ['/t.T/Quiet', { kind: 'server-stream', input: EmptySchema, output: EmptySchema, handle: () => Promise.resolve() }],
+    ]),
     authenticate: () => undefined,
     toStatus: () => ({ code: 13, message: 'internal server error' }),
     observe: (path, kind) => {
@@ -46,20 +51,23 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-function call(headers: OutgoingHttpHeaders): Promise<IncomingHttpHeaders> {
+/** One request, its body (if any) and its end; the answer's headers with its trailers (if any) over them. */
+function call(headers: OutgoingHttpHeaders, body?: Buffer): Promise<IncomingHttpHeaders> {
   return new Promise((resolve, reject) => {
     const session = connect(origin);
     session.on('error', reject);
     const stream = session.request(headers);
     stream.on('error', () => undefined);
     let reply: IncomingHttpHeaders = {};
+    let trailers: IncomingHttpHeaders = {};
     stream.once('response', (h) => (reply = h));
+    stream.once('trailers', (t) => (trailers = t));
     stream.resume();
     stream.once('close', () => {
       session.destroy();
-      resolve(reply);
+      resolve({ ...reply, ...trailers });
     });
-    stream.end();
+    stream.end(body);
   });
 }
 
@@ -74,6 +82,37 @@ describe('requests without the headers of a gRPC call', () => {
   it('no Content-Type (GRPC-content-type): HTTP 415, UNIMPLEMENTED `unsupported content type`', async () => {
     const reply = await call({ ':method': 'POST', ':path': '/t.T/M' });
     expect([reply[':status'], reply['grpc-status'], reply['grpc-message']]).toEqual([415, '12', 'unsupported content type']);
+  });
+});
+
+describe('calls the unary server serves', () => {
+  const emptyMessage = Buffer.from([0, 0, 0, 0, 0]);
+  const post = (path: string, contentType: string): Promise<IncomingHttpHeaders> =>
+    call({ ':method': 'POST', ':path': path, 'content-type': contentType }, emptyMessage);
+
+  it.each([
+    ['application/grpc; charset=utf-8', 200, '0'],
+    ['application/grpc+proto;x=1', 200, '0'],
+    ['text/application/grpc', 415, '12'],
+    ['xapplication/grpc', 415, '12'],
+    ['application/grpc+json; charset=utf-8', 415, '12'],
+  ])('GRPC-content-type: %s → HTTP %i, grpc-status %s', async (contentType, status, grpcStatus) => {
+    const reply = await post('/t.T/Unary', contentType);
+    expect([reply[':status'], reply['grpc-status']]).toEqual([status, grpcStatus]);
+  });
+
+  it('METRICS-grpc, TRACE-grpc: the observer is told each call’s kind, unary or server_stream, and the status it ended with', async () => {
+    observed.length = 0;
+    for (const path of ['/t.T/Unary', '/t.T/Quiet']) expect((await post(path, 'application/grpc'))['grpc-status']).toBe('0');
+    expect(observed).toEqual([
+      ['/t.T/Unary', 'unary', 0],
+      ['/t.T/Quiet', 'server_stream', 0],
+    ]);
+  });
+
+  it('a server stream that ends OK before any message is answered trailers-only: grpc-status 0 and no message text', async () => {
+    const reply = await post('/t.T/Quiet', 'application/grpc');
+    expect([reply[':status'], reply['grpc-status'], reply['grpc-message'] ?? '']).toEqual([200, '0', '']);
   });
 });
 
@@ -181,7 +220,7 @@ describe('the trailers-only answer', () => {
   it.each([
     // Answered by the unary server itself, its request ended: not reset, so not closed yet either (only
     // `headersSent` tells it was answered).
-    ['answered', { headersSent: true, destroyed: false }, [415]],
+    ['answered', { headersSent: true, closed: false, destroyed: false }, [415]],
     ['closed', { headersSent: false, closed: true, destroyed: false }, []],
     ['destroyed', { destroyed: true }, []],
   ] as const)('a stream already %s gets no second answer, and the server throws nothing', async (before, state, statuses) => {
@@ -210,8 +249,12 @@ describe('the trailers-only answer', () => {
     } finally {
       session.destroy();
     }
-    const refused = ends.slice(0, 3).map((e) => [e.responses.map((h) => [h['content-type'], h['grpc-status']]), e.rstCode, e.requestEnded]);
-    expect(refused).toEqual(Array(3).fill([[['application/grpc+proto', '8']], h2.NGHTTP2_NO_ERROR, false]));
+    const refused = ends
+      .slice(0, 3)
+      .map((e) => [e.responses.map((h) => [h['content-type'], h['grpc-status'], h['grpc-message']]), e.rstCode, e.requestEnded]);
+    expect(refused).toEqual(
+      Array(3).fill([[['application/grpc+proto', '8', 'request message larger than 1048576 bytes']], h2.NGHTTP2_NO_ERROR, false]),
+    );
     expect(ends[3]!.responses.map((h) => h[':status'])).toEqual([200]);
   });
 });
