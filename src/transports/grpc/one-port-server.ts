@@ -35,7 +35,7 @@ export type AnyResponse = ServerResponse | Http2ServerResponse;
 export type AnyRequestHandler = (req: AnyRequest, res: AnyResponse) => void;
 
 /** What every prior-knowledge HTTP/2 connection starts with (RFC 9113 section 3.4). */
-export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
 /** Our choice: a connection that has not shown which protocol it speaks by then is dropped. */
 export const SNIFF_TIMEOUT_MS = HEADERS_TIMEOUT_MS;
