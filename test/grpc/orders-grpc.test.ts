@@ -162,6 +162,53 @@ describe('the unary gRPC server against malformed, oversized and unauthenticated
   });
 });
 
+/**
+ * What the gRPC side logs of a failed call (rules ERR-internal, ERR-500-panic; spec 4.3 rule 1): its
+ * errors go through the one table, so a panic is logged as one with its method, an outage as an outage,
+ * and a caller's mistake not at all. The same table's HTTP lines are conformance's errors cases.
+ */
+describe('the gRPC side logs a failed call by the one error table', () => {
+  const getOrder = (id: string): ReturnType<typeof rawGrpc> =>
+    rawGrpc(app.baseUrl, '/ordersv1.Orders/GetOrder', grpcFrame(encodeRequest('GetOrder', { id })), auth());
+  /** The error-level lines logged while `work` ran. */
+  const errorLinesOf = async (work: () => Promise<unknown>): Promise<Array<Record<string, unknown>>> => {
+    const before = app.logs.lines.length;
+    await work();
+    return app.logs.lines.slice(before).filter((line) => line.level === 'error');
+  };
+
+  it('an unexpected error in a handler is INTERNAL, logged once at error level as a recovered panic with its message and method', async () => {
+    const repository = app.backends.repository as unknown as Record<string, unknown>;
+    const findById = repository['findById'];
+    repository['findById'] = () => {
+      throw new TypeError('injected bug');
+    };
+    try {
+      const lines = await errorLinesOf(async () => {
+        const reply = await getOrder(crypto.randomUUID());
+        expect([reply.grpcStatus, reply.grpcMessage]).toEqual(['13', 'internal server error']);
+      });
+      expect(lines).toEqual([expect.objectContaining({ msg: 'api: panic recovered', panic: 'injected bug', path: '/ordersv1.Orders/GetOrder' })]);
+    } finally {
+      repository['findById'] = findById;
+    }
+  });
+
+  it('a caller’s mistake (NOT_FOUND) logs no error line; a backend outage logs only `api: backend unavailable`, no panic', async () => {
+    expect(
+      await errorLinesOf(async () => {
+        expect((await getOrder(crypto.randomUUID())).grpcStatus).toBe('5');
+      }),
+    ).toEqual([]);
+    app.fakes!.store.trouble.failNext(1);
+    const lines = await errorLinesOf(async () => {
+      const list = await rawGrpc(app.baseUrl, '/ordersv1.Orders/ListOrders', grpcFrame(encodeRequest('ListOrders', {})), auth());
+      expect(list.grpcStatus).toBe('13');
+    });
+    expect(lines).toEqual([expect.objectContaining({ msg: 'api: backend unavailable', path: '/ordersv1.Orders/ListOrders' })]);
+  });
+});
+
 // Edge cases of the one-port sniffing that the conformance one-port cases do not send (spec 4.4 rules 1-3); a REST
 // path with application/grpc over HTTP/2 going to gRPC, unseen by REST, is http2-with-grpc-content-type-goes-to-grpc
 // and grpc-not-observed-by-http-middleware.
