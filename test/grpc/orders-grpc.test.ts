@@ -182,7 +182,12 @@ describe('orders-grpc takes a harness’s shorter one-port deadlines (rules ONEP
     try {
       const dropped = new Promise((resolve) => silent.once('close', resolve));
       const goaway = new Promise((resolve) => idle.once('goaway', resolve));
-      const stream = busy.request({ ':method': 'POST', ':path': '/ordersv1.Orders/Login', 'content-type': 'application/grpc', te: 'trailers' });
+      const stream = busy.request({
+        ':method': 'POST',
+        ':path': '/ordersv1.Orders/Login',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+      });
       stream.on('error', () => undefined);
       const reset = new Promise<number>((resolve) => stream.once('close', () => resolve(stream.rstCode ?? -1)));
       expect(await settlesBefore(Promise.all([dropped, goaway, reset]), 1_000)).toBe(true);
@@ -222,7 +227,9 @@ describe('the gRPC side logs a failed call by the one error table', () => {
         const reply = await getOrder(crypto.randomUUID());
         expect([reply.grpcStatus, reply.grpcMessage]).toEqual(['13', 'internal server error']);
       });
-      expect(lines).toEqual([expect.objectContaining({ msg: 'api: panic recovered', panic: 'injected bug', path: '/ordersv1.Orders/GetOrder' })]);
+      expect(lines).toEqual([
+        expect.objectContaining({ msg: 'api: panic recovered', panic: 'injected bug', path: '/ordersv1.Orders/GetOrder' }),
+      ]);
     } finally {
       repository['findById'] = findById;
     }
