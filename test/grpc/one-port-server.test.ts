@@ -1,12 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { connect as netConnect } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { connect as netConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
+import type { ConnectionOptions, TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { connect as h2connect, constants as h2, type ClientHttp2Session } from 'node:http2';
 import { create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GetOrderRequestSchema as Empty, OrderSchema } from '../../src/gen/ordersv1/orders_pb.js';
 import { h2session } from '../../conformance/cases/one-port-attacks.ts';
 import { encodeRequest } from '../../conformance/drivers/grpc.ts';
@@ -14,10 +17,11 @@ import type { HealthReport } from '../../src/lifecycle/checker.ts';
 import type { Principal } from '../../src/service/authenticate.ts';
 import { createHealthMethods } from '../../src/transports/grpc/health-service.ts';
 import { HTTP2_ACTIVE_STREAMS, HTTP2_MAX_HEADER_LIST_BYTES, HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
-import { createOnePortServer, type OnePortServer } from '../../src/transports/grpc/one-port-server.ts';
+import { SHUTDOWN_IDLE_QUIET_MS } from '../../src/transports/http/server/http-shutdown.ts';
+import { createOnePortServer, HTTP2_PREFACE, type OnePortServer } from '../../src/transports/grpc/one-port-server.ts';
 import { createUnaryServer, type ServerStreamMethod, type UnaryMethod } from '../../src/transports/grpc/unary-server/unary-server.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
-import { settlesBefore } from '../support/eventually.ts';
+import { settlesBefore, until } from '../support/eventually.ts';
 import { listenLocal } from '../support/ports.ts';
 
 const HEALTH_PROTO = join(import.meta.dirname, '..', '..', 'proto', 'grpc', 'health', 'v1', 'health.proto');
@@ -393,6 +397,250 @@ describe('the unary server: unknown paths, server streams, peer and done signal'
         s.destroy();
       }
     } finally {
+      await local.shutdown();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/**
+ * The one-port server's stop (rule LIFE-4-shutdown: no reset of work in flight), each on a server of its
+ * own started in the test: a raw handler on each side that answers `/hold` only when the test says, so a
+ * call can be held in flight across the stop. Orders, not durations: a bound the stop enforces with its
+ * own timer is seen before a longer one of the test (settlesBefore).
+ */
+describe('the one-port server’s stop (rule LIFE-4-shutdown)', () => {
+  async function stoppable(graceMs: number) {
+    const held: Array<() => void> = [];
+    const hold = (path: string | undefined, res: { end: (body: string) => unknown }): void => {
+      if (path === '/hold') held.push(() => res.end('done'));
+      else res.end('answered');
+    };
+    const port = createOnePortServer({ grpc: (req, res) => hold(req.url, res), rest: (req, res) => hold(req.url, res), graceMs });
+    const accepted: Socket[] = [];
+    port.server.on('connection', (socket: Socket) => accepted.push(socket));
+    const origin = `http://127.0.0.1:${await listenLocal(port.server)}`;
+    return { port, origin, held, accepted };
+  }
+  const holdOver = (s: ClientHttp2Session) => {
+    const stream = s.request({ ':method': 'POST', ':path': '/hold', 'content-type': 'application/grpc' });
+    stream.on('error', () => undefined);
+    stream.end();
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    return new Promise<string>((resolve) => stream.once('close', () => resolve(`${stream.rstCode} ${Buffer.concat(chunks).toString()}`)));
+  };
+  /** A raw HTTP/1.1 connection that sent `request`; resolves with what it received once it closed. */
+  const http1 = (origin: string, request: string) => {
+    const socket = netConnect(Number(new URL(origin).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.write(request);
+    return { socket, closed: new Promise<string>((resolve) => socket.once('close', () => resolve(Buffer.concat(chunks).toString()))) };
+  };
+
+  it('an open HTTP/2 session gets GOAWAY at once; its call in flight still completes, and only then does the stop resolve', async () => {
+    const { port, origin, held } = await stoppable(10_000);
+    const s = await h2session(origin);
+    try {
+      const call = holdOver(s);
+      await until(() => held.length === 1, 'the held call');
+      // An HTTP/1.1 keep-alive connection that carries no request is closed once quiet (drainHttp1).
+      const idle = http1(origin, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+      await until(() => idle.socket.bytesRead > 0, 'the HTTP/1.1 answer');
+      let stopped = false;
+      const stop = port.shutdown().then(() => (stopped = true));
+      const goaway = new Promise((resolve) => s.once('goaway', resolve));
+      // The grace is 10 s: only the stop's own GOAWAY comes before this 1 s timer.
+      expect(await settlesBefore(goaway, 1_000)).toBe(true);
+      expect(stopped).toBe(false);
+      held[0]!();
+      expect(await call).toBe('0 done');
+      expect(await settlesBefore(stop, 1_000)).toBe(true);
+      expect(await idle.closed).toMatch(/^HTTP\/1\.1 200 /);
+    } finally {
+      s.destroy();
+      await port.shutdown();
+    }
+  });
+
+  it('whatever is still open when the grace ends is cut: a held HTTP/2 call, a held HTTP/1.1 request, a connection still trickling the preface', async () => {
+    const { port, origin, held, accepted } = await stoppable(100);
+    const s = await h2session(origin);
+    const trickle = netConnect(Number(new URL(origin).port), '127.0.0.1');
+    trickle.on('error', () => undefined);
+    let sent = 0;
+    // One byte of the preface every 100 ms: never silent long enough to be dropped as idle, and well
+    // short of the whole preface when the 100 ms grace ends.
+    const pace = setInterval(() => trickle.write(HTTP2_PREFACE.subarray(sent, ++sent)), 100);
+    try {
+      const call = holdOver(s);
+      const request = http1(origin, 'GET /hold HTTP/1.1\r\nHost: x\r\n\r\n');
+      await until(() => held.length === 2 && accepted.length === 3, 'the held calls and the trickling connection');
+      const trickled = new Promise((resolve) => trickle.once('close', resolve));
+      // The default grace (5 s) would not end before this timer.
+      expect(await settlesBefore(port.shutdown(), 1_000)).toBe(true);
+      expect(await settlesBefore(Promise.all([trickled, call, request.closed]), 1_000)).toBe(true);
+      expect(sent).toBeLessThan(HTTP2_PREFACE.length);
+      expect(await call).not.toMatch(/done$/);
+      expect(await request.closed).toBe('');
+    } finally {
+      clearInterval(pace);
+      trickle.destroy();
+      s.destroy();
+    }
+  });
+
+  it('a connection accepted before the stop whose HTTP/2 session starts during it is sent GOAWAY at once', async () => {
+    const { port, origin, accepted } = await stoppable(10_000);
+    const socket = netConnect(Number(new URL(origin).port), '127.0.0.1');
+    await until(() => accepted.length === 1, 'the accepted connection');
+    const stop = port.shutdown();
+    const s = h2connect(origin, { createConnection: () => socket });
+    s.on('error', () => undefined);
+    try {
+      const goaway = new Promise((resolve) => s.once('goaway', resolve));
+      expect(await settlesBefore(goaway, 1_000)).toBe(true);
+      expect(await settlesBefore(stop, 1_000)).toBe(true);
+    } finally {
+      s.destroy();
+      await stop;
+    }
+  });
+});
+
+/**
+ * The stop's sweep of connections still being sniffed, on a fake clock (Date and the stop's timers; I/O
+ * and setImmediate stay real): one that never sent a byte is dropped once it has been silent as long as
+ * an idle keep-alive connection may be (SHUTDOWN_IDLE_QUIET_MS), not before; the stop leaves no timer.
+ */
+describe('the one-port stop drops a silent sniffed connection (rules LIFE-4-shutdown, ONEPORT-h1-h2c)', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('silent for the quiet time exactly: dropped; a sweep before: left; the stop then resolves with no timer left', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    const port = createOnePortServer({ grpc: (_req, res) => res.end(), rest: (_req, res) => res.end(), graceMs: 10_000 });
+    const accepted: Socket[] = [];
+    port.server.on('connection', (socket: Socket) => accepted.push(socket));
+    const silent = netConnect(await listenLocal(port.server), '127.0.0.1');
+    silent.on('error', () => undefined);
+    try {
+      while (accepted.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      const stop = port.shutdown();
+      /** Moves the clock by `ms`, then lets the sweeps due run (each waits for the poll phase first). */
+      const step = async (ms: number): Promise<void> => {
+        await vi.advanceTimersByTimeAsync(ms);
+        await new Promise((resolve) => setImmediate(resolve));
+      };
+      await step(SHUTDOWN_IDLE_QUIET_MS - 50);
+      expect(accepted[0]!.destroyed).toBe(false);
+      await step(50);
+      expect(accepted[0]!.destroyed).toBe(true);
+      await stop;
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      silent.destroy();
+    }
+  });
+});
+
+/**
+ * Behind TLS (rule ONEPORT-tls): ALPN picks the protocol per connection, h2 to the HTTP/2 server (gRPC and
+ * REST by request), http/1.1 to the HTTP/1.1 one; the stop cuts the TLS connections after the grace too.
+ * A self-signed certificate made with the openssl CLI, as conformance's tls-alpn case does.
+ */
+describe('the one-port server behind TLS (rule ONEPORT-tls)', () => {
+  it('ALPN h2 carries gRPC and REST, ALPN http/1.1 reaches REST; the stop cuts what is left after the grace', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orders-tls-'));
+    const [certFile, keyFile] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
+    const subject = ['-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'];
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+        '-days',
+        '1',
+        ...subject,
+      ],
+      {
+        stdio: 'ignore',
+      },
+    );
+    const ca = readFileSync(certFile);
+    let held = 0;
+    const local = createOnePortServer({
+      grpc: (req, res) => (req.url === '/hold' ? (held += 1) : grpcHandler(req, res)),
+      rest: (_req, res) => res.end('rest'),
+      tls: { cert: ca, key: readFileSync(keyFile) },
+      graceMs: 100,
+    });
+    const port = await listenLocal(local.server);
+    const s = h2connect(`https://127.0.0.1:${port}`, { ca });
+    s.on('error', () => undefined);
+    const silent = netConnect(port, '127.0.0.1');
+    silent.on('error', () => undefined);
+    try {
+      const h2Request = (headers: Record<string, string>) =>
+        new Promise<{ status: unknown; grpcStatus: unknown; body: string }>((resolve) => {
+          const stream = s.request(headers);
+          stream.on('error', () => undefined);
+          const chunks: Buffer[] = [];
+          let head: Record<string, unknown> = {};
+          stream.once('response', (h) => (head = h));
+          stream.once('trailers', (t) => (head = { ...head, ...t }));
+          stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+          stream.once('close', () =>
+            resolve({ status: head[':status'], grpcStatus: head['grpc-status'], body: Buffer.concat(chunks).toString() }),
+          );
+          stream.end(headers['content-type'] === undefined ? undefined : grpcFrame(new Uint8Array()));
+        });
+      const grpcCall = { ':method': 'POST', ':path': '/t.T/Echo', 'content-type': 'application/grpc', te: 'trailers' };
+      const echo = h2Request(grpcCall);
+      expect(await settlesBefore(echo, 1_000)).toBe(true);
+      expect((await echo).grpcStatus).toBe('0');
+      expect(s.alpnProtocol).toBe('h2');
+      expect(await h2Request({ ':method': 'GET', ':path': '/' })).toEqual({ status: 200, grpcStatus: undefined, body: 'rest' });
+      const http1 = new Promise<{ body: string; alpn: unknown }>((resolve, reject) => {
+        // ALPN is a TLS connection option, which https passes through to tls.connect.
+        const options: RequestOptions & Pick<ConnectionOptions, 'ALPNProtocols'> = {
+          host: '127.0.0.1',
+          port,
+          path: '/',
+          ca,
+          ALPNProtocols: ['http/1.1'],
+          agent: false,
+        };
+        const req = httpsRequest(options, (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += String(chunk)));
+          res.once('end', () => resolve({ body, alpn: (res.socket as TLSSocket).alpnProtocol }));
+        });
+        req.on('error', reject).end();
+      });
+      expect(await settlesBefore(http1, 1_000)).toBe(true);
+      expect(await http1).toEqual({ body: 'rest', alpn: 'http/1.1' });
+      // Left open at the stop: a call held over h2, and a TCP connection that never starts its handshake.
+      const call = h2Request({ ':method': 'POST', ':path': '/hold', 'content-type': 'application/grpc' });
+      await until(() => held === 1, 'the held call');
+      const dropped = new Promise((resolve) => silent.once('close', resolve));
+      // The handshake timeout (the sniff time, 10 s) and the default grace (5 s) would not end before this timer.
+      expect(await settlesBefore(local.shutdown(), 1_000)).toBe(true);
+      expect(await settlesBefore(Promise.all([call, dropped]), 1_000)).toBe(true);
+      expect((await call).status).toBeUndefined();
+    } finally {
+      s.destroy();
+      silent.destroy();
       await local.shutdown();
       rmSync(dir, { recursive: true, force: true });
     }

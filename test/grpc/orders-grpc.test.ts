@@ -1,4 +1,4 @@
-import { connect } from 'node:http2';
+import { connect, constants as h2 } from 'node:http2';
 import { connect as netConnect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
@@ -11,7 +11,7 @@ import { Orders } from '../../src/gen/ordersv1/orders_pb.js';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
 import { isGrpcRequest } from '../../src/transports/grpc/one-port-server.ts';
 import { encodeGrpcMessage, MAX_MESSAGE_BYTES, parseGrpcTimeout } from '../../src/transports/grpc/unary-server/wire.ts';
-import { until } from '../support/eventually.ts';
+import { settlesBefore, until } from '../support/eventually.ts';
 import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
 
@@ -159,6 +159,94 @@ describe('the unary gRPC server against malformed, oversized and unauthenticated
   ])('%s → grpc-status %s, %s', async (_name, body, headers: Record<string, string>, status, grpcMessage) => {
     const reply = await call('/ordersv1.Orders/GetOrder', body, { ...auth(), ...headers });
     expect([reply.grpcStatus, reply.grpcMessage]).toEqual([status, grpcMessage]);
+  });
+});
+
+/**
+ * The shorter platform timeouts a test harness passes in composition (http/server/platform-timeouts.ts)
+ * reach orders-grpc's one-port listener and are enforced there. Production's are 10 s, 60 s and 30 s:
+ * each deadline below is seen before a 1 s timer only if the short value got through.
+ */
+describe('orders-grpc takes a harness’s shorter one-port deadlines (rules ONEPORT-h1-h2c, H2-idle, H2-stream-deadline)', () => {
+  it('a connection silent past the sniff time is dropped, an idle HTTP/2 session gets GOAWAY, a request never ended is reset CANCEL', async () => {
+    const short = await startInProcess({
+      transport: grpcTransport,
+      platformTimeouts: { sniffMs: 100, http2IdleMs: 150, http2StreamRequestMs: 150 },
+    });
+    const silent = netConnect(short.port, '127.0.0.1');
+    silent.on('error', () => undefined);
+    const idle = connect(short.baseUrl);
+    idle.on('error', () => undefined);
+    const busy = connect(short.baseUrl);
+    busy.on('error', () => undefined);
+    try {
+      const dropped = new Promise((resolve) => silent.once('close', resolve));
+      const goaway = new Promise((resolve) => idle.once('goaway', resolve));
+      const stream = busy.request({
+        ':method': 'POST',
+        ':path': '/ordersv1.Orders/Login',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+      });
+      stream.on('error', () => undefined);
+      const reset = new Promise<number>((resolve) => stream.once('close', () => resolve(stream.rstCode ?? -1)));
+      expect(await settlesBefore(Promise.all([dropped, goaway, reset]), 1_000)).toBe(true);
+      expect(await reset).toBe(h2.NGHTTP2_CANCEL);
+    } finally {
+      silent.destroy();
+      idle.destroy();
+      busy.destroy();
+      await short.stop();
+    }
+  });
+});
+
+/**
+ * What the gRPC side logs of a failed call (rules ERR-internal, ERR-500-panic; spec 4.3 rule 1): its
+ * errors go through the one table, so a panic is logged as one with its method, an outage as an outage,
+ * and a caller's mistake not at all. The same table's HTTP lines are conformance's errors cases.
+ */
+describe('the gRPC side logs a failed call by the one error table', () => {
+  const getOrder = (id: string): ReturnType<typeof rawGrpc> =>
+    rawGrpc(app.baseUrl, '/ordersv1.Orders/GetOrder', grpcFrame(encodeRequest('GetOrder', { id })), auth());
+  /** The error-level lines logged while `work` ran. */
+  const errorLinesOf = async (work: () => Promise<unknown>): Promise<Array<Record<string, unknown>>> => {
+    const before = app.logs.lines.length;
+    await work();
+    return app.logs.lines.slice(before).filter((line) => line.level === 'error');
+  };
+
+  it('an unexpected error in a handler is INTERNAL, logged once at error level as a recovered panic with its message and method', async () => {
+    const repository = app.backends.repository as unknown as Record<string, unknown>;
+    const findById = repository['findById'];
+    repository['findById'] = () => {
+      throw new TypeError('injected bug');
+    };
+    try {
+      const lines = await errorLinesOf(async () => {
+        const reply = await getOrder(crypto.randomUUID());
+        expect([reply.grpcStatus, reply.grpcMessage]).toEqual(['13', 'internal server error']);
+      });
+      expect(lines).toEqual([
+        expect.objectContaining({ msg: 'api: panic recovered', panic: 'injected bug', path: '/ordersv1.Orders/GetOrder' }),
+      ]);
+    } finally {
+      repository['findById'] = findById;
+    }
+  });
+
+  it('a caller’s mistake (NOT_FOUND) logs no error line; a backend outage logs only `api: backend unavailable`, no panic', async () => {
+    expect(
+      await errorLinesOf(async () => {
+        expect((await getOrder(crypto.randomUUID())).grpcStatus).toBe('5');
+      }),
+    ).toEqual([]);
+    app.fakes!.store.trouble.failNext(1);
+    const lines = await errorLinesOf(async () => {
+      const list = await rawGrpc(app.baseUrl, '/ordersv1.Orders/ListOrders', grpcFrame(encodeRequest('ListOrders', {})), auth());
+      expect(list.grpcStatus).toBe('13');
+    });
+    expect(lines).toEqual([expect.objectContaining({ msg: 'api: backend unavailable', path: '/ordersv1.Orders/ListOrders' })]);
   });
 });
 

@@ -50,9 +50,9 @@ export function createOrdersMethods(core: Pick<Core, 'auth' | 'orders'>): Map<st
     login: async (req: LoginRequest, call) =>
       create(Orders.method.login.output, { token: await core.auth.login(req.username, req.password, call.peer, call.signal) }),
     createOrder: async (req: CreateOrderRequest, call) => {
-      // The HTTP Idempotency-Key as metadata (rules IDEM-*); parsed and enforced by the service.
-      const key = call.headers['idempotency-key'];
-      const idempotencyKey = Array.isArray(key) ? key.join(', ') : key;
+      // The HTTP Idempotency-Key as metadata (rules IDEM-*); parsed and enforced by the service. node:http2
+      // gives a repeated header as one string joined with ', ' (an array only for set-cookie).
+      const idempotencyKey = call.headers['idempotency-key'] as string | undefined;
       return toOrderMessage(await core.orders.create(callContext(call), req.item, req.quantity, { idempotencyKey }));
     },
     // The id is parsed (UUID, lower-cased) by the service, once for every transport.

@@ -26,11 +26,9 @@ export const grpcTransport: TransportFactory = (core, choices = {}) => {
     rest,
     tls: core.config.tls,
     http1: { timeouts: http1, response: choices.http1Response },
-    ...(overrides.sniffMs === undefined ? {} : { sniffTimeoutMs: overrides.sniffMs }),
-    http2Guard: {
-      idleMs: http2IdleMs,
-      ...(overrides.http2StreamRequestMs === undefined ? {} : { streamRequestMs: overrides.http2StreamRequestMs }),
-    },
+    // Undefined (production) gives the declared value: both options are read with `??`.
+    sniffTimeoutMs: overrides.sniffMs,
+    http2Guard: { idleMs: http2IdleMs, streamRequestMs: overrides.http2StreamRequestMs },
   });
   return {
     server: front.server,
