@@ -14,10 +14,11 @@ import {
   type ServerHttp2Stream,
   type Settings,
 } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import { connect as tcpConnect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { settlesBefore } from '../../../test/support/eventually.ts';
 import { dispatchGuarded, guardSession, HTTP2_RESET_ALLOWANCE, type SessionGuardOptions } from './http2-limits.ts';
+import { createOnePortServer } from './one-port-server.ts';
 
 /**
  * The session guard on a bare node:http2 server (no one-port front, no app), with short limits: each
@@ -516,6 +517,19 @@ describe('guardSession: the write budget, on a fake clock (rule H2-write-budget)
     expect(await goaway).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
   });
 
+  it('sessions still open are looked at after another has closed: past queuedHardBytes one is closed', async () => {
+    fakeTicker();
+    const { origin, sessions } = await guarded({ queuedHardBytes: 10 }, budget([]));
+    const gone = await client(origin);
+    const s = await client(origin, { initialWindowSize: 0 });
+    const closed = once(sessions[0]!, 'close');
+    gone.close();
+    await closed;
+    await answered(s, '/w11');
+    vi.advanceTimersByTime(10);
+    expect(sessions[1]!.destroyed).toBe(true);
+  });
+
   it('new streams are refused while more than queuedSoftBytes wait, an ended answer’s END_STREAM counting one byte; at the bound they are not', async () => {
     fakeTicker();
     const { origin } = await guarded({ queuedSoftBytes: 10 }, budget([]));
@@ -602,5 +616,87 @@ describe('guardSession: header blocks Node refuses, on a fake clock (rule H2-hea
     vi.advanceTimersByTime(10);
     expect(sessions[0]!.destroyed).toBe(true);
     expect(await goaway).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+  });
+});
+
+/** A client that writes HTTP/2 frames itself, for what node:http2 never sends: header blocks with the preface. */
+interface RawClient {
+  readonly socket: Socket;
+  /** Resolves with the error code of the first GOAWAY received. */
+  readonly goaway: Promise<number>;
+  /** Resolves with the first frame received. */
+  readonly first: Promise<void>;
+}
+
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+const [SETTINGS, HEADERS, GOAWAY] = [0x4, 0x1, 0x7];
+const [END_STREAM, END_HEADERS, ACK] = [0x1, 0x4, 0x1];
+
+function frame(type: number, flags: number, streamId: number, payload: Buffer = Buffer.alloc(0)): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(payload.length, 0, 3);
+  head.writeUInt8(type, 3);
+  head.writeUInt8(flags, 4);
+  head.writeUInt32BE(streamId, 5);
+  return Buffer.concat([head, payload]);
+}
+
+/** HPACK with the static table only: GET `path` on http://localhost, then `extra` fields `x: a` (each one literal, not indexed). */
+function getBlock(path: string, extra = 0): Buffer {
+  const literal = (index: number, value: string): Buffer => Buffer.from([index, value.length, ...Buffer.from(value, 'latin1')]);
+  const x = Buffer.from([0x00, 1, 0x78, 1, 0x61]);
+  return Buffer.concat([Buffer.from([0x82, 0x86]), literal(0x04, path), literal(0x01, 'localhost'), ...Array<Buffer>(extra).fill(x)]);
+}
+
+/** Connects, sends the preface, our SETTINGS (an initial window of 0 if asked) and `first`, all in one write. */
+function rawClient(port: number, options: { initialWindowSize?: number; first?: Buffer } = {}): RawClient {
+  const socket = tcpConnect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  socketsToDestroy.push(socket);
+  const settings = options.initialWindowSize === undefined ? Buffer.alloc(0) : Buffer.from([0, 0x4, 0, 0, 0, options.initialWindowSize]);
+  socket.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0, settings), options.first ?? Buffer.alloc(0)]));
+  let received = Buffer.alloc(0);
+  let sawFirst: () => void = () => undefined;
+  let sawGoaway: (code: number) => void = () => undefined;
+  const first = new Promise<void>((resolve) => (sawFirst = resolve));
+  const goaway = new Promise<number>((resolve) => (sawGoaway = resolve));
+  socket.on('data', (chunk: Buffer) => {
+    received = Buffer.concat([received, chunk]);
+    while (received.length >= 9 && received.length >= 9 + received.readUIntBE(0, 3)) {
+      const length = received.readUIntBE(0, 3);
+      const [type, flags] = [received.readUInt8(3), received.readUInt8(4)];
+      if (type === SETTINGS && (flags & ACK) === 0) socket.write(frame(SETTINGS, ACK, 0));
+      if (type === GOAWAY) sawGoaway(received.readUInt32BE(9 + 4));
+      sawFirst();
+      received = received.subarray(9 + length);
+    }
+  });
+  return { socket, goaway, first };
+}
+
+const socketsToDestroy: Socket[] = [];
+afterEach(() => {
+  for (const socket of socketsToDestroy.splice(0)) socket.destroy();
+});
+
+describe('guardSession: header blocks sent with the preface (rule H2-header-refusals)', () => {
+  afterEach(() => void vi.useRealTimers());
+
+  it('header blocks Node refused in the write that brought the preface are seen at once, before any tick of the guard (one-port server)', async () => {
+    // The guard's ticker is fake and never ticks: only its first look, as the session starts, can see them.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const onePort = createOnePortServer({ grpc: (_req, res) => res.end(), rest: (_req, res) => res.end() });
+    onePort.server.listen(0, '127.0.0.1');
+    await once(onePort.server, 'listening');
+    try {
+      // Two header blocks of more fields than Node takes (maxHeaderListPairs, 128): both refused.
+      const tooMany = (id: number): Buffer => frame(HEADERS, END_STREAM | END_HEADERS, id, getBlock('/', 200));
+      const c = rawClient((onePort.server.address() as AddressInfo).port, { first: Buffer.concat([tooMany(1), tooMany(3)]) });
+      expect(await settlesBefore(c.goaway, 1_000)).toBe(true);
+      expect(await c.goaway).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+      c.socket.destroy();
+    } finally {
+      await onePort.shutdown();
+    }
   });
 });
