@@ -115,8 +115,8 @@ let ticker: NodeJS.Timeout | undefined;
 
 /** GOAWAY(ENHANCE_YOUR_CALM) and the connection closed: every stream it held ends, its buffers go. */
 function calm(session: ServerHttp2Session): void {
-  // One GOAWAY with this code (goaway() then destroy() sent a second one, with NO_ERROR); a session
-  // destroyed already is left as it is. The error goes to the server's 'sessionError', which nothing
+  // One GOAWAY with this code (goaway() then destroy() sent a second one, with NO_ERROR); destroy() does
+  // nothing to a session destroyed already. The error goes to the server's 'sessionError', which nothing
   // here listens to.
   session.destroy(new Error('http2: session closed for abuse'), h2.NGHTTP2_ENHANCE_YOUR_CALM);
 }
