@@ -94,10 +94,12 @@ export interface SessionGuardOptions {
 interface Watch {
   /** Client streams that reached our 'stream' handler (the others were refused by Node). */
   seen: number;
-  lastProcessed: number;
   readonly streams: Set<ServerHttp2Stream>;
-  /** When each stream's answer started waiting for its client (absent while nothing waits). */
-  readonly waitingSince: Map<ServerHttp2Stream, number>;
+  /**
+   * When each stream's answer started waiting for its client (absent while nothing waits). Weak: the
+   * entry of a stream that closes while its answer waits goes with the stream.
+   */
+  readonly waitingSince: WeakMap<ServerHttp2Stream, number>;
   overSoft: boolean;
   readonly limits: Required<SessionGuardOptions>;
   /** Streams dispatched and not done (answer taken, or closed). */
@@ -113,15 +115,17 @@ let ticker: NodeJS.Timeout | undefined;
 
 /** GOAWAY(ENHANCE_YOUR_CALM) and the connection closed: every stream it held ends, its buffers go. */
 function calm(session: ServerHttp2Session): void {
-  if (session.destroyed) return;
-  // One GOAWAY with this code (goaway() then destroy() sent a second one, with NO_ERROR). The error
-  // goes to the server's 'sessionError', which nothing here listens to.
+  // One GOAWAY with this code (goaway() then destroy() sent a second one, with NO_ERROR); destroy() does
+  // nothing to a session destroyed already. The error goes to the server's 'sessionError', which nothing
+  // here listens to.
   session.destroy(new Error('http2: session closed for abuse'), h2.NGHTTP2_ENHANCE_YOUR_CALM);
 }
 
 /** RST_STREAM with `code` now, whatever is queued: a code other than NO_ERROR also frees its slot at once. */
 function resetStream(stream: ServerHttp2Stream, code: number): void {
-  if (stream.destroyed || stream.closed) return;
+  // Closed already (a destroyed stream is closed too): by its client's own reset, which stays the client's.
+  // Stryker disable next-line ConditionalExpression: equivalent: Node emits 'stream' before reading any later frame and the one-port server dispatches after this guard, so a stream refused there is open; one still closing at its deadline was closed with NO_ERROR, which counts as completed anyway
+  if (stream.closed) return;
   resetByUs.add(stream);
   stream.close(code);
 }
@@ -138,8 +142,9 @@ function resetStream(stream: ServerHttp2Stream, code: number): void {
 function endUnreadRequest(stream: ServerHttp2Stream): void {
   if (stream.destroyed || stream.endAfterHeaders || stream.readableEnded) return;
   resetByUs.add(stream);
-  // Closed already (a gRPC refusal closes with NO_ERROR): its RST goes out later in this same 'finish'.
-  if (!stream.closed) stream.close(h2.NGHTTP2_NO_ERROR);
+  // Does nothing if closed already (a gRPC refusal closes with NO_ERROR): its RST goes out later in this
+  // same 'finish'.
+  stream.close(h2.NGHTTP2_NO_ERROR);
   setImmediate(() => {
     // Whoever read the request (the compatibility layer's request object) has no use for the rest,
     // and would pause the stream again once its own buffer is full.
@@ -154,14 +159,13 @@ function queuedBytes(stream: ServerHttp2Stream): number {
 }
 
 function look(session: ServerHttp2Session, watch: Watch, now: number): void {
+  // Stryker disable next-line ConditionalExpression: equivalent: a destroyed session takes no new stream and a second destroy does nothing, so what a look would set there has no effect
   if (session.destroyed) return;
   // Client stream ids are odd and rise: those that never reached us were refused by Node.
   const processed = session.state.lastProcStreamID ?? 0;
-  if (processed !== watch.lastProcessed) {
-    watch.lastProcessed = processed;
-    if ((processed + 1) / 2 - watch.seen > HTTP2_REFUSED_HEADER_BLOCKS) return calm(session);
-  }
-  if (watch.streams.size === 0) return;
+  if ((processed + 1) / 2 - watch.seen > HTTP2_REFUSED_HEADER_BLOCKS) return calm(session);
+  // Looked at with no stream too: once every stream that held an answer is gone, nothing waits and new
+  // streams are served again.
   let queued = 0;
   for (const stream of watch.streams) {
     const bytes = queuedBytes(stream);
@@ -193,7 +197,8 @@ function watchSession(session: ServerHttp2Session, watch: Watch): void {
   }
   session.once('close', () => {
     watched.delete(session);
-    if (watched.size === 0 && ticker !== undefined) {
+    // The last watched session's close: the ticker was started with the first one after the last stop.
+    if (watched.size === 0) {
       clearInterval(ticker);
       ticker = undefined;
     }
@@ -208,8 +213,9 @@ export function dispatchGuarded(stream: ServerHttp2Stream, handle: () => void): 
   const watch = watched.get(stream.session as ServerHttp2Session);
   if (watch === undefined) return handle();
   const run = (): void => {
-    // Gone, or going with its connection (a destroy closes the streams one by one).
-    if (stream.closed || stream.destroyed || stream.session === undefined || stream.session.destroyed) return next(watch);
+    // Gone: reset by its client, or with its connection (destroying a session destroys its streams at once,
+    // and a destroyed stream is closed), or closed and still draining its request.
+    if (stream.closed) return next(watch);
     watch.active += 1;
     const finish = (): void => {
       watch.active -= 1;
@@ -223,8 +229,9 @@ export function dispatchGuarded(stream: ServerHttp2Stream, handle: () => void): 
   else watch.pending.push(run);
 }
 
+/** A slot is free: streams wait only while every slot is taken, and each done or skipped stream frees one. */
 function next(watch: Watch): void {
-  if (watch.active < watch.limits.activeStreams) watch.pending.shift()?.();
+  watch.pending.shift()?.();
 }
 
 /**
@@ -250,9 +257,8 @@ export function guardSession(session: ServerHttp2Session, options: SessionGuardO
   };
   const watch: Watch = {
     seen: 0,
-    lastProcessed: 0,
     streams: new Set(),
-    waitingSince: new Map(),
+    waitingSince: new WeakMap(),
     overSoft: false,
     limits,
     active: 0,
@@ -288,9 +294,9 @@ export function guardSession(session: ServerHttp2Session, options: SessionGuardO
     stream.once('close', () => {
       clearTimeout(deadline);
       watch.streams.delete(stream);
-      watch.waitingSince.delete(stream);
       if (watch.streams.size === 0 && !session.closed && !session.destroyed) armIdle();
-      if (resetByUs.has(stream) || stream.rstCode === h2.NGHTTP2_NO_ERROR || stream.rstCode === undefined) completed += 1;
+      // rstCode is NO_ERROR until a code closes the stream.
+      if (resetByUs.has(stream) || stream.rstCode === h2.NGHTTP2_NO_ERROR) completed += 1;
       else resets += 1;
       if (resets > HTTP2_RESET_ALLOWANCE && resets > completed && !session.destroyed) calm(session);
     });
