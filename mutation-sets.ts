@@ -113,6 +113,9 @@ export const SETS = {
       'src/ports/**/*.ts',
       'src/rate-limit/**/*.ts',
       'src/simulator/**/*.ts',
+      // Reached only with the real backends: the rest-real set.
+      '!src/composition/real-backends.ts',
+      '!src/rate-limit/redis-rate-limit-store.ts',
     ],
     // IN_PROCESS without the gRPC executable's two one-port REST columns: they drive the REST surface through the
     // one-port server (the transports sets' business), and this set's code (composition, logs, metrics,
@@ -127,6 +130,15 @@ export const SETS = {
       'conformance/columns/grpc-fake-grpc.test.ts',
       'test/**/*.test.ts',
     ],
+  },
+  // The two files of the rest that only the real backends reach (the rest set's tests run on the fakes, and
+  // left there all 118 of their mutants were "no coverage"): the real adapters' composition and the Redis
+  // rate-limit store, through the in-process node:http column on the real backends and the shared
+  // rate-limit tests.
+  'rest-real': {
+    mutate: ['src/composition/real-backends.ts', 'src/rate-limit/redis-rate-limit-store.ts'],
+    tests: ['conformance/columns/stdlib-real.test.ts', 'test/rate-limit/*.real.test.ts', 'src/config/*.test.ts'],
+    realBackends: true,
   },
 } satisfies Readonly<Record<string, MutationSet>>;
 
