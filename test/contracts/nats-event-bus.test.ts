@@ -40,6 +40,8 @@ describe('natsConfigFromEnv (spec 8.1)', () => {
     expect(natsConfigFromEnv({ NATS_URL: 'tls://s3cret-token@a:4222' }).credentials).toEqual({ token: 's3cret-token' });
     expect(natsConfigFromEnv({ NATS_URL: 'nats://a:4222' })).not.toHaveProperty('credentials');
     expect(natsConfigFromEnv({ NATS_URL: 'nats://u:p@a:4222, nats://u:p@b:4222' }).credentials).toEqual({ user: 'u', pass: 'p' });
+    // A password with no user is still credentials (an empty user), not a URL without any.
+    expect(natsConfigFromEnv({ NATS_URL: 'nats://:s3cret@a:4222' }).credentials).toEqual({ user: '', pass: 's3cret' });
   });
 
   it.each([

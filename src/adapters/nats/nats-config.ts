@@ -22,26 +22,21 @@ export function natsConfigFromEnv(env: Env): NatsConfig {
   const raw = requireVar(env, 'NATS_URL');
   const servers = raw.split(',').map((s) => s.trim());
   const display: string[] = [];
-  let seen: string | undefined;
+  // The user-info of the servers that carry one (`user:password`, as written), and what it decodes to.
+  let userInfo: string | undefined;
   let credentials: NatsCredentials | undefined;
   for (const server of servers) {
-    let url: URL | undefined;
-    try {
-      url = WITH_SCHEME.test(server) ? new URL(server) : undefined;
-      // Stryker disable next-line BlockStatement: equivalent: url, declared in this iteration, is still undefined when new URL throws
-    } catch {
-      url = undefined;
-    }
-    if (url === undefined || url.host === '') {
+    const url = WITH_SCHEME.test(server) ? URL.parse(server) : null;
+    if (url === null || url.host === '') {
       throw new ConfigError('config: NATS_URL must be a URL with a scheme, for example nats://127.0.0.1:4222');
     }
     display.push(`${url.protocol}//${url.host}`);
     if (url.username === '' && url.password === '') continue;
-    const userInfo = `${url.username}:${url.password}`;
-    if (seen !== undefined && seen !== userInfo) {
+    const written = `${url.username}:${url.password}`;
+    if (userInfo !== undefined && userInfo !== written) {
       throw new ConfigError('config: NATS_URL servers carry different credentials; give them all the same, or one');
     }
-    seen = userInfo;
+    userInfo = written;
     credentials = credentialsOf(url);
   }
   // The servers go to the client without their user-info: what it would do with it is unspecified.
