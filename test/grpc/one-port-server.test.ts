@@ -5,6 +5,8 @@ import { connect as netConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import type { ConnectionOptions, TLSSocket } from 'node:tls';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { connect as h2connect, constants as h2, type ClientHttp2Session } from 'node:http2';
 import { create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
@@ -38,6 +40,28 @@ function healthClient(address: string): HealthClient {
   };
   return new loaded.grpc.health.v1.Health(address, grpc.credentials.createInsecure());
 }
+
+/**
+ * Records the calls node:net makes to set TCP_NODELAY (Nagle's algorithm off) on a connection's handle,
+ * the libuv TCP handle every TCP socket shares: `noDelayOn(handle)` says whether it was turned on for that
+ * one. Nagle only delays small writes behind an unacknowledged one, so the option itself is what a test
+ * can see without timing the wire.
+ */
+function recordNoDelay() {
+  type TcpHandle = { setNoDelay(enable: boolean): number };
+  // A client socket gets its handle as it starts connecting; this one is dropped at once.
+  const probe = netConnect(9, '127.0.0.1');
+  probe.on('error', () => undefined);
+  const handles = Object.getPrototypeOf((probe as unknown as { _handle: TcpHandle })._handle) as TcpHandle;
+  probe.destroy();
+  const spy = vi.spyOn(handles, 'setNoDelay');
+  return {
+    noDelayOn: (handle: unknown): boolean => spy.mock.contexts.some((context, i) => context === handle && spy.mock.calls[i]![0] === true),
+    restore: () => spy.mockRestore(),
+  };
+}
+/** The libuv handle of a socket, for recordNoDelay (null once destroyed). */
+const handleOf = (socket: Socket): unknown => (socket as unknown as { _handle: unknown })._handle;
 
 /**
  * One one-port server (no app around it) whose gRPC side serves grpc.health.v1 over a switchable
@@ -585,6 +609,10 @@ describe('the one-port server behind TLS (rule ONEPORT-tls)', () => {
       tls: { cert: ca, key: readFileSync(keyFile) },
       graceMs: 100,
     });
+    // Every TCP connection the TLS front accepts, by its handle: Nagle is off on each (recordNoDelay).
+    const tcp: unknown[] = [];
+    local.server.on('connection', (socket: Socket) => tcp.push(handleOf(socket)));
+    const nagle = recordNoDelay();
     const port = await listenLocal(local.server);
     const s = h2connect(`https://127.0.0.1:${port}`, { ca });
     s.on('error', () => undefined);
@@ -630,6 +658,9 @@ describe('the one-port server behind TLS (rule ONEPORT-tls)', () => {
       });
       expect(await settlesBefore(http1, 1_000)).toBe(true);
       expect(await http1).toEqual({ body: 'rest', alpn: 'http/1.1' });
+      // The h2 one, the https one (whose http server would not set it), the one that never starts its handshake.
+      await until(() => tcp.length === 3, 'the three connections accepted');
+      expect(tcp.map((handle) => nagle.noDelayOn(handle))).toEqual([true, true, true]);
       // Left open at the stop: a call held over h2, and a TCP connection that never starts its handshake.
       const call = h2Request({ ':method': 'POST', ':path': '/hold', 'content-type': 'application/grpc' });
       await until(() => held === 1, 'the held call');
@@ -639,10 +670,280 @@ describe('the one-port server behind TLS (rule ONEPORT-tls)', () => {
       expect(await settlesBefore(Promise.all([call, dropped]), 1_000)).toBe(true);
       expect((await call).status).toBeUndefined();
     } finally {
+      nagle.restore();
       s.destroy();
       silent.destroy();
       await local.shutdown();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/**
+ * The front's sniffing of a cleartext connection (rule ONEPORT-h1-h2c), on a server of its own: bytes
+ * sent a read at a time (each write waits until the server has read it), so the sniffer sees them split.
+ */
+describe('the front reads a cleartext connection’s first bytes until they decide (rule ONEPORT-h1-h2c)', () => {
+  async function sniffed() {
+    const port = createOnePortServer({ grpc: (_req, res) => res.end(), rest: (_req, res) => res.end('rest') });
+    const accepted: Socket[] = [];
+    port.server.on('connection', (socket: Socket) => accepted.push(socket));
+    const address = await listenLocal(port.server);
+    const connect = async () => {
+      const client = netConnect(address, '127.0.0.1');
+      client.on('error', () => undefined);
+      const chunks: Buffer[] = [];
+      client.on('data', (chunk: Buffer) => chunks.push(chunk));
+      const closed = new Promise((resolve) => client.once('close', resolve));
+      const count = accepted.length;
+      await until(() => accepted.length === count + 1, 'the accepted connection');
+      const server = accepted[count]!;
+      /** Sends `bytes` and waits until the server has read them. */
+      const send = async (bytes: string | Buffer): Promise<void> => {
+        const total = server.bytesRead + Buffer.byteLength(bytes);
+        client.write(bytes);
+        await until(() => server.bytesRead >= total, 'the bytes read by the server');
+      };
+      return { client, server, send, closed, received: () => Buffer.concat(chunks) };
+    };
+    return { port, connect };
+  }
+
+  it('the preface split across reads is HTTP/2 (the server answers with its SETTINGS); a first byte like the preface’s, then HTTP/1.1, reaches REST', async () => {
+    const { port, connect } = await sniffed();
+    const h2c = await connect();
+    const h1 = await connect();
+    try {
+      await h2c.send(HTTP2_PREFACE.subarray(0, 10));
+      // The rest of the preface, then the client's (empty) SETTINGS frame.
+      await h2c.send(Buffer.concat([HTTP2_PREFACE.subarray(10), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]));
+      await until(() => h2c.received().length >= 9, 'the server’s first frame');
+      // A frame header: type SETTINGS (4), no ACK flag; not an HTTP/1.1 status line.
+      expect([h2c.received()[3], h2c.received()[4]]).toEqual([4, 0]);
+      await h1.send('P');
+      await h1.send('OST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      await h1.closed;
+      expect(h1.received().toString()).toMatch(/^HTTP\/1\.1 200 [^]*\r\n\r\nrest$/);
+    } finally {
+      h2c.client.destroy();
+      h1.client.destroy();
+      await port.shutdown();
+    }
+  });
+
+  it('every connection it accepts has Nagle off (TCP_NODELAY), as node:http sets on its own: here an HTTP/1.1 one, which nothing else sets it on', async () => {
+    const { port, connect } = await sniffed();
+    const nagle = recordNoDelay();
+    try {
+      const h1 = await connect();
+      const handle = handleOf(h1.server);
+      await h1.send('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      await h1.closed;
+      expect(h1.received().toString()).toMatch(/rest$/);
+      expect(nagle.noDelayOn(handle)).toBe(true);
+    } finally {
+      nagle.restore();
+      await port.shutdown();
+    }
+  });
+
+  it('a connection handed over keeps none of the sniffer’s listeners: from then on its errors and its end are its protocol server’s', async () => {
+    const { port, connect } = await sniffed();
+    const h1 = await connect();
+    const h2c = await connect();
+    try {
+      // Attached while the first bytes are read: the sniffer's, and the front's own tracking of the socket.
+      const whileSniffed = (socket: Socket) => ({
+        data: socket.listeners('data'),
+        error: socket.listeners('error'),
+        close: socket.listeners('close'),
+      });
+      const before = [whileSniffed(h1.server), whileSniffed(h2c.server)];
+      await h1.send('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+      await until(() => /rest$/.test(h1.received().toString()), 'the HTTP/1.1 answer');
+      await h2c.send(HTTP2_PREFACE);
+      await until(() => h2c.received().length >= 9, 'the server’s first frame');
+      const left = [h1.server, h2c.server].map((socket, i) => {
+        const sniffed = before[i]!;
+        return (['data', 'error', 'close'] as const).map(
+          (event) => socket.listeners(event).filter((l) => sniffed[event].includes(l)).length,
+        );
+      });
+      // Per socket, of the 'data', 'error' and 'close' listeners it had while sniffed, those still attached:
+      // only the front's tracking, which goes with the socket's close.
+      expect(left).toEqual([
+        [0, 0, 1],
+        [0, 0, 1],
+      ]);
+    } finally {
+      h1.client.destroy();
+      h2c.client.destroy();
+      await port.shutdown();
+    }
+  });
+
+  it('a connection reset by its client while its first bytes are read is dropped with no uncaught error, and the port answers the next', async () => {
+    const { port, connect } = await sniffed();
+    const uncaught: unknown[] = [];
+    const record = (error: unknown): void => void uncaught.push(error);
+    process.on('uncaughtException', record);
+    try {
+      const reset = await connect();
+      await reset.send(HTTP2_PREFACE.subarray(0, 3));
+      const gone = new Promise((resolve) => reset.server.once('close', resolve));
+      reset.client.resetAndDestroy();
+      await gone;
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(uncaught).toEqual([]);
+      const next = await connect();
+      await next.send('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      await next.closed;
+      expect(next.received().toString()).toMatch(/rest$/);
+    } finally {
+      process.off('uncaughtException', record);
+      await port.shutdown();
+    }
+  });
+});
+
+/**
+ * The sniff timeout and the stop's sweep, on a fake clock (Date and the one-port timers; I/O and
+ * setImmediate stay real): what they drop is a connection still sniffed and silent, never one that sent
+ * bytes since or was handed over to its protocol's server.
+ */
+describe('the sniff timeout and the stop’s sweep spare what spoke or was handed over (rules ONEPORT-h1-h2c, LIFE-4-shutdown)', () => {
+  afterEach(() => vi.useRealTimers());
+  /** Moves the clock by `ms`, then lets the sweeps due run (each waits for the poll phase first). */
+  const step = async (ms: number): Promise<void> => {
+    await vi.advanceTimersByTimeAsync(ms);
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  async function onFakeClock(options: { sniffTimeoutMs?: number; graceMs?: number }) {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    const held: Array<() => void> = [];
+    const port = createOnePortServer({
+      grpc: (_req, res) => res.end(),
+      rest: (req, res) => (req.url === '/hold' ? held.push(() => res.end('done')) : res.end('rest')),
+      ...options,
+    });
+    const accepted: Socket[] = [];
+    port.server.on('connection', (socket: Socket) => accepted.push(socket));
+    const address = await listenLocal(port.server);
+    const clients: Socket[] = [];
+    const connect = async () => {
+      const client = netConnect(address, '127.0.0.1');
+      client.on('error', () => undefined);
+      clients.push(client);
+      const chunks: Buffer[] = [];
+      client.on('data', (chunk: Buffer) => chunks.push(chunk));
+      const count = accepted.length;
+      while (accepted.length === count) await new Promise((resolve) => setImmediate(resolve));
+      const server = accepted[count]!;
+      const send = async (bytes: string): Promise<void> => {
+        const total = server.bytesRead + bytes.length;
+        client.write(bytes);
+        while (server.bytesRead < total) await new Promise((resolve) => setImmediate(resolve));
+      };
+      const answered = async (pattern: RegExp): Promise<void> => {
+        while (!pattern.test(Buffer.concat(chunks).toString())) await new Promise((resolve) => setImmediate(resolve));
+      };
+      return { client, server, send, answered, received: () => Buffer.concat(chunks).toString() };
+    };
+    const close = async (): Promise<void> => {
+      for (const client of clients) client.destroy();
+      while (accepted.some((socket) => !socket.closed)) await new Promise((resolve) => setImmediate(resolve));
+    };
+    return { port, held, connect, close };
+  }
+
+  it('silent for the sniff time: dropped; handed over before it: not cut by that timer, and carries its next request', async () => {
+    const { port, connect, close } = await onFakeClock({ sniffTimeoutMs: 1_000 });
+    try {
+      const silent = await connect();
+      const served = await connect();
+      await served.send('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+      await served.answered(/rest$/);
+      await step(1_000);
+      expect([silent.server.destroyed, served.server.destroyed]).toEqual([true, false]);
+      await served.send('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+      await served.answered(/rest[^]*rest$/);
+    } finally {
+      await close();
+      await port.shutdown();
+    }
+  });
+
+  it('during a stop: one still sending its first bytes is silent from its last byte; one handed over with a request in flight is not swept', async () => {
+    const { port, held, connect, close } = await onFakeClock({ graceMs: 10_000 });
+    try {
+      const trickle = await connect();
+      await trickle.send('P');
+      const busy = await connect();
+      await busy.send('GET /hold HTTP/1.1\r\nHost: x\r\n\r\n');
+      while (held.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      let stopped = false;
+      const stop = port.shutdown().then(() => (stopped = true));
+      await step(SHUTDOWN_IDLE_QUIET_MS - 50);
+      await trickle.send('R');
+      // The quiet time since both were accepted: the trickling one spoke 50 ms ago, the busy one was handed over.
+      await step(50);
+      expect([trickle.server.destroyed, busy.server.destroyed]).toEqual([false, false]);
+      await step(SHUTDOWN_IDLE_QUIET_MS - 50);
+      expect([trickle.server.destroyed, busy.server.destroyed]).toEqual([true, false]);
+      held[0]!();
+      await busy.answered(/done$/);
+      expect(busy.received()).toMatch(/^HTTP\/1\.1 200 [^]*Connection: close/i);
+      for (let i = 0; i < 100 && !stopped; i++) await step(50);
+      await stop;
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      await close();
+    }
+  });
+});
+
+/**
+ * What the one-port server keeps of a connection for its stop (every socket to cut, every session to send
+ * GOAWAY to) is let go once that connection closes: a long-running port does not grow with each client.
+ * Seen with V8's own collector, made callable for this test.
+ */
+describe('the one-port server lets go of a connection once it closed (rule LIFE-4-shutdown)', () => {
+  it('a closed HTTP/1.1 connection, and an HTTP/2 one with its session, are collected by the next GCs', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const kept: Array<WeakRef<object>> = [];
+    const port = createOnePortServer({
+      grpc: (req, res) => {
+        kept.push(new WeakRef(req.stream.session!));
+        res.end();
+      },
+      rest: (_req, res) => res.end('rest'),
+    });
+    let closed = 0;
+    port.server.on('connection', (socket: Socket) => {
+      kept.push(new WeakRef(socket));
+      socket.once('close', () => (closed += 1));
+    });
+    const address = await listenLocal(port.server);
+    try {
+      expect((await rawGrpc(`http://127.0.0.1:${address}`, '/t.T/Echo', grpcFrame(new Uint8Array()))).httpStatus).toBe(200);
+      const http1 = netConnect(address, '127.0.0.1');
+      http1.on('error', () => undefined);
+      let answer = '';
+      http1.on('data', (chunk: Buffer) => (answer += String(chunk)));
+      http1.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      await until(() => closed === 2 && http1.closed, 'both connections closed');
+      expect(answer).toMatch(/rest$/);
+      expect(kept).toHaveLength(3);
+      const alive = (): number => kept.filter((ref) => ref.deref() !== undefined).length;
+      // A few rounds: each lets the loop run the callbacks still holding a closed socket, then collects.
+      for (let round = 0; round < 10 && alive() > 0; round++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        gc();
+      }
+      expect(alive()).toBe(0);
+    } finally {
+      await port.shutdown();
     }
   });
 });

@@ -222,10 +222,11 @@ class OnePort {
   }
 
   handToHttp1(socket: Socket, received: Buffer): void {
-    // The http server reads through a 'data' listener it attaches in this same tick. Unshifted into a
-    // socket that is already flowing, the bytes would sit in its buffer until the next read, and the
-    // http parser may read the handle directly from then on: the first request could stall for good.
-    // Paused, unshifted, then resumed, they are emitted to the parser on the next tick.
+    // The http server reads through a 'data' listener it attaches in this same tick, and its parser may
+    // read the handle directly from then on: the bytes put back must reach that listener before any new
+    // read, or the first request could stall for good. Paused, unshifted, then resumed, they are emitted
+    // to the parser on the next tick by the resume itself.
+    // Stryker disable next-line CallExpression: equivalent on Node's streams as they are: a flowing socket's last read() found nothing (needReadable), so the unshift alone schedules the same flush on the next tick
     socket.pause();
     socket.unshift(received);
     this.http1.emit('connection', socket);
@@ -254,7 +255,9 @@ class OnePort {
  */
 function prefaceSniff(socket: Socket, timeoutMs: number, port: OnePort): void {
   let received: Buffer = Buffer.alloc(0);
-  const onError = (): void => void socket.destroy();
+  // A socket emits 'error' only as it is being destroyed (a failed read): this listener just keeps that
+  // error from being thrown; the 'close' that follows releases the sniffer.
+  const onError = (): void => undefined;
   const timer = setTimeout(() => socket.destroy(), timeoutMs);
   const release = (): void => {
     clearTimeout(timer);
@@ -264,7 +267,7 @@ function prefaceSniff(socket: Socket, timeoutMs: number, port: OnePort): void {
     socket.off('close', release);
   };
   const onData = (chunk: Buffer): void => {
-    received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
+    received = Buffer.concat([received, chunk]);
     port.heardFrom(socket);
     const protocol = sniffProtocol(received);
     if (protocol === 'undecided') return;
