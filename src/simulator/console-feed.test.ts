@@ -1,3 +1,4 @@
+import { Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { LogTail } from '../observability/log-tail.ts';
 import { registerServiceMetrics } from '../observability/backend-metrics.ts';
@@ -84,6 +85,8 @@ describe('console feed', () => {
     time.setTimeout(() => undefined, 200_000);
     time.advance(50_000);
     expect((await feed.snapshot(0)).advance.nextLingerMs).toBe(150_000);
+    time.setTimeout(() => undefined, 400_000); // set last, due last: the earliest still counts
+    expect((await feed.snapshot(0)).advance.nextLingerMs).toBe(150_000);
   });
 
   it('[CONSOLE-feed] hands out the log lines after the reader’s last one', async () => {
@@ -100,6 +103,51 @@ describe('console feed', () => {
       last: 2,
     });
     expect((await feed.snapshot(2)).log).toEqual({ lines: [], last: 2 });
+    logTail.record('{"msg":"three"}\n');
+    expect((await feed.snapshot(0)).log?.last).toBe(3);
+    expect((await feed.snapshot(1)).log).toEqual({
+      lines: [
+        { seq: 2, text: '{"msg":"two"}' },
+        { seq: 3, text: '{"msg":"three"}' },
+      ],
+      last: 3,
+    });
+  });
+
+  it('[CONSOLE-feed] without a log tail there is no log and no announced count; a metric the registry lacks reads as none', async () => {
+    let real = 0;
+    const feed = new ConsoleFeed({
+      registry: new Registry(),
+      time: new SimulatedTime({ base: () => 0, realTimers: false }),
+      logTail: undefined,
+      tokenExpiryMs: 1,
+      cacheTtlMs: 1,
+      realNow: () => real,
+    });
+    real += 2_000;
+    expect(await feed.snapshot(0)).toMatchObject({
+      counts: { sessionsLive: 0, sessionsLingering: 0, outboxPending: 0, eventsPublished: 0, eventsAnnounced: null },
+      requests: { windowMs: 2_000, byStatus: {} },
+      series: [{ at: 2_000, ms: 2_000, requests: 0, errors: 0 }],
+      log: null,
+    });
+  });
+
+  it('[CONSOLE-feed] reads each session count by its state label, whatever order the registry lists them in', async () => {
+    const registry = new Registry();
+    new Gauge({
+      name: 'orders_sessions',
+      help: 'sessions by state',
+      labelNames: ['state'],
+      registers: [registry],
+      collect() {
+        this.set({ state: 'lingering' }, 3);
+        this.set({ state: 'live' }, 5);
+      },
+    });
+    const time = new SimulatedTime({ base: () => 0, realTimers: false });
+    const feed = new ConsoleFeed({ registry, time, logTail: undefined, tokenExpiryMs: 1, cacheTtlMs: 1, realNow: () => 0 });
+    expect((await feed.snapshot(0)).counts).toMatchObject({ sessionsLive: 5, sessionsLingering: 3 });
   });
 
   it('counts HTTP 5xx and the gRPC server-error codes as errors, nothing else', () => {

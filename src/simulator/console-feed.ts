@@ -94,7 +94,6 @@ export class ConsoleFeed {
     // The oldest sample kept: about a minute back while the page polls, further after nobody looked.
     const base = this.#samples[0] as Sample;
     const tail = this.#sources.logTail;
-    const lines = tail?.after(logAfter) ?? [];
     return {
       counts: {
         sessionsLive: valueOf(sessions, { state: 'live' }),
@@ -106,7 +105,7 @@ export class ConsoleFeed {
       requests: { windowMs: current.at - base.at, byStatus: Object.fromEntries(difference(current.byStatus, base.byStatus)) },
       series: this.#series(),
       advance: { nextLingerMs: this.#nextTimerMs(), tokenExpiryMs: this.#sources.tokenExpiryMs, cacheTtlMs: this.#sources.cacheTtlMs },
-      log: tail === undefined ? null : { lines, last: lines.at(-1)?.seq ?? logAfter },
+      log: tail === undefined ? null : linesAfter(tail, logAfter),
     };
   }
 
@@ -117,8 +116,9 @@ export class ConsoleFeed {
 
   /** Keeps `current` if the last kept sample is at least CONSOLE_SAMPLE_MS old; drops what left the window. */
   #sample(current: Sample): void {
-    const last = this.#samples.at(-1);
-    if (last === undefined || current.at - last.at >= CONSOLE_SAMPLE_MS) this.#samples.push(current);
+    // Never empty: the constructor keeps the first sample, and the loop below always leaves one.
+    const last = this.#samples.at(-1) as Sample;
+    if (current.at - last.at >= CONSOLE_SAMPLE_MS) this.#samples.push(current);
     // One sample older than the window stays: the base the window's first point is measured from.
     while (this.#samples.length > 1 && (this.#samples[1] as Sample).at <= current.at - CONSOLE_WINDOW_MS) this.#samples.shift();
   }
@@ -140,6 +140,7 @@ export class ConsoleFeed {
   #nextTimerMs(): number | null {
     const now = this.#sources.time.nowMs();
     let next: number | undefined;
+    // Stryker disable next-line EqualityOperator: equivalent: on a tie either timer gives the same due time
     for (const timer of this.#sources.time.pending.values()) if (next === undefined || timer.at < next) next = timer.at;
     return next === undefined ? null : Math.max(1, Math.ceil(next - now));
   }
@@ -148,6 +149,11 @@ export class ConsoleFeed {
 interface MetricValue {
   readonly value: number;
   readonly labels: Readonly<Record<string, string | number | undefined>>;
+}
+
+function linesAfter(tail: LogTail, after: number): NonNullable<ConsoleSnapshot['log']> {
+  const lines = tail.after(after);
+  return { lines, last: lines.at(-1)?.seq ?? after };
 }
 
 function valueOf(values: readonly MetricValue[] | undefined, labels: Readonly<Record<string, string>>): number {

@@ -1,8 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { until } from '../../test/support/eventually.ts';
 import { SimulatedTime } from './simulated-time.ts';
 
 describe('simulated time (rule SIM-clock-advance)', () => {
+  afterEach(() => void vi.useRealTimers());
+
+  /** Real mode on fake real time (Date and the timer functions), so the real timers fire when the test says. */
+  function realModeOnFakeTime(): SimulatedTime {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    return new SimulatedTime();
+  }
   it('[SIM-clock-advance] advance fires due timers earliest first, each at its due time; the rest wait', () => {
     let base = 1_000;
     const time = new SimulatedTime({ base: () => base, realTimers: false });
@@ -37,5 +44,41 @@ describe('simulated time (rule SIM-clock-advance)', () => {
     await until(() => fired > 0, 'the real timer');
     expect(time.advance(60_000)).toBe(0);
     expect(fired).toBe(1);
+  });
+
+  it('[SIM-clock-advance] in real mode an advance brings a timer’s real firing nearer by as much; it fires once and leaves no real timer', () => {
+    const time = realModeOnFakeTime();
+    let fired = 0;
+    time.setTimeout(() => (fired += 1), 60_000);
+    expect(time.advance(59_990)).toBe(0);
+    vi.advanceTimersByTime(9);
+    expect(fired).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect({ fired, pending: time.pending.size, realTimers: vi.getTimerCount() }).toEqual({ fired: 1, pending: 0, realTimers: 0 });
+    vi.advanceTimersByTime(120_000); // past the time the timer was first armed for
+    expect(fired).toBe(1);
+  });
+
+  it('[SIM-clock-advance] in real mode a timer keeps its real time left across a reset', () => {
+    const time = realModeOnFakeTime();
+    let fired = 0;
+    time.setTimeout(() => (fired += 1), 10_000);
+    time.advance(4_000);
+    time.reset();
+    vi.advanceTimersByTime(5_999);
+    expect(fired).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect({ fired, realTimers: vi.getTimerCount() }).toEqual({ fired: 1, realTimers: 0 });
+  });
+
+  it('[SIM-clock-advance] pinned time arms no real timer: its timers fire only by an advance', () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    const time = new SimulatedTime({ base: () => 0, realTimers: false });
+    let fired = 0;
+    time.setTimeout(() => (fired += 1), 10);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(1_000);
+    expect(fired).toBe(0);
+    expect(time.advance(10)).toBe(1);
   });
 });

@@ -63,6 +63,7 @@ export class SimulatedTime implements Clock, TimerPort {
   }
 
   setTimeout(callback: () => void, ms: number): unknown {
+    // Stryker disable next-line UpdateOperator: equivalent: handles are opaque and only need to be distinct, which counting down keeps them
     const id = this.#nextId++;
     const entry: Entry = { at: this.nowMs() + ms, ms, callback, real: undefined };
     this.#pending.set(id, entry);
@@ -104,8 +105,8 @@ export class SimulatedTime implements Clock, TimerPort {
   reset(): void {
     const offset = this.#offsetMs;
     this.#offsetMs = 0;
+    // The real timers stay as they are: each due time moves back by the offset as `now` does, so none is nearer or further.
     for (const entry of this.#pending.values()) entry.at -= offset;
-    this.#rearm();
   }
 
   /** The real timers of what is left, for its new distance from now. */
@@ -116,12 +117,15 @@ export class SimulatedTime implements Clock, TimerPort {
     }
   }
 
-  /** Real mode: a real timer fires the entry when its time comes without an advance. */
+  /**
+   * Real mode: a real timer fires the entry when its time comes without an advance. Whatever drops the
+   * entry (clearTimeout, advance) or arms it anew (#rearm) clears this timer first, so when it fires the
+   * entry is still pending.
+   */
   #arm(id: number, entry: Entry): void {
     if (!this.#realTimers) return;
     entry.real = setTimeout(
       () => {
-        if (this.#pending.get(id) !== entry) return;
         this.#pending.delete(id);
         entry.callback();
       },

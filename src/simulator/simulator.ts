@@ -132,9 +132,11 @@ function fields(body: unknown, allowed: readonly string[]): Record<string, unkno
 }
 
 function boundedInteger(value: unknown, name: string, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+  // Number.isInteger is false for anything but a number, so it alone refuses strings, null and the rest.
+  const integer = value as number;
+  if (!Number.isInteger(integer) || integer < min || integer > max)
     throw new ErrValidation(`${name} must be an integer from ${min} to ${max}`);
-  return value;
+  return integer;
 }
 
 export function parseComponentChange(body: unknown): ComponentChange {
@@ -142,7 +144,8 @@ export function parseComponentChange(body: unknown): ComponentChange {
   if (Object.keys(raw).length === 0) throw new ErrValidation('give at least one of state, latencyMs, failNext');
   if (raw['state'] !== undefined && raw['state'] !== 'up' && raw['state'] !== 'down') throw new ErrValidation('state must be up or down');
   return {
-    ...(raw['state'] === undefined ? {} : { state: raw['state'] }),
+    // Up, down or left out (undefined), which setComponent leaves alone: checked above.
+    state: raw['state'] as ComponentChange['state'],
     ...(raw['latencyMs'] === undefined ? {} : { latencyMs: boundedInteger(raw['latencyMs'], 'latencyMs', 0, MAX_LATENCY_MS) }),
     ...(raw['failNext'] === undefined ? {} : { failNext: boundedInteger(raw['failNext'], 'failNext', 0, MAX_FAIL_NEXT) }),
   };
