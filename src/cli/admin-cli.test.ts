@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Env } from '../config/env.ts';
 import { verifyPassword } from '../service/password-hasher.ts';
 import { loadMigrations } from '../adapters/postgres/migrations.ts';
+import { until } from '../../test/support/eventually.ts';
 import { runAdminCli, USAGE } from './admin-cli.ts';
 import { SIMULATE_USAGE } from './simulate-cli.ts';
 
@@ -146,7 +147,6 @@ describe('orders-admin without a database', () => {
     });
     async function* throwsString(): AsyncGenerator<string> {
       yield* [];
-      // eslint-disable-next-line @typescript-eslint/only-throw-error -- what a careless library might throw
       throw 'not an Error';
     }
     expect(await cli(['users', 'add', 'alice'], CLOSED, throwsString())).toEqual({
@@ -166,6 +166,13 @@ describe('orders-admin on PGlite', () => {
   const userRow = async (username: string): Promise<Record<string, unknown> | undefined> =>
     (await query('SELECT id, username, password_hash FROM cli_test.users WHERE username = $1', [username]))[0];
 
+  /**
+   * Every connection the run opened is closed when it returns: a pool left open would hold the process
+   * (bin/orders-admin.ts) for pg's idle timeout (10 s), so the 2 s here only bounds the wait for the close.
+   */
+  const connectionsClosed = (): Promise<number> =>
+    until(() => (server as PGLiteSocketServer).getStats().activeConnections === 0, 'the CLI run to close its connections', 2_000);
+
   beforeAll(async () => {
     pglite = await PGlite.create();
     server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 8 });
@@ -183,7 +190,9 @@ describe('orders-admin on PGlite', () => {
     expect(versions.length).toBeGreaterThan(1);
     const stdout = versions.map((v) => `applied migration ${v}\n`).join('');
     expect(await cli(['migrate'], env)).toEqual({ code: 0, stdout, stderr: '' });
+    await connectionsClosed();
     expect(await cli(['migrate'], env)).toEqual({ code: 0, stdout: 'no pending migrations\n', stderr: '' });
+    await connectionsClosed();
   });
 
   it('[SVC-credential-store] users add stores a verifiable hash of the stdin password, one trailing newline dropped, no secret printed', async () => {
@@ -224,6 +233,7 @@ describe('orders-admin on PGlite', () => {
       stdout: `password of user ${username} replaced\n`,
       stderr: '',
     });
+    await connectionsClosed();
     const after = await userRow(username);
     expect(after?.['id']).toBe(before?.['id']);
     expect(await verifyPassword('new-password', String(after?.['password_hash']))).toBe(true);
