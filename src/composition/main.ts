@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
+import type { DestinationStream } from 'pino';
 import { ConfigError, type Env } from '../config/env.ts';
 import { ANNOUNCED_MSG } from '../simulator/console-feed.ts';
 import { LogTail } from '../observability/log-tail.ts';
-import { handleStopSignals } from '../lifecycle/stop-signals.ts';
+import { handleStopSignals, type SignalSource } from '../lifecycle/stop-signals.ts';
 import { createLogger, parseLogLevel } from '../observability/logger.ts';
 import { processStdout } from './process-stdout.ts';
 import type { TransportFactory } from '../transports/transport.ts';
@@ -13,6 +14,15 @@ export interface MainOptions {
   readonly transport: TransportFactory;
   readonly argv: readonly string[];
   readonly env: Env;
+  /** Tests: stand-ins for this process's stdout, stderr, stop signals and exit (each defaults to the process's own). */
+  readonly io?: MainIo;
+}
+
+export interface MainIo {
+  readonly stdout?: DestinationStream;
+  readonly stderr?: { write(text: string): unknown };
+  readonly signals?: SignalSource;
+  readonly exit?: (code: number) => void;
 }
 
 /**
@@ -22,9 +32,9 @@ export interface MainOptions {
 export async function runMain(options: MainOptions): Promise<number> {
   let embedded: boolean;
   try {
-    embedded = parseArgs({ args: [...options.argv], options: { embedded: { type: 'boolean', default: false } } }).values.embedded ?? false;
+    embedded = parseArgs({ args: [...options.argv], options: { embedded: { type: 'boolean', default: false } } }).values.embedded;
   } catch (error) {
-    process.stderr.write(
+    (options.io?.stderr ?? process.stderr).write(
       `${options.serviceName}: ${error instanceof Error ? error.message : String(error)}\nusage: ${options.serviceName} [--embedded]\n`,
     );
     return 2;
@@ -33,18 +43,19 @@ export async function runMain(options: MainOptions): Promise<number> {
   // Embedded: stdout is also kept in a bounded tail for the console page (rule CONSOLE-feed).
   const logTail = embedded ? new LogTail({ count: [ANNOUNCED_MSG] }) : undefined;
   // The batching of stdout is a speed seam (process-stdout.ts).
-  const stdout = processStdout();
+  const stdout = options.io?.stdout ?? processStdout();
   const logger = createLogger(parseLogLevel(options.env['LOG_LEVEL']), logTail?.tee(stdout) ?? stdout);
   const stop = new AbortController();
   // Rule LIFE-4-shutdown: the first signal stops, a second is logged and ignored, a third exits at once.
   // Never detached: the listeners outlive runMain so a late signal cannot kill a process that is exiting.
   handleStopSignals({
-    source: process,
+    source: options.io?.signals ?? process,
     logger,
     onStop: () => stop.abort(),
     exit: (code) => {
       logger.flush();
-      process.exit(code);
+      if (options.io?.exit === undefined) process.exit(code);
+      else options.io.exit(code);
     },
   });
   try {
