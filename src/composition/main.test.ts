@@ -11,7 +11,8 @@ import type { Env } from '../config/env.ts';
 import type { SignalSource } from '../lifecycle/stop-signals.ts';
 import { stdlibTransport } from '../transports/stdlib/stdlib-transport.ts';
 import { DEMO_USERS } from './embedded-backends.ts';
-import { runMain } from './main.ts';
+import { PROCESS_IO, runMain } from './main.ts';
+import { processStdout } from './process-stdout.ts';
 
 type Line = Record<string, unknown>;
 
@@ -40,7 +41,7 @@ function start(argv: string[], env: Env) {
     transport: stdlibTransport,
     argv,
     env,
-    io: { stdout, stderr: { write: (text: string) => (stderr += text) }, signals: signals as unknown as SignalSource, exit },
+    io: { stdout: () => stdout, stderr: { write: (text: string) => (stderr += text) }, signals: signals as unknown as SignalSource, exit },
   });
   const line = async (msg: string): Promise<Line> => {
     // A guard against a hang only: start-up on a busy machine.
@@ -62,6 +63,30 @@ describe('runMain (spec 3.4)', () => {
     expect(await run.code).toBe(2);
     expect(run.stderr()).toMatch(new RegExp(`^orders-main-test: ${problem}.*\\nusage: orders-main-test \\[--embedded\\]\\n$`, 's'));
     expect(run.events).toEqual([]);
+  });
+
+  it('[LIFE-3-missing-env] without stand-ins it writes to the process: bad arguments go to its stderr', async () => {
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((text: string | Uint8Array) => written.push(String(text)) > 0);
+    try {
+      expect(await runMain({ serviceName: 'orders-main-test', transport: stdlibTransport, argv: ['--bogus'], env: {} })).toBe(2);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(written.join('')).toMatch(/^orders-main-test: Unknown option '--bogus'.*\nusage: orders-main-test \[--embedded\]\n$/s);
+  });
+
+  it("[LIFE-4-shutdown] the executables run with the process's own stdout, stderr, signals and exit", () => {
+    expect(PROCESS_IO.stdout).toBe(processStdout);
+    expect(PROCESS_IO.stderr).toBe(process.stderr);
+    expect(PROCESS_IO.signals).toBe(process);
+    const exit = vi.spyOn(process, 'exit').mockImplementation(() => undefined as never);
+    try {
+      PROCESS_IO.exit(143);
+      expect(exit.mock.calls).toEqual([[143]]);
+    } finally {
+      exit.mockRestore();
+    }
   });
 
   it('[LIFE-4-shutdown] --embedded: the bound ports, the demo logins and the generated secret are logged; SIGINT stops it, `stopped`, exit 0, flushed', async () => {
