@@ -195,6 +195,24 @@ describe('orders-admin on PGlite', () => {
     await connectionsClosed();
   });
 
+  it('[ERR-internal] a migration refused as a duplicate is exit 1, reported by type: only users add reads a conflict as an existing user', async () => {
+    // A schema whose schema_migrations refuses every row as a unique violation (SQLSTATE 23505, an ErrConflict).
+    await (pglite as PGlite).exec(`
+      CREATE SCHEMA cli_conflict;
+      CREATE TABLE cli_conflict.schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+      CREATE FUNCTION cli_conflict.refuse() RETURNS trigger AS $$
+        BEGIN RAISE EXCEPTION 'duplicate version' USING ERRCODE = 'unique_violation'; END
+      $$ LANGUAGE plpgsql;
+      CREATE TRIGGER refuse BEFORE INSERT ON cli_conflict.schema_migrations FOR EACH ROW EXECUTE FUNCTION cli_conflict.refuse();
+    `);
+    expect(await cli(['migrate'], { ...env, POSTGRES_SCHEMA: 'cli_conflict' })).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'orders-admin: unexpected ErrConflict\n',
+    });
+    await connectionsClosed();
+  });
+
   it('[SVC-credential-store] users add stores a verifiable hash of the stdin password, one trailing newline dropped, no secret printed', async () => {
     const username = `alice-${randomUUID()}`;
     const password = ' correct horse\tbattery \n';
