@@ -185,7 +185,7 @@ describe('orders-admin on PGlite', () => {
     await pglite?.close();
   });
 
-  it('[LIFE-1-order] migrate applies every migration once, then reports nothing pending', async () => {
+  it('[LIFE-2-init-connect] migrate applies every migration once, then reports nothing pending', async () => {
     const versions = (await loadMigrations()).map((m) => m.version);
     expect(versions.length).toBeGreaterThan(1);
     const stdout = versions.map((v) => `applied migration ${v}\n`).join('');
