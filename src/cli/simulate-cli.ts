@@ -21,8 +21,9 @@ const COMPONENTS = ['database', 'cache', 'publisher'];
 /** The words after `simulate` as one control API request, or what is wrong with them. */
 export function parseSimulate(args: readonly string[]): Request | string {
   const [verb, first, second, ...rest] = args;
-  const component = (name: string | undefined): string | undefined => (name !== undefined && COMPONENTS.includes(name) ? name : undefined);
-  const count = (text: string | undefined): number | undefined => (text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined);
+  // A word left out is refused as a wrong one is: no undefined check of its own (it could never decide anything).
+  const component = (name: string | undefined): string | undefined => COMPONENTS.find((known) => known === name);
+  const count = (text: string | undefined): number | undefined => (/^\d+$/.test(text ?? '') ? Number(text) : undefined);
   if (rest.length > 0) return `unknown arguments: simulate ${args.join(' ')}`;
   if ((verb === 'status' || verb === 'reset') && first === undefined) {
     return verb === 'status' ? { method: 'GET', path: '/simulator' } : { method: 'POST', path: '/simulator/reset' };

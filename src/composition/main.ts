@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
+import type { DestinationStream } from 'pino';
 import { ConfigError, type Env } from '../config/env.ts';
 import { ANNOUNCED_MSG } from '../simulator/console-feed.ts';
 import { LogTail } from '../observability/log-tail.ts';
-import { handleStopSignals } from '../lifecycle/stop-signals.ts';
+import { handleStopSignals, type SignalSource } from '../lifecycle/stop-signals.ts';
 import { createLogger, parseLogLevel } from '../observability/logger.ts';
 import { processStdout } from './process-stdout.ts';
 import type { TransportFactory } from '../transports/transport.ts';
@@ -13,18 +14,32 @@ export interface MainOptions {
   readonly transport: TransportFactory;
   readonly argv: readonly string[];
   readonly env: Env;
+  /** Tests: stand-ins for this process's stdout, stderr, stop signals and exit (default PROCESS_IO). */
+  readonly io?: MainIo;
 }
+
+export interface MainIo {
+  /** Where log lines go; made once the arguments are accepted. */
+  readonly stdout: () => DestinationStream;
+  readonly stderr: { write(text: string): unknown };
+  readonly signals: SignalSource;
+  readonly exit: (code: number) => void;
+}
+
+/** The process's own, as the executables run. The batching of stdout is a speed seam (process-stdout.ts). */
+export const PROCESS_IO: MainIo = { stdout: processStdout, stderr: process.stderr, signals: process, exit: (code) => process.exit(code) };
 
 /**
  * Runs one executable to completion (spec 3.4) and returns its exit code: 0 after a signal-driven
  * shutdown, 1 when start-up or a component failed, 2 on bad arguments.
  */
 export async function runMain(options: MainOptions): Promise<number> {
+  const io = options.io ?? PROCESS_IO;
   let embedded: boolean;
   try {
-    embedded = parseArgs({ args: [...options.argv], options: { embedded: { type: 'boolean', default: false } } }).values.embedded ?? false;
+    embedded = parseArgs({ args: [...options.argv], options: { embedded: { type: 'boolean', default: false } } }).values.embedded;
   } catch (error) {
-    process.stderr.write(
+    io.stderr.write(
       `${options.serviceName}: ${error instanceof Error ? error.message : String(error)}\nusage: ${options.serviceName} [--embedded]\n`,
     );
     return 2;
@@ -32,19 +47,18 @@ export async function runMain(options: MainOptions): Promise<number> {
   // Rule 3.4.1: the logger exists before anything that logs, so it reads its own variable first.
   // Embedded: stdout is also kept in a bounded tail for the console page (rule CONSOLE-feed).
   const logTail = embedded ? new LogTail({ count: [ANNOUNCED_MSG] }) : undefined;
-  // The batching of stdout is a speed seam (process-stdout.ts).
-  const stdout = processStdout();
+  const stdout = io.stdout();
   const logger = createLogger(parseLogLevel(options.env['LOG_LEVEL']), logTail?.tee(stdout) ?? stdout);
   const stop = new AbortController();
   // Rule LIFE-4-shutdown: the first signal stops, a second is logged and ignored, a third exits at once.
   // Never detached: the listeners outlive runMain so a late signal cannot kill a process that is exiting.
   handleStopSignals({
-    source: process,
+    source: io.signals,
     logger,
     onStop: () => stop.abort(),
     exit: (code) => {
       logger.flush();
-      process.exit(code);
+      io.exit(code);
     },
   });
   try {

@@ -1,0 +1,267 @@
+// orders-admin in this process: its argument parsing, usage and exit codes (0 done, 1 failed, 2 bad
+// arguments), the password read from stdin, and the user and migration commands on PGlite through
+// pglite-socket (POSTGRES_DSN points at it). test/contracts/admin-cli*.test.ts run the same CLI on the real
+// server and through the bin.
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Env } from '../config/env.ts';
+import { verifyPassword } from '../service/password-hasher.ts';
+import { loadMigrations } from '../adapters/postgres/migrations.ts';
+import { until } from '../../test/support/eventually.ts';
+import { runAdminCli, USAGE } from './admin-cli.ts';
+import { SIMULATE_USAGE } from './simulate-cli.ts';
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function cli(argv: string[], env: Env, stdin: AsyncIterable<string | Uint8Array> | string = ''): Promise<Result> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runAdminCli(argv, {
+    env,
+    stdin: typeof stdin === 'string' ? Readable.from(stdin === '' ? [] : [Buffer.from(stdin)]) : stdin,
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+  });
+  return { code, stdout, stderr };
+}
+
+/** Nothing listens on port 1: a connection is refused at once. */
+const CLOSED: Env = { POSTGRES_DSN: 'postgres://u:s3cret@127.0.0.1:1/x' };
+
+describe('orders-admin arguments', () => {
+  it('[CONFIG-formats] the usage names every command, the environment and the exit codes', () => {
+    expect(USAGE.startsWith('usage:\n  orders-admin migrate ')).toBe(true);
+    for (const text of [
+      'orders-admin users add <username>',
+      'orders-admin users set-password <username>',
+      SIMULATE_USAGE,
+      'POSTGRES_DSN     required',
+      'exit codes: 0 done, 1 failed, 2 bad arguments\n',
+    ])
+      expect(USAGE).toContain(text);
+  });
+
+  it.each([['-h'], ['--help'], ['help']])(
+    '[CONFIG-formats] %s alone prints the usage on stdout, exit 0, touching nothing',
+    async (flag) => {
+      // No POSTGRES_DSN: help needs no configuration.
+      expect(await cli([flag], {})).toEqual({ code: 0, stdout: USAGE, stderr: '' });
+    },
+  );
+
+  it.each([
+    [[], 'missing command'],
+    [['--help', 'migrate'], 'unknown arguments: --help migrate'],
+    [['help', 'help'], 'unknown arguments: help help'],
+    [['-h', 'x'], 'unknown arguments: -h x'],
+    [['migrate', 'now'], 'unknown arguments: migrate now'],
+    [['frobnicate'], 'unknown arguments: frobnicate'],
+    [['users'], 'unknown arguments: users'],
+    [['users', 'add'], 'unknown arguments: users add'],
+    [['users', 'set-password'], 'unknown arguments: users set-password'],
+    [['users', 'add', 'a', 'b'], 'unknown arguments: users add a b'],
+    [['users', 'set-password', 'a', 'b'], 'unknown arguments: users set-password a b'],
+    [['users', 'remove', 'a'], 'unknown arguments: users remove a'],
+    [['people', 'add', 'a'], 'unknown arguments: people add a'],
+    [['users', 'add', ''], 'username must be non-empty, without surrounding whitespace'],
+    [['users', 'add', ' padded'], 'username must be non-empty, without surrounding whitespace'],
+    [['users', 'set-password', 'padded '], 'username must be non-empty, without surrounding whitespace'],
+  ])('[CONFIG-formats] %j: exit 2, `%s` and the usage on stderr, nothing on stdout', async (argv, problem) => {
+    // A closed DSN: were the arguments taken, the command would fail with exit 1 instead.
+    expect(await cli(argv, CLOSED, 'pw\n')).toEqual({ code: 2, stdout: '', stderr: `orders-admin: ${problem}\n${USAGE}` });
+  });
+
+  it('[SIM-embedded-only] simulate goes to the simulator CLI with the words after it', async () => {
+    // A bad simulate command is refused by the simulator's parser, with its own usage.
+    expect(await cli(['simulate', 'sideways'], {})).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `orders-admin: unknown arguments: simulate sideways\nusage:\n${SIMULATE_USAGE}`,
+    });
+    // `simulate` only as the first word.
+    expect((await cli(['users', 'simulate'], {})).stderr).toBe(`orders-admin: unknown arguments: users simulate\n${USAGE}`);
+  });
+});
+
+describe('orders-admin without a database', () => {
+  it.each([[['migrate']], [['users', 'add', 'alice']], [['users', 'set-password', 'alice']]])(
+    '[CONFIG-required] %j without POSTGRES_DSN: exit 1 naming the variable',
+    async (argv) => {
+      expect(await cli(argv, {}, 'pw\n')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'orders-admin: config: missing required variable POSTGRES_DSN\n',
+      });
+    },
+  );
+
+  it('[CONFIG-no-secret-echo] a bad POSTGRES_SCHEMA: exit 1 naming it', async () => {
+    expect(await cli(['migrate'], { ...CLOSED, POSTGRES_SCHEMA: 'Bad-Name' })).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'orders-admin: config: POSTGRES_SCHEMA must be a lowercase identifier (a-z, 0-9, _; at most 63 characters)\n',
+    });
+  });
+
+  it.each([[['users', 'add', 'alice']], [['users', 'set-password', 'alice']]])(
+    '[AUTH-10-credentials] %j refuses an empty password (a lone newline counts as empty) before touching the database',
+    async (argv) => {
+      for (const stdin of ['', '\n', '\r\n']) {
+        expect(await cli(argv, CLOSED, stdin)).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: 'orders-admin: password must not be empty (read from stdin)\n',
+        });
+      }
+    },
+  );
+
+  it.each([[['migrate']], [['users', 'add', 'alice']], [['users', 'set-password', 'alice']]])(
+    '[CONFIG-no-secret-echo] %j on an unreachable database: exit 1, a message naming host and database, never the password',
+    async (argv) => {
+      const result = await cli(argv, CLOSED, 'pw-123\n');
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/^orders-admin: database: cannot connect to POSTGRES_DSN \(127\.0\.0\.1:1\/x\)/);
+      expect(result.stderr).not.toContain('s3cret');
+      expect(result.stderr).not.toContain('pw-123');
+    },
+  );
+
+  it('[ERR-internal] an unexpected failure is reported by its type only, exit 1', async () => {
+    async function* failing(): AsyncGenerator<string> {
+      yield 'partial-secret';
+      throw new TypeError('stdin broke while holding partial-secret');
+    }
+    expect(await cli(['users', 'add', 'alice'], CLOSED, failing())).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'orders-admin: unexpected TypeError\n',
+    });
+    async function* throwsString(): AsyncGenerator<string> {
+      yield* [];
+      throw 'not an Error';
+    }
+    expect(await cli(['users', 'add', 'alice'], CLOSED, throwsString())).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'orders-admin: unexpected error\n',
+    });
+  });
+});
+
+describe('orders-admin on PGlite', () => {
+  let pglite: PGlite | undefined;
+  let server: PGLiteSocketServer | undefined;
+  let env: Env;
+  const query = async (sql: string, params: unknown[] = []): Promise<Array<Record<string, unknown>>> =>
+    (await (pglite as PGlite).query<Record<string, unknown>>(sql, params)).rows;
+  const userRow = async (username: string): Promise<Record<string, unknown> | undefined> =>
+    (await query('SELECT id, username, password_hash FROM cli_test.users WHERE username = $1', [username]))[0];
+
+  /**
+   * Every connection the run opened is closed when it returns: a pool left open would hold the process
+   * (bin/orders-admin.ts) for pg's idle timeout (10 s), so the 2 s here only bounds the wait for the close.
+   */
+  const connectionsClosed = (): Promise<number> =>
+    until(() => (server as PGLiteSocketServer).getStats().activeConnections === 0, 'the CLI run to close its connections', 2_000);
+
+  beforeAll(async () => {
+    pglite = await PGlite.create();
+    server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 8 });
+    await server.start();
+    env = { POSTGRES_DSN: `postgres://postgres:pglite-pw@${server.getServerConn()}/postgres`, POSTGRES_SCHEMA: 'cli_test' };
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await pglite?.close();
+  });
+
+  it('[LIFE-2-init-connect] migrate applies every migration once, then reports nothing pending', async () => {
+    const versions = (await loadMigrations()).map((m) => m.version);
+    expect(versions.length).toBeGreaterThan(1);
+    const stdout = versions.map((v) => `applied migration ${v}\n`).join('');
+    expect(await cli(['migrate'], env)).toEqual({ code: 0, stdout, stderr: '' });
+    await connectionsClosed();
+    expect(await cli(['migrate'], env)).toEqual({ code: 0, stdout: 'no pending migrations\n', stderr: '' });
+    await connectionsClosed();
+  });
+
+  it('[ERR-internal] a migration refused as a duplicate is exit 1, reported by type: only users add reads a conflict as an existing user', async () => {
+    // A schema whose schema_migrations refuses every row as a unique violation (SQLSTATE 23505, an ErrConflict).
+    await (pglite as PGlite).exec(`
+      CREATE SCHEMA cli_conflict;
+      CREATE TABLE cli_conflict.schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+      CREATE FUNCTION cli_conflict.refuse() RETURNS trigger AS $$
+        BEGIN RAISE EXCEPTION 'duplicate version' USING ERRCODE = 'unique_violation'; END
+      $$ LANGUAGE plpgsql;
+      CREATE TRIGGER refuse BEFORE INSERT ON cli_conflict.schema_migrations FOR EACH ROW EXECUTE FUNCTION cli_conflict.refuse();
+    `);
+    expect(await cli(['migrate'], { ...env, POSTGRES_SCHEMA: 'cli_conflict' })).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'orders-admin: unexpected ErrConflict\n',
+    });
+    await connectionsClosed();
+  });
+
+  it('[SVC-credential-store] users add stores a verifiable hash of the stdin password, one trailing newline dropped, no secret printed', async () => {
+    const username = `alice-${randomUUID()}`;
+    const password = ' correct horse\tbattery \n';
+    // Chunks as a pipe may deliver them, text and bytes.
+    const result = await cli(['users', 'add', username], env, Readable.from([' correct ', Buffer.from('horse\tbattery \n'), '\r\n']));
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    const row = await userRow(username);
+    expect(result.stdout).toBe(`user ${username} added with id ${String(row?.['id'])}\n`);
+    expect(String(row?.['id'])).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(result.stdout).not.toContain('horse');
+    const hash = String(row?.['password_hash']);
+    expect(hash).toMatch(/^scrypt\$/);
+    expect(await verifyPassword(password, hash)).toBe(true);
+    expect(await verifyPassword(password.trimEnd(), hash)).toBe(false);
+  });
+
+  it('[SVC-credential-store] users add of an existing user says so, names set-password, exits 0, and keeps its password', async () => {
+    const username = `bob-${randomUUID()}`;
+    expect((await cli(['users', 'add', username], env, 'first\n')).code).toBe(0);
+    const before = await userRow(username);
+    expect(await cli(['users', 'add', username], env, 'second\n')).toEqual({
+      code: 0,
+      stdout: `user ${username} already exists; left unchanged (to replace its password: orders-admin users set-password ${username})\n`,
+      stderr: '',
+    });
+    expect(await userRow(username)).toEqual(before);
+  });
+
+  it('[SVC-credential-store] users set-password replaces the hash of an existing user (same id); an unknown user is exit 1', async () => {
+    const username = `carol-${randomUUID()}`;
+    await cli(['users', 'add', username], env, 'old-password');
+    const before = await userRow(username);
+    expect(await cli(['users', 'set-password', username], env, 'new-password\n')).toEqual({
+      code: 0,
+      stdout: `password of user ${username} replaced\n`,
+      stderr: '',
+    });
+    await connectionsClosed();
+    const after = await userRow(username);
+    expect(after?.['id']).toBe(before?.['id']);
+    expect(await verifyPassword('new-password', String(after?.['password_hash']))).toBe(true);
+
+    const nobody = `nobody-${randomUUID()}`;
+    expect(await cli(['users', 'set-password', nobody], env, 'pw')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `orders-admin: no user ${nobody} (add it: orders-admin users add ${nobody})\n`,
+    });
+    expect(await userRow(nobody)).toBeUndefined();
+  });
+});
