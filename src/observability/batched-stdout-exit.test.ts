@@ -1,10 +1,11 @@
+import type * as NodeFs from 'node:fs';
 import { writeSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { batchedDestination, batchedStdout, type BatchInner } from './batched-stdout.ts';
 
 // The exit handler writes with fs.writeSync on the destination's descriptor: recorded here instead, so
 // no test writes to a real descriptor (the worker's stdout included).
-vi.mock('node:fs', async (original) => ({ ...(await original<typeof import('node:fs')>()), writeSync: vi.fn() }));
+vi.mock('node:fs', async (original) => ({ ...(await original<typeof NodeFs>()), writeSync: vi.fn() }));
 
 type Event = ['flushSync'] | ['write', string] | ['writeSync', number, string];
 
