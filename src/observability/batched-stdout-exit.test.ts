@@ -1,6 +1,7 @@
 import type * as NodeFs from 'node:fs';
 import { writeSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { processStdout } from '../composition/process-stdout.ts';
 import { batchedDestination, batchedStdout, type BatchInner } from './batched-stdout.ts';
 
 // The exit handler writes with fs.writeSync on the destination's descriptor: recorded here instead, so
@@ -104,6 +105,14 @@ describe('batchedDestination at process exit: what is held is written synchronou
 
   it('[LOG-turn-batched] batchedStdout holds lines for stdout (descriptor 1) and writes them there at exit', () => {
     const destination = batchedStdout();
+    vi.mocked(writeSync).mockImplementation(((_descriptor: number, text: string) => text.length) as typeof writeSync);
+    destination.write('{"msg":"held"}\n');
+    exit();
+    expect(vi.mocked(writeSync).mock.calls).toEqual([[1, '{"msg":"held"}\n']]);
+  });
+
+  it('[LOG-turn-batched] processStdout, where the executables log, is this batched stdout', () => {
+    const destination = processStdout();
     vi.mocked(writeSync).mockImplementation(((_descriptor: number, text: string) => text.length) as typeof writeSync);
     destination.write('{"msg":"held"}\n');
     exit();
