@@ -1,6 +1,9 @@
 import type * as NodeFs from 'node:fs';
 import { writeSync } from 'node:fs';
+import type { EventEmitter } from 'node:events';
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { until } from '../../test/support/eventually.ts';
 import { processStdout } from '../composition/process-stdout.ts';
 import { batchedDestination, batchedStdout, type BatchInner } from './batched-stdout.ts';
 
@@ -117,5 +120,18 @@ describe('batchedDestination at process exit: what is held is written synchronou
     destination.write('{"msg":"held"}\n');
     exit();
     expect(vi.mocked(writeSync).mock.calls).toEqual([[1, '{"msg":"held"}\n']]);
+  });
+
+  it('[LOG-turn-batched] batchedStdout hands each batch to an asynchronous write on stdout', async () => {
+    const opened = vi.spyOn(pino, 'destination');
+    const destination = batchedStdout();
+    const inner = opened.mock.results[0]?.value as EventEmitter;
+    const written: number[] = [];
+    inner.on('write', (bytes: number) => void written.push(bytes));
+    destination.write('\n'); // one empty line on the real stdout
+    (destination as unknown as { flush(): void }).flush();
+    expect(written).toEqual([]); // not written during the flush
+    await until(() => written.length > 0, 'the batch written');
+    expect(written).toEqual([1]);
   });
 });

@@ -1,6 +1,9 @@
+import type { EventEmitter } from 'node:events';
+import type { DestinationStream } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { until } from '../../test/support/eventually.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
-import { createLogger, isoTimeField } from './logger.ts';
+import { createLogger, isoTimeField, LOG_BATCH, stdoutDestination } from './logger.ts';
 import type * as LoggerModule from './logger.ts';
 import { runInRequestScope, startServerSpan } from './request-trace.ts';
 import { UnexportedTracer } from './unexported-tracer.ts';
@@ -100,5 +103,26 @@ describe('the process default logger (rule LOG-default)', () => {
     expect(second.lines).toEqual([
       expect.objectContaining({ level: 'warn', msg: 'process warning', warning: 'something deprecated', name: 'DeprecationWarning' }),
     ]);
+  });
+});
+
+describe("stdoutDestination (pino's own batching, rule LOG-turn-batched)", () => {
+  it('[LOG-turn-batched] holds a line past its turn, then writes it on the periodic flush, asynchronously', async () => {
+    // Only the flush interval is faked: the write itself goes to the real stdout (one empty line) through the thread pool.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const destination = stdoutDestination() as DestinationStream & EventEmitter;
+      const written: number[] = [];
+      destination.on('write', (bytes: number) => void written.push(bytes));
+      destination.write('\n');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(written).toEqual([]); // held, below minBytes, across many turns
+      vi.advanceTimersByTime(LOG_BATCH.flushEveryMs);
+      expect(written).toEqual([]); // handed to an asynchronous write, not written during the flush
+      await until(() => written.length > 0, 'the flushed write');
+      expect(written).toEqual([1]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
