@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
-import { loadServiceConfig } from '../config/service-config.ts';
+import { loadServiceConfig, type ServiceConfig } from '../config/service-config.ts';
 import { sessionKeyFromVerifiedSubject } from '../domain/session-key.ts';
 import { runComponents } from '../lifecycle/runner.ts';
-import { createLogger } from '../observability/logger.ts';
+import { createLogger, type Logger } from '../observability/logger.ts';
 import { stdlibTransport } from '../transports/stdlib/stdlib-transport.ts';
-import { createApp } from './create-app.ts';
+import type { Component } from '../lifecycle/component.ts';
+import { bucketDecision, type RateLimitStore } from '../rate-limit/rate-limit-store.ts';
+import type { Backends, SharedRateLimitFactory } from './backends.ts';
+import { createApp, type App, type AppOptions } from './create-app.ts';
 import { createEmbeddedBackends } from './embedded-backends.ts';
 import type { OutboxRelayOptions } from '../service/outbox-relay.ts';
 
@@ -25,7 +28,7 @@ const PRINCIPAL = {
 };
 
 /** Runs every component of the app and resolves once it is ready; abort `controller` to stop it. */
-async function run({ app, logger }: Awaited<ReturnType<typeof build>>): Promise<{ controller: AbortController; running: Promise<void> }> {
+async function run({ app, logger }: { app: App; logger: Logger }): Promise<{ controller: AbortController; running: Promise<void> }> {
   const controller = new AbortController();
   const running = runComponents(app.components, controller.signal, logger);
   for (let i = 0; i < 200 && !(await app.checker.ready()).clean; i += 1) await new Promise((r) => setTimeout(r, 5));
@@ -83,5 +86,150 @@ describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
     expect(publisher?.error).toMatch(/^publisher: outbox backlog: 2 events pending/);
     controller.abort();
     await running;
+  });
+});
+
+/** Builds an app from the embedded backends, with `change` applied to them and `extra` to the options. */
+async function buildWith(
+  change: (backends: Backends) => Backends,
+  extra: Partial<Omit<AppOptions, 'config' | 'logger' | 'backends' | 'transport' | 'serviceName'>> & {
+    env?: Record<string, string>;
+    config?: (config: ServiceConfig) => ServiceConfig;
+  } = {},
+) {
+  const logs = new LogCapture();
+  const logger = createLogger('debug', logs);
+  const { env, config: tweak = (c) => c, ...options } = extra;
+  const config = tweak(loadServiceConfig({ HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', ...env }, { embedded: true }));
+  const backends = change(await createEmbeddedBackends(logger, { seedDemoUsers: false }));
+  return {
+    app: createApp({ config, logger, backends, transport: stdlibTransport, serviceName: 'orders-test', ...options }),
+    logs,
+    logger,
+    backends,
+  };
+}
+
+/** A shared rate-limit store that records the keys it is asked about and allows while `allow` says so. */
+function sharedStore(allow: () => boolean) {
+  const buckets: Array<{ rate: number; burst: number }> = [];
+  const keys: string[] = [];
+  const store: RateLimitStore & Component = {
+    name: 'rate-limit-store',
+    take: (key) => {
+      keys.push(key);
+      return bucketDecision(allow(), allow() ? 4 : 0, 5, 5, 0);
+    },
+  };
+  const factory: SharedRateLimitFactory = (bucket) => {
+    buckets.push({ ...bucket });
+    return store;
+  };
+  return { factory, buckets, keys };
+}
+
+describe('createApp wiring of the rate-limit store, the clock, the tracer and the publisher', () => {
+  it('[LIMIT-rate-store] RATE_LIMIT_STORE=redis: the shared store is built with the RATE_LIMIT_RPS bucket, connects before the API listener and decides REST requests', async () => {
+    const shared = sharedStore(() => false);
+    // loadServiceConfig refuses redis with --embedded; the app itself takes any backends that bring a store.
+    const built = await buildWith((b) => ({ ...b, sharedRateLimit: shared.factory }), {
+      env: { RATE_LIMIT_RPS: '5' },
+      config: (c) => ({ ...c, rateLimitStore: 'redis' }),
+    });
+    const { app } = built;
+    expect(shared.buckets).toEqual([{ rate: 5, burst: 5 }]);
+    const names = app.components.map((c) => c.name);
+    expect(names.indexOf('rate-limit-store')).toBeGreaterThan(names.indexOf('relay'));
+    expect(names.indexOf('rate-limit-store')).toBeLessThan(names.indexOf('api'));
+    const { controller, running } = await run(built);
+    try {
+      const response = await fetch(`http://127.0.0.1:${app.api.port()}/orders/x`);
+      expect(response.status).toBe(429); // the shared store refused; the process's own bucket was full
+      expect(shared.keys).toHaveLength(1);
+    } finally {
+      controller.abort();
+      await running;
+    }
+  });
+
+  it('[LIMIT-rate-store] RATE_LIMIT_STORE=memory: a shared store the backends offer is never built; the process bucket decides', async () => {
+    const shared = sharedStore(() => false);
+    const built = await buildWith((b) => ({ ...b, sharedRateLimit: shared.factory }));
+    expect(shared.buckets).toEqual([]);
+    expect(built.app.components.map((c) => c.name)).not.toContain('rate-limit-store');
+    const { controller, running } = await run(built);
+    try {
+      const response = await fetch(`http://127.0.0.1:${built.app.api.port()}/orders/x`);
+      expect(response.status).not.toBe(429);
+      expect(shared.keys).toEqual([]);
+    } finally {
+      controller.abort();
+      await running;
+    }
+  });
+
+  it('[LIMIT-rate-store] RATE_LIMIT_STORE=redis with backends that have no shared store fails construction', async () => {
+    await expect(buildWith((b) => b, { config: (c) => ({ ...c, rateLimitStore: 'redis' }) })).rejects.toThrow(
+      new Error('RATE_LIMIT_STORE=redis: these backends have no shared store'),
+    );
+  });
+
+  it('[AUTH-1-hs256] tokens are stamped by the service clock when one is given, by the system time otherwise', async () => {
+    const pinned = new Date('2030-01-01T00:00:00Z');
+    const withClock = await buildWith((b) => b, { clock: { now: () => pinned } });
+    const iat = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { iat: number }).iat;
+    expect(iat(await withClock.app.core.tokens.issue('user-1', 'u'))).toBe(pinned.getTime() / 1000);
+    const without = await buildWith((b) => b);
+    const token = await without.app.core.tokens.issue('user-1', 'u');
+    expect((await without.app.core.tokens.verify(token)).sub).toBe('user-1');
+  });
+
+  it('[SVC-near-cache] the near tier lapses on the service clock: 30 s later a read goes to the shared cache again', async () => {
+    let now = new Date('2030-01-01T00:00:00Z').getTime();
+    const sharedGets: string[] = [];
+    const built = await buildWith(
+      (b) => ({
+        ...b,
+        cache: {
+          get: (id: string) => (sharedGets.push(id), b.cache.get(id)),
+          set: (order) => b.cache.set(order),
+        },
+      }),
+      { clock: { now: () => new Date(now) } },
+    );
+    const ctx = { principal: PRINCIPAL, signal: new AbortController().signal };
+    const order = await built.app.core.orders.create(ctx, 'near', 1);
+    await built.app.core.orders.get(ctx, order.id);
+    expect(sharedGets).toEqual([]); // remembered by the near tier at create
+    now += 31_000;
+    await built.app.core.orders.get(ctx, order.id);
+    expect(sharedGets).toEqual([order.id]);
+  });
+
+  it('[TRACE-no-exporter-work] with no span processors and no OTLP endpoint, spans are valid but nothing is recorded', async () => {
+    const { app } = await buildWith((b) => b);
+    const span = app.core.tracer.startSpan('x');
+    expect(span.isRecording()).toBe(false);
+    expect(span.spanContext().spanId).toMatch(/^[0-9a-f]{16}$/);
+    span.end();
+  });
+
+  it("[EVT-7-delivery] the publisher's component keeps its own init, run, stop and ready, and a publisher without health is healthy", async () => {
+    const calls: string[] = [];
+    const publisher: Component = {
+      name: 'publisher',
+      init: async () => void calls.push('init'),
+      run: async (signal) => void calls.push(`run:${signal.aborted}`),
+      stop: async () => void calls.push('stop'),
+      ready: async () => void calls.push('ready'),
+    };
+    const { app } = await buildWith((b) => ({ ...b, components: b.components.map((c) => (c.name === 'publisher' ? publisher : c)) }));
+    const wrapped = app.components.find((c) => c.name === 'publisher')!;
+    await wrapped.init!();
+    await wrapped.run!(AbortSignal.abort());
+    await wrapped.stop!();
+    await wrapped.ready!();
+    await expect(wrapped.health!()).resolves.toBeUndefined();
+    expect(calls).toEqual(['init', 'run:true', 'stop', 'ready']);
   });
 });

@@ -116,7 +116,7 @@ export function createApp(options: AppOptions): App {
     metrics,
     // The checker needs the transport's listener, so it is made after the transport: bound late.
     readiness: () => checker.ready(),
-    rateLimits: { local: new TokenBucketLimiter(bucket.rate, bucket.burst), ...(shared === undefined ? {} : { shared }) },
+    rateLimits: { local: new TokenBucketLimiter(bucket.rate, bucket.burst), shared },
   };
 
   const transport = options.transport(core, {

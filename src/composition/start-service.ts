@@ -90,6 +90,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const controller = new AbortController();
   if (options.signal?.aborted) controller.abort();
+  // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent: a signal aborts once, so 'abort' fires at most once; once only drops the listener after
   options.signal?.addEventListener('abort', () => controller.abort(), { once: true });
   const done = runComponents(app.components, controller.signal, logger);
   const stopped = done.then(

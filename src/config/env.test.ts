@@ -78,3 +78,11 @@ describe('parseListenAddress (HTTP_ADDR, ADMIN_ADDR)', () => {
     expect(configError(() => parseListenAddress('ADMIN_ADDR', text))).toBe('config: ADMIN_ADDR must be host:port or :port');
   });
 });
+
+describe('ConfigError', () => {
+  it('[CONFIG-required] reads as a configuration error wherever it is printed (its name), not as a bare Error', () => {
+    const error = new ConfigError('config: missing required variable JWT_SECRET');
+    expect(String(error)).toBe('ConfigError: config: missing required variable JWT_SECRET');
+    expect(error.stack?.split('\n')[0]).toBe('ConfigError: config: missing required variable JWT_SECRET');
+  });
+});

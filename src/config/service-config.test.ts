@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Env } from './env.ts';
 import { ConfigError } from './env.ts';
@@ -111,6 +114,26 @@ describe('loadServiceConfig (spec 8.1)', () => {
     );
   });
 
+  it('TLS_KEY_FILE without TLS_CERT_FILE fails alike, and an unreadable key file names TLS_KEY_FILE (rule ONEPORT-tls)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'orders-tls-'));
+    try {
+      const cert = join(dir, 'cert.pem');
+      writeFileSync(cert, 'not really a certificate');
+      expect(() => load({ TLS_KEY_FILE: cert }, true)).toThrow(
+        new ConfigError('config: TLS_CERT_FILE and TLS_KEY_FILE must be set together'),
+      );
+      expect(() => load({ TLS_CERT_FILE: cert }, true)).toThrow(
+        new ConfigError('config: TLS_CERT_FILE and TLS_KEY_FILE must be set together'),
+      );
+      const key = join(dir, 'missing-key.pem');
+      expect(() => load({ TLS_CERT_FILE: cert, TLS_KEY_FILE: key }, true)).toThrow(
+        new ConfigError(`config: TLS_KEY_FILE: cannot read ${key} (ENOENT)`),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   describe('TRUST_PROXY (rule LIMIT-rate-keying)', () => {
     it('reads addresses and CIDRs of both families, spaces around commas allowed', () => {
       expect(load({ TRUST_PROXY: ' 127.0.0.1 , ::1, 172.16.0.0/12,2001:db8::/32' }).trustProxy).toEqual([
@@ -123,7 +146,19 @@ describe('loadServiceConfig (spec 8.1)', () => {
     });
 
     it('an invalid entry fails naming TRUST_PROXY and the entry number, not the value', () => {
-      for (const value of ['10.0.0.0/33', '::/129', 'proxy.internal', '10.0.0.0/8,', '10.0.0/8', '10.0.0.0/-1', '10.0.0.0/ 8', '*']) {
+      // The whole entry must be the address: none taken from its end ('1.2.3.4/5/10.0.0.0/8', '1.2.3.4 10.0.0.1').
+      for (const value of [
+        '10.0.0.0/33',
+        '::/129',
+        'proxy.internal',
+        '10.0.0.0/8,',
+        '10.0.0/8',
+        '10.0.0.0/-1',
+        '10.0.0.0/ 8',
+        '*',
+        '1.2.3.4/5/10.0.0.0/8',
+        '1.2.3.4 10.0.0.1',
+      ]) {
         expect(expectConfigError({ JWT_SECRET: SECRET, TRUST_PROXY: value }, 'TRUST_PROXY')).toMatch(
           /^config: TRUST_PROXY entry \d+ must be an IP address or CIDR/,
         );

@@ -52,4 +52,15 @@ describe('ComponentChecker (spec 2.3)', () => {
     expect(report.clean).toBe(true);
     expect(journal.slice(0, 3)).toEqual(['start a', 'start b', 'start c']);
   });
+
+  it('[READY-not-yet] readiness asks only the components that implement ready, and a failing one makes it not clean', async () => {
+    const checker = new ComponentChecker([
+      { name: 'database', health: async () => {} },
+      { name: 'api', ready: () => Promise.reject(new Error('api: not accepting connections yet')) },
+    ]);
+    await expect(checker.ready()).resolves.toEqual({
+      clean: false,
+      nodes: [{ name: 'api', status: 'unavailable', error: 'api: not accepting connections yet' }],
+    });
+  });
 });

@@ -55,7 +55,12 @@ describe('stop signals (rule LIFE-4-shutdown)', () => {
     h.emit('SIGINT');
     h.emit(signal);
     expect(h.exits).toEqual([code]);
-    expect(h.logs.lines.at(-1)).toMatchObject({ level: 'error', signal, code });
+    expect(h.logs.lines.at(-1)).toMatchObject({
+      level: 'error',
+      signal,
+      code,
+      msg: 'shutdown forced: third stop signal, exiting without waiting for the drain',
+    });
     h.emit(signal);
     expect(h.exits).toEqual([code]);
     expect(h.stops).toEqual(['SIGTERM']);

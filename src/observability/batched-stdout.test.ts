@@ -40,4 +40,33 @@ describe('batchedDestination (the batched-stdout seam): lines leave in batches, 
     destination.write('x\n');
     expect(writes).toHaveLength(1);
   });
+
+  it('[LOG-turn-batched] a batch written for its size cancels the pending delay: the next line waits its own full delay', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const { writes, inner } = recorder();
+      const destination = batchedDestination(inner, { flushEveryMs: 20, minBytes: 10 });
+      destination.write('ab\n'); // the delay starts: due at 20
+      vi.advanceTimersByTime(15);
+      destination.write('cdefghi\n'); // 10 bytes held: written now
+      expect(writes).toEqual(['ab\ncdefghi\n']);
+      destination.write('x\n'); // a new delay: due at 35, not at the old 20
+      vi.advanceTimersByTime(19);
+      expect(writes).toEqual(['ab\ncdefghi\n']);
+      vi.advanceTimersByTime(1);
+      expect(writes).toEqual(['ab\ncdefghi\n', 'x\n']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('[LOG-turn-batched] a flush with nothing held writes nothing', () => {
+    const { writes, inner } = recorder();
+    const destination = batchedDestination(inner, { flushEveryMs: 60_000, minBytes: 1024 });
+    (destination as unknown as { flush(): void }).flush();
+    destination.write('a\n');
+    (destination as unknown as { flush(): void }).flush();
+    (destination as unknown as { flush(): void }).flush();
+    expect(writes).toEqual(['a\n']);
+  });
 });

@@ -19,6 +19,7 @@ import { LOG_BATCH } from './logger.ts';
  * SIGKILL can lose lines, those of the last 10 ms at most.
  */
 export function batchedStdout(): DestinationStream {
+  // Stryker disable next-line ObjectLiteral: equivalent as {}: pino.destination({}) opens process.stdout.fd (1), asynchronously (sonic-boom's default)
   return batchedDestination(pino.destination({ dest: 1, sync: false }));
 }
 
@@ -36,9 +37,10 @@ export function batchedDestination(inner: BatchInner, options: { flushEveryMs: n
   let heldBytes = 0;
   let timer: NodeJS.Timeout | undefined;
   const release = (): void => {
-    if (timer !== undefined) clearTimeout(timer);
+    clearTimeout(timer); // none pending is a no-op
     timer = undefined;
     if (held.length === 0) return;
+    // Stryker disable next-line ConditionalExpression: equivalent as false: join('') of one line is that line; the branch only skips the join
     const text = held.length === 1 ? (held[0] as string) : held.join('');
     held = [];
     heldBytes = 0;
@@ -52,8 +54,11 @@ export function batchedDestination(inner: BatchInner, options: { flushEveryMs: n
     heldBytes = 0;
     try {
       inner.flushSync();
-      if (text !== '' && typeof inner.fd === 'number' && inner.fd >= 0) writeSync(inner.fd, text);
-      else if (text !== '') {
+      if (text === '') return;
+      const fd = inner.fd ?? -1;
+      if (fd >= 0) writeSync(fd, text);
+      else {
+        // No descriptor to write to (sonic-boom's flushSync has already thrown when it has none open): its own write, flushed.
         inner.write(text);
         inner.flushSync();
       }

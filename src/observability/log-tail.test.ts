@@ -45,4 +45,32 @@ describe('log tail', () => {
     ).not.toContain('hunter2-secret');
     expect(tail.after(0).at(-1)?.text).toContain('"password":"[redacted]"');
   });
+
+  it('[CONSOLE-feed] a line of exactly maxLineChars is kept whole; a line recorded without its newline keeps its last character', () => {
+    const tail = new LogTail({ maxLineChars: 10 });
+    tail.record('0123456789\n');
+    tail.record('0123456789');
+    tail.record('0123456789x');
+    expect(tail.after(0).map((line) => line.text)).toEqual(['0123456789', '0123456789', '0123456789…']);
+  });
+
+  it('[CONSOLE-feed] a tail of 0 lines keeps none; without messages to count it counts none', () => {
+    const tail = new LogTail({ lines: 0 });
+    const logger = createLogger('info', tail.tee(sink()));
+    logger.info('order placed');
+    expect(tail.after(0)).toEqual([]);
+    expect(tail.count('order placed')).toBe(0);
+  });
+
+  it('[CONSOLE-feed] counts each asked-for message on its own lines only, and skips lines that are not JSON or carry no such msg', () => {
+    const tail = new LogTail({ count: ['order placed', 'order cancelled'] });
+    const logger = createLogger('info', tail.tee(sink()));
+    logger.info('order placed');
+    logger.info('order cancelled');
+    logger.info({ note: 'order placed' }, 'order cancelled');
+    tail.record('order placed, not JSON\n');
+    tail.record('null order placed\n');
+    tail.record('{"msg":["order placed"]}\n');
+    expect([tail.count('order placed'), tail.count('order cancelled')]).toEqual([1, 2]);
+  });
 });

@@ -1,6 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import type { EventEmitter } from 'node:events';
+import type { DestinationStream } from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { until } from '../../test/support/eventually.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
-import { createLogger, isoTimeField } from './logger.ts';
+import { createLogger, isoTimeField, LOG_BATCH, stdoutDestination } from './logger.ts';
+import type * as LoggerModule from './logger.ts';
 import { runInRequestScope, startServerSpan } from './request-trace.ts';
 import { UnexportedTracer } from './unexported-tracer.ts';
 
@@ -57,5 +61,68 @@ describe('createLogger (spec 4.5)', () => {
     createLogger('info', capture).info({}, 'now');
     expect(capture.lines[0]?.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(Date.parse(capture.lines[0]?.time as string)).toBeGreaterThanOrEqual(before);
+  });
+});
+
+describe('the process default logger (rule LOG-default)', () => {
+  // A fresh copy of the module for each test: the default is module state, set by the first createLogger.
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.resetModules();
+  });
+  async function freshModule(): Promise<typeof LoggerModule> {
+    vi.resetModules();
+    return import('./logger.ts');
+  }
+
+  it('[LOG-default] before any logger is built the default logs nothing', async () => {
+    const { defaultLogger } = await freshModule();
+    const logger = defaultLogger();
+    expect(['fatal', 'error', 'warn', 'info', 'debug'].filter((level) => logger.isLevelEnabled(level))).toEqual([]);
+    expect(defaultLogger()).toBe(logger);
+  });
+
+  it('[LOG-default] the last logger built is the default, and process warnings are logged through it as warn lines', async () => {
+    const { createLogger, defaultLogger } = await freshModule();
+    const handlers: Array<(warning: Error) => void> = [];
+    // Captured, not installed: the test hands the handler a warning; Node's own printing of it is left out.
+    vi.spyOn(process, 'on').mockImplementation(((event: string, handler: (warning: Error) => void) => {
+      if (event === 'warning') handlers.push(handler);
+      return process;
+    }) as typeof process.on);
+    const first = new LogCapture();
+    const second = new LogCapture();
+    createLogger('info', first);
+    const latest = createLogger('info', second);
+    expect(defaultLogger()).toBe(latest);
+    expect(handlers).toHaveLength(1); // installed once, by the first logger
+    const warning = new Error('something deprecated');
+    warning.name = 'DeprecationWarning';
+    handlers[0]!(warning);
+    expect(first.lines).toEqual([]);
+    expect(second.lines).toEqual([
+      expect.objectContaining({ level: 'warn', msg: 'process warning', warning: 'something deprecated', name: 'DeprecationWarning' }),
+    ]);
+  });
+});
+
+describe("stdoutDestination (pino's own batching, rule LOG-turn-batched)", () => {
+  it('[LOG-turn-batched] holds a line past its turn, then writes it on the periodic flush, asynchronously', async () => {
+    // Only the flush interval is faked: the write itself goes to the real stdout (one empty line) through the thread pool.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const destination = stdoutDestination() as DestinationStream & EventEmitter;
+      const written: number[] = [];
+      destination.on('write', (bytes: number) => void written.push(bytes));
+      destination.write('\n');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(written).toEqual([]); // held, below minBytes, across many turns
+      vi.advanceTimersByTime(LOG_BATCH.flushEveryMs);
+      expect(written).toEqual([]); // handed to an asynchronous write, not written during the flush
+      await until(() => written.length > 0, 'the flushed write');
+      expect(written).toEqual([1]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

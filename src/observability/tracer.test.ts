@@ -1,7 +1,7 @@
-import { isSpanContextValid, TraceFlags } from '@opentelemetry/api';
+import { isSpanContextValid, TraceFlags, type Span } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { ExportResultCode } from '@opentelemetry/core';
+import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { until } from '../../test/support/eventually.ts';
@@ -102,5 +102,66 @@ describe('Tracing (spec 4.5)', () => {
     await until(() => capture.find('tracer: span export failed; spans dropped').length > 0, 'the export failure line');
     const [line] = capture.find('tracer: span export failed; spans dropped');
     expect(line).toMatchObject({ level: 'warn', endpoint: '127.0.0.1:1' });
+  });
+
+  it('[TRACE-export-failure-log] a successful export logs nothing; a failure without an error or without a logger is still reported to the processor, never thrown', () => {
+    const capture = new LogCapture();
+    let next: ExportResult = { code: ExportResultCode.SUCCESS };
+    const inner: SpanExporter = { export: (_, done) => done(next), shutdown: async () => undefined };
+    const results: number[] = [];
+    const logged = new ReportingExporter(inner, '127.0.0.1:1', createLogger('info', capture), () => 0);
+    logged.export([], (result) => results.push(result.code));
+    expect(capture.lines).toEqual([]);
+    next = { code: ExportResultCode.FAILED };
+    logged.export([], (result) => results.push(result.code));
+    expect(capture.find('tracer: span export failed; spans dropped')).toEqual([
+      expect.objectContaining({ err: 'export failed', batch_spans: 0 }),
+    ]);
+    const silent = new ReportingExporter(inner, '127.0.0.1:1', undefined, () => 0);
+    expect(() => silent.export([], (result) => results.push(result.code))).not.toThrow();
+    expect(results).toStrictEqual([ExportResultCode.SUCCESS, ExportResultCode.FAILED, ExportResultCode.FAILED]);
+  });
+
+  it('[LIFE-5-tracer-flush] the reporting exporter passes shutdown and forceFlush to the OTLP exporter (forceFlush resolves when it has none)', async () => {
+    const calls: string[] = [];
+    const inner: SpanExporter = {
+      export: (_, done) => done({ code: ExportResultCode.SUCCESS }),
+      shutdown: async () => void calls.push('shutdown'),
+      forceFlush: async () => void calls.push('forceFlush'),
+    };
+    const exporter = new ReportingExporter(inner, '127.0.0.1:1', undefined);
+    await exporter.forceFlush();
+    await exporter.shutdown();
+    expect(calls).toEqual(['forceFlush', 'shutdown']);
+    const { forceFlush: _, ...withoutFlush } = inner;
+    await expect(new ReportingExporter(withoutFlush, '127.0.0.1:1', undefined).forceFlush()).resolves.toBeUndefined();
+  });
+});
+
+describe('UnexportedTracer.startActiveSpan (rule TRACE-no-exporter-work)', () => {
+  const PARENT = trace.setSpanContext(ROOT_CONTEXT, {
+    traceId: '0af7651916cd43dd8448eb211c80319c',
+    spanId: 'b7ad6b7169203331',
+    traceFlags: TraceFlags.SAMPLED,
+  });
+
+  it.each([
+    ['(name, fn)', (tracer: UnexportedTracer, fn: (span: Span) => string) => tracer.startActiveSpan('x', fn)],
+    ['(name, options, fn)', (tracer: UnexportedTracer, fn: (span: Span) => string) => tracer.startActiveSpan('x', {}, fn)],
+  ])('[TRACE-no-exporter-work] %s runs fn with a fresh valid sampled span in a new trace and returns what fn returns', (_, call) => {
+    const seen: Span[] = [];
+    const result = call(new UnexportedTracer(), (span) => (seen.push(span), 'done'));
+    expect(result).toBe('done');
+    expect(seen).toHaveLength(1);
+    expect(isSpanContextValid(seen[0]!.spanContext())).toBe(true);
+    expect(seen[0]!.spanContext().traceId).not.toBe('0af7651916cd43dd8448eb211c80319c');
+  });
+
+  it('[TRACE-context] (name, options, context, fn) makes the span a child of the context given', () => {
+    const seen: Span[] = [];
+    const result = new UnexportedTracer().startActiveSpan('x', {}, PARENT, (span: Span) => (seen.push(span), 7));
+    expect(result).toBe(7);
+    expect(seen[0]!.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(seen[0]!.spanContext().spanId).not.toBe('b7ad6b7169203331');
   });
 });

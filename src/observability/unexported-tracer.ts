@@ -23,10 +23,10 @@ export class UnexportedTracer implements Tracer {
   }
 
   startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: unknown[]): ReturnType<F> {
+    // (name, fn), (name, options, fn) or (name, options, context, fn); startSpan reads no options.
     const fn = rest.at(-1) as (span: Span) => ReturnType<F>;
-    const options = rest.length > 1 ? (rest[0] as SpanOptions | undefined) : undefined;
     const parent = rest.length > 2 ? (rest[1] as Context) : contextApi.active();
-    const span = this.startSpan(name, options, parent);
+    const span = this.startSpan(name, undefined, parent);
     return contextApi.with(trace.setSpan(parent, span), fn, undefined, span) as ReturnType<F>;
   }
 }

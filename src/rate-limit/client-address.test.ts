@@ -7,6 +7,7 @@ function trusting(...cidrs: string[]): ClientAddressResolver {
 }
 
 const HOPS = Array.from({ length: 5_000 }, () => '10.0.0.1').join(', ');
+const DISTINCT_HOPS = Array.from({ length: 40 }, (_, i) => `10.0.1.${i + 1}`).join(', ');
 
 describe('ClientAddressResolver (rule LIMIT-rate-keying)', () => {
   it.each<[string, string[], string | undefined, string | string[] | undefined, string]>([
@@ -32,6 +33,8 @@ describe('ClientAddressResolver (rule LIMIT-rate-keying)', () => {
     ['an untrusted v6 peer', ['fd00::/8', '::1'], '2001:db8::1', '198.51.100.1', '2001:db8::1'],
     // The walk is bounded: a header of thousands of trusted hops costs at most 32 steps.
     ['5,000 trusted hops', ['10.0.0.0/8'], '10.1.2.3', `203.0.113.9, ${HOPS}`, '10.0.0.1'],
+    // 40 distinct trusted hops 10.0.1.1 … 10.0.1.40: 32 steps from the right end the walk at 10.0.1.9.
+    ['the walk stops after exactly 32 hops', ['10.0.0.0/8'], '10.1.2.3', DISTINCT_HOPS, '10.0.1.9'],
   ])('%s', (_label, cidrs, peer, forwardedFor, client) => {
     expect(trusting(...cidrs).resolve(peer, forwardedFor)).toBe(client);
   });

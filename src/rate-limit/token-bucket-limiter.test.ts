@@ -63,8 +63,9 @@ describe('TokenBucketLimiter', () => {
   });
 
   it('refuses a non-positive rate or a burst below 1', () => {
-    for (const rate of [0, -1, Number.NaN]) expect(() => new TokenBucketLimiter(rate)).toThrow(RangeError);
-    expect(() => new TokenBucketLimiter(5, 0)).toThrow(RangeError);
+    const refused = new RangeError('rate limiter: rate and burst must be positive');
+    for (const rate of [0, -1, Number.NaN]) expect(() => new TokenBucketLimiter(rate)).toThrow(refused);
+    expect(() => new TokenBucketLimiter(5, 0)).toThrow(refused);
   });
 
   it('pruning keeps memory bounded under a steady stream of new clients', () => {
@@ -104,5 +105,25 @@ describe('TokenBucketLimiter', () => {
     expect(limiter.take('k')).toMatchObject({ allowed: false, resetSeconds: 3, retryAfterSeconds: 1 });
     clock.advance(2_000);
     expect(limiter.take('k')).toMatchObject({ allowed: true, remaining: 3, resetSeconds: 2 });
+  });
+
+  it('[LIMIT-rate-keying] pruning never forgets a client still short of tokens: an emptied bucket keeps refusing', () => {
+    const clock = manualClock();
+    const limiter = new TokenBucketLimiter(10, 10, clock.now);
+    for (let i = 0; i < 10; i++) limiter.take('hot');
+    for (let i = 0; i < 9_999; i++) limiter.take(`client-${i}`); // 10,000 buckets: the next new key prunes
+    clock.advance(1); // 0.01 token back for hot, nobody full again
+    limiter.take('new');
+    expect(limiter.size).toBe(10_001);
+    expect(limiter.take('hot').allowed).toBe(false);
+  });
+
+  it('[LIMIT-rate-keying] pruning drops the buckets that are exactly full again', () => {
+    const clock = manualClock();
+    const limiter = new TokenBucketLimiter(10, 10, clock.now);
+    for (let i = 0; i < 10_000; i++) limiter.take(`client-${i}`); // each 9 tokens left
+    clock.advance(100); // 100 ms at 10/s: exactly 10 again
+    limiter.take('new');
+    expect(limiter.size).toBe(1);
   });
 });
