@@ -64,6 +64,8 @@ describe.skipIf(!configured)('createRealBackends on the real servers (isolation 
   async function started(isolation: RealBackendIsolation): Promise<Backends> {
     if (isolation.schema !== undefined) leftSchemas.push(isolation.schema);
     const backends = await createRealBackends(env, logger, isolation);
+    // Checked before anything connects: an isolated run must never reach the production stream.
+    expect((backends.publisher as NatsEventBus).stream).not.toBe('ORDERS');
     for (const component of backends.components) await component.init?.();
     return backends;
   }
