@@ -133,11 +133,16 @@ export const SETS = {
   },
   // The two files of the rest that only the real backends reach (the rest set's tests run on the fakes, and
   // left there all 118 of their mutants were "no coverage"): the real adapters' composition and the Redis
-  // rate-limit store, through the in-process node:http column on the real backends and the shared
-  // rate-limit tests.
+  // rate-limit store, through the in-process node:http column on the real backends, their own tests and the
+  // shared rate-limit tests.
   'rest-real': {
     mutate: ['src/composition/real-backends.ts', 'src/rate-limit/redis-rate-limit-store.ts'],
-    tests: ['conformance/columns/stdlib-real.test.ts', 'test/rate-limit/*.real.test.ts', 'src/config/*.test.ts'],
+    tests: [
+      'conformance/columns/stdlib-real.test.ts',
+      'src/composition/*.real.test.ts',
+      'test/rate-limit/*.real.test.ts',
+      'src/config/*.test.ts',
+    ],
     realBackends: true,
   },
 } satisfies Readonly<Record<string, MutationSet>>;

@@ -1,5 +1,5 @@
-// Checks of src/composition/real-backends.ts, not of rate limiting alone: it sits in test/rate-limit only so the
-// rest-real mutation set's test glob (test/rate-limit/*.real.test.ts) runs it; it may move to a folder of its own.
+// The real adapters' composition on the shared servers: isolation (schema, key prefix, stream), what each
+// part leaves behind at stop, and the names production gets without isolation.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -7,18 +7,18 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Env } from '../../src/config/env.ts';
-import type { Backends } from '../../src/composition/backends.ts';
-import { createRealBackends, type RealBackendIsolation } from '../../src/composition/real-backends.ts';
-import type { NatsEventBus } from '../../src/adapters/nats/nats-event-bus.ts';
-import { natsConfigFromEnv } from '../../src/adapters/nats/nats-config.ts';
-import { redisConfigFromEnv } from '../../src/adapters/redis/redis-config.ts';
-import { registerServiceMetrics } from '../../src/observability/backend-metrics.ts';
-import { createLogger } from '../../src/observability/logger.ts';
-import { sampleOrder } from '../contracts/order-cache.contract.ts';
-import { until } from '../support/eventually.ts';
-import { LogCapture } from '../support/log-capture.ts';
-import { realBackendsConfigured } from '../support/in-process-app.ts';
+import type { Env } from '../config/env.ts';
+import type { Backends } from './backends.ts';
+import { createRealBackends, type RealBackendIsolation } from './real-backends.ts';
+import type { NatsEventBus } from '../adapters/nats/nats-event-bus.ts';
+import { natsConfigFromEnv } from '../adapters/nats/nats-config.ts';
+import { redisConfigFromEnv } from '../adapters/redis/redis-config.ts';
+import { registerServiceMetrics } from '../observability/backend-metrics.ts';
+import { createLogger } from '../observability/logger.ts';
+import { sampleOrder } from '../../test/contracts/order-cache.contract.ts';
+import { until } from '../../test/support/eventually.ts';
+import { LogCapture } from '../../test/support/log-capture.ts';
+import { realBackendsConfigured } from '../../test/support/in-process-app.ts';
 
 /**
  * createRealBackends on the real servers (POSTGRES_DSN, REDIS_ADDR, NATS_URL): what each isolation option
