@@ -211,6 +211,13 @@ describe('orders-admin on PGlite', () => {
       stderr: 'orders-admin: unexpected ErrConflict\n',
     });
     await connectionsClosed();
+    // users add migrates at init: that conflict is no existing user either.
+    expect(await cli(['users', 'add', `carol-${randomUUID()}`], { ...env, POSTGRES_SCHEMA: 'cli_conflict' }, 'pw\n')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'orders-admin: unexpected ErrConflict\n',
+    });
+    await connectionsClosed();
   });
 
   it('[SVC-credential-store] users add stores a verifiable hash of the stdin password, one trailing newline dropped, no secret printed', async () => {

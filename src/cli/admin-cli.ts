@@ -82,17 +82,21 @@ export async function runAdminCli(argv: readonly string[], io: AdminCliIo): Prom
       return 0;
     }
     const user = { id: randomUUID(), username: command.username, passwordHash };
-    await store.add(user);
-    io.stdout.write(`user ${user.username} added with id ${user.id}\n`);
-    return 0;
-  } catch (error) {
-    if (error instanceof ErrConflict && command.kind === 'add-user') {
+    try {
+      await store.add(user);
+    } catch (error) {
+      // Only the insert's conflict is an existing user (a conflict while migrating at init is not).
+      if (!(error instanceof ErrConflict)) throw error;
       // Re-running a set-up script must not fail on a user it already made; the password is not touched.
       io.stdout.write(
         `user ${command.username} already exists; left unchanged (to replace its password: orders-admin users set-password ${command.username})\n`,
       );
       return 0;
-    } else if (error instanceof ConfigError || error instanceof ErrUnavailable) {
+    }
+    io.stdout.write(`user ${user.username} added with id ${user.id}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof ErrUnavailable) {
       io.stderr.write(`orders-admin: ${error.message}\n`);
     } else {
       // Our own errors are secret-free; an unknown one is reported by type only.
