@@ -1,9 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { connect, constants as h2, type ClientHttp2Session } from 'node:http2';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { constants as zlibConstants, gzipSync } from 'node:zlib';
@@ -19,6 +16,7 @@ import { createOnePortServer } from '../../src/transports/grpc/one-port-server.t
 import { startInProcess } from '../../test/support/in-process-app.ts';
 import { listenLocal } from '../../test/support/ports.ts';
 import { createUnaryServer } from '../../src/transports/grpc/unary-server/unary-server.ts';
+import { selfSignedCert } from '../../test/support/self-signed-cert.ts';
 
 /**
  * Each attack on the one-port listener, driven against orders-grpc, then a normal
@@ -313,31 +311,7 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
     ['ONEPORT-tls', 'ONEPORT-dispatch'],
     { transports: GRPC_ONLY },
     async (p) => {
-      const dir = mkdtempSync(join(tmpdir(), 'orders-tls-'));
-      const [certFile, keyFile] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'ec',
-          '-pkeyopt',
-          'ec_paramgen_curve:prime256v1',
-          '-nodes',
-          '-keyout',
-          keyFile,
-          '-out',
-          certFile,
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-          '-addext',
-          'subjectAltName=IP:127.0.0.1',
-        ],
-        { stdio: 'ignore' },
-      );
+      const { dir, certFile, keyFile } = selfSignedCert();
       const app = await startInProcess({ transport: p.transport!.factory, env: { TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile } });
       const ca = readFileSync(certFile);
       const session = connect(`https://127.0.0.1:${app.port}`, { ca });

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { connect as netConnect, type Socket } from 'node:net';
@@ -25,6 +24,7 @@ import { createUnaryServer, type ServerStreamMethod, type UnaryMethod } from '..
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
 import { settlesBefore, until } from '../support/eventually.ts';
 import { listenLocal } from '../support/ports.ts';
+import { selfSignedCert } from '../support/self-signed-cert.ts';
 
 const HEALTH_PROTO = join(import.meta.dirname, '..', '..', 'proto', 'grpc', 'health', 'v1', 'health.proto');
 type Reply = { status: string };
@@ -576,31 +576,7 @@ describe('the one-port stop drops a silent sniffed connection (rules LIFE-4-shut
  */
 describe('the one-port server behind TLS (rule ONEPORT-tls)', () => {
   it('ALPN h2 carries gRPC and REST, ALPN http/1.1 reaches REST; the stop cuts what is left after the grace', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'orders-tls-'));
-    const [certFile, keyFile] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
-    const subject = ['-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'];
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-        '-days',
-        '1',
-        ...subject,
-      ],
-      {
-        stdio: 'ignore',
-      },
-    );
+    const { dir, certFile, keyFile } = selfSignedCert();
     const ca = readFileSync(certFile);
     let held = 0;
     const local = createOnePortServer({
