@@ -110,6 +110,19 @@ describe('calls the unary server serves', () => {
     ]);
   });
 
+  it.each(['1Sx', '5mjunk'])(
+    'GRPC-timeout-clamp: grpc-timeout %o (a valid timeout, then more) is refused INVALID_ARGUMENT `malformed grpc-timeout`',
+    async (timeout) => {
+      observed.length = 0;
+      const reply = await call(
+        { ':method': 'POST', ':path': '/t.T/Unary', 'content-type': 'application/grpc', 'grpc-timeout': timeout },
+        emptyMessage,
+      );
+      expect([reply[':status'], reply['grpc-status'], reply['grpc-message']]).toEqual([200, '3', 'malformed grpc-timeout']);
+      expect(observed).toEqual([['/t.T/Unary', 'unary', 3]]);
+    },
+  );
+
   it('a server stream that ends OK before any message is answered trailers-only: grpc-status 0 and no message text', async () => {
     const reply = await post('/t.T/Quiet', 'application/grpc');
     expect([reply[':status'], reply['grpc-status'], reply['grpc-message'] ?? '']).toEqual([200, '0', '']);
