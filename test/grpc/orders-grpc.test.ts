@@ -45,7 +45,7 @@ describe('grpc-timeout (rule GRPC-timeout-clamp)', () => {
     ['99999999H', 2 ** 31 - 1],
     ['99999999S', 2 ** 31 - 1],
   ])('%s → %i ms', (value, ms) => expect(parseGrpcTimeout(value)).toBe(ms));
-  it.each(['', '1', 'S', '123456789S', '1s', '-1S', '1.5S', ' 1S'])('%o is malformed', (value) =>
+  it.each(['', '1', 'S', '123456789S', '1s', '-1S', '1.5S', ' 1S', '1Sx', '5mjunk', '1S '])('%o is malformed', (value) =>
     expect(parseGrpcTimeout(value)).toBeNaN(),
   );
   it('absent: no deadline', () => expect(parseGrpcTimeout(undefined)).toBeUndefined());

@@ -9,10 +9,15 @@ import {
   type OutgoingHttpHeaders,
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { create } from '@bufbuild/protobuf';
 import { EmptySchema } from '@bufbuild/protobuf/wkt';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { settlesBefore } from '../../../../test/support/eventually.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { settlesBefore, until } from '../../../../test/support/eventually.ts';
+import { LogCapture } from '../../../../test/support/log-capture.ts';
+import { createLogger } from '../../../observability/logger.ts';
+import { startServerSpan } from '../../../observability/request-trace.ts';
+import { UnexportedTracer } from '../../../observability/unexported-tracer.ts';
 import { createUnaryServer, type ServerStreamMethod, type UnaryMethod } from './unary-server.ts';
 import { Status } from './wire.ts';
 
@@ -25,6 +30,10 @@ import { Status } from './wire.ts';
 let server: Http2Server;
 let origin: string;
 const observed: Array<[string, string | undefined, number | undefined]> = [];
+const capture = new LogCapture();
+const logger = createLogger('info', capture);
+/** The line `/t.T/Traced` logs on the next turn of the loop, after its answer. */
+let afterAnswer: Promise<void> | undefined;
 
 beforeAll(async () => {
   const handler = createUnaryServer<undefined>({
@@ -32,6 +41,19 @@ beforeAll(async () => {
       ['/t.T/Unary', { input: EmptySchema, output: EmptySchema, handle: () => Promise.resolve(create(EmptySchema)) }],
       // A server stream that ends without a message.
       ['/t.T/Quiet', { kind: 'server-stream', input: EmptySchema, output: EmptySchema, handle: () => Promise.resolve() }],
+      [
+        '/t.T/Traced',
+        {
+          input: EmptySchema,
+          output: EmptySchema,
+          handle: () => {
+            startServerSpan(new UnexportedTracer(), 'probe', {}, {});
+            // A timer the call starts runs in its async context, after its answer.
+            afterAnswer = new Promise((resolve) => setImmediate(() => resolve(logger.info({}, 'after the answer'))));
+            return Promise.resolve(create(EmptySchema));
+          },
+        },
+      ],
     ]),
     authenticate: () => undefined,
     toStatus: () => ({ code: 13, message: 'internal server error' }),
@@ -109,6 +131,19 @@ describe('calls the unary server serves', () => {
       ['/t.T/Quiet', 'server_stream', 0],
     ]);
   });
+
+  it.each(['1Sx', '5mjunk'])(
+    'GRPC-timeout-clamp: grpc-timeout %o (a valid timeout, then more) is refused INVALID_ARGUMENT `malformed grpc-timeout`',
+    async (timeout) => {
+      observed.length = 0;
+      const reply = await call(
+        { ':method': 'POST', ':path': '/t.T/Unary', 'content-type': 'application/grpc', 'grpc-timeout': timeout },
+        emptyMessage,
+      );
+      expect([reply[':status'], reply['grpc-status'], reply['grpc-message']]).toEqual([200, '3', 'malformed grpc-timeout']);
+      expect(observed).toEqual([['/t.T/Unary', 'unary', 3]]);
+    },
+  );
 
   it('a server stream that ends OK before any message is answered trailers-only: grpc-status 0 and no message text', async () => {
     const reply = await post('/t.T/Quiet', 'application/grpc');
@@ -256,5 +291,125 @@ describe('the trailers-only answer', () => {
       Array(3).fill([[['application/grpc+proto', '8', 'request message larger than 1048576 bytes']], h2.NGHTTP2_NO_ERROR, false]),
     );
     expect(ends[3]!.responses.map((h) => h[':status'])).toEqual([200]);
+  });
+});
+
+describe('the ends of a call', () => {
+  afterEach(() => vi.useRealTimers());
+  const emptyMessage = Buffer.from([0, 0, 0, 0, 0]);
+  const grpc = { ':method': 'POST', 'content-type': 'application/grpc' };
+
+  it('GRPC-timeout-clamp: a call answered before its grpc-timeout leaves no deadline timer behind once its stream closed', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const reply = await call({ ...grpc, ':path': '/t.T/Unary', 'grpc-timeout': '1H' }, emptyMessage);
+    expect(reply['grpc-status']).toBe('0');
+    // The server's stream closes on its own turn after the client's: the hour-long timer is gone with it.
+    await until(() => vi.getTimerCount() === 0, 'the deadline timer cleared', 1000);
+  });
+
+  it('TRACE-log-ids: a line logged by a timer the call started, after its answer, carries no trace ids (the call’s scope closed)', async () => {
+    capture.lines.length = 0;
+    expect((await call({ ...grpc, ':path': '/t.T/Traced' }, emptyMessage))['grpc-status']).toBe('0');
+    await afterAnswer;
+    expect(capture.lines).toEqual([expect.objectContaining({ msg: 'after the answer' })]);
+    expect(capture.lines[0]).not.toHaveProperty('trace_id');
+  });
+
+  it('GRPC-cancel: a call reset by its client in the middle of its message is observed CANCELLED, not as a malformed message', async () => {
+    observed.length = 0;
+    const session = connect(origin);
+    session.on('error', () => undefined);
+    try {
+      const stream = session.request({ ...grpc, ':path': '/t.T/Unary' });
+      stream.on('error', () => undefined);
+      const prefix = Buffer.from([0, 0, 0, 0, 10]);
+      stream.write(Buffer.concat([prefix, Buffer.from('12345')]));
+      await until(() => observed.length === 1, 'the call started', 1000);
+      // RST_STREAM without END_STREAM first (close() would end the request, a cut message, before its reset).
+      stream.destroy();
+      await until(() => observed[0]![2] !== undefined, 'the call observed ended', 1000);
+    } finally {
+      session.destroy();
+    }
+    expect(observed).toEqual([['/t.T/Unary', 'unary', Status.CANCELLED]]);
+  });
+
+  it('GRPC-timeout-clamp: a call past its deadline while its message arrives is answered DEADLINE_EXCEEDED and its handler never runs', async () => {
+    // A stream of the test's own (the unary server reads only these members), so the message's end comes after the deadline.
+    let handled = 0;
+    const handler = createUnaryServer<undefined>({
+      methods: new Map([
+        ['/t.T/M', { input: EmptySchema, output: EmptySchema, handle: () => ((handled += 1), Promise.resolve(create(EmptySchema))) }],
+      ]),
+      authenticate: () => undefined,
+      toStatus: () => ({ code: Status.INTERNAL, message: 'internal server error' }),
+    });
+    const responded: OutgoingHttpHeaders[] = [];
+    let onRespond: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => (onRespond = resolve));
+    const stream = Object.assign(new PassThrough(), {
+      // The client has sent END_STREAM; its last bytes are still on their way to the reader.
+      state: { remoteClose: true },
+      headersSent: false,
+      respond(headers: OutgoingHttpHeaders) {
+        responded.push(headers);
+        onRespond();
+      },
+      close: () => undefined,
+    });
+    const headers = { ...grpc, ':path': '/t.T/M', 'grpc-timeout': '1m' };
+    handler({ headers, stream, socket: { remoteAddress: '127.0.0.1' } } as never, {} as never);
+    stream.write(emptyMessage);
+    await answered;
+    const ended = once(stream, 'end');
+    stream.end();
+    await ended;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(responded.map((h) => [h['grpc-status'], h['grpc-message']])).toEqual([['4', 'deadline exceeded']]);
+    expect(handled).toBe(0);
+  });
+
+  it('GRPC-cancel: a stream closed by a reset (before its `close` event) while the reply is on its way takes no answer, and the call is observed CANCELLED', async () => {
+    const ends: number[] = [];
+    const written: string[] = [];
+    const responded: OutgoingHttpHeaders[] = [];
+    // Unanswered, a real stream stays open after the request's end: no 'close' of its own.
+    const stream = Object.assign(new PassThrough({ autoDestroy: false }), {
+      state: { remoteClose: true },
+      headersSent: false,
+      respond: (headers: OutgoingHttpHeaders) => responded.push(headers),
+      close: () => undefined,
+    });
+    const handler = createUnaryServer<undefined>({
+      methods: new Map([
+        [
+          '/t.T/M',
+          {
+            input: EmptySchema,
+            output: EmptySchema,
+            handle: () => {
+              // What Node's stream is after a client's RST_STREAM, until its request's end is read and it emits 'close': closed, not destroyed.
+              Object.defineProperty(stream, 'closed', { value: true });
+              return Promise.resolve(create(EmptySchema));
+            },
+          },
+        ],
+      ]),
+      authenticate: () => undefined,
+      toStatus: () => ({ code: Status.INTERNAL, message: 'internal server error' }),
+      observe: () => ({ end: (code) => ends.push(code) }),
+    });
+    const res = {
+      headersSent: false,
+      writeHead: () => written.push('headers'),
+      addTrailers: () => written.push('trailers'),
+      end: () => written.push('end'),
+      write: () => written.push('message'),
+    };
+    handler({ headers: { ...grpc, ':path': '/t.T/M' }, stream, socket: { remoteAddress: '127.0.0.1' } } as never, res as never);
+    stream.end(emptyMessage);
+    await until(() => ends.length > 0, 'the call observed ended', 1000);
+    expect(ends).toEqual([Status.CANCELLED]);
+    expect([written, responded]).toEqual([[], []]);
   });
 });
