@@ -2,14 +2,26 @@ import type * as NodeFs from 'node:fs';
 import { writeSync } from 'node:fs';
 import type { EventEmitter } from 'node:events';
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { until } from '../../test/support/eventually.ts';
-import { processStdout } from '../composition/process-stdout.ts';
-import { batchedDestination, batchedStdout, type BatchInner } from './batched-stdout.ts';
+import type * as ProcessStdout from '../composition/process-stdout.ts';
+import type * as Batched from './batched-stdout.ts';
+import type { BatchInner } from './batched-stdout.ts';
 
 // The exit handler writes with fs.writeSync on the destination's descriptor: recorded here instead, so
 // no test writes to a real descriptor (the worker's stdout included).
 vi.mock('node:fs', async (original) => ({ ...(await original<typeof NodeFs>()), writeSync: vi.fn() }));
+
+// The fast project shares modules between the files of a worker (isolate: false): another file may have
+// loaded these already, bound to the real writeSync. Fresh copies import the mock above.
+let batchedDestination: typeof Batched.batchedDestination;
+let batchedStdout: typeof Batched.batchedStdout;
+let processStdout: typeof ProcessStdout.processStdout;
+beforeAll(async () => {
+  vi.resetModules();
+  ({ batchedDestination, batchedStdout } = await import('./batched-stdout.ts'));
+  ({ processStdout } = await import('../composition/process-stdout.ts'));
+});
 
 type Event = ['flushSync'] | ['write', string] | ['writeSync', number, string];
 
