@@ -6,7 +6,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Env } from '../config/env.ts';
 import type { Backends } from './backends.ts';
 import { createRealBackends, type RealBackendIsolation } from './real-backends.ts';
@@ -18,6 +18,7 @@ import { createLogger } from '../observability/logger.ts';
 import { sampleOrder } from '../../test/contracts/order-cache.contract.ts';
 import { until } from '../../test/support/eventually.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
+import { redisConnectionsOpenedBy } from '../../test/support/redis-connections.ts';
 import { realBackendsConfigured } from '../../test/support/in-process-app.ts';
 
 /**
@@ -141,21 +142,9 @@ describe.skipIf(!configured)('createRealBackends on the real servers (isolation 
     leftStreams.push(`ORDERS_${suffix}`);
     const backends = await started({ schema, uniqueSuffix: suffix, dropSchemaOnStop: true });
     await backends.cache.set(sampleOrder());
-    // The Redis connections opened from here on (the key cleaner's), by their server-side ids.
-    const opened: Promise<number>[] = [];
-    const original = Redis.prototype.connect;
-    const connect = vi.spyOn(Redis.prototype, 'connect').mockImplementation(function (this: Redis) {
-      const done = original.call(this);
-      opened.push(done.then(async () => Number(await this.client('ID'))));
-      return done;
-    });
-    try {
-      await stopped(backends);
-    } finally {
-      connect.mockRestore();
-    }
+    // The Redis connections the stop opens (the key cleaner's), by their server-side ids.
+    const ids = await redisConnectionsOpenedBy(() => stopped(backends));
     expect(await schemaExists(schema)).toBe(false);
-    const ids = await Promise.all(opened);
     expect(ids).toHaveLength(1);
     await until(
       async () => (await redis.call('CLIENT', 'LIST', 'ID', String(ids[0]))) === '',

@@ -9,6 +9,7 @@ import { TokenBucketLimiter } from '../../src/rate-limit/token-bucket-limiter.ts
 import { until } from '../support/eventually.ts';
 import { LogCapture } from '../support/log-capture.ts';
 import { realBackendsConfigured } from '../support/in-process-app.ts';
+import { redisConnectionsOpenedBy } from '../support/redis-connections.ts';
 
 /**
  * Rule LIMIT-rate-store on the real Redis (REDIS_ADDR), prefix-isolated: the shared budget is the
@@ -58,23 +59,6 @@ describe.skipIf(!configured)('shared rate limit on the real Redis (RATE_LIMIT_ST
       if (leftKeys.length > 0) await redis.del(...leftKeys);
       redis.disconnect();
     });
-
-    /** Server-side ids of the Redis connections `work` opens, to see them released. */
-    async function connectionsOpenedBy(work: () => Promise<void>): Promise<number[]> {
-      const opened: Promise<number>[] = [];
-      const original = Redis.prototype.connect;
-      const spy = vi.spyOn(Redis.prototype, 'connect').mockImplementation(function (this: Redis) {
-        const done = original.call(this);
-        opened.push(done.then(async () => Number(await this.client('ID'))));
-        return done;
-      });
-      try {
-        await work();
-      } finally {
-        spy.mockRestore();
-      }
-      return Promise.all(opened);
-    }
 
     const open = async (id: number): Promise<boolean> => (await redis.call('CLIENT', 'LIST', 'ID', String(id))) !== '';
 
@@ -127,7 +111,7 @@ describe.skipIf(!configured)('shared rate limit on the real Redis (RATE_LIMIT_ST
       );
       await expect(store.take('client')).rejects.toThrow(new Error('rate limit store: not initialised'));
       await expect(store.stop()).resolves.toBeUndefined();
-      const [id] = await connectionsOpenedBy(() => store.init());
+      const [id] = await redisConnectionsOpenedBy(() => store.init());
       expect(id).toBeDefined();
       expect(await open(id!)).toBe(true);
       await expect(store.init()).rejects.toThrow(new Error('rate limit store: init called twice'));
