@@ -95,3 +95,48 @@ function parse(bytes: Buffer, closed: boolean): Reply | undefined {
   if (!complete && !closed) return undefined;
   return restReply(status, headers, (complete ? body.subarray(0, length) : body).toString('utf8'), '1.1');
 }
+
+/** What a client that kept sending after the server's closing answer saw (rule HTTP-close-linger). */
+export interface KeptSending {
+  /** The answer read before the server's FIN. */
+  readonly reply: Reply;
+  /** Errors on the connection after the answer (a reset shows as EPIPE or ECONNRESET). */
+  readonly errors: readonly string[];
+}
+
+/**
+ * Writes `head` (a request declaring a body the server refuses unread) and its first KiB, reads the
+ * answer up to the server's FIN, then goes on sending `moreBytes` of the body, as a client whose upload
+ * was already under way does, and closes its side.
+ */
+export function keepSendingAfterAnswer(baseUrl: string, head: string, moreBytes: number, timeoutMs = 10_000): Promise<KeptSending> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: url.hostname, port: Number(url.port), allowHalfOpen: true });
+    const timer = setTimeout(() => socket.destroy(new Error(`no close within ${timeoutMs} ms`)), timeoutMs);
+    let received = Buffer.alloc(0);
+    let answered = false;
+    const errors: string[] = [];
+    socket.on('connect', () => socket.write(Buffer.concat([Buffer.from(head, 'latin1'), Buffer.alloc(1024, 0x20)])));
+    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      if (!answered) reject(error);
+      else errors.push(error.code ?? error.message);
+    });
+    socket.on('end', () => {
+      answered = true;
+      void (async () => {
+        for (let sent = 0; sent < moreBytes && !socket.destroyed; sent += 64 * 1024) {
+          await new Promise<void>((written) => socket.write(Buffer.alloc(64 * 1024, 0x20), () => written()));
+        }
+        if (!socket.destroyed) socket.end();
+      })();
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const reply = parse(received, true);
+      if (!answered || reply === undefined) return reject(new Error(`no answer before the close (${received.length} bytes)`));
+      resolve({ reply, errors });
+    });
+  });
+}

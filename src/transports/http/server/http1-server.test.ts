@@ -1,9 +1,11 @@
-import { ServerResponse, type IncomingMessage } from 'node:http';
-import { connect } from 'node:net';
+import { createServer, ServerResponse, type IncomingMessage } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Duplex } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { listenLocal } from '../../../../test/support/ports.ts';
 import { createHttp1Server } from './http1-server.ts';
+import { lingerBeforeClose } from './lingering-close.ts';
 
 const closers: (() => void)[] = [];
 afterEach(() => {
@@ -146,3 +148,62 @@ describe('createHttp1Server settings', () => {
     expect(await raw(port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).toMatch(/\r\n\r\nchosen$/);
   });
 });
+
+/** A handler that answers 413 and closes before reading a byte of the body, as readBody does on a declared length past the limit. */
+const refuseUnread = (_req: IncomingMessage, res: ServerResponse): void => {
+  const body = '{"error":"request body too large"}';
+  res.writeHead(413, { 'content-type': 'application/json', 'content-length': body.length, connection: 'close' });
+  res.end(body);
+};
+
+/** A client that declares a 4 MiB body, sends its first KiB, and reports the answer once the server's FIN (not a reset) arrives. */
+function oversizedUpload(port: number): Promise<{ socket: Socket; answer: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, allowHalfOpen: true }, () => {
+      socket.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${4 * 1024 * 1024}\r\n\r\n`);
+      socket.write('x'.repeat(1024));
+    });
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.once('end', () => resolve({ socket, answer: Buffer.concat(chunks).toString('latin1') }));
+    socket.once('error', reject);
+  });
+}
+
+describe('a closing answer is not lost to a client still sending (RFC 9112 §9.6)', () => {
+  it('[HTTP-close-linger, LIMIT-body-size] after a 413 and its FIN the server still reads what the client sends, and closes once the client does', async () => {
+    const http = createHttp1Server(refuseUnread);
+    const port = await listenLocal(http);
+    closers.push(() => http.close());
+    const { socket, answer } = await oversizedUpload(port);
+    expect(answer).toMatch(/^HTTP\/1\.1 413 Payload Too Large\r\n[\s\S]*\r\n\r\n\{"error":"request body too large"\}$/);
+    // Had the server closed outright, these bytes would meet a closed socket: a reset, seen here as an error.
+    const errors: string[] = [];
+    socket.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    for (let sent = 0; sent < 8 && !socket.destroyed; sent += 1) {
+      await new Promise<void>((resolve) => socket.write(Buffer.alloc(256 * 1024), () => resolve()));
+    }
+    await sleep(50);
+    socket.end();
+    await closed;
+    expect(errors).toStrictEqual([]);
+    await vi.waitFor(async () => expect(await connections(http)).toBe(0), { timeout: 1_000, interval: 10 });
+  });
+
+  it('[HTTP-close-linger] a client that never closes its side loses the connection after the linger bound', async () => {
+    const http = createServer(refuseUnread);
+    lingerBeforeClose(http, 50);
+    const port = await listenLocal(http);
+    closers.push(() => http.close());
+    const { socket } = await oversizedUpload(port);
+    closers.push(() => socket.destroy());
+    // Still held right after the FIN (Node alone would have destroyed it), gone once the bound passes.
+    expect(await connections(http)).toBe(1);
+    await vi.waitFor(async () => expect(await connections(http)).toBe(0), { timeout: 1_000, interval: 10 });
+  });
+});
+
+function connections(server: { getConnections(callback: (error: Error | null, count: number) => void): void }): Promise<number> {
+  return new Promise((resolve, reject) => server.getConnections((error, count) => (error === null ? resolve(count) : reject(error))));
+}

@@ -8,6 +8,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { lingerBeforeClose } from './lingering-close.ts';
 import { oneRequestAtATime } from './pipeline-gate.ts';
 import { HTTP1_SERVER_TIMEOUTS, TIMEOUT_CHECK_INTERVAL_MS, type ServerTimeouts } from './server-timeouts.ts';
 
@@ -100,9 +101,11 @@ function answerOnSocket(socket: Duplex, answer: ParserAnswer, extraHeaders = '')
 /**
  * Installs the shared answers on a node:http server built elsewhere (the one-port front builds its
  * own): parser errors and timeouts (clientError), a refused Expect (checkExpectation) and CONNECT, all
- * as `{"error": "..."}` with Content-Type application/json. Call before the server starts listening.
+ * as `{"error": "..."}` with Content-Type application/json, and the staged close of a `Connection:
+ * close` answer (lingering-close.ts). Call before the server starts listening.
  */
 export function hardenHttp1Server(server: Server): Server {
+  lingerBeforeClose(server);
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // A peer that reset or went away mid-request is owed nothing.
     if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return void socket.destroy();
