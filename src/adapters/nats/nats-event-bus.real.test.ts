@@ -325,6 +325,164 @@ describe.skipIf(!NATS_URL)('NatsEventBus on the shared NATS_URL', () => {
         await bus.stop();
       }
     });
+
+    /**
+     * The bus's own pull requests, seen on a subscription of ours: the first one's reply subject is the inbox
+     * its consumer's deliveries go to. A pull request of ours with that reply subject is delivered there too,
+     * as a second pull still open on the server after a reconnect's fresh one would be. The client's own pulls
+     * never have more than 64 messages waiting (a refill is sent only when the iterator reaches it), so this is
+     * how more than a batch arrives at once, and how the server's refusal of a pull reaches the bus.
+     */
+    async function watchPulls(settings: ReturnType<typeof names>) {
+      const nextSubject = `$JS.API.CONSUMER.MSG.NEXT.${settings.stream}.${settings.durable}`;
+      const pulls = raw.subscribe(nextSubject, { max: 1 });
+      await raw.flush();
+      const inbox = (async () => {
+        for await (const pull of pulls) return pull.reply!;
+        throw new Error('no pull request seen');
+      })();
+      return {
+        inbox,
+        /** A pull request of ours, answered to the bus's inbox. */
+        pull: async (body: string) => raw.publish(nextSubject, body, { reply: await inbox }),
+      };
+    }
+
+    /** A handler whose nth call (from 1) waits until `release(n)`. */
+    function heldHandler(held: readonly number[]) {
+      const batches: Array<readonly OrderPlacedEnvelope[]> = [];
+      const gates = new Map(held.map((n) => [n, Promise.withResolvers<void>()]));
+      const handler = async (batch: readonly OrderPlacedEnvelope[]): Promise<void> => {
+        batches.push(batch);
+        await gates.get(batches.length)?.promise;
+      };
+      return { batches, handler, release: (n: number) => gates.get(n)!.resolve() };
+    }
+
+    const ackPendingOf = async (settings: ReturnType<typeof names>) =>
+      (await jsm.consumers.info(settings.stream, settings.durable)).num_ack_pending;
+    /** Delivered by the server; a moment more for the bus's connection, in this process, to read them. */
+    const deliveredToBus = async (settings: ReturnType<typeof names>, count: number) => {
+      await until(async () => (await ackPendingOf(settings)) === count, `${count} deliveries`);
+      await sleep(200);
+    };
+
+    it('[EVT-7-delivery] more than 64 already arrived (a second pull open for the same inbox): still handed over at most 64 at a time', async () => {
+      const settings = names();
+      // ack_wait far beyond the test: nothing comes back while a batch is held.
+      const bus = new NatsEventBus(config, pino({ enabled: false }), { ...settings, ackWaitMs: 60_000, deleteStreamOnStop: true });
+      await bus.init();
+      const controller = new AbortController();
+      let done: Promise<void> | undefined;
+      try {
+        const pulls = await watchPulls(settings);
+        const { batches, handler, release } = heldHandler([1]);
+        const envelopes = [sampleEnvelope()];
+        await bus.publishOrderPlaced(envelopes[0]!);
+        done = bus.consumeOrderPlaced(handler, controller.signal);
+        await until(() => batches.length === 1, 'the first batch');
+        // The bus's pull has 63 left; a second one of 64 makes 127 arrive while the first batch is held.
+        await pulls.pull(JSON.stringify({ batch: 64, expires: nanos(30_000) }));
+        const more = Array.from({ length: 127 }, () => sampleEnvelope());
+        await Promise.all(more.map((e) => bus.publishOrderPlaced(e)));
+        envelopes.push(...more);
+        await deliveredToBus(settings, 128);
+        release(1);
+        await until(() => batches.flat().length >= envelopes.length, 'every event');
+        const sizes = batches.map((batch) => batch.length);
+        expect(sizes[0]).toBe(1);
+        // 127 were there: a full batch, not one more.
+        expect(sizes[1], `batches of ${sizes.join(', ')}`).toBe(64);
+        expect(Math.max(...sizes)).toBeLessThanOrEqual(64);
+        expect(new Set(batches.flat().map((e) => e.id))).toEqual(new Set(envelopes.map((e) => e.id)));
+        expect(batches.flat()).toHaveLength(envelopes.length);
+      } finally {
+        controller.abort();
+        await done;
+        await bus.stop();
+      }
+    });
+
+    it('a pull the server refuses (400) while a full batch is handled: the failure is taken up after the batch, not left unhandled, and the consumer resumes', async () => {
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      const { capture, logger } = logged();
+      const settings = names();
+      const bus = new NatsEventBus(config, logger, { ...settings, ackWaitMs: 60_000, deleteStreamOnStop: true });
+      await bus.init();
+      const controller = new AbortController();
+      let done: Promise<void> | undefined;
+      try {
+        const pulls = await watchPulls(settings);
+        const { batches, handler, release } = heldHandler([1, 2]);
+        const envelopes = [sampleEnvelope()];
+        await bus.publishOrderPlaced(envelopes[0]!);
+        done = bus.consumeOrderPlaced(handler, controller.signal);
+        await until(() => batches.length === 1, 'the first batch');
+        // 63 left on the bus's pull and one on ours: exactly a full batch arrives while the first is held.
+        await pulls.pull(JSON.stringify({ batch: 1, expires: nanos(30_000) }));
+        const more = Array.from({ length: 64 }, () => sampleEnvelope());
+        await Promise.all(more.map((e) => bus.publishOrderPlaced(e)));
+        envelopes.push(...more);
+        await deliveredToBus(settings, 65);
+        release(1);
+        await until(() => batches.length === 2, 'the second batch');
+        // Full: the next message was asked for before the batch went to the handler, and nothing else awaits it.
+        expect(batches[1]).toHaveLength(64);
+        // A malformed pull request to the bus's inbox: the server answers it 400, which ends the bus's messages
+        // with that error, the next message it had asked for rejected while the handler still runs.
+        const answers = raw.subscribe(await pulls.inbox);
+        const refused = (async () => {
+          for await (const answer of answers) if (answer.headers?.code === 400) return answer.headers.description;
+          return undefined;
+        })();
+        await pulls.pull('{not json');
+        expect(await refused).toMatch(/^Bad Request/);
+        answers.unsubscribe();
+        await sleep(200); // the same answer reaches the bus's connection
+        release(2);
+        await until(() => capture.find('events: consumer interrupted; resuming').length > 0, 'the resume');
+        expect(capture.find('events: consumer interrupted; resuming').map((line) => line.error)).toEqual([
+          expect.stringMatching(/^bad request/i),
+        ]);
+        expect(unhandled).toEqual([]);
+        expect(batches.flat().map((e) => e.id)).toEqual(envelopes.map((e) => e.id));
+        await until(async () => (await ackPendingOf(settings)) === 0, 'every delivery acknowledged');
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+        controller.abort();
+        await done;
+        await bus.stop();
+      }
+    });
+
+    it('[EVT-7-delivery] aborted while a batch is held: what had already arrived is handed over (the end is seen inside the next batch) before the consumer returns', async () => {
+      const settings = names();
+      const bus = new NatsEventBus(config, pino({ enabled: false }), { ...settings, ackWaitMs: 60_000, deleteStreamOnStop: true });
+      await bus.init();
+      const controller = new AbortController();
+      try {
+        const { batches, handler, release } = heldHandler([1]);
+        const envelopes = [sampleEnvelope()];
+        await bus.publishOrderPlaced(envelopes[0]!);
+        const done = bus.consumeOrderPlaced(handler, controller.signal);
+        await until(() => batches.length === 1, 'the first batch');
+        const more = Array.from({ length: 10 }, () => sampleEnvelope());
+        for (const envelope of more) await bus.publishOrderPlaced(envelope);
+        envelopes.push(...more);
+        await deliveredToBus(settings, 11);
+        // The abort closes the bus's messages: their end is queued behind the ten that arrived.
+        controller.abort();
+        release(1);
+        await done;
+        expect(batches.map((batch) => batch.map((e) => e.id))).toEqual([[envelopes[0]!.id], more.map((e) => e.id)]);
+        await until(async () => (await ackPendingOf(settings)) === 0, 'every delivery acknowledged');
+      } finally {
+        controller.abort();
+        await bus.stop();
+      }
+    });
   });
 });
 
