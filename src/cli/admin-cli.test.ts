@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Env } from '../config/env.ts';
 import { verifyPassword } from '../service/password-hasher.ts';
 import { loadMigrations } from '../adapters/postgres/migrations.ts';
@@ -180,6 +181,10 @@ describe('orders-admin on PGlite', () => {
     env = { POSTGRES_DSN: `postgres://postgres:pglite-pw@${server.getServerConn()}/postgres`, POSTGRES_SCHEMA: 'cli_test' };
   }, 60_000);
 
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
   afterAll(async () => {
     await server?.stop();
     await pglite?.close();
@@ -192,6 +197,36 @@ describe('orders-admin on PGlite', () => {
     expect(await cli(['migrate'], env)).toEqual({ code: 0, stdout, stderr: '' });
     await connectionsClosed();
     expect(await cli(['migrate'], env)).toEqual({ code: 0, stdout: 'no pending migrations\n', stderr: '' });
+    await connectionsClosed();
+  });
+
+  it("[LOG-json] a connection lost while idle is logged to stderr as a JSON error line without the password; stdout and the exit code stay the command's", async () => {
+    await cli(['migrate'], env);
+    await connectionsClosed();
+    // pg's pool reports an idle connection the server dropped as an 'error' event on the pool: here one
+    // comes just as the run stops its pools (the connection migrate used is idle in the pool then).
+    const end = pg.Pool.prototype.end as (this: pg.Pool) => Promise<void>;
+    vi.spyOn(pg.Pool.prototype, 'end').mockImplementationOnce(function (this: pg.Pool) {
+      // pg-pool passes the client too; the listener reads only the error.
+      this.emit('error', new Error('terminating connection: postgres:pglite-pw went away'), {} as pg.PoolClient);
+      return end.call(this);
+    } as pg.Pool['end']);
+    const result = await cli(['migrate'], env);
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 0, stdout: 'no pending migrations\n' });
+    expect(result.stderr.endsWith('\n')).toBe(true);
+    expect(
+      result.stderr
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown),
+    ).toEqual([
+      {
+        time: expect.any(String),
+        level: 'error',
+        msg: 'database: idle connection lost',
+        error: 'terminating connection: postgres:*** went away',
+      },
+    ]);
     await connectionsClosed();
   });
 

@@ -22,6 +22,9 @@ describe('parseDuration (JWT_EXPIRY format)', () => {
     ['500ms', 500],
     ['1h30m15s', 5_415_000],
     ['1.5h', 5_400_000],
+    // A fraction of more than one digit, alone and after another unit.
+    ['1.25s', 1_250],
+    ['1m0.125s', 60_125],
   ])('%s is %i ms', (text, ms) => {
     expect(parseDuration(text)).toBe(ms);
   });

@@ -64,6 +64,11 @@ describe('loadServiceConfig (spec 8.1)', () => {
     },
   );
 
+  it('[LOG-level] LOG_LEVEL reaches the configuration: debug, warn and error select that level, anything else is info', () => {
+    for (const level of ['debug', 'warn', 'error', 'info'] as const) expect(load({ LOG_LEVEL: level }).logLevel).toBe(level);
+    for (const other of ['DEBUG', 'verbose', ' warn']) expect(load({ LOG_LEVEL: other }).logLevel).toBe('info');
+  });
+
   // Missing or empty (it has deliberately no default): the tagged CONFIG-required case in config-rules.test.ts.
   describe('JWT_SECRET', () => {
     it('shorter than 32 bytes fails naming JWT_SECRET without echoing it', () => {
@@ -143,6 +148,10 @@ describe('loadServiceConfig (spec 8.1)', () => {
         { address: '2001:db8::', prefix: 32, family: 'ipv6' },
       ]);
       expect(load({ TRUST_PROXY: '0.0.0.0/0' }).trustProxy).toEqual([{ address: '0.0.0.0', prefix: 0, family: 'ipv4' }]);
+    });
+
+    it('[LIMIT-rate-trust-proxy] blanks alone are empty: no proxy is trusted', () => {
+      for (const value of [' ', '  \t ']) expect(load({ TRUST_PROXY: value }).trustProxy).toEqual([]);
     });
 
     it('an invalid entry fails naming TRUST_PROXY and the entry number, not the value', () => {
