@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { Agent, get } from 'node:http';
+import { Agent, get, type Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
@@ -293,7 +293,7 @@ describe('createApp: the console comes with the simulator', () => {
   /** The admin listener of an app built with `extra`, alone on a loopback port: the status of GET /console/ and GET /simulator. */
   async function answers(extra: Pick<AppOptions, 'simulator' | 'console'>): Promise<{ console: number; simulator: number }> {
     const { app } = await buildWith((b) => b, extra);
-    const server = app.admin.server();
+    const server = app.admin.server() as HttpServer;
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     try {
