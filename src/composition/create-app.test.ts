@@ -308,7 +308,11 @@ describe('createApp: the console comes with the simulator', () => {
   it('[CONSOLE-page, SIM-embedded-only] the console is served exactly when the simulator is and its sources are given: with either alone or neither, /console is 404', async () => {
     const time = new SimulatedTime();
     const fakes = await createEmbeddedBackends(createLogger('debug', new LogCapture()), { seedDemoUsers: false });
-    const simulator = new Simulator({ components: [fakes.store, fakes.cacheFake, fakes.bus], time, logger: createLogger('debug', new LogCapture()) });
+    const simulator = new Simulator({
+      components: [fakes.store, fakes.cacheFake, fakes.bus],
+      time,
+      logger: createLogger('debug', new LogCapture()),
+    });
     const console = { time, logTail: undefined, cacheTtlMs: fakes.cacheFake.ttlMs };
     expect(await answers({ simulator, console })).toEqual({ console: 200, simulator: 200 });
     expect(await answers({ simulator })).toEqual({ console: 404, simulator: 200 });

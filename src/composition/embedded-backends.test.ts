@@ -33,7 +33,13 @@ describe('createEmbeddedBackends (spec 3.5)', () => {
     try {
       await backends.publisher.publishOrderPlaced({
         id: 'event-1',
-        event: { order_id: order.id, user_id: order.userId, item: order.item, quantity: order.quantity, created_at: order.createdAt.toISOString() },
+        event: {
+          order_id: order.id,
+          user_id: order.userId,
+          item: order.item,
+          quantity: order.quantity,
+          created_at: order.createdAt.toISOString(),
+        },
       });
       await until(() => attempts >= 2, 'the redelivery');
     } finally {

@@ -7,7 +7,12 @@ import { startService, type RunningService, type ServiceOptions } from './start-
 
 const ENV = { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', JWT_SECRET: 'a-test-signing-secret-of-at-least-32-bytes' };
 /** Real backends on a port nothing listens on: the composition succeeds, the database's init fails. */
-const UNREACHABLE = { ...ENV, POSTGRES_DSN: 'postgres://orders:unused@127.0.0.1:1/orders', REDIS_ADDR: '127.0.0.1:1', NATS_URL: 'nats://127.0.0.1:1' };
+const UNREACHABLE = {
+  ...ENV,
+  POSTGRES_DSN: 'postgres://orders:unused@127.0.0.1:1/orders',
+  REDIS_ADDR: '127.0.0.1:1',
+  NATS_URL: 'nats://127.0.0.1:1',
+};
 
 function start(options: Partial<ServiceOptions> = {}): Promise<RunningService> {
   return startService({

@@ -70,7 +70,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     sessionTimers: options.app?.sessionTimers ?? embedded?.time,
     simulator: embedded?.simulator,
     // The console page (rule CONSOLE-page) comes with the simulator: embedded mode only.
-    console: embedded === undefined ? undefined : { time: embedded.time, logTail: options.logTail, cacheTtlMs: embedded.fakes.cacheFake.ttlMs },
+    console:
+      embedded === undefined ? undefined : { time: embedded.time, logTail: options.logTail, cacheTtlMs: embedded.fakes.cacheFake.ttlMs },
     config,
     logger,
     backends,
