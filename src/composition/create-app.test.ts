@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { Agent, get, type Server as HttpServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { loadServiceConfig, type ServiceConfig } from '../config/service-config.ts';
@@ -11,6 +14,8 @@ import type { Backends, SharedRateLimitFactory } from './backends.ts';
 import { createApp, type App, type AppOptions } from './create-app.ts';
 import { createEmbeddedBackends } from './embedded-backends.ts';
 import type { OutboxRelayOptions } from '../service/outbox-relay.ts';
+import { SimulatedTime } from '../simulator/simulated-time.ts';
+import { Simulator } from '../simulator/simulator.ts';
 
 async function build(relayOptions?: OutboxRelayOptions) {
   const logs = new LogCapture();
@@ -84,6 +89,12 @@ describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
     }
     expect(publisher).toMatchObject({ name: 'publisher', status: 'unavailable' });
     expect(publisher?.error).toMatch(/^publisher: outbox backlog: 2 events pending/);
+    // The backlog is the publisher's failure alone: the database and the cache stay healthy.
+    expect((await app.checker.health()).nodes?.map((n) => [n.name, n.status])).toEqual([
+      ['database', 'ok'],
+      ['cache', 'ok'],
+      ['publisher', 'unavailable'],
+    ]);
     controller.abort();
     await running;
   });
@@ -231,5 +242,81 @@ describe('createApp wiring of the rate-limit store, the clock, the tracer and th
     await wrapped.ready!();
     await expect(wrapped.health!()).resolves.toBeUndefined();
     expect(calls).toEqual(['init', 'run:true', 'stop', 'ready']);
+  });
+});
+
+describe('createApp wiring of the admin listener', () => {
+  it('[METRICS-service] the admin scrape shows the service metrics: sessions by state and the process metrics', async () => {
+    const built = await build();
+    const { controller, running } = await run(built);
+    try {
+      const scrape = await (await fetch(`http://127.0.0.1:${built.app.admin.port()}/metrics`)).text();
+      expect(scrape).toMatch(/^orders_sessions\{state="live"\} 0$/m);
+      expect(scrape).toMatch(/^orders_sessions\{state="lingering"\} 0$/m);
+      expect(scrape).toMatch(/^process_cpu_user_seconds_total \d/m);
+    } finally {
+      controller.abort();
+      await running;
+    }
+  });
+
+  it('[LIFE-4-shutdown] a stop closes both listeners, every component stops without a failure, and an idle admin keep-alive connection is closed', async () => {
+    const built = await build();
+    const { app, logs } = built;
+    const { controller, running } = await run(built);
+    const agent = new Agent({ keepAlive: true });
+    try {
+      // One answered request, its connection kept open by the client.
+      const socket = await new Promise<Socket>((resolve, reject) => {
+        const req = get({ host: '127.0.0.1', port: app.admin.port(), path: '/livez', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(req.socket as Socket));
+        });
+        req.on('error', reject);
+      });
+      expect(socket.destroyed).toBe(false);
+      const closed = once(socket, 'close');
+      controller.abort();
+      await running;
+      expect(logs.find('lifecycle: stop failed')).toEqual([]);
+      expect(app.api.server().listening).toBe(false);
+      expect(app.admin.server().listening).toBe(false);
+      await closed;
+    } finally {
+      agent.destroy();
+      if (app.admin.server().listening) app.admin.server().close();
+    }
+  });
+});
+
+describe('createApp: the console comes with the simulator', () => {
+  /** The admin listener of an app built with `extra`, alone on a loopback port: the status of GET /console/ and GET /simulator. */
+  async function answers(extra: Pick<AppOptions, 'simulator' | 'console'>): Promise<{ console: number; simulator: number }> {
+    const { app } = await buildWith((b) => b, extra);
+    const server = app.admin.server() as HttpServer;
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      return { console: (await fetch(`${base}/console/`)).status, simulator: (await fetch(`${base}/simulator`)).status };
+    } finally {
+      server.close();
+      server.closeAllConnections();
+    }
+  }
+
+  it('[CONSOLE-page, SIM-embedded-only] the console is served exactly when the simulator is and its sources are given: with either alone or neither, /console is 404', async () => {
+    const time = new SimulatedTime();
+    const fakes = await createEmbeddedBackends(createLogger('debug', new LogCapture()), { seedDemoUsers: false });
+    const simulator = new Simulator({
+      components: [fakes.store, fakes.cacheFake, fakes.bus],
+      time,
+      logger: createLogger('debug', new LogCapture()),
+    });
+    const console = { time, logTail: undefined, cacheTtlMs: fakes.cacheFake.ttlMs };
+    expect(await answers({ simulator, console })).toEqual({ console: 200, simulator: 200 });
+    expect(await answers({ simulator })).toEqual({ console: 404, simulator: 200 });
+    expect(await answers({ console })).toEqual({ console: 404, simulator: 404 });
+    expect(await answers({})).toEqual({ console: 404, simulator: 404 });
   });
 });

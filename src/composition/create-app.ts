@@ -120,7 +120,8 @@ export function createApp(options: AppOptions): App {
   };
 
   const transport = options.transport(core, {
-    ...(options.platformTimeouts === undefined ? {} : { platformTimeouts: options.platformTimeouts }),
+    // Undefined (production) gives the declared values: every transport reads these with `??`.
+    platformTimeouts: options.platformTimeouts,
     // A speed seam (rule CHAIN-turn-end-writes): without this line, each response is written when it ends.
     http1Response: TurnEndResponse,
   });
