@@ -92,17 +92,27 @@ describe('StreamAcks', () => {
   });
 
   it('no answer within the timeout rejects; a late answer changes nothing; close fails what still waits', async () => {
-    const { nc, published, answer } = fakeConnection();
-    const acks = new StreamAcks(nc, 20);
-    await expect(acks.publish('s', 'x', 'late')).rejects.toThrow('no acknowledgement from the stream within 20 ms');
-    answer(published[0]!.reply, '{"stream":"ORDERS","seq":1}');
-    const waiting = new StreamAcks(nc, 60_000).publish('s', 'x', 'open');
-    const closing = new StreamAcks(nc, 60_000);
-    const pending = closing.publish('s', 'x', 'pending');
-    closing.close();
-    await expect(pending).rejects.toThrow('connection closed');
-    answer(published[1]!.reply, '{"stream":"ORDERS","seq":2}');
-    await expect(waiting).resolves.toBeUndefined();
+    // The sweep's own clock, not the wall clock: under a full run's load a real 100 ms sweep once never came in 60 s.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] });
+    try {
+      const { nc, published, answer } = fakeConnection();
+      const acks = new StreamAcks(nc, 20);
+      const late = acks.publish('s', 'x', 'late');
+      vi.advanceTimersByTime(19);
+      expect(await outcome(late)).toBe('pending');
+      vi.advanceTimersByTime(100);
+      expect(await outcome(late)).toBe('no acknowledgement from the stream within 20 ms');
+      answer(published[0]!.reply, '{"stream":"ORDERS","seq":1}');
+      const waiting = new StreamAcks(nc, 60_000).publish('s', 'x', 'open');
+      const closing = new StreamAcks(nc, 60_000);
+      const pending = closing.publish('s', 'x', 'pending');
+      closing.close();
+      await expect(pending).rejects.toThrow('connection closed');
+      answer(published[1]!.reply, '{"stream":"ORDERS","seq":2}');
+      await expect(waiting).resolves.toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
   });
   it("[EVT-7-delivery] publishers sharing a connection never take each other's acknowledgements", async () => {
     const { nc, published, answer } = fakeConnection();
