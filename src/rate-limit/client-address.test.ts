@@ -15,6 +15,15 @@ describe('ClientAddressResolver (rule LIMIT-rate-keying)', () => {
     // wrote never believed are the rate-limit-*-forwarded-for / trusted-proxy conformance cases.
     ['no TRUST_PROXY: a v4-mapped peer as v4', [], '::ffff:10.0.0.5', undefined, '10.0.0.5'],
     ['no TRUST_PROXY: no peer', [], undefined, '203.0.113.9', 'unknown'],
+    // Only a whole ::ffff:a.b.c.d address is unmapped: multi-digit octets, nothing before or after it.
+    ['no TRUST_PROXY: a v4-mapped peer with multi-digit octets as v4', [], '::FFFF:10.10.10.10', undefined, '10.10.10.10'],
+    [
+      'no TRUST_PROXY: a v6 peer merely ending in ::ffff:a.b.c.d stays v6',
+      [],
+      '2001:db8::ffff:10.0.0.5',
+      undefined,
+      '2001:db8::ffff:10.0.0.5',
+    ],
     ['an untrusted peer is the client, whatever it forwards', ['10.0.0.0/8'], '198.51.100.7', '203.0.113.9', '198.51.100.7'],
     ['behind a trusted v4-mapped proxy, the same', ['10.0.0.0/8'], '::ffff:10.1.2.3', '203.0.113.9', '203.0.113.9'],
     // Rightmost untrusted hop.
@@ -26,6 +35,7 @@ describe('ClientAddressResolver (rule LIMIT-rate-keying)', () => {
     ['a trusted peer without the header', ['10.0.0.0/8'], '10.1.2.3', undefined, '10.1.2.3'],
     ['a trusted peer with an empty header', ['10.0.0.0/8'], '10.1.2.3', '', '10.1.2.3'],
     ['a malformed rightmost entry', ['10.0.0.0/8'], '10.1.2.3', '203.0.113.9, not-an-ip', '10.1.2.3'],
+    ['a v4-mapped entry with trailing garbage is malformed', ['10.0.0.0/8'], '10.1.2.3', '::ffff:203.0.113.9x', '10.1.2.3'],
     ['a malformed entry left of the client', ['10.0.0.0/8'], '10.1.2.3', 'unknown, 203.0.113.9', '203.0.113.9'],
     // IPv6 networks and addresses, normalised to lower case.
     ['a v6 loopback proxy', ['fd00::/8', '::1'], '::1', '2001:DB8::7', '2001:db8::7'],

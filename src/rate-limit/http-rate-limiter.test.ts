@@ -53,6 +53,19 @@ describe('HttpRateLimiter (rule LIMIT-rate-store)', () => {
     expect(seen).toEqual([{ key: '198.51.100.7', decision, source: 'shared' }]);
   });
 
+  it('decisions are published on the diagnostics channel named orders:rate-limit:decision', async () => {
+    const { http } = limiter(undefined);
+    const seen: unknown[] = [];
+    const byName = (message: unknown): void => void seen.push(message);
+    subscribe('orders:rate-limit:decision', byName);
+    try {
+      const decision = await http.take(REQUEST);
+      expect(seen).toEqual([{ key: '198.51.100.7', decision, source: 'local' }]);
+    } finally {
+      unsubscribe('orders:rate-limit:decision', byName);
+    }
+  });
+
   it('[LIMIT-rate-store] with no shared store the process bucket decides (source local)', async () => {
     const { http } = limiter(undefined);
     const seen = events();

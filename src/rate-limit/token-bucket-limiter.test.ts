@@ -65,6 +65,8 @@ describe('TokenBucketLimiter', () => {
   it('refuses a non-positive rate or a burst below 1', () => {
     const refused = new RangeError('rate limiter: rate and burst must be positive');
     for (const rate of [0, -1, Number.NaN]) expect(() => new TokenBucketLimiter(rate)).toThrow(refused);
+    // The rate is checked on its own, not only through the burst it defaults to.
+    for (const rate of [0, -1, Number.NaN]) expect(() => new TokenBucketLimiter(rate, 5)).toThrow(refused);
     expect(() => new TokenBucketLimiter(5, 0)).toThrow(refused);
   });
 
@@ -116,6 +118,15 @@ describe('TokenBucketLimiter', () => {
     limiter.take('new');
     expect(limiter.size).toBe(10_001);
     expect(limiter.take('hot').allowed).toBe(false);
+  });
+
+  it('[LIMIT-rate-keying] only a new key prunes: a returning client leaves the other buckets alone', () => {
+    const clock = manualClock();
+    const limiter = new TokenBucketLimiter(10, 10, clock.now);
+    for (let i = 0; i < 10_000; i++) limiter.take(`client-${i}`); // 10,000 buckets: the next new key prunes
+    clock.advance(100); // every bucket full again, all prunable
+    expect(limiter.take('client-0')).toMatchObject({ allowed: true, remaining: 9 });
+    expect(limiter.size).toBe(10_000);
   });
 
   it('[LIMIT-rate-keying] pruning drops the buckets that are exactly full again', () => {
