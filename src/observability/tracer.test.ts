@@ -64,7 +64,11 @@ describe('Tracing (spec 4.5)', () => {
       await vi.advanceTimersByTimeAsync(1);
       expect(stopped).toBe(true);
 
-      const prompt = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '', processors: [new SimpleSpanProcessor(new InMemorySpanExporter())] });
+      const prompt = new Tracing({
+        serviceName: 'orders-unit',
+        otlpEndpoint: '',
+        processors: [new SimpleSpanProcessor(new InMemorySpanExporter())],
+      });
       await prompt.stop();
       expect(vi.getTimerCount()).toBe(0);
     } finally {
