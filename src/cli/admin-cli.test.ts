@@ -255,6 +255,24 @@ describe('orders-admin on PGlite', () => {
     await connectionsClosed();
   });
 
+  it('[SVC-credential-store] users add whose insert fails otherwise than as a duplicate is exit 1 with the error, never "already exists"', async () => {
+    const schema = 'cli_refuse';
+    expect((await cli(['migrate'], { ...env, POSTGRES_SCHEMA: schema })).code).toBe(0);
+    await connectionsClosed();
+    // Every insert into users is refused by a CHECK-class error (23514): an ErrUnavailable, no ErrConflict.
+    await (pglite as PGlite).exec(`
+      CREATE FUNCTION ${schema}.refuse() RETURNS trigger AS $$
+        BEGIN RAISE EXCEPTION 'no new users' USING ERRCODE = 'check_violation'; END
+      $$ LANGUAGE plpgsql;
+      CREATE TRIGGER refuse BEFORE INSERT ON ${schema}.users FOR EACH ROW EXECUTE FUNCTION ${schema}.refuse();
+    `);
+    const username = `dave-${randomUUID()}`;
+    const result = await cli(['users', 'add', username], { ...env, POSTGRES_SCHEMA: schema }, 'pw\n');
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(result.stderr).toMatch(/^orders-admin: database: add user: integrity: row rejected by the database: .*no new users.*\n$/);
+    await connectionsClosed();
+  });
+
   it('[SVC-credential-store] users add stores a verifiable hash of the stdin password, one trailing newline dropped, no secret printed', async () => {
     const username = `alice-${randomUUID()}`;
     const password = ' correct horse\tbattery \n';

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { until } from '../../test/support/eventually.ts';
@@ -116,5 +117,29 @@ describe('runComponents (spec 3.4)', () => {
     expect(journal.slice(3, 9).sort()).toEqual(['ran a', 'ran b', 'ran c', 'run a', 'run b', 'run c']);
     expect(journal.slice(9)).toEqual(['stop c', 'stop b', 'stop a']);
     expect(logs.find('lifecycle: stop failed')).toEqual([expect.objectContaining({ level: 'error', component: 'b', err: 'flush failed' })]);
+  });
+
+  it("the runner's listener leaves the caller's signal: once it has fired (while runs still return), and when a run failure ends the runs with the signal never aborted", async () => {
+    const { logger, journal, controller } = setup();
+    let listenersAfterAbort = -1;
+    const slow = fake('slow', journal, {
+      run: async (signal) => {
+        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        listenersAfterAbort = getEventListeners(controller.signal, 'abort').length;
+      },
+    });
+    const running = runComponents([slow], controller.signal, logger);
+    await until(() => journal.includes('run slow'), 'the slow run started');
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+    controller.abort();
+    await running;
+    expect(listenersAfterAbort).toBe(0);
+
+    const other = setup();
+    const boom = new Error('run failed');
+    const failing = fake('failing', other.journal, { run: () => Promise.reject(boom) });
+    await expect(runComponents([failing], other.controller.signal, other.logger)).rejects.toBe(boom);
+    expect(other.controller.signal.aborted).toBe(false);
+    expect(getEventListeners(other.controller.signal, 'abort')).toHaveLength(0);
   });
 });

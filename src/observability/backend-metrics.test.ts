@@ -64,4 +64,24 @@ describe('service metrics (spec 4.5)', () => {
     expect(text).toContain('orders_sessions{state="live"} 0');
     expect(text).not.toMatch(/orders_db_pool|orders_backend_connected/);
   });
+
+  it('[METRICS-service] the counter-named default gauges are dropped; the per-type ones stay', async () => {
+    const registry = new Registry();
+    registerServiceMetrics(registry, { counts: () => ({ live: 0, lingering: 0 }) }, undefined);
+    const names = new Set(parseScrape(await registry.metrics()).map((s) => s.name));
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+      expect(names.has(name), name).toBe(false);
+    }
+    expect(registry.getSingleMetric('nodejs_active_handles')).toBeDefined();
+  });
+
+  it('default process metrics are collected once per process: every service registry shows the same objects', () => {
+    const a = new Registry();
+    const b = new Registry();
+    registerServiceMetrics(a, { counts: () => ({ live: 0, lingering: 0 }) }, undefined);
+    registerServiceMetrics(b, { counts: () => ({ live: 0, lingering: 0 }) }, undefined);
+    const metric = a.getSingleMetric('process_cpu_user_seconds_total');
+    expect(metric).toBeDefined();
+    expect(b.getSingleMetric('process_cpu_user_seconds_total')).toBe(metric);
+  });
 });

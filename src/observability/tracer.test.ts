@@ -1,8 +1,8 @@
 import { isSpanContextValid, TraceFlags, type Span } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { until } from '../../test/support/eventually.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
@@ -37,6 +37,43 @@ describe('Tracing (spec 4.5)', () => {
     expect(a.getFinishedSpans().map((s) => s.name)).toStrictEqual(['only-a']);
     expect(b.getFinishedSpans()).toHaveLength(0);
     await Promise.all([first.stop(), second.stop()]);
+  });
+
+  it("spans carry the instrumentation scope 'orders'", async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracing = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '', processors: [new SimpleSpanProcessor(exporter)] });
+    tracing.tracer.startSpan('work').end();
+    expect(exporter.getFinishedSpans().map((s) => s.instrumentationScope.name)).toStrictEqual(['orders']);
+    await tracing.stop();
+  });
+
+  it('[LIFE-5-tracer-flush] stop is bounded: a processor whose shutdown never settles is given up on after the shutdown timeout, and a prompt stop leaves no timer behind', async () => {
+    vi.useFakeTimers();
+    try {
+      const hanging: SpanProcessor = {
+        onStart: () => undefined,
+        onEnd: () => undefined,
+        forceFlush: () => Promise.resolve(),
+        shutdown: () => new Promise<void>(() => undefined),
+      };
+      const stuck = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '', processors: [hanging] });
+      let stopped = false;
+      void stuck.stop().then(() => (stopped = true));
+      await vi.advanceTimersByTimeAsync(2_999);
+      expect(stopped).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(stopped).toBe(true);
+
+      const prompt = new Tracing({
+        serviceName: 'orders-unit',
+        otlpEndpoint: '',
+        processors: [new SimpleSpanProcessor(new InMemorySpanExporter())],
+      });
+      await prompt.stop();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it.each([
