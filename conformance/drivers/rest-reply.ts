@@ -31,37 +31,48 @@ export function flatHeaders(raw: Record<string, string | string[] | number | und
  * sent as is. `agent` false: a connection per request.
  */
 export function http1Send(baseUrl: string, agent: Agent | false): (raw: RawRequest) => Promise<Reply> {
-  return (raw) =>
-    new Promise((resolve, reject) => {
-      const body = raw.body === undefined ? undefined : Buffer.isBuffer(raw.body) ? raw.body : Buffer.from(raw.body, 'utf8');
-      const headers: Record<string, string> = { ...raw.headers };
-      if (body !== undefined && headers['content-length'] === undefined) headers['content-length'] = String(body.length);
-      let settled = false;
-      const req = request(
-        new URL(raw.path, baseUrl),
-        // A separate socket for a chosen source address: pooled sockets carry their own.
-        { method: raw.method, headers, agent: raw.localAddress === undefined ? agent : false, localAddress: raw.localAddress },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => {
-            settled = true;
-            resolve(restReply(res.statusCode ?? 0, flatHeaders(res.headers), Buffer.concat(chunks).toString('utf8'), res.httpVersion));
-          });
-          res.on('error', (error) => {
-            if (!settled) reject(error);
-          });
-        },
-      );
-      req.setTimeout(TIMEOUT_MS, () => req.destroy(new Error(`${raw.method} ${raw.path}: timed out`)));
-      // A server may answer (413) and close before the whole body is written: the answer counts. Through
-      // a relay (Docker's port proxy) the answer can reach the client well after its write failed.
-      req.on('error', (error) => {
-        if (!settled) setTimeout(() => (settled ? undefined : reject(error)), 1_000);
-      });
-      if (body !== undefined) req.write(body);
-      req.end();
+  return (raw) => http1Exchange(baseUrl, agent, raw, true);
+}
+
+function http1Exchange(baseUrl: string, agent: Agent | false, raw: RawRequest, mayRetry: boolean): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const body = raw.body === undefined ? undefined : Buffer.isBuffer(raw.body) ? raw.body : Buffer.from(raw.body, 'utf8');
+    const headers: Record<string, string> = { ...raw.headers };
+    if (body !== undefined && headers['content-length'] === undefined) headers['content-length'] = String(body.length);
+    let settled = false;
+    let answered = false;
+    const req = request(
+      new URL(raw.path, baseUrl),
+      // A separate socket for a chosen source address: pooled sockets carry their own.
+      { method: raw.method, headers, agent: raw.localAddress === undefined ? agent : false, localAddress: raw.localAddress },
+      (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          settled = true;
+          resolve(restReply(res.statusCode ?? 0, flatHeaders(res.headers), Buffer.concat(chunks).toString('utf8'), res.httpVersion));
+        });
+        res.on('error', (error) => {
+          if (!settled) reject(error);
+        });
+      },
+    );
+    req.setTimeout(TIMEOUT_MS, () => req.destroy(new Error(`${raw.method} ${raw.path}: timed out`)));
+    // A server may answer (413) and close before the whole body is written: the answer counts. Through
+    // a relay (Docker's port proxy) the answer can reach the client well after its write failed.
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      // Node's documented keep-alive race: a pooled socket the server closed as idle just as it was
+      // reused resets before any answer came. It is sent again, once, on another socket.
+      if (mayRetry && req.reusedSocket && error.code === 'ECONNRESET' && !answered) {
+        settled = true;
+        return void http1Exchange(baseUrl, agent, raw, false).then(resolve, reject);
+      }
+      if (!settled) setTimeout(() => (settled ? undefined : reject(error)), 1_000);
     });
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
 }
 
 /** GET on the admin listener over HTTP/1.1 (spec 4.2), one connection per probe. */
