@@ -116,6 +116,8 @@ export const SETS = {
       // Reached only with the real backends: the rest-real set.
       '!src/composition/real-backends.ts',
       '!src/rate-limit/redis-rate-limit-store.ts',
+      // Reached in both modes: the rest-real set, which runs its fake and its real tests.
+      '!src/composition/main.ts',
     ],
     // IN_PROCESS without the gRPC executable's two one-port REST columns: they drive the REST surface through the
     // one-port server (the transports sets' business), and this set's code (composition, logs, metrics,
@@ -134,12 +136,14 @@ export const SETS = {
   // The two files of the rest that only the real backends reach (the rest set's tests run on the fakes, and
   // left there all 118 of their mutants were "no coverage"): the real adapters' composition and the Redis
   // rate-limit store, through the in-process node:http column on the real backends, their own tests and the
-  // shared rate-limit tests.
+  // shared rate-limit tests. And main.ts, whose real-backend branch (no demo logins to announce) only
+  // main.real.test.ts takes: its fake-backed tests run here too.
   'rest-real': {
-    mutate: ['src/composition/real-backends.ts', 'src/rate-limit/redis-rate-limit-store.ts'],
+    mutate: ['src/composition/real-backends.ts', 'src/rate-limit/redis-rate-limit-store.ts', 'src/composition/main.ts'],
     tests: [
       'conformance/columns/stdlib-real.test.ts',
       'src/composition/*.real.test.ts',
+      'src/composition/main.test.ts',
       'test/rate-limit/*.real.test.ts',
       'src/config/*.test.ts',
     ],
