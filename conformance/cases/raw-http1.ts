@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Reply } from '../drivers/driver.ts';
 import { restReply } from '../drivers/rest-reply.ts';
 
@@ -17,24 +18,29 @@ export interface RawOptions {
 }
 
 /**
- * Bytes no HTTP client library sends (repeated singleton headers, broken framing, a slowloris drip)
- * written on a TCP socket to the public listener, and the first response read back (by
- * Content-Length, or up to the close).
+ * `send`, with a 429 of the rate limiter waited out (Retry-After) and sent again, up to 10 times: an
+ * external target keeps its own RATE_LIMIT_RPS, and a case not about rate limiting must not fail on one
+ * (the drivers' retryRateLimited does the same for driver requests).
  */
-/**
- * rawHttp1, with a 429 of the rate limiter waited out (Retry-After) and the request sent again, up to 10
- * times: an external target keeps its own RATE_LIMIT_RPS, and a case not about rate limiting must not fail
- * on one (the drivers' retryRateLimited does the same for driver requests).
- */
-export async function rawHttp1PastRateLimit(baseUrl: string, head: string | Buffer): Promise<RawAnswer> {
-  let answer = await rawHttp1(baseUrl, head);
+export async function pastRateLimit<T extends { readonly reply: Reply }>(send: () => Promise<T>): Promise<T> {
+  let answer = await send();
   for (let attempt = 0; answer.reply.status === 429 && attempt < 10; attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, Math.max(1, Number(answer.reply.headers?.['retry-after']) || 1) * 1000));
-    answer = await rawHttp1(baseUrl, head);
+    await sleep(Math.max(1, Number(answer.reply.headers?.['retry-after']) || 1) * 1000);
+    answer = await send();
   }
   return answer;
 }
 
+/** rawHttp1 past the rate limit (pastRateLimit). */
+export function rawHttp1PastRateLimit(baseUrl: string, head: string | Buffer): Promise<RawAnswer> {
+  return pastRateLimit(() => rawHttp1(baseUrl, head));
+}
+
+/**
+ * Bytes no HTTP client library sends (repeated singleton headers, broken framing, a slowloris drip)
+ * written on a TCP socket to the public listener, and the first response read back (by
+ * Content-Length, or up to the close).
+ */
 export function rawHttp1(baseUrl: string, head: string | Buffer, options: RawOptions = {}): Promise<RawAnswer> {
   const url = new URL(baseUrl);
   const started = performance.now();
