@@ -15,6 +15,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { matchesGlob } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SETS } from '../mutation-sets.ts';
 
@@ -39,15 +40,26 @@ interface IncrementalMutant {
  * mode reuses a static survivor's result even after tests were added that kill it: transports-http kept
  * static survivors from a run with 1,263 tests (the Cache-Control and CSP values of the docs page) that the
  * tests added since fail. Forgetting them makes each run test them again, against the tests of the day.
- * Killed static mutants are kept: Stryker re-tests one whose killing test is gone or changed.
+ * Killed static mutants are kept: Stryker re-tests one whose killing test is gone or changed. Static
+ * mutants "not covered" are forgotten too: a module no test imported at the first run (the CLIs' usage
+ * texts) kept that result after tests began to import it.
  */
-function forgetStaticSurvivors(set: string): number {
+function forgetStaticSurvivors(set: keyof typeof SETS): number {
   const file = `reports/mutation/${set}/stryker-incremental.json`;
   if (!existsSync(file)) return 0;
   const report = JSON.parse(readFileSync(file, 'utf8')) as { files: Record<string, { mutants: IncrementalMutant[] }> };
   let forgotten = 0;
-  for (const entry of Object.values(report.files)) {
-    const kept = entry.mutants.filter((mutant) => !(mutant.static === true && mutant.status === 'Survived'));
+  for (const [path, entry] of Object.entries(report.files)) {
+    // Stryker keeps the results of a file the set no longer mutates (moved to another set): drop them, or
+    // the file would be scored in two sets' reports.
+    if (!inSet(set, path)) {
+      forgotten += entry.mutants.length;
+      delete report.files[path];
+      continue;
+    }
+    const kept = entry.mutants.filter(
+      (mutant) => !(mutant.static === true && (mutant.status === 'Survived' || mutant.status === 'NoCoverage')),
+    );
     forgotten += entry.mutants.length - kept.length;
     entry.mutants = kept;
   }
@@ -55,11 +67,23 @@ function forgetStaticSurvivors(set: string): number {
   return forgotten;
 }
 
-for (const set of named.length > 0 ? named : Object.keys(SETS)) {
+/** Whether the set's mutate globs (mutation-sets.ts; `!` ones exclude) take the file. */
+function inSet(set: keyof typeof SETS, path: string): boolean {
+  const globs: readonly string[] = SETS[set].mutate;
+  return (
+    globs.some((glob) => !glob.startsWith('!') && matchesGlob(path, glob)) &&
+    !globs.some((glob) => glob.startsWith('!') && matchesGlob(path, glob.slice(1)))
+  );
+}
+
+for (const set of (named.length > 0 ? named : Object.keys(SETS)) as (keyof typeof SETS)[]) {
   const started = performance.now();
   process.stdout.write(`mutation: set ${set}\n`);
   const forgotten = forgetStaticSurvivors(set);
-  if (forgotten > 0) process.stdout.write(`mutation: ${String(forgotten)} static survivors of ${set} will be tested again\n`);
+  if (forgotten > 0)
+    process.stdout.write(
+      `mutation: ${String(forgotten)} results of ${set} forgotten (static survivors and uncovered, tested again; files it no longer mutates)\n`,
+    );
   const run = spawn(process.execPath, [stryker, 'run', ...passed], { stdio: 'inherit', env: { ...process.env, MUTATION_SET: set } });
   let stopped = false;
   const budget = Number.isFinite(deadline)
