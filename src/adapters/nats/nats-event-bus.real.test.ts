@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { getEventListeners } from 'node:events';
+import { getEventListeners, once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -182,6 +183,34 @@ describe.skipIf(!NATS_URL)('NatsEventBus on the shared NATS_URL', () => {
         ['publisher', settings.subject, 1],
         ['publisher', settings.subject, 2],
         ['publisher', settings.subject, 3],
+      ]);
+      expect(capture.find('events: consumer interrupted; resuming')).toEqual([]);
+    });
+
+    it('a message whose header block the client cannot parse (a header name with a space) is dropped and terminated like any undecodable one; the rest of its batch is handled', async () => {
+      capture.lines.length = 0;
+      const batches: Array<readonly OrderPlacedEnvelope[]> = [];
+      const controller = new AbortController();
+      const done = bus.consumeOrderPlaced((batch) => void batches.push(batch), controller.signal);
+      const before = sampleEnvelope({ item: 'before' });
+      const after = sampleEnvelope({ item: 'after' });
+      await bus.publishOrderPlaced(before);
+      // A valid event and id, and one header line nats.js refuses to read (it throws on the name's space).
+      await publishRaw(
+        settings.subject,
+        `NATS/1.0\r\nNats-Msg-Id: ${randomUUID()}\r\nBad Name: x\r\n\r\n`,
+        JSON.stringify(sampleEnvelope({ item: 'bad header' }).event),
+      );
+      await bus.publishOrderPlaced(after);
+      await until(() => capture.find('events: undecodable order-placed message dropped').length > 0, 'the drop');
+      await until(() => batches.flat().some((e) => e.id === after.id), 'the event after it');
+      // Terminated: nothing left waiting for an acknowledgement (ack_wait is 60 s here).
+      await until(async () => (await ackPending()) === 0, 'every delivery settled');
+      controller.abort();
+      await done;
+      expect(batches.flat().map((e) => e.event.item)).toEqual(['before', 'after']);
+      expect(capture.find('events: undecodable order-placed message dropped').map((l) => [l.component, l.subject])).toEqual([
+        ['publisher', settings.subject],
       ]);
       expect(capture.find('events: consumer interrupted; resuming')).toEqual([]);
     });
@@ -485,6 +514,29 @@ describe.skipIf(!NATS_URL)('NatsEventBus on the shared NATS_URL', () => {
     });
   });
 });
+
+/** One message published over a bare protocol connection: headers exactly as given, as no client would write them. */
+async function publishRaw(subject: string, headerBlock: string, payload: string): Promise<void> {
+  const url = new URL(natsConfigFromEnv(process.env).servers[0]!);
+  const socket = createConnection({ host: url.hostname, port: Number(url.port) });
+  try {
+    await once(socket, 'connect');
+    const headerBytes = Buffer.byteLength(headerBlock);
+    const total = headerBytes + Buffer.byteLength(payload);
+    socket.write(
+      `CONNECT {"verbose":false,"pedantic":false,"headers":true}\r\nHPUB ${subject} ${headerBytes} ${total}\r\n${headerBlock}${payload}\r\nPING\r\n`,
+    );
+    // The server's PONG: the message was processed (stored, for a subject a stream captures).
+    let seen = '';
+    while (!seen.includes('PONG')) {
+      const [chunk] = (await once(socket, 'data')) as [Buffer];
+      seen += chunk.toString('latin1');
+      if (seen.includes('-ERR')) throw new Error(`the server refused the raw publish: ${seen}`);
+    }
+  } finally {
+    socket.destroy();
+  }
+}
 
 function withId(id: string) {
   const h = headers();

@@ -314,7 +314,7 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
   async #handle(handler: OrderPlacedHandler, msgs: readonly JsMsg[]): Promise<void> {
     const decoded: Array<{ msg: JsMsg; envelope: OrderPlacedEnvelope }> = [];
     for (const msg of msgs) {
-      const id = msg.headers?.get('Nats-Msg-Id') ?? '';
+      const id = messageId(msg);
       const event = decodeOrderPlaced(msg.string());
       if (event === undefined || id === '') {
         this.#logger.warn({ component: this.name, subject: msg.subject, seq: msg.seq }, 'events: undecodable order-placed message dropped');
@@ -379,6 +379,20 @@ function settle(action: () => void): void {
     action();
   } catch {
     // redelivered after ack_wait
+  }
+}
+
+/**
+ * The message's Nats-Msg-Id, or '' when it has none or its header block cannot be read: nats.js parses
+ * headers on first access and throws on a malformed line (a name with a space), which would otherwise end
+ * the consume loop, leave the message and the rest of its batch unsettled, and bring it back every ack wait.
+ */
+function messageId(msg: JsMsg): string {
+  try {
+    // Stryker disable next-line OptionalChaining: equivalent: without headers, the TypeError is caught below and gives the same ''
+    return msg.headers?.get('Nats-Msg-Id') ?? '';
+  } catch {
+    return '';
   }
 }
 
