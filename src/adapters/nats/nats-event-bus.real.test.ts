@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { getEventListeners } from 'node:events';
+import { getEventListeners, once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as afterIo, setTimeout as sleep } from 'node:timers/promises';
 import { AckPolicy, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, headers, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ErrUnavailable } from '../../domain/errors.ts';
+import type { Logger } from '../../ports/logger.ts';
 import type { OrderPlacedEnvelope } from '../../ports/order-events.ts';
 import { sampleEnvelope } from '../../../test/contracts/order-events.contract.ts';
 import { findBinary, startLocalServer, type LocalServer } from '../../../test/faults/local-servers.ts';
@@ -138,6 +140,23 @@ describe.skipIf(!NATS_URL)('NatsEventBus on the shared NATS_URL', () => {
     }
   });
 
+  it('[HEALTH-ok] a health check that answered leaves no timer behind (its backstop is cleared)', async () => {
+    const settings = names();
+    // No client ping falls inside the check: its timer would count.
+    const bus = new NatsEventBus(config, pino({ enabled: false }), { ...settings, pingIntervalMs: 600_000, deleteStreamOnStop: true });
+    await bus.init();
+    try {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const before = vi.getTimerCount();
+      await expect(bus.health()).resolves.toBeUndefined();
+      // The client's request timer and the bus's backstop were both set, and both cleared.
+      expect(vi.getTimerCount()).toBe(before);
+    } finally {
+      vi.useRealTimers();
+      await bus.stop();
+    }
+  });
+
   describe('[EVT-7-delivery] acknowledgement', () => {
     let bus: NatsEventBus;
     let settings: ReturnType<typeof names>;
@@ -182,6 +201,34 @@ describe.skipIf(!NATS_URL)('NatsEventBus on the shared NATS_URL', () => {
         ['publisher', settings.subject, 1],
         ['publisher', settings.subject, 2],
         ['publisher', settings.subject, 3],
+      ]);
+      expect(capture.find('events: consumer interrupted; resuming')).toEqual([]);
+    });
+
+    it('a message whose header block the client cannot parse (a header name with a space) is dropped and terminated like any undecodable one; the rest of its batch is handled', async () => {
+      capture.lines.length = 0;
+      const batches: Array<readonly OrderPlacedEnvelope[]> = [];
+      const controller = new AbortController();
+      const done = bus.consumeOrderPlaced((batch) => void batches.push(batch), controller.signal);
+      const before = sampleEnvelope({ item: 'before' });
+      const after = sampleEnvelope({ item: 'after' });
+      await bus.publishOrderPlaced(before);
+      // A valid event and id, and one header line nats.js refuses to read (it throws on the name's space).
+      await publishRaw(
+        settings.subject,
+        `NATS/1.0\r\nNats-Msg-Id: ${randomUUID()}\r\nBad Name: x\r\n\r\n`,
+        JSON.stringify(sampleEnvelope({ item: 'bad header' }).event),
+      );
+      await bus.publishOrderPlaced(after);
+      await until(() => capture.find('events: undecodable order-placed message dropped').length > 0, 'the drop');
+      await until(() => batches.flat().some((e) => e.id === after.id), 'the event after it');
+      // Terminated: nothing left waiting for an acknowledgement (ack_wait is 60 s here).
+      await until(async () => (await ackPending()) === 0, 'every delivery settled');
+      controller.abort();
+      await done;
+      expect(batches.flat().map((e) => e.event.item)).toEqual(['before', 'after']);
+      expect(capture.find('events: undecodable order-placed message dropped').map((l) => [l.component, l.subject])).toEqual([
+        ['publisher', settings.subject],
       ]);
       expect(capture.find('events: consumer interrupted; resuming')).toEqual([]);
     });
@@ -276,6 +323,84 @@ describe.skipIf(!NATS_URL)('NatsEventBus on the shared NATS_URL', () => {
         await until(() => received.includes(envelope.id), 'the event after the consumer came back');
         controller.abort();
         await expect(done).resolves.toBeUndefined();
+      } finally {
+        await bus.stop();
+      }
+    });
+
+    it('[EVT-7-delivery] its pulls ask for a batch of 64 (the bound of a batch) that the server expires after 5 s', async () => {
+      const settings = names();
+      const bus = new NatsEventBus(config, pino({ enabled: false }), { ...settings, deleteStreamOnStop: true });
+      await bus.init();
+      const controller = new AbortController();
+      let done: Promise<void> | undefined;
+      try {
+        const pulls = raw.subscribe(`$JS.API.CONSUMER.MSG.NEXT.${settings.stream}.${settings.durable}`, { max: 1 });
+        await raw.flush();
+        done = bus.consumeOrderPlaced(() => undefined, controller.signal);
+        const first = await (async () => {
+          for await (const pull of pulls) return pull.json<{ batch: number; expires: number }>();
+          throw new Error('no pull request seen');
+        })();
+        expect(first).toMatchObject({ batch: 64, expires: nanos(5_000) });
+      } finally {
+        controller.abort();
+        await done;
+        await bus.stop();
+      }
+    });
+
+    it('[EVT-4-notifier-stop] a signal already aborted: returns without asking the broker anything', async () => {
+      const settings = names();
+      const bus = new NatsEventBus(config, pino({ enabled: false }), { ...settings, deleteStreamOnStop: true });
+      await bus.init();
+      const controller = new AbortController();
+      let running: Promise<void> | undefined;
+      try {
+        // Consumer look-ups (CONSUMER.INFO) of this stream's consumer, as the broker routes them.
+        const asked: string[] = [];
+        const lookups = raw.subscribe(`$JS.API.CONSUMER.INFO.${settings.stream}.${settings.durable}`, {
+          callback: (_err, msg) => void asked.push(msg.subject),
+        });
+        await raw.flush();
+        await expect(bus.consumeOrderPlaced(() => undefined, AbortSignal.abort())).resolves.toBeUndefined();
+        // A look-up it had made would have been answered before it returned, so routed to us before this round trip.
+        await raw.flush();
+        expect(asked).toEqual([]);
+        // The watch sees one: a consume with a live signal looks its consumer up first.
+        running = bus.consumeOrderPlaced(() => undefined, controller.signal);
+        await until(() => asked.length > 0, "the live consume's look-up");
+        lookups.unsubscribe();
+      } finally {
+        controller.abort();
+        await running;
+        await bus.stop();
+      }
+    });
+
+    it('[EVT-4-notifier-stop] aborted just as its retry pause begins: the pause ends with the abort, it does not run out', async () => {
+      const settings = names();
+      const controller = new AbortController();
+      const warned = Promise.withResolvers<void>();
+      // The interruption's warning is written just before the pause starts: the abort comes in between.
+      const logger: Logger = {
+        debug: () => undefined,
+        info: () => undefined,
+        error: () => undefined,
+        warn: (_fields, msg) => {
+          if (msg !== 'events: consumer interrupted; resuming') return;
+          controller.abort();
+          warned.resolve();
+        },
+      };
+      const bus = new NatsEventBus(config, logger, { ...settings, deleteStreamOnStop: true });
+      await bus.init();
+      try {
+        await jsm.consumers.delete(settings.stream, settings.durable);
+        const done = bus.consumeOrderPlaced(() => undefined, controller.signal);
+        await warned.promise;
+        // Returned before the event loop's next turn: a pause deaf to the abort would still run 250 ms.
+        expect(await Promise.race([done.then(() => 'returned'), afterIo('still pausing')])).toBe('returned');
       } finally {
         await bus.stop();
       }
@@ -486,6 +611,29 @@ describe.skipIf(!NATS_URL)('NatsEventBus on the shared NATS_URL', () => {
   });
 });
 
+/** One message published over a bare protocol connection: headers exactly as given, as no client would write them. */
+async function publishRaw(subject: string, headerBlock: string, payload: string): Promise<void> {
+  const url = new URL(natsConfigFromEnv(process.env).servers[0]!);
+  const socket = createConnection({ host: url.hostname, port: Number(url.port) });
+  try {
+    await once(socket, 'connect');
+    const headerBytes = Buffer.byteLength(headerBlock);
+    const total = headerBytes + Buffer.byteLength(payload);
+    socket.write(
+      `CONNECT {"verbose":false,"pedantic":false,"headers":true}\r\nHPUB ${subject} ${headerBytes} ${total}\r\n${headerBlock}${payload}\r\nPING\r\n`,
+    );
+    // The server's PONG: the message was processed (stored, for a subject a stream captures).
+    let seen = '';
+    while (!seen.includes('PONG')) {
+      const [chunk] = (await once(socket, 'data')) as [Buffer];
+      seen += chunk.toString('latin1');
+      if (seen.includes('-ERR')) throw new Error(`the server refused the raw publish: ${seen}`);
+    }
+  } finally {
+    socket.destroy();
+  }
+}
+
 function withId(id: string) {
   const h = headers();
   h.set('Nats-Msg-Id', id);
@@ -569,7 +717,35 @@ describe.skipIf(!NATS_URL || findBinary('nats-server') === undefined)('NatsEvent
     }
   });
 
-  it('a stalled broker: health and publish fail within their bounds, a stop gives up draining after drainTimeoutMs', async () => {
+  it('[LIFE-4-shutdown] a stop while the broker is away closes at once: it does not drain, which waits for a reconnect attempt to end', async () => {
+    const server = await privateNats();
+    const bus = new NatsEventBus(server.config, pino({ enabled: false }), {
+      subject: `away.${randomUUID()}`,
+      connectTimeoutMs: 10_000,
+      drainTimeoutMs: 10_000,
+    });
+    // In the broker's place once it is gone: accepts the client's reconnect attempts and never answers, so an
+    // attempt lasts connectTimeoutMs; a drain's flush would wait for it (or for drainTimeoutMs).
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    try {
+      await bus.init();
+      await server.kill();
+      silent.listen(server.port, '127.0.0.1');
+      await once(silent, 'listening');
+      await until(() => !bus.connected(), 'the disconnect');
+      await until(() => sockets.length > 0, 'a reconnect attempt in progress');
+      expect(await settlesBefore(bus.stop(), 1_500)).toBe(true);
+      expect(await outcome(bus.health())).toEqual(new ErrUnavailable('publisher: connection closed'));
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+      await bus.stop();
+      await server.stop();
+    }
+  });
+
+  it('[LIFE-4-shutdown] a stalled broker: health and publish fail within their bounds, a stop drains and gives up after drainTimeoutMs', async () => {
     const server = await privateNats();
     const bus = new NatsEventBus(server.config, pino({ enabled: false }), {
       subject: `stall.${randomUUID()}`,
@@ -592,7 +768,13 @@ describe.skipIf(!NATS_URL || findBinary('nats-server') === undefined)('NatsEvent
       const published = outcome(bus.publishOrderPlaced(sampleEnvelope()));
       expect(await settlesBefore(published, 1_500)).toBe(true);
       expect(await published).toBeInstanceOf(ErrUnavailable);
-      expect(await settlesBefore(bus.stop(), 1_500)).toBe(true);
+      // Still connected (no ping missed yet): the stop drains, which waits for the paused broker to confirm,
+      // so it is not over before a 100 ms timer set after its own 300 ms one (a close would be), and gives up
+      // at drainTimeoutMs, before a 1.5 s one.
+      expect(bus.connected()).toBe(true);
+      const stopped = bus.stop();
+      expect(await settlesBefore(stopped, 100)).toBe(false);
+      expect(await settlesBefore(stopped, 1_400)).toBe(true);
     } finally {
       server.resume();
       await bus.stop();
@@ -660,7 +842,10 @@ describe.skipIf(!NATS_URL || findBinary('nats-server') === undefined)('NatsEvent
       expect(capture.find('publisher: connection closed').map((l) => [l.component, l.level, typeof l.error])).toEqual([
         ['publisher', 50, 'string'],
       ]);
-      expect(capture.find('publisher: broker reported an error').map((l) => [l.component, typeof l.error])).not.toEqual([]);
+      // The broker's refusal of the reconnect (Authorization Violation): a warning naming the component and the error.
+      const reported = capture.find('publisher: broker reported an error');
+      expect(reported).not.toEqual([]);
+      expect(reported.map((l) => [l.component, l.level, typeof l.error])).toEqual(reported.map(() => ['publisher', 40, 'string']));
       expect(await outcome(bus.health())).toEqual(new ErrUnavailable('publisher: connection closed'));
       const lines = capture.lines.length;
       await bus.drainOrderPlaced(() => undefined, 1_000);
