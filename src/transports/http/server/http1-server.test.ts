@@ -238,19 +238,24 @@ describe('the staged close itself (lingering-close.ts), on a stand-in socket and
     vi.useFakeTimers();
     const timers: NodeJS.Timeout[] = [];
     const setTimer = globalThis.setTimeout;
-    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((...args: Parameters<typeof setTimeout>) => {
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((...args: Parameters<typeof setTimeout>) => {
       const timer = setTimer(...args);
       timers.push(timer);
       return timer;
     }) as typeof setTimeout);
-    const { socket, calls } = lingering(200);
-    socket.destroySoon();
-    expect(calls).toStrictEqual(['end']);
-    expect(timers.map((timer) => timer.hasRef())).toStrictEqual([false]);
-    vi.advanceTimersByTime(199);
-    expect(calls).toStrictEqual(['end']);
-    vi.advanceTimersByTime(1);
-    expect(calls).toStrictEqual(['end', 'destroy']);
+    try {
+      const { socket, calls } = lingering(200);
+      socket.destroySoon();
+      expect(calls).toStrictEqual(['end']);
+      expect(timers.map((timer) => timer.hasRef())).toStrictEqual([false]);
+      vi.advanceTimersByTime(199);
+      expect(calls).toStrictEqual(['end']);
+      vi.advanceTimersByTime(1);
+      expect(calls).toStrictEqual(['end', 'destroy']);
+    } finally {
+      // Back to the fake clock's own setTimeout, which afterEach then replaces with the real one.
+      spy.mockRestore();
+    }
   });
 
   it('[HTTP-close-linger] a socket that closes first leaves no linger timer behind', () => {
