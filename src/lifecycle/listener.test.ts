@@ -68,6 +68,11 @@ describe('Listener readiness (spec 3.3)', () => {
     });
     await listener.run(AbortSignal.abort());
     expect(capped.maxConnections).toBe(7);
+    // No cap set: a cap the server already carries stays.
+    const own = doneServer();
+    own.maxConnections = 3;
+    await listenerOn(own).run(AbortSignal.abort());
+    expect(own.maxConnections).toBe(3);
   });
 
   it('[READY-cancel] run, once bound, returns only when its signal is cancelled', async () => {

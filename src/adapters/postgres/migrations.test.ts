@@ -2,9 +2,17 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { QueryConfig, QueryResult } from 'pg';
+import type * as FsPromises from 'node:fs/promises';
 import { loadMigrations, migrate, MigrationError, type MigrationClient } from './migrations.ts';
+
+// A platform whose readdir does not list by name (libuv sorts on Linux; nothing promises it everywhere):
+// here every listing comes reversed, so loadMigrations' own sort is what puts 001 before 002.
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const fs = await importOriginal<typeof FsPromises>();
+  return { ...fs, readdir: async (dir: URL) => (await fs.readdir(dir)).reverse() };
+});
 
 /**
  * A connection that records every statement and answers "no rows" (so every migration is pending),
@@ -27,6 +35,7 @@ const MIGRATIONS = [
   { version: '002_b', sql: 'CREATE TABLE b ()' },
 ];
 
+// The migrations the database applies in its Init (rule LIFE-2-init-connect), in file-name order.
 describe('loadMigrations', () => {
   const dirs: string[] = [];
   afterAll(async () => {

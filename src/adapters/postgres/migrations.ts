@@ -27,7 +27,6 @@ const MIGRATION_QUERY_TIMEOUT_MS = 10 * 60_000;
 export async function loadMigrations(dir: URL = MIGRATIONS_DIR): Promise<Migration[]> {
   const names = (await readdir(dir)).filter((name) => /^\d+_[a-z0-9_]+\.sql$/.test(name));
   // Node's readdir lists names sorted already (libuv sorts them); nothing promises that on every platform.
-  // Stryker disable next-line MethodExpression: equivalent: readdir's order is this sort's order here, so no test can tell
   names.sort();
   return Promise.all(
     names.map(async (name) => ({ version: name.slice(0, -'.sql'.length), sql: await readFile(new URL(name, dir), 'utf8') })),

@@ -47,10 +47,13 @@ export class PostgresDatabase implements Component, Transactional {
   readonly background: Transactional;
   readonly #secrets: string[];
   readonly #target: string;
+  /** Each new connection's first statement when a schema is configured (SET, not the startup `options`: PGlite ignores those). */
+  readonly #searchPath: string | undefined;
   #ended = false;
 
   constructor(config: PostgresConfig, logger: Logger) {
-    if (config.schema !== undefined) validSchemaName(config.schema);
+    // The schema goes into SQL: checked before anything else, whoever built the config.
+    this.#searchPath = config.schema === undefined ? undefined : `SET search_path TO "${validSchemaName(config.schema)}"`;
     this.#config = config;
     this.#logger = logger;
     this.#secrets = dsnSecrets(config.dsn);
@@ -64,7 +67,7 @@ export class PostgresDatabase implements Component, Transactional {
   }
 
   #newPool(max: number, applicationName: string): pg.Pool {
-    const schema = this.#config.schema;
+    const searchPath = this.#searchPath;
     const pool = new pg.Pool({
       connectionString: this.#config.dsn,
       max,
@@ -73,12 +76,11 @@ export class PostgresDatabase implements Component, Transactional {
       keepAlive: true,
       application_name: applicationName,
       // Awaited by the pool before it hands a new client out; a failure fails that acquisition.
-      // SET rather than the startup `options=-c search_path=`: PGlite ignores startup options.
       onConnect:
-        schema === undefined
+        searchPath === undefined
           ? undefined
           : async (client) => {
-              await client.query(`SET search_path TO "${schema}"`);
+              await client.query(searchPath);
             },
     });
     // An idle client whose server went away emits here; unhandled, it would crash the process.

@@ -180,12 +180,11 @@ function encodeOrder(order: Order): string {
 }
 
 function decodeOrder(raw: string): Order | undefined {
-  let value: Partial<CachedOrder>;
+  let value: Partial<CachedOrder> | undefined;
   try {
     value = JSON.parse(raw) as Partial<CachedOrder>;
-    // Stryker disable next-line BlockStatement: equivalent: without the return, value stays undefined and the shape check below returns undefined as well
   } catch {
-    return undefined;
+    // Not JSON: value stays undefined, which the shape check below refuses as it does any other non-object.
   }
   if (
     typeof value !== 'object' ||

@@ -1,5 +1,7 @@
 import { Agent, request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { startInProcess, type InProcessApp } from '../../../test/support/in-process-app.ts';
 import { stdlibTransport } from '../stdlib/stdlib-transport.ts';
 import { koaTransport } from './koa-transport.ts';
@@ -85,4 +87,30 @@ describe('[LIFE-4-shutdown] the HTTP/1.1 transports stop without resetting a kep
       }
     },
   );
+});
+
+describe('[CHAIN-R4-framework-logger] Koa prints nothing of its own', () => {
+  test("a client that resets its connection mid-request: the request line (499), and nothing from Koa's own error printing", async () => {
+    const koa = await startInProcess({ transport: koaTransport });
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const arrived = once(koa.app.transport.server, 'request');
+      const socket = connect({ host: '127.0.0.1', port: koa.port });
+      // A login whose body is still on its way: the handler is reading it when the client resets, and the
+      // socket's ECONNRESET reaches Koa's app.onerror (through ctx.onerror), which prints unless silent.
+      socket.write('POST /auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user');
+      await arrived;
+      await new Promise((resolve) => setImmediate(resolve));
+      socket.resetAndDestroy();
+      await vi.waitFor(() => expect(koa.logs.find('request').map((line) => line['status'])).toStrictEqual([499]), {
+        timeout: 1_000,
+        interval: 5,
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(printed).not.toHaveBeenCalled();
+    } finally {
+      printed.mockRestore();
+      await koa.stop();
+    }
+  });
 });

@@ -41,8 +41,15 @@ afterEach(() => {
  * The stdlib chain with every observer writing into one sequence, so the order in which the layers
  * finish (innermost first) shows their nesting.
  */
-async function start(): Promise<{ url: string; sequence: string[]; limiter: SwitchableLimiter; lines: Record<string, unknown>[] }> {
+async function start(): Promise<{
+  url: string;
+  sequence: string[];
+  limiter: SwitchableLimiter;
+  lines: Record<string, unknown>[];
+  routes: (string | undefined)[];
+}> {
   const sequence: string[] = [];
+  const routes: (string | undefined)[] = [];
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger('debug', {
     write(text: string) {
@@ -61,6 +68,7 @@ async function start(): Promise<{ url: string; sequence: string[]; limiter: Swit
   const observe = metrics.observe.bind(metrics);
   metrics.observe = (method, route, status, seconds) => {
     sequence.push(`metrics:${status}`);
+    routes.push(route);
     observe(method, route, status, seconds);
   };
   const store = new MemoryStore();
@@ -81,7 +89,7 @@ async function start(): Promise<{ url: string; sequence: string[]; limiter: Swit
   server = createServer(handler);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, sequence, limiter, lines };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, sequence, limiter, lines, routes };
 }
 
 describe('stdlib chain order (spec 4.3): recovery, tracing, metrics, request logging, rate limiter, router', () => {
@@ -95,6 +103,15 @@ describe('stdlib chain order (spec 4.3): recovery, tracing, metrics, request log
     expect(response.status).toBe(status);
     for (const [name, value] of Object.entries(headers)) expect(response.headers.get(name)).toBe(value);
     expect(sequence).toStrictEqual(['log:request', `metrics:${status}`, `span:${status}`]);
+  });
+
+  it('[METRICS-429-route] a refused request is counted under the route it addressed, and one of a path no route has under none (unmatched)', async () => {
+    const { url, sequence, limiter, routes } = await start();
+    limiter.mode = 'refuse';
+    expect((await fetch(`${url}/orders/7c9e6679-7425-40de-944b-e07fc1f90ae7`)).status).toBe(429);
+    expect((await fetch(`${url}/no-such-route`)).status).toBe(429);
+    expect(routes).toStrictEqual(['GET /orders/{id}', 'unmatched']);
+    expect(sequence.filter((entry) => entry.startsWith('metrics:'))).toStrictEqual(['metrics:429', 'metrics:429']);
   });
 
   it('a panic outside the router (in the rate limiter) is recovered by the outermost layer, after every observer saw the 500', async () => {

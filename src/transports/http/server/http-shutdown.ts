@@ -72,8 +72,9 @@ export async function drainHttp1(server: Server, graceMs = SHUTDOWN_GRACE_MS): P
   const tracker = trackers.get(server);
   if (tracker === undefined) throw new Error('drainHttp1: the server was not passed to trackConnections when it was created');
   tracker.closing = true;
-  // Headers not written yet: this response becomes the connection's last.
-  for (const { open } of tracker.connections.values()) for (const res of open) if (!res.headersSent) res.shouldKeepAlive = false;
+  // A response whose head is not written yet becomes the connection's last. Node reads shouldKeepAlive only
+  // while it builds the head, so setting it on a response already under way changes nothing.
+  for (const { open } of tracker.connections.values()) for (const res of open) res.shouldKeepAlive = false;
   const deadline = Date.now() + graceMs;
   while (tracker.connections.size > 0) {
     // Checked after the event loop's poll phase: a request that reached the socket while this process was

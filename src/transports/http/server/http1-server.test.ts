@@ -1,10 +1,11 @@
 import { createServer, ServerResponse, type IncomingMessage } from 'node:http';
+import { EventEmitter } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Duplex } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { listenLocal } from '../../../../test/support/ports.ts';
-import { createHttp1Server } from './http1-server.ts';
+import { createHttp1Server, http1ServerOptions } from './http1-server.ts';
 import { lingerBeforeClose } from './lingering-close.ts';
 
 const closers: (() => void)[] = [];
@@ -140,6 +141,20 @@ describe('createHttp1Server settings', () => {
     expect([both.headersTimeout, both.requestTimeout, both.keepAliveTimeout]).toEqual([1_000, 2_000, 300]);
   });
 
+  it("LIMIT-timeouts: the options Node gets are exactly the declared ones, with Node's own response class unless one is chosen", () => {
+    const timeouts = { headersMs: 1_000, requestMs: 2_000, idleMs: 300 };
+    const declared = {
+      headersTimeout: 1_000,
+      requestTimeout: 2_000,
+      keepAliveTimeout: 300,
+      connectionsCheckingInterval: 100,
+      requireHostHeader: false,
+    };
+    expect(http1ServerOptions(timeouts)).toStrictEqual(declared);
+    class Response<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {}
+    expect(http1ServerOptions(timeouts, Response)).toStrictEqual({ ...declared, ServerResponse: Response });
+  });
+
   it('the response class chosen in composition is the one handlers get (turn-end-response.ts)', async () => {
     class Response<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {}
     const http = createHttp1Server((_req, res) => res.end(res instanceof Response ? 'chosen' : 'node'), { response: Response });
@@ -201,6 +216,55 @@ describe('a closing answer is not lost to a client still sending (RFC 9112 §9.6
     // Still held right after the FIN (Node alone would have destroyed it), gone once the bound passes.
     expect(await connections(http)).toBe(1);
     await vi.waitFor(async () => expect(await connections(http)).toBe(0), { timeout: 1_000, interval: 10 });
+  });
+});
+
+describe('the staged close itself (lingering-close.ts), on a stand-in socket and a fake clock', () => {
+  /** A socket that records what the close step does to it, on a server that only hands it over. */
+  function lingering(lingerMs: number): { socket: EventEmitter & { destroySoon: () => void }; calls: string[] } {
+    const server = new EventEmitter();
+    lingerBeforeClose(server as never, lingerMs);
+    const calls: string[] = [];
+    const socket = Object.assign(new EventEmitter(), {
+      destroySoon: () => calls.push('node destroySoon'),
+      end: () => calls.push('end'),
+      destroy: () => calls.push('destroy'),
+    });
+    server.emit('connection', socket);
+    return { socket, calls };
+  }
+
+  it('[HTTP-close-linger] sends the FIN at once and destroys exactly at the linger bound', () => {
+    vi.useFakeTimers();
+    const { socket, calls } = lingering(200);
+    socket.destroySoon();
+    expect(calls).toStrictEqual(['end']);
+    vi.advanceTimersByTime(199);
+    expect(calls).toStrictEqual(['end']);
+    vi.advanceTimersByTime(1);
+    expect(calls).toStrictEqual(['end', 'destroy']);
+  });
+
+  it('[HTTP-close-linger] the linger timer keeps no process alive', () => {
+    // Node lists a timer among the active resources only while it is ref'd.
+    const refTimers = (): number => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+    const { socket, calls } = lingering(60_000);
+    const before = refTimers();
+    socket.destroySoon();
+    const after = refTimers();
+    socket.emit('close');
+    expect(after).toBe(before);
+    expect(calls).toStrictEqual(['end']);
+  });
+
+  it('[HTTP-close-linger] a socket that closes first leaves no linger timer behind', () => {
+    vi.useFakeTimers();
+    const { socket, calls } = lingering(200);
+    socket.destroySoon();
+    expect(vi.getTimerCount()).toBe(1);
+    socket.emit('close');
+    expect(vi.getTimerCount()).toBe(0);
+    expect(calls).toStrictEqual(['end']);
   });
 });
 

@@ -48,11 +48,7 @@ export const HTTP1_SERVER_OPTIONS: ServerOptions = http1ServerOptions();
  * (Http1Settings): tests' shorter timeouts, the response class.
  */
 export function createHttp1Server(handler: RequestListener, settings: Http1Settings = {}): Server {
-  const options =
-    settings.timeouts === undefined && settings.response === undefined
-      ? HTTP1_SERVER_OPTIONS
-      : http1ServerOptions(settings.timeouts, settings.response);
-  return hardenHttp1Server(createServer(options, oneRequestAtATime(handler)));
+  return hardenHttp1Server(createServer(http1ServerOptions(settings.timeouts, settings.response), oneRequestAtATime(handler)));
 }
 
 interface ParserAnswer {

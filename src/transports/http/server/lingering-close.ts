@@ -19,9 +19,8 @@ export function lingerBeforeClose(server: Server, lingerMs = LINGER_MS): void {
     socket.destroySoon = () => {
       socket.end();
       const timer = setTimeout(() => socket.destroy(), lingerMs);
-      // Stryker disable next-line CallExpression: equivalent: a pending linger only delays a process's natural exit by lingerMs
+      // A linger keeps no process alive, and a socket closed first takes its timer with it.
       timer.unref();
-      // Stryker disable next-line CallExpression,ArrowFunction: equivalent: without it the timer later destroys a socket already destroyed, a no-op
       socket.once('close', () => clearTimeout(timer));
     };
   });

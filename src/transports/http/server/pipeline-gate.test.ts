@@ -138,4 +138,33 @@ describe('pipelined HTTP/1.1 requests (rule HTTP1-pipeline-bound)', () => {
     expect(over.closed).toBe(true);
     expect(over.answers).toBeLessThan(2);
   });
+  it('[HTTP1-pipeline-bound] a request waiting behind one whose connection closed never runs, even when that one ends after the close', async () => {
+    // Node emits 'finish' for a response ended after its socket closed once its headers went out: the
+    // gate must have dropped the connection's queue at the close, or that 'finish' runs the next one.
+    const runs: string[] = [];
+    const ranAtFinish = new Promise<string[]>((resolve) => {
+      server = createServer(
+        oneRequestAtATime((req, res) => {
+          runs.push(req.url ?? '');
+          if (req.url !== '/first') return void res.end('ok');
+          res.writeHead(200, { 'content-length': '0' });
+          res.flushHeaders();
+          let finished = false;
+          res.once('finish', () => (finished = true));
+          res.once('close', () => {
+            res.end();
+            // 'finish' comes on the next tick, after the gate's own 'finish' handler ran.
+            setImmediate(() => resolve(finished ? [...runs] : ['no finish after the close']));
+          });
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const socket = connect({ host: '127.0.0.1', port: (server!.address() as AddressInfo).port });
+    cleanupSocket(socket);
+    socket.write('GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n\r\n');
+    // The first answer's head arrived: both requests were parsed (one write); the client goes away.
+    socket.once('data', () => socket.destroy());
+    expect(await ranAtFinish).toStrictEqual(['/first']);
+  });
 });

@@ -18,16 +18,14 @@ export function oneRequestAtATime(handler: RequestListener, depth = HTTP1_PIPELI
   /** Per connection with a request running: the requests waiting behind it. */
   const waiting = new WeakMap<Socket, Array<() => void>>();
   const run = (socket: Socket, req: IncomingMessage, res: ServerResponse): void => {
-    // Written: the next one runs. Closed before that: the connection is gone, and so are they.
+    // Written: the next one runs. Closed before that: the connection is gone, and so are they; a response
+    // whose head went out still emits 'finish' if its handler ends it after the close, and finds no queue.
     res.once('finish', () => {
-      // Stryker disable next-line OptionalChaining: equivalent: the queue is gone at a 'finish' only after its socket closed with the answer unfinished, and no 'finish' follows that close
       const following = waiting.get(socket)?.shift();
       if (following === undefined) waiting.delete(socket);
       else following();
     });
-    // Stryker disable next-line StringLiteral,BlockStatement: equivalent: as the CallExpression below (the whole handler only drops a dead socket's queue early)
     res.once('close', () => {
-      // Stryker disable next-line CallExpression: equivalent: an unfinished response closes only with its socket, and the WeakMap drops a dead socket's queue anyway
       if (!res.writableFinished) waiting.delete(socket);
     });
     handler(req, res);
