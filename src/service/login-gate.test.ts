@@ -264,6 +264,23 @@ describe('LoginGate (rule LOGIN-gate: login must not be a CPU denial of service)
     expect(gate.load).toEqual({ running: 0, waiting: 0 });
   });
 
+  it('[LOGIN-gate-fair] a freed slot goes to the client with fewer running even when it queued later and was served more recently', async () => {
+    const gate = new LoginGate({ concurrency: 2, queuePerClient: 2, queueTotal: 10 });
+    const started: string[] = [];
+    const x1 = attempt(gate, 'x', started, 'x1');
+    const y1 = attempt(gate, 'y', started, 'y1');
+    const x2 = attempt(gate, 'x', started, 'x2');
+    const y2 = attempt(gate, 'y', started, 'y2');
+    // y1 ends: y has none running (x has one) though it was served after x and queued after it.
+    y1.finish();
+    await tick();
+    expect(started).toEqual(['x1', 'y1', 'y2']);
+    for (const c of [x1, x2, y2]) c.finish();
+    await Promise.all([x1, y1, x2, y2].map((c) => c.outcome));
+    expect(started).toEqual(['x1', 'y1', 'y2', 'x2']);
+    expect(gate.load).toEqual({ running: 0, waiting: 0 });
+  });
+
   it('[LOGIN-gate-fair] a client with a login still waiting keeps when it was last served: a newcomer goes first, then the least recently served', async () => {
     const gate = new LoginGate({ concurrency: 1, queuePerClient: 2, queueTotal: 10 });
     const started: string[] = [];

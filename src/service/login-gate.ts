@@ -106,12 +106,11 @@ export class LoginGate {
     if (this.#waiting >= this.#limits.queueTotal && !this.#dropFromLongerThan(own.length)) return Promise.reject(new ErrLoginBusy());
     return new Promise<void>((admit, refuse) => {
       const leave = (): void => {
-        const queue = this.#queues.get(client);
-        // Stryker disable next-line OptionalChaining,UnaryOperator: leave runs only while its waiter is queued (admit and refuse remove the listener first), so the queue exists
-        const at = queue?.indexOf(waiter) ?? -1;
-        // Stryker disable next-line LogicalOperator: the queue exists and holds the waiter (see above), so both operands are false and && and || agree; a defensive guard
-        if (queue === undefined || at < 0) return;
-        queue.splice(at, 1);
+        // Runs only while its waiter is queued: admit and refuse remove this listener before the waiter
+        // leaves its queue (#next and #dropFromLongerThan take it out and call one of them at once), so the
+        // client's queue exists and holds the waiter.
+        const queue = this.#queues.get(client)!;
+        queue.splice(queue.indexOf(waiter), 1);
         this.#waiting -= 1;
         if (queue.length === 0) this.#queues.delete(client);
         // Stryker disable next-line OptionalChaining: leave is only ever the signal's abort listener, so signal is defined
@@ -122,7 +121,9 @@ export class LoginGate {
         refuse: (error) => (signal?.removeEventListener('abort', leave), refuse(error)),
       };
       own.push(waiter);
-      if (!this.#queues.has(client)) this.#queues.set(client, own);
+      // A client already waiting keeps its place in the round-robin order: `own` is its queue, and setting
+      // a key the Map holds does not move it.
+      this.#queues.set(client, own);
       this.#waiting += 1;
       signal?.addEventListener('abort', leave, { once: true });
     });
@@ -138,7 +139,8 @@ export class LoginGate {
   #before(a: string, b: string): boolean {
     const runningA = this.#runningBy.get(a) ?? 0;
     const runningB = this.#runningBy.get(b) ?? 0;
-    if (runningA !== runningB) return runningA < runningB;
+    if (runningA < runningB) return true;
+    if (runningA > runningB) return false;
     return (this.#servedAt.get(a) ?? 0) < (this.#servedAt.get(b) ?? 0);
   }
 

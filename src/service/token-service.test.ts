@@ -1,4 +1,4 @@
-import { webcrypto } from 'node:crypto';
+import { createHmac, webcrypto } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
 import { ErrInvalidToken, TokenService } from './token-service.ts';
@@ -123,6 +123,33 @@ describe('TokenService (spec 5 rules 1, 7)', () => {
       await expectInvalid(service, token);
       await expectInvalid(new TokenService(SECRET, HOUR_MS, () => clock), token);
     });
+  });
+
+  // The conformance case token-text-must-be-canonical sends `=` appended and changed low bits; these are the
+  // other texts of the same bytes, and the shapes the canonical check leaves to jose (three non-empty segments).
+  it('[AUTH-token-canonical, AUTH-5-invalid] only the text issued verifies: another alphabet, padding, another segment count or an empty segment is refused', async () => {
+    const service = new TokenService(SECRET, HOUR_MS, at(T0));
+    // A token whose text holds a `-` or `_` (the signature is random-looking; the clock is fixed, so this is deterministic).
+    let token = '';
+    for (let i = 0; !/[-_]/.test(token); i++) token = await service.issue(USER, `alice-${i}`);
+    await expect(service.verify(token)).resolves.toMatchObject({ sub: USER });
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const hmac = (input: string): string => createHmac('sha256', SECRET).update(input).digest('base64url');
+    const variants: [string, string][] = [
+      ['standard base64 `+` and `/` for `-` and `_` (the same bytes)', token.replaceAll('-', '+').replaceAll('_', '/')],
+      ['padding after the signature', `${token}=`],
+      ['a space in a segment', `${header}.${payload} .${signature}`],
+      ['a fourth segment', `${token}.${signature}`],
+      ['two segments, signed', `${header}.${hmac(header)}`],
+      ['an empty payload, signed', `${header}..${hmac(`${header}.`)}`],
+      ['an empty signature', `${header}.${payload}.`],
+      ['an empty header', `.${payload}.${signature}`],
+    ];
+    for (const [label, variant] of variants) {
+      expect(variant, label).not.toBe(token);
+      const error = await service.verify(variant).catch((e: unknown) => e);
+      expect(error, label).toBeInstanceOf(ErrInvalidToken);
+    }
   });
 
   it('[AUTH-5-invalid] a refusal is ErrInvalidToken by name and kind, and carries nothing of the token', async () => {

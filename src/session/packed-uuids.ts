@@ -23,9 +23,10 @@ const HYPHEN_OFFSETS = [8, 13, 18, 23];
 // Stryker disable next-line ArrayDeclaration: equivalent: indices 0-15 are written before they are read, so an empty array grows to the same 16 entries
 const byteCodes: number[] = new Array<number>(16).fill(0);
 
-/** The value of a lower-case hex digit's char code, else -1 (upper case is not canonical). */
+/** The value of a lower-case hex digit's char code, else a negative number (upper case is not canonical). */
 function hexValue(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48;
+  // Below '0' (48) the difference is negative already.
+  if (code <= 57) return code - 48;
   if (code >= 97 && code <= 102) return code - 87;
   return -1;
 }

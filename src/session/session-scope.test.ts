@@ -121,6 +121,12 @@ describe('session scope rules (spec 3.2)', () => {
     expect(() => scope.use(ctx('bob').context, () => 1)).toThrow(ErrScopeFull);
   });
 
+  // The lifecycle runner's log lines (`lifecycle: stop failed`) name a component by it, and the conformance
+  // case lifecycle-order-and-shutdown finds the scope among the components by it.
+  it('[LIFE-1-order, LIFE-4-shutdown] the scope is the lifecycle component named `sessions`', () => {
+    expect(setup().scope.name).toBe('sessions');
+  });
+
   it('[SESSION-key] the session key is a distinct type: a bare string does not type-check', () => {
     const probe = `${REPO_ROOT}src/session/__session-key-probe__.ts`;
     const source = [

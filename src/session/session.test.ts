@@ -33,12 +33,14 @@ describe.each<[string, RecentIdsCodec]>([
     expect(session.recent()).toEqual(['a']);
   });
 
-  it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('rejects capacity %s', (capacity) => {
-    expect(() => new Session(capacity, codec)).toThrow(RangeError);
+  // The messages say what is wrong to whoever builds a session badly: a scope's RangeError reaching a
+  // request would be logged as a recovered panic with its message.
+  it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('[SESSION-bound] rejects capacity %s, saying why', (capacity) => {
+    expect(() => new Session(capacity, codec)).toThrow(new RangeError('session: capacity must be a positive integer'));
   });
 
-  it('refuses an id containing NUL, the separator of its compact form', () => {
-    expect(() => new Session(3, codec).recordView('a\u0000b')).toThrow(RangeError);
+  it('[SESSION-content] refuses an id containing NUL, the separator of its compact form, saying why', () => {
+    expect(() => new Session(3, codec).recordView('a\u0000b')).toThrow(new RangeError('session: an order id cannot contain NUL'));
   });
   it('order ids (canonical UUIDs, kept packed) round-trip exactly, mixed with other ids, bytes 0x00-0x02 and 0xff included', () => {
     const session = new Session(6, codec);
