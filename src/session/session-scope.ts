@@ -125,8 +125,9 @@ export class SessionScope implements Component {
       if (this.#instances.size >= this.#cap) throw new ErrScopeFull(this.#cap);
       instance = new Instance(key, this.#capacity, this.#recentIds);
       this.#instances.set(key, instance);
-      // Stryker disable next-line ConditionalExpression: equivalent: for a live instance the branch clears no timer (undefined) and sets the state it has
-    } else if (instance.state === 'lingering') {
+    } else {
+      // Taken again: a lingering instance's timer stops and it is live again (SESSION-linger-reacquire); a
+      // live one has no timer and keeps its state, so no test of the state is needed.
       this.#timers.clearTimeout(instance.lingerTimer);
       instance.lingerTimer = undefined;
       instance.state = 'live';
