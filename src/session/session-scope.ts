@@ -148,10 +148,10 @@ export class SessionScope implements Component {
       this.#release(releasing);
     };
     // Rule 2: a forgotten release happens when the call's context ends. Rule 3: abort only releases
-    // this holder; the instance lingers like after any release.
+    // this holder; the instance lingers like after any release. No `{ once: true }`: release removes the
+    // listener itself.
     if (signal.aborted) queueMicrotask(release);
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent: release removes the listener itself, so `once` only says it twice
-    else signal.addEventListener('abort', release, { once: true });
+    else signal.addEventListener('abort', release);
     const lease = release as (() => void) & { [Symbol.dispose]: () => void; session: Session };
     lease[Symbol.dispose] = release;
     lease.session = instance;
