@@ -58,10 +58,7 @@ export function createSimBackends(runtime: SimRuntime, options: { cacheTtlMs: nu
   }
   const store = new SimStore();
   const cache = new SimCache({ clock: runtime.time, ttlMs: options.cacheTtlMs });
-  const bus = new SimBus({
-    logger: options.logger,
-    timers: { sleep: (ms) => runtime.sleep(ms), setTimeout: (callback, ms) => void runtime.time.setTimeout(callback, ms) },
-  });
+  const bus = new SimBus({ logger: options.logger, timers: runtime.time });
   return { store, cache, bus };
 }
 

@@ -23,7 +23,7 @@ export class SimRuntime {
 
   /** A promise that resolves once simulated time has moved `ms` forward. */
   sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.time.setTimeout(resolve, ms));
+    return this.time.sleep(ms);
   }
 
   /** Runs `work` (something that leaves the event loop) alone, after every lane work asked for before it. */

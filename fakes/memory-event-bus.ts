@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { OrderPlaced } from '../src/domain/order-placed.ts';
 import type { Component } from '../src/lifecycle/component.ts';
 import type { Logger } from '../src/ports/logger.ts';
+import { systemTimers, type Timers } from '../src/ports/timers.ts';
 import type { OrderEventPublisher, OrderEventSubscriber, OrderPlacedEnvelope, OrderPlacedHandler } from '../src/ports/order-events.ts';
 import { Trouble } from './trouble.ts';
 
@@ -14,18 +14,8 @@ export interface MemoryEventBusOptions {
    * Where the bus waits (the down poll, the redelivery delay): real timers unless given. The explorer
    * (explore/) passes its simulated time, so a seed replays the same deliveries at the same moments.
    */
-  readonly timers?: BusTimers;
+  readonly timers?: Timers;
 }
-
-export interface BusTimers {
-  sleep(ms: number): Promise<void>;
-  setTimeout(callback: () => void, ms: number): void;
-}
-
-const realTimers: BusTimers = {
-  sleep: (ms) => sleep(ms),
-  setTimeout: (callback, ms) => void setTimeout(callback, ms).unref(),
-};
 
 /** How often a consumer looks again while the broker is down (trouble.down). */
 const DOWN_POLL_MS = 20;
@@ -50,13 +40,13 @@ export class MemoryEventBus implements OrderEventPublisher, OrderEventSubscriber
   readonly #waiters = new Set<() => void>();
   readonly #logger: Logger | undefined;
   readonly #redeliverDelayMs: number;
-  readonly #timers: BusTimers;
+  readonly #timers: Timers;
   #active = 0;
 
   constructor(options: MemoryEventBusOptions = {}) {
     this.#logger = options.logger;
     this.#redeliverDelayMs = options.redeliverDelayMs ?? 50;
-    this.#timers = options.timers ?? realTimers;
+    this.#timers = options.timers ?? systemTimers;
   }
 
   /** Consumers running right now. */

@@ -8,13 +8,14 @@ import { registerOutboxMetrics } from '../observability/outbox-metrics.ts';
 import { registerServiceMetrics } from '../observability/backend-metrics.ts';
 import { Tracing } from '../observability/tracer.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { Timers } from '../ports/timers.ts';
 import { AuthService } from '../service/auth-service.ts';
 import { Notifier } from '../service/notifier.ts';
 import { OrderService } from '../service/order-service.ts';
 import { OutboxRelay, type OutboxRelayOptions } from '../service/outbox-relay.ts';
 import { NearOrderCache } from '../service/near-order-cache.ts';
 import { TokenService } from '../service/token-service.ts';
-import { SessionScope, type TimerPort } from '../session/session-scope.ts';
+import { SessionScope } from '../session/session-scope.ts';
 import { packedUuids } from '../session/packed-uuids.ts';
 import { ConsoleFeed, type ConsoleSources } from '../simulator/console-feed.ts';
 import type { Simulator } from '../simulator/simulator.ts';
@@ -38,7 +39,7 @@ export interface AppOptions {
   readonly spanProcessors?: readonly SpanProcessor[];
   readonly sessionLingerMs?: number;
   readonly sessionCap?: number;
-  readonly sessionTimers?: TimerPort;
+  readonly sessionTimers?: Timers;
   readonly clock?: Clock;
   /** Embedded mode only: the simulator's control API on the admin listener (rules SIM-*). */
   readonly simulator?: Simulator;

@@ -10,7 +10,7 @@ import type { Order } from '../domain/order.ts';
 import { createLogger } from '../observability/logger.ts';
 import type { OrderEventPublisher } from '../ports/order-events.ts';
 import type { OutboxStore } from '../ports/outbox.ts';
-import { OutboxRelay, type OutboxRelayOptions, type RelayTimers } from './outbox-relay.ts';
+import { OutboxRelay, type OutboxRelayOptions } from './outbox-relay.ts';
 
 const FAST: OutboxRelayOptions = { pollMs: 5, backoffInitialMs: 10, backoffMaxMs: 40, sampleMs: 10 };
 
@@ -38,27 +38,23 @@ const IDLE_MS = 3_600_000;
  * clock by its length and is recorded (then `onWait` sees it, and may change the world or abort the
  * run); an IDLE_MS wait (sampler, purger) lasts until its signal aborts. No real time passes.
  */
-class SteppedTimers implements RelayTimers {
-  nowMs = 0;
+class SteppedTimers extends FakeTimers {
   readonly waits: number[] = [];
   readonly #onWait: (ms: number) => void;
 
   constructor(onWait: (ms: number) => void = () => undefined) {
+    super();
     this.#onWait = onWait;
   }
 
-  now(): number {
-    return this.nowMs;
-  }
-
-  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  override async sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (ms >= IDLE_MS) {
       if (signal !== undefined && !signal.aborted)
         await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       return;
     }
     this.waits.push(ms);
-    this.nowMs += ms;
+    this.advance(ms);
     this.#onWait(ms);
   }
 }

@@ -1,10 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrUnavailable } from '../domain/errors.ts';
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../ports/logger.ts';
 import { systemClock, type Clock } from '../ports/clock.ts';
 import type { OrderEventPublisher, OrderPlacedEnvelope } from '../ports/order-events.ts';
 import type { OutboxStore } from '../ports/outbox.ts';
+import { systemTimers, type Timers } from '../ports/timers.ts';
 
 /** Our choices for the outbox relay (spec/rules.yaml EVT-7-delivery). */
 export interface OutboxRelayOptions {
@@ -31,20 +31,8 @@ export interface OutboxRelayOptions {
    * real timers unless given. An injected seam (as MemoryEventBus's `timers`) so unit tests observe the
    * backoff delays and the flush deadline on a stepped clock instead of waiting them out.
    */
-  readonly timers?: RelayTimers;
+  readonly timers?: Timers;
 }
-
-/** The relay's waits and its monotonic time in ms (performance.now by default). */
-export interface RelayTimers {
-  /** Resolves after `ms`, or at once when `signal` aborts; never rejects. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  now(): number;
-}
-
-const realTimers: RelayTimers = {
-  sleep: (ms, signal) => sleep(ms, undefined, { signal }).catch(() => undefined),
-  now: () => performance.now(),
-};
 
 export const OUTBOX_RELAY_DEFAULTS = {
   batchSize: 256,
@@ -81,7 +69,7 @@ export class OutboxRelay implements Component {
   readonly #logger: Logger;
   readonly #options: Required<Omit<OutboxRelayOptions, 'clock' | 'timers'>>;
   readonly #clock: Clock;
-  readonly #timers: RelayTimers;
+  readonly #timers: Timers;
   #pending: number | undefined;
   #oldest: Date | undefined;
   #published = 0;
@@ -95,7 +83,7 @@ export class OutboxRelay implements Component {
     this.#publisher = publisher;
     this.#logger = logger;
     this.#clock = options.clock ?? systemClock;
-    this.#timers = options.timers ?? realTimers;
+    this.#timers = options.timers ?? systemTimers;
     const { clock: _clock, timers: _timers, ...rest } = options;
     this.#options = { ...OUTBOX_RELAY_DEFAULTS, ...stripUndefined(rest) };
   }
@@ -119,16 +107,16 @@ export class OutboxRelay implements Component {
 
   /** The API has stopped (stop order): publish what is pending, within flushTimeoutMs. */
   async stop(): Promise<void> {
-    const deadline = this.#timers.now() + this.#options.flushTimeoutMs;
+    const deadline = this.#timers.nowMs() + this.#options.flushTimeoutMs;
     let failures = 0;
-    while (this.#timers.now() < deadline) {
+    while (this.#timers.nowMs() < deadline) {
       const round = await this.relayOnce();
       if (round === 'partial') return;
       if (round === 'failed') {
         failures += 1;
         // Still down at stop: the events stay in the outbox for the next process.
         if (failures >= 3) return;
-        await this.#timers.sleep(Math.min(this.#backoff(failures), Math.max(0, deadline - this.#timers.now())));
+        await this.#timers.sleep(Math.min(this.#backoff(failures), Math.max(0, deadline - this.#timers.nowMs())));
       }
     }
   }

@@ -1,5 +1,6 @@
 import type { SessionKey } from '../domain/session-key.ts';
 import type { Logger } from '../ports/logger.ts';
+import { systemTimers, type Timers } from '../ports/timers.ts';
 import type { Component } from '../lifecycle/component.ts';
 import { Session, type RecentIdsCodec } from './session.ts';
 import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from './session-errors.ts';
@@ -17,22 +18,12 @@ export interface SessionContext {
 /** A release function that is also disposable, so `using lease = scope.acquire(ctx)` works (rule 1). */
 export type SessionLease = (() => void) & Disposable & { readonly session: Session };
 
-export interface TimerPort {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const nodeTimers: TimerPort = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
-
 export interface SessionScopeOptions {
   readonly recentCapacity: number;
   readonly logger: Logger;
   readonly lingerMs?: number;
   readonly cap?: number;
-  readonly timers?: TimerPort;
+  readonly timers?: Timers;
   /** How sessions hold their recent ids (session.ts); plain unless composition chooses otherwise. */
   readonly recentIds?: RecentIdsCodec;
 }
@@ -67,7 +58,7 @@ export class SessionScope implements Component {
   readonly #logger: Logger;
   readonly #lingerMs: number;
   readonly #cap: number;
-  readonly #timers: TimerPort;
+  readonly #timers: Timers;
   readonly #recentIds: RecentIdsCodec | undefined;
 
   constructor(options: SessionScopeOptions) {
@@ -75,7 +66,7 @@ export class SessionScope implements Component {
     this.#logger = options.logger;
     this.#lingerMs = options.lingerMs ?? SESSION_LINGER_MS;
     this.#cap = options.cap ?? SESSION_CAP;
-    this.#timers = options.timers ?? nodeTimers;
+    this.#timers = options.timers ?? systemTimers;
     this.#recentIds = options.recentIds;
   }
 

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { until } from '../../test/support/eventually.ts';
 import { SimulatedTime } from './simulated-time.ts';
@@ -80,5 +81,24 @@ describe('simulated time (rule SIM-clock-advance)', () => {
     vi.advanceTimersByTime(1_000);
     expect(fired).toBe(0);
     expect(time.advance(10)).toBe(1);
+  });
+
+  it('[SIM-clock-advance] sleep resolves when an advance reaches it, and at once (dropping its timer) when its signal aborts', async () => {
+    const time = new SimulatedTime({ base: () => 0, realTimers: false });
+    const woke: string[] = [];
+    const controller = new AbortController();
+    void time.sleep(100, controller.signal).then(() => woke.push(`slept@${time.nowMs()}`));
+    void time.sleep(100).then(() => woke.push(`no signal@${time.nowMs()}`));
+    void time.sleep(200, controller.signal).then(() => woke.push(`aborted@${time.nowMs()}`));
+    void time.sleep(50, AbortSignal.abort()).then(() => woke.push('already aborted'));
+    expect([...time.pending.values()].map((timer) => timer.ms)).toEqual([100, 100, 200]);
+    time.advance(100);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1); // the fired sleep let go of the signal
+    controller.abort();
+    await Promise.resolve();
+    expect({ woke, pending: time.pending.size }).toEqual({
+      woke: ['already aborted', 'slept@100', 'no signal@100', 'aborted@100'],
+      pending: 0,
+    });
   });
 });

@@ -1,5 +1,5 @@
 import type { Clock } from '../ports/clock.ts';
-import type { TimerPort } from '../session/session-scope.ts';
+import type { Timers } from '../ports/timers.ts';
 
 /** A timer as the simulated time holds it: due at `at` on its own clock, asked for `ms`. */
 export interface SimulatedTimer {
@@ -28,9 +28,10 @@ export interface SimulatedTimeOptions {
  * One clock and one timer port that a controller can move forward (the embedded simulator, rule SIM-clock-advance;
  * the unit tests' FakeTimers). `now` is the base time plus an offset; `advance(ms)` adds to the
  * offset and fires every timer that falls due, earliest first, each seeing `now` at its due time. So
- * token expiry, cache TTL (the Clock) and session linger (the TimerPort) all follow one advance.
+ * token expiry, cache TTL (the Clock) and session linger (the Timers) all follow one advance. Its `nowMs`
+ * goes back only by reset or, in real mode, with the wall clock under it.
  */
-export class SimulatedTime implements Clock, TimerPort {
+export class SimulatedTime implements Clock, Timers {
   readonly #base: () => number;
   readonly #realTimers: boolean;
   #offsetMs = 0;
@@ -76,6 +77,22 @@ export class SimulatedTime implements Clock, TimerPort {
     if (entry === undefined) return;
     clearTimeout(entry.real);
     this.#pending.delete(handle as number);
+  }
+
+  /** A timer as a promise: resolves when the timer fires, or at once (dropping it) when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve();
+      const abort = (): void => {
+        this.clearTimeout(handle);
+        resolve();
+      };
+      const handle = this.setTimeout(() => {
+        signal?.removeEventListener('abort', abort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', abort); // a signal aborts once: no `once` needed
+    });
   }
 
   /** Moves the clock `ms` forward, firing every timer due by then; returns how many fired. */
