@@ -10,8 +10,8 @@
 // sets after it are left for later. The next run of that set resumes from there, so a set too long for one
 // sitting (or one night) is finished in several.
 //
-// Before each set, its static survivors are taken out of its incremental file, so the run tests them again
-// (see forgetStaticSurvivors).
+// Before each set, its survivors are taken out of its incremental file, so the run tests them again
+// (see forgetSurvivors).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -31,20 +31,23 @@ const stryker = fileURLToPath(new URL('../node_modules/@stryker-mutator/core/bin
 const deadline = performance.now() + (minutes ?? Infinity) * 60_000;
 
 interface IncrementalMutant {
-  readonly static?: boolean;
   readonly status: string;
 }
 
 /**
- * Stryker records no covering tests for a static mutant (it runs every test of the set), so its incremental
- * mode reuses a static survivor's result even after tests were added that kill it: transports-http kept
- * static survivors from a run with 1,263 tests (the Cache-Control and CSP values of the docs page) that the
- * tests added since fail. Forgetting them makes each run test them again, against the tests of the day.
- * Killed static mutants are kept: Stryker re-tests one whose killing test is gone or changed. Static
- * mutants "not covered" are forgotten too: a module no test imported at the first run (the CLIs' usage
- * texts) kept that result after tests began to import it.
+ * Every survivor (and mutant "not covered") is forgotten before a run, so each run tests it again against
+ * the code and tests of the day; they are few, so this costs little. Stryker's incremental mode would reuse
+ * their results where it should not:
+ * - a static mutant has no recorded covering tests (it runs every test of the set), so its result was kept
+ *   after tests were added that kill it: transports-http kept static survivors (the docs page's
+ *   Cache-Control and CSP values) that the tests added since fail, and a module no test imported at the
+ *   first run (the CLIs' usage texts) stayed "not covered" after tests began to import it;
+ * - a mutant whose own text is unchanged keeps its result when other lines of its file change: the Redis
+ *   decoder's `typeof value !== 'object'` stayed a survivor after its `catch` stopped returning, which made
+ *   that check the only guard of an undefined value (its test fails with the mutant planted by hand).
+ * Killed mutants are kept: Stryker re-tests one whose code or killing test changed.
  */
-function forgetStaticSurvivors(set: keyof typeof SETS): number {
+function forgetSurvivors(set: keyof typeof SETS): number {
   const file = `reports/mutation/${set}/stryker-incremental.json`;
   if (!existsSync(file)) return 0;
   const report = JSON.parse(readFileSync(file, 'utf8')) as { files: Record<string, { mutants: IncrementalMutant[] }> };
@@ -57,9 +60,7 @@ function forgetStaticSurvivors(set: keyof typeof SETS): number {
       delete report.files[path];
       continue;
     }
-    const kept = entry.mutants.filter(
-      (mutant) => !(mutant.static === true && (mutant.status === 'Survived' || mutant.status === 'NoCoverage')),
-    );
+    const kept = entry.mutants.filter((mutant) => mutant.status !== 'Survived' && mutant.status !== 'NoCoverage');
     forgotten += entry.mutants.length - kept.length;
     entry.mutants = kept;
   }
@@ -79,10 +80,10 @@ function inSet(set: keyof typeof SETS, path: string): boolean {
 for (const set of (named.length > 0 ? named : Object.keys(SETS)) as (keyof typeof SETS)[]) {
   const started = performance.now();
   process.stdout.write(`mutation: set ${set}\n`);
-  const forgotten = forgetStaticSurvivors(set);
+  const forgotten = forgetSurvivors(set);
   if (forgotten > 0)
     process.stdout.write(
-      `mutation: ${String(forgotten)} results of ${set} forgotten (static survivors and uncovered, tested again; files it no longer mutates)\n`,
+      `mutation: ${String(forgotten)} results of ${set} forgotten (survivors and uncovered, tested again; files it no longer mutates)\n`,
     );
   const run = spawn(process.execPath, [stryker, 'run', ...passed], { stdio: 'inherit', env: { ...process.env, MUTATION_SET: set } });
   let stopped = false;

@@ -256,10 +256,12 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
 
   /** Pulls until a pull comes back empty or the time is up; what is left waits for the next process. */
   async drainOrderPlaced(handler: OrderPlacedHandler, timeoutMs: number): Promise<void> {
-    if (this.#js === undefined || !this.#connected) return;
+    // Nothing to drain before init or while the broker is away (the client exists once init has connected).
+    const js = this.#connected ? this.#js : undefined;
+    if (js === undefined) return;
     const deadline = performance.now() + timeoutMs;
     try {
-      const consumer = await this.#js.consumers.get(this.#settings.stream, this.#settings.durable);
+      const consumer = await js.consumers.get(this.#settings.stream, this.#settings.durable);
       // Stryker disable next-line EqualityOperator: equivalent: the clock landing exactly on the deadline only allows one more pull
       while (performance.now() < deadline) {
         // Ask for exactly what is pending, so the pull returns at once instead of waiting out its expiry.
@@ -280,14 +282,16 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
 
   /** Connected, and a JetStream API request answered within healthTimeoutMs (a stalled server fails this). */
   async health(): Promise<void> {
-    const nc = this.#nc;
-    if (nc === undefined || this.#probe === undefined) throw new ErrUnavailable('publisher: not connected');
+    const probe = this.#probe;
+    if (probe === undefined) throw new ErrUnavailable('publisher: not connected');
+    // init makes the probe on the connection, after it: with a probe there is a connection.
+    const nc = this.#nc!;
     if (nc.isClosed()) throw new ErrUnavailable('publisher: connection closed');
     if (!this.#connected) throw new ErrUnavailable('publisher: disconnected from the broker; reconnecting');
     try {
       // A backstop in case the client's request never settles: its own timer (healthTimeoutMs, set first) fires first.
       // Stryker disable next-line StringLiteral: equivalent: the probe's own request timeout, 100 ms shorter and set first, always rejects first
-      await withTimeout(this.#probe.getAccountInfo(), this.#healthTimeoutMs + 100, 'request timed out');
+      await withTimeout(probe.getAccountInfo(), this.#healthTimeoutMs + 100, 'request timed out');
     } catch (err) {
       throw new ErrUnavailable(`publisher: broker did not answer a JetStream request within ${this.#healthTimeoutMs} ms: ${describe(err)}`);
     }
