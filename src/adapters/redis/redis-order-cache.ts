@@ -105,6 +105,8 @@ export class RedisOrderCache implements OrderCache, Component {
       throw new ErrUnavailable(`cache: get: ${describe(err)}`, { cause: err });
     }
     // An entry we cannot read is treated as a miss: the service reads the database and overwrites it.
+    // (A missing key decoded anyway, null, is refused by the shape check: the `→ false` mutant here is
+    // equivalent, listed in reports/mutation/triage.md, not marked, as that would hide the killed `→ true`.)
     return raw === null ? undefined : decodeOrder(raw);
   }
 
