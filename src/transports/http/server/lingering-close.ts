@@ -15,13 +15,16 @@ export const LINGER_MS = 1_000;
  * sending holds the socket for that long at most.
  */
 export function lingerBeforeClose(server: Server, lingerMs = LINGER_MS): void {
+  // One function for every socket of the server (Node calls it as the socket's method): accepting a
+  // connection costs a property set, not a closure; the timer's closures are made only at a close.
+  function destroySoon(this: Socket): void {
+    this.end();
+    const timer = setTimeout(() => this.destroy(), lingerMs);
+    // A linger keeps no process alive, and a socket closed first takes its timer with it.
+    timer.unref();
+    this.once('close', () => clearTimeout(timer));
+  }
   server.on('connection', (socket: Socket) => {
-    socket.destroySoon = () => {
-      socket.end();
-      const timer = setTimeout(() => socket.destroy(), lingerMs);
-      // A linger keeps no process alive, and a socket closed first takes its timer with it.
-      timer.unref();
-      socket.once('close', () => clearTimeout(timer));
-    };
+    socket.destroySoon = destroySoon;
   });
 }
