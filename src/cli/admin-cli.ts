@@ -110,7 +110,6 @@ export async function runAdminCli(argv: readonly string[], io: AdminCliIo): Prom
 
 async function readPassword(stdin: AsyncIterable<string | Uint8Array>): Promise<string> {
   const chunks: Buffer[] = [];
-  // Stryker disable next-line ConditionalExpression,EqualityOperator,StringLiteral: equivalent: both branches are the same Buffer.from call, split only for TypeScript's overloads
   for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk));
   return Buffer.concat(chunks)
     .toString('utf8')

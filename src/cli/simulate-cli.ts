@@ -23,7 +23,6 @@ export function parseSimulate(args: readonly string[]): Request | string {
   const [verb, first, second, ...rest] = args;
   // A word left out is refused as a wrong one is: no undefined check of its own (it could never decide anything).
   const component = (name: string | undefined): string | undefined => COMPONENTS.find((known) => known === name);
-  // Stryker disable next-line StringLiteral: equivalent: the stand-in for a word left out only has to fail /^\d+$/, as '' does and a mutated text of letters does
   const count = (text: string | undefined): number | undefined => (/^\d+$/.test(text ?? '') ? Number(text) : undefined);
   if (rest.length > 0) return `unknown arguments: simulate ${args.join(' ')}`;
   if ((verb === 'status' || verb === 'reset') && first === undefined) {

@@ -80,13 +80,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const controller = new AbortController();
   if (options.signal?.aborted) controller.abort();
-  // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent: a signal aborts once, so 'abort' fires at most once; once only drops the listener after
   options.signal?.addEventListener('abort', () => controller.abort(), { once: true });
   const done = runComponents(app.components, controller.signal, logger);
   const stopped = done.then(
     // A guard: done resolves only after every run returned, and a listener's run returns only after its server's
     // 'listening' (which ready awaits, subscribed first), so ready has always resolved by then.
-    // Stryker disable next-line ArrowFunction,StringLiteral: equivalent: unreachable, as said above
     () => Promise.reject(new Error(`${options.serviceName}: stopped before listening`)),
     (error: unknown) => Promise.reject(error),
   );

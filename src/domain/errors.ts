@@ -21,10 +21,8 @@ function domainError<const K extends DomainErrorKind>(kind: K, defaultMessage: s
   };
 }
 
-// Stryker disable next-line StringLiteral: equivalent: callers see the error table's text for this kind (transports/errors/error-table.ts), never this message, and it is not logged
 export class ErrNotFound extends domainError('ErrNotFound', 'not found') {}
 export class ErrForbidden extends domainError('ErrForbidden', 'forbidden') {}
-// Stryker disable next-line StringLiteral: equivalent: callers see the error table's text for this kind (transports/errors/error-table.ts), never this message, and it is not logged
 export class ErrInvalidCredentials extends domainError('ErrInvalidCredentials', 'invalid credentials') {}
 /** Its message is the domain's own wording and is shown to the caller (spec 7 rule 4). */
 export class ErrValidation extends domainError('ErrValidation') {}
@@ -34,7 +32,6 @@ export class ErrValidation extends domainError('ErrValidation') {}
  */
 export class ErrIdempotencyKeyReused extends domainError(
   'ErrIdempotencyKeyReused',
-  // Stryker disable next-line StringLiteral: equivalent: callers see the error table's text for this kind (transports/errors/error-table.ts), never this message, and it is not logged
   'Idempotency-Key already used for a different request',
 ) {}
 
@@ -43,13 +40,10 @@ export class ErrIdempotencyKeyReused extends domainError(
  * this at their boundary so the core never sees a driver type; transports map it to 500.
  * The message must never contain a secret (DSNs are redacted by the adapter).
  */
-// Stryker disable next-line StringLiteral: equivalent: every `new ErrUnavailable(…)` passes its own message, so the default is never used
 export class ErrUnavailable extends namedError('ErrUnavailable') {}
 
 /** An order id that is not a UUID (spec 7 rule 1, "path id is not a UUID"): raised by parseOrderId. */
-// Stryker disable next-line StringLiteral: equivalent: callers see the error table's text for this kind (transports/errors/error-table.ts), never this message, and it is not logged
 export class ErrInvalidOrderId extends namedError('ErrInvalidOrderId', 'invalid order id') {}
 
 /** A write collided with an existing row (unique violation). */
-// Stryker disable next-line StringLiteral: equivalent: every `new ErrConflict(…)` passes its own message, so the default is never used
 export class ErrConflict extends namedError('ErrConflict') {}

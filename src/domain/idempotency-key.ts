@@ -18,7 +18,6 @@ export function parseIdempotencyKey(raw: string): string {
   const value = raw.trim();
   const quoted = SF_STRING.exec(value);
   let key: string;
-  // Stryker disable next-line StringLiteral: equivalent: the pattern's group always takes part in a match (empty at worst), so `?? ''` is only for the type checker
   if (quoted !== null) key = (quoted[1] ?? '').replace(/\\(["\\])/g, '$1');
   else if (BARE_TOKEN.test(value) && !value.startsWith('"')) key = value;
   else throw new ErrValidation(INVALID);

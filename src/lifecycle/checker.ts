@@ -56,7 +56,6 @@ async function probe(name: string, check: () => Promise<void>): Promise<HealthNo
     await Promise.race([
       check(),
       new Promise<never>((_, reject) =>
-        // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent: a signal aborts once, so 'abort' fires at most once; once only drops the listener after
         signal.addEventListener('abort', () => reject(new Error(`${name}: check timed out`)), { once: true }),
       ),
     ]);

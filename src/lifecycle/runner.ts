@@ -8,7 +8,6 @@ import type { Component } from './component.ts';
  * A run that fails (not by abort) aborts the others too, and the failure is rethrown after stopping.
  */
 export async function runComponents(components: readonly Component[], signal: AbortSignal, logger: Logger): Promise<void> {
-  // Stryker disable next-line ArrayDeclaration: equivalent: a string put first would be stopped last, and a string has no stop method to call
   const initialised: Component[] = [];
   try {
     for (const component of components) {

@@ -19,7 +19,6 @@ import { LOG_BATCH } from './logger.ts';
  * SIGKILL can lose lines, those of the last 10 ms at most.
  */
 export function batchedStdout(): DestinationStream {
-  // Stryker disable next-line ObjectLiteral: equivalent as {}: pino.destination({}) opens process.stdout.fd (1), asynchronously (sonic-boom's default)
   return batchedDestination(pino.destination({ dest: 1, sync: false }));
 }
 
@@ -40,7 +39,6 @@ export function batchedDestination(inner: BatchInner, options: { flushEveryMs: n
     clearTimeout(timer); // none pending is a no-op
     timer = undefined;
     if (held.length === 0) return;
-    // Stryker disable next-line ConditionalExpression: equivalent as false: join('') of one line is that line; the branch only skips the join
     const text = held.length === 1 ? (held[0] as string) : held.join('');
     held = [];
     heldBytes = 0;

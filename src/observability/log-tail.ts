@@ -53,7 +53,6 @@ export class LogTail {
     this.#ring.push({ seq: this.#seq, text: text.length > this.#maxLineChars ? `${text.slice(0, this.#maxLineChars)}…` : text });
     if (this.#ring.length > this.#capacity) this.#ring.shift();
     // Parsed only when a counted message may be in it: most lines are not.
-    // Stryker disable next-line ConditionalExpression: equivalent as true: the pre-check only spares the parse; a parsed line counts only if its msg is counted
     if ([...this.#counted.keys()].some((msg) => text.includes(msg as string))) {
       const msg = messageOf(text);
       const count = this.#counted.get(msg);

@@ -13,7 +13,6 @@ export function parseLogLevel(value: string | undefined): LogLevel {
 let processDefault: Logger | undefined;
 
 let lastMs = Number.NaN;
-// Stryker disable next-line StringLiteral: equivalent: lastMs starts as NaN, so the first call always assigns lastField before returning it
 let lastField = '';
 
 /**
@@ -22,7 +21,6 @@ let lastField = '';
  */
 export function isoTimeField(): string {
   const now = Date.now();
-  // Stryker disable next-line ConditionalExpression: equivalent as true: a per-millisecond cache; recomputing gives the same string (only CPU differs)
   if (now !== lastMs) {
     lastMs = now;
     lastField = `,"time":"${new Date(now).toISOString()}"`;

@@ -20,7 +20,6 @@ const propagator = new W3CTraceContextPropagator();
  * runs in the same async context later, and is not the request's work.
  */
 export function runInRequestScope<T>(work: (close: () => void) => T): T {
-  // Stryker disable next-line ObjectLiteral: equivalent as {}: the fields are only read (a missing one reads as undefined) or assigned, never enumerated
   const scope: RequestScope = { traceId: undefined, spanId: undefined };
   return scopes.run(scope, work, () => {
     scope.traceId = undefined;
@@ -35,7 +34,6 @@ export function runInRequestScope<T>(work: (close: () => void) => T): T {
  */
 export function startServerSpan(tracer: Tracer, name: string, attributes: Attributes, headers: IncomingHttpHeaders): Span {
   const parent =
-    // Stryker disable next-line ConditionalExpression: equivalent as false: W3CTraceContextPropagator.extract returns the context given (ROOT_CONTEXT) when there is no traceparent; the test only skips that call
     headers[TRACE_PARENT_HEADER] === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
   const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   const scope = scopes.getStore();

@@ -50,7 +50,6 @@ export class Tracing implements Component {
         options.logger,
         options.now,
       );
-      // Stryker disable next-line ObjectLiteral: equivalent as {} (30 s): the exporter's own timeoutMillis (the same 2 s) ends every export first; the batch is dropped and logged either way
       processors.push(new BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS }));
     }
     if (processors.length === 0) {

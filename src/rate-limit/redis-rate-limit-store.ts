@@ -75,7 +75,6 @@ export class RedisRateLimitStore implements RateLimitStore, Component {
   readonly #logger: Logger;
   readonly #prefix: string;
   #client: ScriptedRedis | undefined;
-  // Stryker disable next-line BooleanLiteral: equivalent: only retryStrategy reads it, and that exists only once init has set it true
   #running = false;
 
   constructor(options: RedisRateLimitOptions, logger: Logger) {
@@ -127,7 +126,6 @@ export class RedisRateLimitStore implements RateLimitStore, Component {
   }
 
   async stop(): Promise<void> {
-    // Stryker disable next-line BooleanLiteral: equivalent: the QUIT or disconnect below marks the client manually closed, so ioredis never asks retryStrategy again
     this.#running = false;
     const client = this.#client;
     this.#client = undefined;

@@ -11,7 +11,6 @@ import type { TokenService } from './token-service.ts';
  */
 let dummyHash: Promise<string> | undefined;
 function sharedDummyHash(): Promise<string> {
-  // Stryker disable next-line StringLiteral: whatever its password, the dummy hash costs the same scrypt, and an unknown user is refused whether it matches or not
   dummyHash ??= hashPassword('not a password of anyone');
   return dummyHash;
 }

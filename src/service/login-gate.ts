@@ -34,7 +34,6 @@ interface Waiter {
 }
 
 /** Whose logins share one queue when the transport cannot tell callers apart. */
-// Stryker disable next-line StringLiteral: an opaque key; only which logins share it counts, and transports pass the peer address or 'unknown', never ''
 export const UNIDENTIFIED_CLIENT = 'unidentified';
 
 /**
@@ -92,11 +91,7 @@ export class LoginGate {
   }
 
   #admit(client: string, signal: AbortSignal | undefined): Promise<void> {
-    if (
-      this.#running < this.#limits.concurrency &&
-      // Stryker disable next-line ConditionalExpression: #next hands a freed slot straight to a waiter, so no slot is free while anyone waits
-      this.#waiting === 0
-    ) {
+    if (this.#running < this.#limits.concurrency && this.#waiting === 0) {
       this.#running += 1;
       this.#startedFor(client);
       return Promise.resolve();
@@ -113,7 +108,6 @@ export class LoginGate {
         queue.splice(queue.indexOf(waiter), 1);
         this.#waiting -= 1;
         if (queue.length === 0) this.#queues.delete(client);
-        // Stryker disable next-line OptionalChaining: leave is only ever the signal's abort listener, so signal is defined
         refuse(signal?.reason);
       };
       const waiter: Waiter = {

@@ -76,7 +76,6 @@ export class TokenService {
   }
 
   #signingKey(): Promise<webcrypto.CryptoKey> {
-    // Stryker disable next-line BooleanLiteral: extractable or not, the CryptoKey never leaves this class (hardening only)
     this.#cryptoKey ??= webcrypto.subtle.importKey('raw', this.#key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
     return this.#cryptoKey;
   }

@@ -20,7 +20,6 @@ const PACKED_LENGTH = 17;
 /** Where each byte's two hex digits start in a canonical UUID (`8-4-4-4-12`). */
 const BYTE_OFFSETS = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
 const HYPHEN_OFFSETS = [8, 13, 18, 23];
-// Stryker disable next-line ArrayDeclaration: equivalent: indices 0-15 are written before they are read, so an empty array grows to the same 16 entries
 const byteCodes: number[] = new Array<number>(16).fill(0);
 
 /** The value of a lower-case hex digit's char code, else a negative number (upper case is not canonical). */

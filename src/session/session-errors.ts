@@ -1,10 +1,8 @@
 import { namedError } from '../domain/named-error.ts';
 
 /** Session acquisition errors (spec 7 rule 3). Transports map all three to 503 `session unavailable`. */
-// Stryker disable next-line StringLiteral: equivalent: the name and message are never shown nor logged: transports answer 503 `session unavailable` from the error table (log: undefined)
 export class ErrNoScopeKey extends namedError('ErrNoScopeKey', 'session: no scope key in context') {}
 
-// Stryker disable next-line StringLiteral: equivalent: the name and message are never shown nor logged: transports answer 503 `session unavailable` from the error table (log: undefined)
 export class ErrScopeFull extends namedError('ErrScopeFull') {
   constructor(cap: number) {
     super(`session: scope full (${cap} live instances)`);
@@ -12,7 +10,6 @@ export class ErrScopeFull extends namedError('ErrScopeFull') {
 }
 
 /** Spec 3.2 rule 2: the fallback release needs a done signal, so a call without one is refused. */
-// Stryker disable next-line StringLiteral: equivalent: the name and message are never shown nor logged: transports answer 503 `session unavailable` from the error table (log: undefined)
 export class ErrNoDoneSignal extends namedError('ErrNoDoneSignal', 'session: context has no done signal') {}
 
 export type SessionError = ErrNoScopeKey | ErrScopeFull | ErrNoDoneSignal;

@@ -162,9 +162,7 @@ export class SessionScope implements Component {
 
   /** Runs on the scope's own timer, never on a request (rule 4). Flush, then Stop. */
   #close(instance: Instance): void {
-    // Stryker disable next-line ConditionalExpression,StringLiteral: equivalent: a closed instance has left the map and has no timer, so nothing closes it twice; any state but live or lingering acts as closed
     if (instance.state === 'closed') return;
-    // Stryker disable next-line StringLiteral: equivalent: any state but live or lingering acts as closed (#release returns, #acquire no longer finds it)
     instance.state = 'closed';
     this.#instances.delete(instance.key);
     const { views, recent } = instance.snapshot();

@@ -41,7 +41,6 @@ export class Session {
     const entry = this.#codec.encode(orderId);
     // Viewed again while it is the most recent (a client polling one order): the list is unchanged.
     // Entries are self-delimiting (fixed length or SEPARATOR-terminated), so a prefix match is the entry.
-    // Stryker disable next-line ConditionalExpression: equivalent: without the shortcut the entry is moved to the front it already holds; only the copy is saved
     if (this.#recent?.startsWith(entry) === true) return;
     // A fresh flat string each time (strings are immutable, join flattens): a snapshot taken by flush
     // (spec 3.2 rule 4) never changes.

@@ -140,7 +140,6 @@ export class ConsoleFeed {
   #nextTimerMs(): number | null {
     const now = this.#sources.time.nowMs();
     let next: number | undefined;
-    // Stryker disable next-line EqualityOperator: equivalent: on a tie either timer gives the same due time
     for (const timer of this.#sources.time.pending.values()) if (next === undefined || timer.at < next) next = timer.at;
     return next === undefined ? null : Math.max(1, Math.ceil(next - now));
   }

@@ -64,7 +64,6 @@ export class SimulatedTime implements Clock, Timers {
   }
 
   setTimeout(callback: () => void, ms: number): unknown {
-    // Stryker disable next-line UpdateOperator: equivalent: handles are opaque and only need to be distinct, which counting down keeps them
     const id = this.#nextId++;
     const entry: Entry = { at: this.nowMs() + ms, ms, callback, real: undefined };
     this.#pending.set(id, entry);

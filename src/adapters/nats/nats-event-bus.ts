@@ -146,7 +146,6 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
         // request (JetStream API calls, pulls); when publishes were requests that was ~5% of a POST's CPU
         // (bench/profile.ts --scenario post). Failures still reject with the client's error; only the
         // caller's stack is not attached.
-        // Stryker disable next-line BooleanLiteral: equivalent: a speed setting; only whether the caller's stack is captured in advance, no error or message changes
         noAsyncTraces: true,
       });
     } catch (err) {
@@ -157,7 +156,6 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
     try {
       const jsm = await jetstreamManager(nc, { timeout: this.#connectTimeoutMs });
       await ensureOrderStream(jsm, this.#settings);
-      // Stryker disable next-line BooleanLiteral: equivalent: checkAPI only repeats the JetStream request the first manager just made
       this.#probe = await jetstreamManager(nc, { timeout: this.#healthTimeoutMs, checkAPI: false });
     } catch (err) {
       await nc.close().catch(() => undefined);
@@ -171,7 +169,6 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
       if (!this.#stopping) {
         // nats.js closes a connection on its own only with an error (its reconnect loop always throws one);
         // without one, only our own close, after #stopping is set.
-        // Stryker disable next-line StringLiteral: equivalent: never logged: the client's own close always carries an error
         const error = err ? describe(err) : 'closed';
         this.#logger.error({ component: this.name, error }, 'publisher: connection closed');
       }
@@ -199,7 +196,6 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
     while (!signal.aborted && !this.#stopping) {
       let messages: ConsumerMessages | undefined;
       const onAbort = (): void => void messages?.close();
-      // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent: an abort event fires once, and finally removes the listener anyway
       signal.addEventListener('abort', onAbort, { once: true });
       try {
         const consumer = await js.consumers.get(this.#settings.stream, this.#settings.durable);
@@ -239,7 +235,6 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
       } catch (err) {
         if (signal.aborted || this.#stopping) return;
         // A closed connection never comes back: a real failure of the run (spec 3.4 rule 4).
-        // Stryker disable next-line OptionalChaining: equivalent: #nc is set before #js, which consume requires
         if (this.#nc?.isClosed() === true) throw new ErrUnavailable('publisher: consume: connection closed', { cause: err });
         // One line per interruption, not one per retry while the broker is away.
         if (!interrupted) this.#logger.warn({ component: this.name, error: describe(err) }, 'events: consumer interrupted; resuming');
@@ -262,7 +257,6 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
     const deadline = performance.now() + timeoutMs;
     try {
       const consumer = await js.consumers.get(this.#settings.stream, this.#settings.durable);
-      // Stryker disable next-line EqualityOperator: equivalent: the clock landing exactly on the deadline only allows one more pull
       while (performance.now() < deadline) {
         // Ask for exactly what is pending, so the pull returns at once instead of waiting out its expiry.
         const pending = (await consumer.info(false)).num_pending;
@@ -290,7 +284,6 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
     if (!this.#connected) throw new ErrUnavailable('publisher: disconnected from the broker; reconnecting');
     try {
       // A backstop in case the client's request never settles: its own timer (healthTimeoutMs, set first) fires first.
-      // Stryker disable next-line StringLiteral: equivalent: the probe's own request timeout, 100 ms shorter and set first, always rejects first
       await withTimeout(probe.getAccountInfo(), this.#healthTimeoutMs + 100, 'request timed out');
     } catch (err) {
       throw new ErrUnavailable(`publisher: broker did not answer a JetStream request within ${this.#healthTimeoutMs} ms: ${describe(err)}`);
@@ -302,18 +295,14 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
     const nc = this.#nc;
     if (nc === undefined || nc.isClosed()) return;
     if (this.#deleteStreamOnStop && this.#connected) {
-      // Stryker disable next-line OptionalChaining: equivalent: connected and not closed means init finished, so #probe is set
       await this.#probe?.streams.delete(this.#settings.stream).catch(() => undefined);
     }
     try {
-      // Stryker disable next-line StringLiteral: equivalent: the catch below drops the error unread
       if (!this.#connected) throw new Error('not connected');
-      // Stryker disable next-line StringLiteral: equivalent: the catch below drops the error unread
       await withTimeout(nc.drain(), this.#drainTimeoutMs, 'drain timed out');
     } catch {
       await nc.close();
     } finally {
-      // Stryker disable next-line OptionalChaining: equivalent: an open connection here means init finished, so #acks is set
       this.#acks?.close();
     }
   }
@@ -372,7 +361,6 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
         case 'error':
           this.#logger.warn({ component: this.name, error: describe(status.error) }, 'publisher: broker reported an error');
           break;
-        // Stryker disable next-line ConditionalExpression: equivalent: the last case, and it only breaks
         default:
           break;
       }
@@ -401,7 +389,6 @@ function settle(action: () => void): void {
  */
 function messageId(msg: JsMsg): string {
   try {
-    // Stryker disable next-line OptionalChaining: equivalent: without headers, the TypeError is caught below and gives the same ''
     return msg.headers?.get('Nats-Msg-Id') ?? '';
   } catch {
     return '';

@@ -149,7 +149,6 @@ export class PostgresDatabase implements Component, Transactional {
       // A connection whose ROLLBACK fails is in an unknown state: destroy it rather than pool it.
       const rolledBack = await client.query('ROLLBACK').then(
         () => true,
-        // Stryker disable next-line ArrowFunction: equivalent: undefined is falsy like false, so the connection is destroyed either way
         () => false,
       );
       client.release(!rolledBack);
@@ -169,7 +168,6 @@ export class PostgresDatabase implements Component, Transactional {
     try {
       await Promise.race([probe, timeout]);
     } catch (error) {
-      // Stryker disable next-line CallExpression: equivalent: Promise.race above already handles a late rejection of the probe
       probe.catch(() => undefined); // a late rejection after the timeout must not go unhandled
       throw translatePgError(error, 'health', this.#secrets);
     } finally {

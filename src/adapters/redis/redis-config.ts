@@ -23,11 +23,7 @@ export function redisConfigFromEnv(env: Env): RedisConfig {
   const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(addr);
   const port = match ? Number(match[3]) : NaN;
   const host = match?.[1] ?? match?.[2];
-  if (
-    !(port >= 1 && port <= 65_535) ||
-    // Stryker disable next-line ConditionalExpression: equivalent: no host means no match, and then the port is NaN, refused above
-    host === undefined
-  ) {
+  if (!(port >= 1 && port <= 65_535) || host === undefined) {
     throw new ConfigError('config: REDIS_ADDR must be host:port (for example 127.0.0.1:6379)');
   }
   return { host, port, ttlSeconds: DEFAULT_CACHE_TTL_SECONDS, keyPrefix: DEFAULT_KEY_PREFIX };

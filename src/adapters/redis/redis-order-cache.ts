@@ -88,7 +88,6 @@ export class RedisOrderCache implements OrderCache, Component {
     try {
       await client.connect();
     } catch (err) {
-      // Stryker disable next-line CallExpression: equivalent: connect() rejects only after its close handler has ended the client (retryStrategy answers null before init succeeds), so this finds it ended already
       client.disconnect();
       throw new ErrUnavailable(`cache: cannot connect to REDIS_ADDR (${this.#address}): ${describe(err)}`, { cause: err });
     }
@@ -105,8 +104,6 @@ export class RedisOrderCache implements OrderCache, Component {
       throw new ErrUnavailable(`cache: get: ${describe(err)}`, { cause: err });
     }
     // An entry we cannot read is treated as a miss: the service reads the database and overwrites it.
-    // (A missing key decoded anyway, null, is refused by the shape check: the `→ false` mutant here is
-    // equivalent, listed in reports/mutation/triage.md, not marked, as that would hide the killed `→ true`.)
     return raw === null ? undefined : decodeOrder(raw);
   }
 

@@ -124,7 +124,6 @@ function calm(session: ServerHttp2Session): void {
 /** RST_STREAM with `code` now, whatever is queued: a code other than NO_ERROR also frees its slot at once. */
 function resetStream(stream: ServerHttp2Stream, code: number): void {
   // Closed already (a destroyed stream is closed too): by its client's own reset, which stays the client's.
-  // Stryker disable next-line ConditionalExpression: equivalent: Node emits 'stream' before reading any later frame and the one-port server dispatches after this guard, so a stream refused there is open; one still closing at its deadline was closed with NO_ERROR, which counts as completed anyway
   if (stream.closed) return;
   resetByUs.add(stream);
   stream.close(code);
@@ -159,7 +158,6 @@ function queuedBytes(stream: ServerHttp2Stream): number {
 }
 
 function look(session: ServerHttp2Session, watch: Watch, now: number): void {
-  // Stryker disable next-line ConditionalExpression: equivalent: a destroyed session takes no new stream and a second destroy does nothing, so what a look would set there has no effect
   if (session.destroyed) return;
   // Client stream ids are odd and rise: those that never reached us were refused by Node.
   const processed = session.state.lastProcStreamID ?? 0;

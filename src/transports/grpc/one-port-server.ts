@@ -163,7 +163,6 @@ class OnePort {
       clearTimeout(cut);
       // Stops the http server's timeout checks; it has no connection left to close. (The http2 server needs
       // no close: it never listened, and every session it had went with its socket.)
-      // Stryker disable next-line CallExpression: equivalent: all it stops is the never-listening server's unref'd connections-check timer, which nothing outside can observe
       this.http1.close();
     }
   }
@@ -226,7 +225,6 @@ class OnePort {
     // read the handle directly from then on: the bytes put back must reach that listener before any new
     // read, or the first request could stall for good. Paused, unshifted, then resumed, they are emitted
     // to the parser on the next tick by the resume itself.
-    // Stryker disable next-line CallExpression: equivalent on Node's streams as they are: a flowing socket's last read() found nothing (needReadable), so the unshift alone schedules the same flush on the next tick
     socket.pause();
     socket.unshift(received);
     this.http1.emit('connection', socket);
@@ -243,7 +241,6 @@ class OnePort {
 
   /** The grace is over: whatever is still open is cut. */
   private cutEverything(): void {
-    // Stryker disable next-line CallExpression: equivalent: every session's socket (cleartext, or the TCP one under TLS) is in this.sockets, destroyed next, and a session ends with its socket
     for (const session of this.sessions) session.destroy();
     for (const socket of this.sockets) socket.destroy();
   }

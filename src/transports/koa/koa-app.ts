@@ -13,10 +13,8 @@ export function createKoaApp(parts: RestParts): Koa<KoaState> {
   const app = new Koa<KoaState>();
   // Spec 4.3 rule 4: release mode set in code, never taken from NODE_ENV; Koa's own error printing off
   // (recovery below logs through our logger); the client address is the TCP peer, not X-Forwarded-For.
-  // Stryker disable next-line StringLiteral: equivalent: Koa 3 reads app.env nowhere (set for CHAIN-R4 in case a dependency does)
   app.env = 'production';
   app.silent = true;
-  // Stryker disable next-line BooleanLiteral: equivalent: nothing here reads ctx.ip, ctx.host or ctx.protocol, the getters it changes
   app.proxy = false;
 
   const { observability } = parts;

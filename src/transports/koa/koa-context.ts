@@ -66,7 +66,6 @@ export function routeLabelOfLayers(
 function braceOf(path: string): string {
   const brace = toBracePattern(path);
   // Bounded: the keys are the routers' own paths, a fixed set.
-  // Stryker disable next-line CallExpression: equivalent: a cache; without it the same brace form is computed again
   BRACE_PATHS.set(path, brace);
   return brace;
 }

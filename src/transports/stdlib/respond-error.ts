@@ -13,10 +13,7 @@ export function respondWithError(exchange: Exchange, error: unknown, logger: Log
   if (!mapped.expected) throw error;
   if (mapped.logAs !== undefined) logMappedFailure(logger, mapped.logAs, error, exchange.path);
   // HTTP/2 (the gRPC executable's REST side) forbids the header; there the stream alone ends.
-  const close =
-    mapped.closeConnection &&
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent: Node's HTTP/2 compatibility layer drops a Connection header itself (with a one-time process warning)
-    exchange.req.httpVersionMajor < 2;
+  const close = mapped.closeConnection && exchange.req.httpVersionMajor < 2;
   const headers: Record<string, string> = close ? { connection: 'close' } : {};
   if (mapped.retryAfterSeconds !== undefined) headers['retry-after'] = String(mapped.retryAfterSeconds);
   sendError(exchange.res, mapped.status, mapped.message, headers);

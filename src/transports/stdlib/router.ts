@@ -73,7 +73,6 @@ export class Router {
 
   #add(method: string, path: string, handler: RouteHandler): void {
     const colon = toColonPattern(path);
-    // Stryker disable next-line Regex: equivalent: a path taken for one with parameters is matched by its compiled pattern, which accepts the same paths
     const literal = colon.split('/').some((segment) => /^:\w+$/.test(segment)) ? undefined : colon;
     this.#routes.push({ method, pattern: compilePath(path), literal, path, handler });
   }
@@ -89,7 +88,6 @@ export class Router {
     const pathMethods: string[] = [];
     for (const candidate of this.#routes) {
       let groups: Params = NO_PARAMS;
-      // Stryker disable next-line ConditionalExpression: equivalent: the compiled pattern of a path without parameters accepts exactly that path
       if (candidate.literal !== undefined) {
         if (path !== candidate.literal) continue;
       } else {
@@ -141,7 +139,6 @@ function decodeParams(groups: Params): Params {
       // Without a `%` there is nothing to decode (the usual id): skip the call (~110 ns a UUID). Its test's
       // `→ false` mutants (always decode) are equivalent, listed in reports/mutation/triage.md, not marked:
       // a disable comment would hide the killed `→ true` (never decode) with them.
-      // Stryker disable next-line LogicalOperator,StringLiteral: equivalent: decoding a value without `%` returns it unchanged (a group is never undefined)
       decoded[name] = value === undefined || !value.includes('%') ? value : decodeURIComponent(value);
     } catch {
       // A malformed escape: the value stays as it is, and fails validation.

@@ -36,13 +36,11 @@ export function createStdlibHandler(deps: StdlibDeps): (req: IncomingMessage, re
   ];
   const handler: Handler = chain.reduceRight<Handler>((next, layer) => layer(next), router.handle);
   return (req, res) => {
-    // Stryker disable next-line StringLiteral: equivalent: node:http always sets url and method on a server request
     const target = req.url ?? '/';
     const url = PLAIN_PATH.test(target) ? undefined : parseTarget(target);
     const exchange: Exchange = {
       req,
       res,
-      // Stryker disable next-line StringLiteral: equivalent: node:http always sets url and method on a server request
       method: req.method ?? 'GET',
       path: url?.pathname ?? target,
       query: url?.searchParams ?? new URLSearchParams(),

@@ -26,9 +26,7 @@ export function readUnaryMessage(body: Readable, gzip: boolean): Promise<ReadOut
     // the settled promise again, a no-op, its listeners already off.
     const finish = (outcome: ReadOutcome): void => {
       body.off('data', onData);
-      // Stryker disable next-line StringLiteral,CallExpression: equivalent (as off('') or no call, the listener stays): an 'end' after the outcome only resolves the settled promise again (and pauses an ended body)
       body.off('end', onEnd);
-      // Stryker disable next-line StringLiteral,CallExpression: equivalent (as off('') or no call, the listener stays): a 'close' after the outcome only resolves the settled promise again (and pauses a closed body)
       body.off('close', onClose);
       // The rest stays unread (rule GRPC-message-size): flow control holds its client back until the stream is reset or drained.
       body.pause();
@@ -39,7 +37,6 @@ export function readUnaryMessage(body: Readable, gzip: boolean): Promise<ReadOut
     const onData = (chunk: Buffer): void => {
       chunks.push(chunk);
       received += chunk.length;
-      // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent as true or `<= 0`: the prefix read again gives the same flag and length (false refuses every message: any call kills it)
       if (expected < 0) {
         // The prefix is not complete yet.
         if (received < PREFIX_BYTES) return;
@@ -55,7 +52,6 @@ export function readUnaryMessage(body: Readable, gzip: boolean): Promise<ReadOut
     };
     const onEnd = (): void => {
       if (expected < 0 || received !== PREFIX_BYTES + expected) return refuse(Status.INVALID_ARGUMENT, MALFORMED_MESSAGE);
-      // Stryker disable next-line ConditionalExpression: equivalent when false: one chunk concatenated is a copy of the same bytes (when true, the split-message tests kill it)
       const framed = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
       const payload = framed.subarray(PREFIX_BYTES);
       if (flag === 0) return finish({ ok: true, message: payload });

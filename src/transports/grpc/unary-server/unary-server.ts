@@ -111,7 +111,6 @@ type Admission<P> =
 
 /** Content-Type, method, grpc-encoding and grpc-timeout, in that order; the first that fails refuses the call. */
 function admit<P>(headers: IncomingHttpHeaders, method: UnaryMethod<P> | ServerStreamMethod<P> | undefined): Admission<P> {
-  // Stryker disable next-line StringLiteral: equivalent: any text the pattern refuses is refused alike, as '' is
   if (!PROTO_CONTENT_TYPE.test(headers['content-type'] ?? '')) {
     // Not a gRPC encoding we serve (grpc-web, +json, ...): the protocol's answer is HTTP 415.
     return { refused: { code: Status.UNIMPLEMENTED, message: 'unsupported content type' }, httpStatus: 415 };
@@ -171,7 +170,6 @@ class ServerCall<P> {
     } catch (error) {
       return this.finish(this.options.toStatus(error, this.path));
     }
-    // Stryker disable next-line ConditionalExpression: equivalent: an answered call that reads its message anyway gets a read that never settles (its stream closed) or stops at finish's check or the one after the read: no handler runs, nothing is written (bytes it takes are the rest http2-limits.ts drains anyway)
     if (this.answered) return;
     const read = await readUnaryMessage(this.stream, gzip);
     if (!read.ok) return this.finish(read);

@@ -29,7 +29,6 @@ export function createAdminHandler(
   return (req, res) => {
     // Origin-form is a path even when it begins with `//`; a target that is no valid URL must not throw
     // out of the listener, where an uncaught exception ends the process (it matches no route instead).
-    // Stryker disable next-line StringLiteral: equivalent: node:http always sets url on a server request, and '' would route as '/' (404)
     const target = req.url ?? '/';
     const text = target.startsWith('/') ? `http://admin${target}` : target;
     const url = URL.canParse(text) ? new URL(text) : undefined;

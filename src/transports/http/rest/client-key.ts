@@ -6,6 +6,5 @@ import type { Http2ServerRequest } from 'node:http2';
  * limiter keys (X-Forwarded-For is not trusted, spec 4.3 rule 4).
  */
 export function clientKey(req: IncomingMessage | Http2ServerRequest): string {
-  // Stryker disable next-line StringLiteral: equivalent: an opaque key; addressless requests share one queue under any spelling
   return req.socket.remoteAddress ?? 'unknown';
 }

@@ -15,9 +15,7 @@ export interface HttpError {
 
 export const INTERNAL_ERROR: HttpError = {
   status: ERROR_TABLE.internal.httpStatus,
-  // Stryker disable next-line StringLiteral: equivalent: the internal row's message is a literal, never null
   message: ERROR_TABLE.internal.message ?? '',
-  // Stryker disable next-line BooleanLiteral: equivalent: INTERNAL_ERROR is read for its status and message only
   expected: false,
 };
 

@@ -6,7 +6,6 @@ export const MAX_LIMIT = 100;
 /** Spec 4.1 rule 6: clamps, never errors. Only a whole decimal number counts as parsable. */
 function parseInteger(text: string | null | undefined): number | undefined {
   if (text == null || !/^[+-]?\d+$/.test(text.trim())) return undefined;
-  // Stryker disable next-line MethodExpression: equivalent: Number() skips the same leading and trailing white space as trim()
   const value = Number(text.trim());
   return Number.isSafeInteger(value) ? value : undefined;
 }

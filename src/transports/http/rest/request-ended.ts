@@ -8,7 +8,6 @@ import type { Http2ServerResponse } from 'node:http2';
  * request (~3-5% of a GET's CPU, measured A/B with bench/ab.ts). Listeners (the session
  * lease's fallback release, spec 3.2 rule 2) only need the event, not a fresh reason.
  */
-// Stryker disable next-line StringLiteral: equivalent: recognised by identity (errors/error-table.ts); its text and name reach no log or answer
 export const REQUEST_ENDED: DOMException = new DOMException('the request ended', 'AbortError');
 
 /**

@@ -51,7 +51,6 @@ export class RestApi {
   };
 
   readonly getOrder: ProtectedOperation = async (req, principal) => {
-    // Stryker disable next-line StringLiteral: equivalent: the route always binds id; either fallback is no UUID, so ErrInvalidOrderId alike
     const { id = '' } = req.params;
     const order = await this.#orders.get({ principal, signal: req.signal }, id);
     return { status: 200, body: toCachedOrderDto(order) };

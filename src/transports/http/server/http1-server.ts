@@ -71,10 +71,8 @@ const EXPECTATION_FAILED: ParserAnswer = { status: 417, message: 'expectation fa
 const CONNECT_REFUSED: ParserAnswer = { status: 405, message: 'method not allowed' };
 const SERVED_METHODS = 'GET, HEAD, POST';
 
-// Stryker disable next-line StringLiteral: equivalent: answerOnSocket, the one caller, always passes extraHeaders
 function rawResponse(answer: ParserAnswer, extraHeaders = ''): string {
   const body = JSON.stringify({ error: answer.message });
-  // Stryker disable next-line StringLiteral: equivalent: every status answered here has a reason phrase in STATUS_CODES
   const reason = STATUS_CODES[answer.status] ?? '';
   return (
     `HTTP/1.1 ${answer.status} ${reason}\r\n` +
@@ -105,7 +103,6 @@ export function hardenHttp1Server(server: Server): Server {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // A peer that reset or went away mid-request is owed nothing.
     if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return void socket.destroy();
-    // Stryker disable next-line StringLiteral: equivalent: no key of PARSER_ANSWERS is any string but an error code
     answerOnSocket(socket, PARSER_ANSWERS[error.code ?? ''] ?? BAD_REQUEST);
   });
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
