@@ -5,7 +5,7 @@ import { MSG, OK, restCase, unauthenticated } from './messages.ts';
 import { parseScrape } from './observability.ts';
 import { keepSendingAfterAnswer, pastRateLimit, rawHttp1, rawHttp1PastRateLimit } from './raw-http1.ts';
 import { connect as netConnect } from 'node:net';
-import { SNIFF_TIMEOUT_MS } from '../../src/transports/grpc/one-port-server.ts';
+import { SNIFF_TIMEOUT_MS } from '../../packages/one-port-grpc/index.ts';
 import { HTTP1_SERVER_TIMEOUTS, KEEP_ALIVE_TIMEOUT_MS, type ServerTimeouts } from '../../src/transports/http/server/server-timeouts.ts';
 
 /**

@@ -5,7 +5,7 @@ import { encodeRequest } from '../drivers/grpc.ts';
 import { grpcFrame } from '../../test/grpc/raw-grpc.ts';
 import { h2session } from '../../test/support/edge-attacks.ts';
 import { GET_ROOT, headersFrame, literalHeader, newestEntryReferences, rawH2 } from '../../test/support/h2-frames.ts';
-import { createOnePortServer } from '../../src/transports/grpc/one-port-server.ts';
+import { createOnePortServer } from '../../packages/one-port-grpc/index.ts';
 import { listenLocal } from '../../test/support/ports.ts';
 
 /**
@@ -238,7 +238,7 @@ export const EDGE_LIMIT_CASES: Case[] = [
     const front = createOnePortServer({
       grpc: () => undefined,
       rest: rest as never,
-      http2Guard: { streamWriteMs: 300, queuedSoftBytes: 200 * 1024, queuedHardBytes: 400 * 1024 },
+      http2Limits: { streamWriteMs: 300, queuedSoftBytes: 200 * 1024, queuedHardBytes: 400 * 1024 },
     });
     const origin = `http://127.0.0.1:${await listenLocal(front.server)}`;
     const get = { ':method': 'GET', ':path': '/big' };

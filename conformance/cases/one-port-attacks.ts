@@ -11,11 +11,9 @@ import { h2Request } from '../drivers/rest-h2c.ts';
 import { rawHttp1 } from './raw-http1.ts';
 import { grpcFrame, rawGrpc, type RawGrpcReply } from '../../test/grpc/raw-grpc.ts';
 import { OrderSchema, RecentRequestSchema } from '../../src/gen/ordersv1/orders_pb.js';
-import { HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
-import { createOnePortServer } from '../../src/transports/grpc/one-port-server.ts';
+import { createOnePortServer, createUnaryServer, HTTP2_RESET_ALLOWANCE } from '../../packages/one-port-grpc/index.ts';
 import { startInProcess } from '../../test/support/in-process-app.ts';
 import { listenLocal } from '../../test/support/ports.ts';
-import { createUnaryServer } from '../../src/transports/grpc/unary-server/unary-server.ts';
 import { selfSignedCert } from '../../test/support/self-signed-cert.ts';
 
 /**
@@ -371,7 +369,7 @@ export const ONE_PORT_ATTACK_CASES: Case[] = [
       req.resume();
       req.once('end', () => res.end('ok'));
     };
-    const front = createOnePortServer({ grpc, rest: rest as never, http2Guard: { streamRequestMs: 400, idleMs: 1000 } });
+    const front = createOnePortServer({ grpc, rest: rest as never, http2Limits: { streamRequestMs: 400, idleMs: 1000 } });
     const origin = `http://127.0.0.1:${await listenLocal(front.server)}`;
     try {
       const session = await h2session(origin);

@@ -1,6 +1,6 @@
 import { connect, constants as h2 } from 'node:http2';
 import { describe, expect, it } from 'vitest';
-import { HTTP2_MAX_CONCURRENT_STREAMS, HTTP2_STREAM_REQUEST_TIMEOUT_MS } from '../../src/transports/grpc/http2-limits.ts';
+import { HTTP2_MAX_CONCURRENT_STREAMS, HTTP2_STREAM_REQUEST_TIMEOUT_MS } from '../../packages/one-port-grpc/index.ts';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
 import { startInProcess } from '../support/in-process-app.ts';
 import { grpcDriver } from '../../conformance/drivers/grpc.ts';

@@ -17,14 +17,26 @@ import { encodeRequest } from '../../conformance/drivers/grpc.ts';
 import type { HealthReport } from '../../src/lifecycle/checker.ts';
 import type { Principal } from '../../src/service/authenticate.ts';
 import { createHealthMethods } from '../../src/transports/grpc/health-service.ts';
-import { HTTP2_ACTIVE_STREAMS, HTTP2_MAX_HEADER_LIST_BYTES, HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
-import { SHUTDOWN_IDLE_QUIET_MS } from '../../src/transports/http/server/http-shutdown.ts';
-import { createOnePortServer, HTTP2_PREFACE, type OnePortServer } from '../../src/transports/grpc/one-port-server.ts';
-import { createUnaryServer, type ServerStreamMethod, type UnaryMethod } from '../../src/transports/grpc/unary-server/unary-server.ts';
+import { restHttp1Side } from '../../src/transports/grpc/grpc-transport.ts';
+import {
+  createOnePortServer,
+  createUnaryServer,
+  HTTP2_ACTIVE_STREAMS,
+  HTTP2_MAX_HEADER_LIST_BYTES,
+  HTTP2_RESET_ALLOWANCE,
+  STOP_QUIET_MS,
+  type AnyRequestHandler,
+  type OnePortServer,
+  type ServerStreamMethod,
+  type UnaryMethod,
+} from '../../packages/one-port-grpc/index.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
 import { settlesBefore, until } from '../support/eventually.ts';
 import { listenLocal } from '../support/ports.ts';
 import { selfSignedCert } from '../support/self-signed-cert.ts';
+
+/** What every prior-knowledge HTTP/2 connection starts with (RFC 9113 section 3.4). */
+const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
 const HEALTH_PROTO = join(import.meta.dirname, '..', '..', 'proto', 'grpc', 'health', 'v1', 'health.proto');
 type Reply = { status: string };
@@ -440,7 +452,9 @@ describe('the one-port server’s stop (rule LIFE-4-shutdown)', () => {
       if (path === '/hold') held.push(() => res.end('done'));
       else res.end('answered');
     };
-    const port = createOnePortServer({ grpc: (req, res) => hold(req.url, res), rest: (req, res) => hold(req.url, res), graceMs });
+    const rest: AnyRequestHandler = (req, res) => hold(req.url, res);
+    // orders-grpc's HTTP/1.1 side, drained as the executable drains it.
+    const port = createOnePortServer({ grpc: (req, res) => hold(req.url, res), rest, http1: restHttp1Side(rest), graceMs });
     const accepted: Socket[] = [];
     port.server.on('connection', (socket: Socket) => accepted.push(socket));
     const origin = `http://127.0.0.1:${await listenLocal(port.server)}`;
@@ -470,7 +484,7 @@ describe('the one-port server’s stop (rule LIFE-4-shutdown)', () => {
     try {
       const call = holdOver(s);
       await until(() => held.length === 1, 'the held call');
-      // An HTTP/1.1 keep-alive connection that carries no request is closed once quiet (drainHttp1).
+      // An HTTP/1.1 keep-alive connection that carries no request is closed once quiet (restHttp1Side's drain).
       const idle = http1(origin, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n');
       await until(() => idle.socket.bytesRead > 0, 'the HTTP/1.1 answer');
       let stopped = false;
@@ -537,7 +551,7 @@ describe('the one-port server’s stop (rule LIFE-4-shutdown)', () => {
 /**
  * The stop's sweep of connections still being sniffed, on a fake clock (Date and the stop's timers; I/O
  * and setImmediate stay real): one that never sent a byte is dropped once it has been silent as long as
- * an idle keep-alive connection may be (SHUTDOWN_IDLE_QUIET_MS), not before; the stop leaves no timer.
+ * an idle keep-alive connection may be (STOP_QUIET_MS), not before; the stop leaves no timer.
  */
 describe('the one-port stop drops a silent sniffed connection (rules LIFE-4-shutdown, ONEPORT-h1-h2c)', () => {
   afterEach(() => vi.useRealTimers());
@@ -557,7 +571,7 @@ describe('the one-port stop drops a silent sniffed connection (rules LIFE-4-shut
         await vi.advanceTimersByTimeAsync(ms);
         await new Promise((resolve) => setImmediate(resolve));
       };
-      await step(SHUTDOWN_IDLE_QUIET_MS - 50);
+      await step(STOP_QUIET_MS - 50);
       expect(accepted[0]!.destroyed).toBe(false);
       await step(50);
       expect(accepted[0]!.destroyed).toBe(true);
@@ -797,11 +811,9 @@ describe('the sniff timeout and the stop’s sweep spare what spoke or was hande
   async function onFakeClock(options: { sniffTimeoutMs?: number; graceMs?: number }) {
     vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
     const held: Array<() => void> = [];
-    const port = createOnePortServer({
-      grpc: (_req, res) => res.end(),
-      rest: (req, res) => (req.url === '/hold' ? held.push(() => res.end('done')) : res.end('rest')),
-      ...options,
-    });
+    const rest: AnyRequestHandler = (req, res) => (req.url === '/hold' ? held.push(() => res.end('done')) : res.end('rest'));
+    // orders-grpc's HTTP/1.1 side: a request in flight at the stop is answered with `Connection: close`.
+    const port = createOnePortServer({ grpc: (_req, res) => res.end(), rest, http1: restHttp1Side(rest), ...options });
     const accepted: Socket[] = [];
     port.server.on('connection', (socket: Socket) => accepted.push(socket));
     const address = await listenLocal(port.server);
@@ -859,12 +871,12 @@ describe('the sniff timeout and the stop’s sweep spare what spoke or was hande
       while (held.length === 0) await new Promise((resolve) => setImmediate(resolve));
       let stopped = false;
       const stop = port.shutdown().then(() => (stopped = true));
-      await step(SHUTDOWN_IDLE_QUIET_MS - 50);
+      await step(STOP_QUIET_MS - 50);
       await trickle.send('R');
       // The quiet time since both were accepted: the trickling one spoke 50 ms ago, the busy one was handed over.
       await step(50);
       expect([trickle.server.destroyed, busy.server.destroyed]).toEqual([false, false]);
-      await step(SHUTDOWN_IDLE_QUIET_MS - 50);
+      await step(STOP_QUIET_MS - 50);
       expect([trickle.server.destroyed, busy.server.destroyed]).toEqual([true, false]);
       held[0]!();
       await busy.answered(/done$/);

@@ -9,57 +9,13 @@ import { parseScrape } from '../../conformance/cases/observability.ts';
 import { encodeRequest, grpcDriver } from '../../conformance/drivers/grpc.ts';
 import { Orders } from '../../src/gen/ordersv1/orders_pb.js';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
-import { isGrpcRequest } from '../../src/transports/grpc/one-port-server.ts';
-import { encodeGrpcMessage, MAX_MESSAGE_BYTES, parseGrpcTimeout } from '../../src/transports/grpc/unary-server/wire.ts';
+import { MAX_MESSAGE_BYTES } from '../../packages/one-port-grpc/index.ts';
 import { settlesBefore, until } from '../support/eventually.ts';
 import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
 
-// orders-grpc in process: its pure wire helpers first, then one app (one user, alice) that every
-// describe below calls, each about a different side of the one-port gRPC server.
-
-// Over the wire: HTTP/2 with application/grpc (conformance http2-with-grpc-content-type-goes-to-grpc), +proto,
-// -web-text and grpcfoo (below), and not HTTP/1.1 with it, HTTP/2 with JSON or none (conformance's
-// http1-with-…/http2-without-grpc-content-type-goes-to-rest) or Application/grpc (below).
-describe('isGrpcRequest: spec 4.4 rule 1 taken literally', () => {
-  it.each([
-    [2, 'application/grpc; charset=utf-8', true],
-    [2, 'application/grpc-web', true],
-    [1, 'application/grpc+proto', false],
-    [2, '', false],
-    [2, ' application/grpc', false],
-  ] as const)('HTTP/%i with %o → gRPC: %s', (major, contentType, expected) => {
-    expect(isGrpcRequest(major, contentType)).toBe(expected);
-  });
-});
-
-describe('grpc-timeout (rule GRPC-timeout-clamp)', () => {
-  it.each([
-    ['1S', 1_000],
-    ['250m', 250],
-    ['2M', 120_000],
-    ['1H', 3_600_000],
-    ['1500u', 2],
-    ['1n', 1],
-    ['0m', 0],
-    ['99999999H', 2 ** 31 - 1],
-    ['99999999S', 2 ** 31 - 1],
-  ])('%s → %i ms', (value, ms) => expect(parseGrpcTimeout(value)).toBe(ms));
-  it.each(['', '1', 'S', '123456789S', '1s', '-1S', '1.5S', ' 1S', '1Sx', '5mjunk', '1S '])('%o is malformed', (value) =>
-    expect(parseGrpcTimeout(value)).toBeNaN(),
-  );
-  it('absent: no deadline', () => expect(parseGrpcTimeout(undefined)).toBeUndefined());
-});
-
-describe('grpc-message encoding', () => {
-  it('printable ASCII without % goes as is; anything else is percent-encoded UTF-8 that decodes back', () => {
-    expect(encodeGrpcMessage('invalid order id')).toBe('invalid order id');
-    for (const text of ['100% sure', 'café', 'line\nbreak']) {
-      expect(encodeGrpcMessage(text)).toMatch(/^[\x20-\x7e]*$/);
-      expect(decodeURIComponent(encodeGrpcMessage(text))).toBe(text);
-    }
-  });
-});
+// orders-grpc in process: one app (one user, alice) that every describe below calls, each about a
+// different side of the one-port gRPC server (its pure wire helpers: packages/one-port-grpc/private/*.test.ts).
 
 let app: InProcessApp;
 let token: string;

@@ -6,7 +6,7 @@ import { ErrMissingCredentials, type Principal } from '../../service/authenticat
 import { TokenService } from '../../service/token-service.ts';
 import { authInterceptor } from './auth-interceptor.ts';
 import { createOrdersMethods, fullMethodName } from './grpc-orders-handler.ts';
-import type { UnaryCall } from './unary-server/unary-server.ts';
+import type { UnaryCall } from '../../../packages/one-port-grpc/index.ts';
 
 /** The interceptor and the handlers' own check on their own, without a server (rules GRPC-auth-exempt, GRPC-health). */
 describe('which gRPC methods need a token (rules GRPC-auth-exempt, GRPC-health)', () => {

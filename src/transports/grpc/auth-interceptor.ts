@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http2';
 import { authenticate, ErrMissingCredentials, type Principal } from '../../service/authenticate.ts';
 import type { TokenService } from '../../service/token-service.ts';
-import type { UnaryCall } from './unary-server/unary-server.ts';
+import type { UnaryCall } from '../../../packages/one-port-grpc/index.ts';
 
 /**
  * Spec 4.4 rule 4: the only methods callable without a token, by full method name (the wire identity,

@@ -5,8 +5,8 @@ import { logMappedFailure, logPanic } from '../errors/error-log.ts';
 import { GRPC_STATUS, mapError } from '../errors/error-table.ts';
 import { createHealthMethods } from './health-service.ts';
 import { createOrdersMethods } from './grpc-orders-handler.ts';
-import { createUnaryServer } from './unary-server/unary-server.ts';
-import { grpcCallObserver } from './unary-server/call-observer.ts';
+import { createUnaryServer } from '../../../packages/one-port-grpc/index.ts';
+import { grpcCallObserver } from './call-observer.ts';
 import { GrpcServerMetrics } from '../../observability/grpc-metrics.ts';
 
 /**

@@ -15,7 +15,7 @@ import {
   type Order,
 } from '../../gen/ordersv1/orders_pb.js';
 import { requirePrincipal } from './auth-interceptor.ts';
-import type { UnaryCall, UnaryMethod } from './unary-server/unary-server.ts';
+import type { UnaryCall, UnaryMethod } from '../../../packages/one-port-grpc/index.ts';
 
 /** Wire shape of an order (spec 2.1), as the HTTP DTO but with a Timestamp for created_at. */
 export function toOrderMessage(order: DomainOrder): Order {

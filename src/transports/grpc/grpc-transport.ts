@@ -1,19 +1,28 @@
+/**
+ * orders-grpc's public listener (spec 1 transport 3, 4.4): ordersv1.Orders and the REST API on one port,
+ * built on packages/one-port-grpc. This file adapts it to the service: the gRPC handler
+ * (grpc-handler.ts, with its metrics and tracing observer), the REST side, the declared timeouts and
+ * the graceful stop every executable shares.
+ *
+ * The REST side is orders-stdlib's handler (its chain: recovery, tracing, metrics, request logging, rate
+ * limiter, router); the dispatcher in front of both is not wrapped by any of them (rule
+ * ONEPORT-mw-rest-only). It was the Koa app once; nothing on this executable needs Koa, so its REST
+ * variant is the standard-library router's (rule SHAPE-login-empty-router-framework).
+ */
+import {
+  createOnePortServer,
+  HTTP2_IDLE_TIMEOUT_MS,
+  type AnyRequestHandler,
+  type Http1Side,
+} from '../../../packages/one-port-grpc/index.ts';
 import type { TransportFactory } from '../transport.ts';
 import { createStdlibHandler } from '../stdlib/stdlib-server.ts';
 import { createGrpcHandler } from './grpc-handler.ts';
+import { createHttp1Server, type Http1Settings } from '../http/server/http1-server.ts';
+import { drainHttp1, SHUTDOWN_GRACE_MS, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from '../http/server/http-shutdown.ts';
 import { http1Timeouts } from '../http/server/platform-timeouts.ts';
 import { restParts } from '../http/rest/rest-parts.ts';
-import { HTTP2_IDLE_TIMEOUT_MS } from './http2-limits.ts';
-import { createOnePortServer, type AnyRequestHandler } from './one-port-server.ts';
 
-/**
- * orders-grpc's public listener (spec 1 transport 3, 4.4): ordersv1.Orders and the REST API on one
- * port. The REST side is orders-stdlib's handler (its chain: recovery, tracing, metrics, request
- * logging, rate limiter, router); the dispatcher in front of both is not wrapped by any of them (rule 3).
- * It was the Koa app once: Koa's per-request machinery made this side cost 1.35x
- * orders-stdlib's CPU per GET (bench/ab.ts), and nothing on this executable needs
- * Koa. Its REST variant is therefore the standard-library router's (rule SHAPE-login-empty-router-framework).
- */
 export const grpcTransport: TransportFactory = (core, choices = {}) => {
   // The handler reads only what node:http and node:http2's compatibility API have in common.
   const rest = createStdlibHandler(restParts(core)) as AnyRequestHandler;
@@ -24,11 +33,13 @@ export const grpcTransport: TransportFactory = (core, choices = {}) => {
   const front = createOnePortServer({
     grpc: createGrpcHandler(core),
     rest,
+    http1: restHttp1Side(rest, { timeouts: http1, response: choices.http1Response }),
     tls: core.config.tls,
-    http1: { timeouts: http1, response: choices.http1Response },
-    // Undefined (production) gives the declared value: both options are read with `??`.
+    // Undefined (production) gives the package's declared value.
     sniffTimeoutMs: overrides.sniffMs,
-    http2Guard: { idleMs: http2IdleMs, streamRequestMs: overrides.http2StreamRequestMs },
+    http2Limits: { idleMs: http2IdleMs, streamRequestMs: overrides.http2StreamRequestMs },
+    graceMs: SHUTDOWN_GRACE_MS,
+    quietMs: SHUTDOWN_IDLE_QUIET_MS,
   });
   return {
     server: front.server,
@@ -37,3 +48,15 @@ export const grpcTransport: TransportFactory = (core, choices = {}) => {
     timeouts: { ...http1, idleMs: Math.max(http1.idleMs, http2IdleMs) },
   };
 };
+
+/**
+ * The HTTP/1.1 side of the port: the same hardened node:http server as the other executables (timeouts
+ * enforced as declared, JSON answers to parser errors, CONNECT, Expect: http/server/http1-server.ts),
+ * stopped as they are: `Connection: close` on what is in flight, idle connections closed once quiet
+ * (http/server/http-shutdown.ts).
+ */
+export function restHttp1Side(rest: AnyRequestHandler, settings?: Http1Settings): Http1Side {
+  const server = createHttp1Server(rest, settings);
+  trackConnections(server);
+  return { server, drain: (graceMs) => drainHttp1(server, graceMs) };
+}

@@ -5,7 +5,7 @@ import { settlesBefore } from '../../../test/support/eventually.ts';
 import type { HealthReport } from '../../lifecycle/checker.ts';
 import type { Principal } from '../../service/authenticate.ts';
 import { createHealthMethods } from './health-service.ts';
-import type { ServerStreamMethod, UnaryCall } from './unary-server/unary-server.ts';
+import type { ServerStreamMethod, UnaryCall } from '../../../packages/one-port-grpc/index.ts';
 
 /**
  * grpc.health.v1.Health/Watch's handler on its own (rules GRPC-health, GRPC-cancel): a readiness report

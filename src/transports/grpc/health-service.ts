@@ -5,7 +5,7 @@ import type { HealthReport } from '../../lifecycle/checker.ts';
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus, type HealthCheckRequest } from '../../gen/grpc/health/v1/health_pb.js';
 import { Orders } from '../../gen/ordersv1/orders_pb.js';
 import { fullMethodName } from './grpc-orders-handler.ts';
-import type { ServerStreamMethod, UnaryMethod } from './unary-server/unary-server.ts';
+import type { ServerStreamMethod, UnaryMethod } from '../../../packages/one-port-grpc/index.ts';
 import { ErrNotFound } from '../../domain/errors.ts';
 
 /** How often a Watch looks at readiness again; it sends only changes. */

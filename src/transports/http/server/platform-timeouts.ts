@@ -3,7 +3,7 @@ import { HTTP1_SERVER_TIMEOUTS, type ServerTimeouts } from './server-timeouts.ts
 /**
  * Timeouts that Node's servers enforce, not our Clock: HTTP/1.1 headersTimeout, requestTimeout and
  * keepAliveTimeout, the one-port listener's protocol sniff and its HTTP/2 session deadlines. Production
- * uses the declared constants (server-timeouts.ts, grpc/http2-limits.ts); a test harness passes shorter
+ * uses the declared constants (server-timeouts.ts, packages/one-port-grpc); a test harness passes shorter
  * ones in composition (AppOptions.platformTimeouts) to see them enforced without waiting tens of seconds.
  * No environment variable sets them: they are our choice for spec 8's "timeouts: not shown".
  */

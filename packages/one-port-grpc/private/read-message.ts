@@ -1,3 +1,7 @@
+/**
+ * The one length-prefixed message of a unary call, read from the HTTP/2 request body with the size cap
+ * of rule GRPC-message-size applied before and after gzip.
+ */
 import type { Readable } from 'node:stream';
 import { gunzip } from 'node:zlib';
 import { MAX_MESSAGE_BYTES, PREFIX_BYTES, Status } from './wire.ts';
@@ -32,7 +36,7 @@ export function readUnaryMessage(body: Readable, gzip: boolean): Promise<ReadOut
       body.pause();
       resolve(outcome);
     };
-    // A refused stream's unread rest is drained by http2-limits.ts (endUnreadRequest), for every answered stream.
+    // A refused stream's unread rest is drained by the session guard (http2-limits.ts, endUnreadRequest).
     const refuse = (code: number, message: string): void => finish({ ok: false, code, message });
     const onData = (chunk: Buffer): void => {
       chunks.push(chunk);
@@ -40,7 +44,6 @@ export function readUnaryMessage(body: Readable, gzip: boolean): Promise<ReadOut
       if (expected < 0) {
         // The prefix is not complete yet.
         if (received < PREFIX_BYTES) return;
-        // Only its 5 bytes are copied, however the prefix was split.
         const head = Buffer.concat(chunks, PREFIX_BYTES);
         flag = head[0]!;
         expected = head.readUInt32BE(1);
@@ -52,8 +55,7 @@ export function readUnaryMessage(body: Readable, gzip: boolean): Promise<ReadOut
     };
     const onEnd = (): void => {
       if (expected < 0 || received !== PREFIX_BYTES + expected) return refuse(Status.INVALID_ARGUMENT, MALFORMED_MESSAGE);
-      const framed = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
-      const payload = framed.subarray(PREFIX_BYTES);
+      const payload = Buffer.concat(chunks, received).subarray(PREFIX_BYTES);
       if (flag === 0) return finish({ ok: true, message: payload });
       if (!gzip) return refuse(Status.INTERNAL, COMPRESSED_WITHOUT_ENCODING);
       gunzip(payload, { maxOutputLength: MAX_MESSAGE_BYTES }, (error, inflated) => {

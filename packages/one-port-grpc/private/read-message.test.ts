@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { settlesBefore } from '../../../../test/support/eventually.ts';
+import { settlesBefore } from '../../../test/support/eventually.ts';
 import { readUnaryMessage } from './read-message.ts';
 import { Status } from './wire.ts';
 

@@ -1,33 +1,18 @@
 /**
- * A small gRPC server on node:http2 (rule GRPC-service), written by hand for one reason: orders-grpc serves
- * gRPC and REST on one port and routes each request, not each connection (spec 4.4 rules 1-2, rule
- * ONEPORT-dispatch; one-port-server.ts): one HTTP/2 connection may carry REST requests and gRPC calls
- * side by side, so the gRPC side must take a single stream that a node:http2 server it does not own
- * already accepted.
- * - @grpc/grpc-js cannot: its Server takes whole connections only (bindAsync owns a listening socket,
- *   createConnectionInjector().injectConnection takes a socket) and then serves every stream on them.
- * - Connect (@connectrpc/connect-node's connectNodeAdapter) can, on the compatibility request and response,
- *   and this service once used it that way; it cost 3.2-4.9x grpc-js's CPU per GetOrder call, where this
- *   server costs 0.63-0.80x (reports/bench.md, "gRPC GetOrder: this server and its peers": same work, same
- *   core, peers in bench/grpc-peers/).
- * Use grpc-js or Connect if you do not need one port for both: they are complete, maintained and tested
- * against every other gRPC implementation; this file and its neighbours are what one port costs.
+ * A small gRPC server on node:http2 (rule GRPC-service): it takes single streams from a node:http2 server
+ * it does not own (the one-port front, front.ts) and serves unary and server-streaming calls, protobuf
+ * only. Why it is written by hand, and what it does not support: ../README.md.
  *
- * What it supports: unary calls and server-streaming ones (grpc.health.v1.Health/Watch); protobuf only
- * (`application/grpc`, `application/grpc+proto`; `+json` and grpc-web get HTTP 415, rule GRPC-content-type);
- * request compression identity or gzip, responses uncompressed (rule GRPC-compression); one message of at
- * most 1 MiB (rule GRPC-message-size); `grpc-timeout` deadlines, clamped (rule GRPC-timeout-clamp);
- * authentication on the headers before a byte of the message is read (rule GRPC-auth-before-body); a done
- * signal that aborts on answer, reset or deadline (rule GRPC-cancel); trailers-only error answers. Not
- * supported: client streaming, bidirectional streaming, reflection (rule GRPC-no-reflection), response
- * compression. The HTTP/2 limits around it are Node's own plus http2-limits.ts.
+ * Its limits: `application/grpc` and `+proto` only, `+json` and grpc-web get HTTP 415 (rule
+ * GRPC-content-type); request compression identity or gzip, responses uncompressed (rule
+ * GRPC-compression); one message of at most 1 MiB (rule GRPC-message-size, read-message.ts);
+ * `grpc-timeout` deadlines, clamped (rule GRPC-timeout-clamp); authentication on the headers before a
+ * byte of the message is read (rule GRPC-auth-before-body); a done signal that aborts on answer, reset or
+ * deadline (rule GRPC-cancel); trailers-only error answers.
  */
 import type { IncomingHttpHeaders, Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from 'node:http2';
 import { constants as h2 } from 'node:http2';
 import { fromBinary, toBinary, type DescMessage, type Message } from '@bufbuild/protobuf';
-import { REQUEST_ENDED } from '../../http/rest/request-ended.ts';
-import { runInRequestScope } from '../../../observability/request-trace.ts';
-import type { CallObservation, CallObserver } from './call-observer.ts';
 import { MALFORMED_MESSAGE, readUnaryMessage } from './read-message.ts';
 import { encodeGrpcMessage, frameMessage, parseGrpcTimeout, Status } from './wire.ts';
 
@@ -41,7 +26,7 @@ export interface UnaryCall<P> {
   readonly signal: AbortSignal;
   /** The request's metadata (HTTP/2 headers), e.g. `idempotency-key`. */
   readonly headers: IncomingHttpHeaders;
-  /** The TCP peer address: the caller key of the login gate (rule LOGIN-gate-fair), as on REST. */
+  /** The TCP peer address of the caller. */
   readonly peer: string;
 }
 
@@ -52,7 +37,7 @@ export interface UnaryMethod<P> {
 }
 
 /**
- * One request message in, any number of response messages out (grpc.health.v1.Health/Watch): `send`
+ * One request message in, any number of response messages out (e.g. grpc.health.v1.Health/Watch): `send`
  * writes one; the call ends OK when `handle` resolves, with its status when it throws.
  */
 export interface ServerStreamMethod<P> {
@@ -78,8 +63,27 @@ export interface UnaryServerOptions<P> {
   readonly authenticate: (method: string, headers: IncomingHttpHeaders) => P | undefined | Promise<P | undefined>;
   /** Any error thrown by `authenticate` or a handler → its status (and the logging of unexpected ones). */
   readonly toStatus: (error: unknown, method: string) => CallStatus;
-  /** Spans and metrics of every call, told its end exactly once (call-observer.ts). */
+  /** Told of every call's start and end (spans, metrics). */
   readonly observe?: CallObserver;
+}
+
+/** `unary` or `server_stream`; undefined for a path no method serves. */
+export type CallKind = 'unary' | 'server_stream';
+
+/** What the observer is told of one call: its end, with the status it was answered (or ended) with. */
+export interface CallObservation {
+  end(code: number): void;
+}
+
+export interface CallObserver {
+  /** A call starts (inside `scope`, if any). `kind` is undefined for a path no method serves. */
+  start(path: string, kind: CallKind | undefined, headers: IncomingHttpHeaders): CallObservation;
+  /**
+   * Optional: runs each call, from its headers to its status, inside a context of the observer's (an
+   * AsyncLocalStorage scope, so the call's log lines carry its span's ids); `close` is called once, when
+   * the call has ended.
+   */
+  scope?(work: (close: () => void) => void): void;
 }
 
 /** The Content-Types served: protobuf only. `+json` and everything else after `application/grpc` is refused. */
@@ -89,14 +93,14 @@ const OK_TRAILERS = { 'grpc-status': '0' };
 const OK: CallStatus = { code: Status.OK, message: '' };
 
 /**
- * The server as a handler of the one-port dispatcher: one request message in, one response message (or
- * a server stream's messages) or a status out, with the limits of rules GRPC-message-size, GRPC-timeout-clamp and
- * GRPC-auth-before-body. Takes the compatibility request and response the one-port dispatcher already
- * has; reads the message from the raw stream.
+ * The server as a request handler of a node:http2 server (the one-port front's): one request message in,
+ * one response message (or a server stream's messages) or a status out. Takes the compatibility request
+ * and response; reads the message from the raw stream.
  */
 export function createUnaryServer<P>(options: UnaryServerOptions<P>): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
-  // Each call runs in its own request scope: its span's ids reach every line it logs (rule TRACE-log-ids).
-  return (req, res) => runInRequestScope((closeScope) => new ServerCall(options, req, res, closeScope).start());
+  const observer = options.observe;
+  const scope = observer?.scope?.bind(observer) ?? ((work: (close: () => void) => void) => work(() => undefined));
+  return (req, res) => scope((close) => new ServerCall(options, req, res, close).start());
 }
 
 /** What the headers alone decide: the call is refused, or admitted with how to read and time it. */
@@ -127,7 +131,7 @@ function admit<P>(headers: IncomingHttpHeaders, method: UnaryMethod<P> | ServerS
 
 /**
  * One call, from its headers to its status. Two flags keep its ends single: `settled` (observed and its
- * request scope closed, once) and `answered` (nothing more is written, once).
+ * scope closed, once) and `answered` (nothing more is written, once).
  */
 class ServerCall<P> {
   private readonly options: UnaryServerOptions<P>;
@@ -151,7 +155,7 @@ class ServerCall<P> {
     this.path = req.headers[':path'] ?? '';
     this.method = options.methods.get(this.path);
     const kind = this.method === undefined ? undefined : 'kind' in this.method ? 'server_stream' : 'unary';
-    this.observation = options.observe?.(this.path, kind, req.headers);
+    this.observation = options.observe?.start(this.path, kind, req.headers);
   }
 
   start(): void {
@@ -168,7 +172,7 @@ class ServerCall<P> {
     try {
       principal = await this.options.authenticate(this.path, this.req.headers);
     } catch (error) {
-      return this.finish(this.options.toStatus(error, this.path));
+      return this.fail(error);
     }
     if (this.answered) return;
     const read = await readUnaryMessage(this.stream, gzip);
@@ -193,19 +197,27 @@ class ServerCall<P> {
       const reply = await method.handle(request, call);
       this.finish(OK, toBinary(method.output, reply));
     } catch (error) {
-      this.finish(this.options.toStatus(error, this.path));
+      this.fail(error);
     }
+  }
+
+  /**
+   * A failure of `authenticate` or the handler, mapped by `toStatus`. The call's own done signal is not
+   * one: work that rejects with its reason was stopped because the call had already ended.
+   */
+  private fail(error: unknown): void {
+    if (this.done.signal.aborted && error === this.done.signal.reason) return;
+    this.finish(this.options.toStatus(error, this.path));
   }
 
   /** Headers go with the first message; a stream that ends before any is answered trailers-only. */
   private async serveStream(method: ServerStreamMethod<P>, request: Message, call: UnaryCall<P>): Promise<void> {
-    let status: CallStatus = OK;
     try {
       await method.handle(request, call, (message) => this.send(method.output, message));
     } catch (error) {
-      status = this.options.toStatus(error, this.path);
+      return this.fail(error);
     }
-    this.finish(status);
+    this.finish(OK);
   }
 
   /** One message of a server stream. */
@@ -215,13 +227,13 @@ class ServerCall<P> {
     this.res.write(frameMessage(toBinary(output, message)));
   }
 
-  /** The done signal of the call (spec 3.2 rule 2): whatever closes the stream ends the call's work. */
+  /** The done signal of the call: whatever closes the stream ends the call's work (rule GRPC-cancel). */
   private endOnClose(): void {
     this.stream.once('close', () => {
       this.answered = true;
       // Ended before an answer (reset by the client, the connection lost): CANCELLED, as grpc-go counts it.
       this.settle(Status.CANCELLED);
-      this.done.abort(REQUEST_ENDED);
+      this.done.abort();
     });
   }
 
@@ -229,12 +241,12 @@ class ServerCall<P> {
   private armDeadline(timeoutMs: number): void {
     const timer = setTimeout(() => {
       this.finish({ code: Status.DEADLINE_EXCEEDED, message: 'deadline exceeded' });
-      this.done.abort(REQUEST_ENDED);
+      this.done.abort();
     }, timeoutMs);
     this.stream.once('close', () => clearTimeout(timer));
   }
 
-  /** Observed with its status and its request scope closed, once. */
+  /** Observed with its status and its scope closed, once. */
   private settle(code: number): void {
     if (this.settled) return;
     this.settled = true;

@@ -17,8 +17,8 @@ import {
 import { connect as tcpConnect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { settlesBefore } from '../../../test/support/eventually.ts';
-import { dispatchGuarded, guardSession, HTTP2_RESET_ALLOWANCE, type SessionGuardOptions } from './http2-limits.ts';
-import { createOnePortServer } from './one-port-server.ts';
+import { dispatchGuarded, guardSession, HTTP2_RESET_ALLOWANCE, type Http2Limits } from './http2-limits.ts';
+import { createOnePortServer } from './front.ts';
 
 /**
  * The session guard on a bare node:http2 server (no one-port front, no app), with short limits: each
@@ -50,7 +50,7 @@ afterEach(async () => {
   await Promise.all(sessionsClosed.splice(0));
 });
 
-async function guarded(guard: SessionGuardOptions, handler: Handler, settings: Settings = {}): Promise<Guarded> {
+async function guarded(guard: Http2Limits, handler: Handler, settings: Settings = {}): Promise<Guarded> {
   const sessions: ServerHttp2Session[] = [];
   const sessionErrors: Error[] = [];
   let closed = 0;

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { once } from 'node:events';
 import {
   connect,
@@ -13,12 +14,8 @@ import { PassThrough } from 'node:stream';
 import { create } from '@bufbuild/protobuf';
 import { EmptySchema } from '@bufbuild/protobuf/wkt';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { settlesBefore, until } from '../../../../test/support/eventually.ts';
-import { LogCapture } from '../../../../test/support/log-capture.ts';
-import { createLogger } from '../../../observability/logger.ts';
-import { startServerSpan } from '../../../observability/request-trace.ts';
-import { UnexportedTracer } from '../../../observability/unexported-tracer.ts';
-import { createUnaryServer, type ServerStreamMethod, type UnaryMethod } from './unary-server.ts';
+import { settlesBefore, until } from '../../../test/support/eventually.ts';
+import { createUnaryServer, type ServerStreamMethod, type UnaryCall, type UnaryMethod } from './unary-server.ts';
 import { Status } from './wire.ts';
 
 /**
@@ -30,10 +27,14 @@ import { Status } from './wire.ts';
 let server: Http2Server;
 let origin: string;
 const observed: Array<[string, string | undefined, number | undefined]> = [];
-const capture = new LogCapture();
-const logger = createLogger('info', capture);
-/** The line `/t.T/Traced` logs on the next turn of the loop, after its answer. */
-let afterAnswer: Promise<void> | undefined;
+/** The observer's scope each call runs in (observe.scope), and whether the server has closed it. */
+const scopes = new AsyncLocalStorage<{ closed: boolean }>();
+/** What `/t.T/Scoped` sees of its scope: while it runs, and from a timer it started that fires after its answer. */
+let inScope: { during?: boolean; after?: Promise<boolean | undefined> } = {};
+/** Errors `toStatus` was asked to map. */
+const mapped: unknown[] = [];
+/** Calls of `/t.T/Wait` whose handler started. */
+let waiting = 0;
 
 beforeAll(async () => {
   const handler = createUnaryServer<undefined>({
@@ -42,25 +43,46 @@ beforeAll(async () => {
       // A server stream that ends without a message.
       ['/t.T/Quiet', { kind: 'server-stream', input: EmptySchema, output: EmptySchema, handle: () => Promise.resolve() }],
       [
-        '/t.T/Traced',
+        '/t.T/Scoped',
         {
           input: EmptySchema,
           output: EmptySchema,
           handle: () => {
-            startServerSpan(new UnexportedTracer(), 'probe', {}, {});
+            inScope.during = scopes.getStore()?.closed === false;
             // A timer the call starts runs in its async context, after its answer.
-            afterAnswer = new Promise((resolve) => setImmediate(() => resolve(logger.info({}, 'after the answer'))));
+            inScope.after = new Promise((resolve) => setImmediate(() => resolve(scopes.getStore()?.closed)));
             return Promise.resolve(create(EmptySchema));
+          },
+        },
+      ],
+      // Waits for the call's end, then rejects with the done signal's reason, as an aborted wait does.
+      [
+        '/t.T/Wait',
+        {
+          input: EmptySchema,
+          output: EmptySchema,
+          handle: (_req: unknown, call: UnaryCall<undefined>) => {
+            waiting += 1;
+            return new Promise<never>((_resolve, reject) => call.signal.addEventListener('abort', () => reject(call.signal.reason)));
           },
         },
       ],
     ]),
     authenticate: () => undefined,
-    toStatus: () => ({ code: 13, message: 'internal server error' }),
-    observe: (path, kind) => {
-      const entry: [string, string | undefined, number | undefined] = [path, kind, undefined];
-      observed.push(entry);
-      return { end: (code) => (entry[2] = code) };
+    toStatus: (error) => {
+      mapped.push(error);
+      return { code: 13, message: 'internal server error' };
+    },
+    observe: {
+      start: (path, kind) => {
+        const entry: [string, string | undefined, number | undefined] = [path, kind, undefined];
+        observed.push(entry);
+        return { end: (code) => (entry[2] = code) };
+      },
+      scope: (work) => {
+        const scope = { closed: false };
+        scopes.run(scope, () => work(() => (scope.closed = true)));
+      },
     },
   });
   server = createServer(handler);
@@ -307,12 +329,19 @@ describe('the ends of a call', () => {
     await until(() => vi.getTimerCount() === 0, 'the deadline timer cleared', 1000);
   });
 
-  it('TRACE-log-ids: a line logged by a timer the call started, after its answer, carries no trace ids (the call’s scope closed)', async () => {
-    capture.lines.length = 0;
-    expect((await call({ ...grpc, ':path': '/t.T/Traced' }, emptyMessage))['grpc-status']).toBe('0');
-    await afterAnswer;
-    expect(capture.lines).toEqual([expect.objectContaining({ msg: 'after the answer' })]);
-    expect(capture.lines[0]).not.toHaveProperty('trace_id');
+  it('TRACE-log-ids: a call runs in its observer’s scope, closed once answered: a timer the call started finds it closed', async () => {
+    inScope = {};
+    expect((await call({ ...grpc, ':path': '/t.T/Scoped' }, emptyMessage))['grpc-status']).toBe('0');
+    expect([inScope.during, await inScope.after]).toEqual([true, true]);
+  });
+
+  it('GRPC-cancel: work that rejects with the call’s own done signal once the call ended is not a failure to map', async () => {
+    mapped.length = 0;
+    observed.length = 0;
+    const reply = await call({ ...grpc, ':path': '/t.T/Wait', 'grpc-timeout': '100m' }, emptyMessage);
+    expect([reply['grpc-status'], reply['grpc-message']]).toEqual(['4', 'deadline exceeded']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([waiting, mapped, observed]).toEqual([1, [], [['/t.T/Wait', 'unary', Status.DEADLINE_EXCEEDED]]]);
   });
 
   it('GRPC-cancel: a call reset by its client in the middle of its message is observed CANCELLED, not as a malformed message', async () => {
@@ -397,7 +426,7 @@ describe('the ends of a call', () => {
       ]),
       authenticate: () => undefined,
       toStatus: () => ({ code: Status.INTERNAL, message: 'internal server error' }),
-      observe: () => ({ end: (code) => ends.push(code) }),
+      observe: { start: () => ({ end: (code) => ends.push(code) }) },
     });
     const res = {
       headersSent: false,

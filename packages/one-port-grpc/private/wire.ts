@@ -1,9 +1,9 @@
 /**
- * The gRPC-over-HTTP/2 wire details this server needs (the "gRPC over HTTP2" protocol document):
- * length-prefixed messages, `grpc-timeout`, and the `grpc-message` percent-encoding.
+ * The gRPC-over-HTTP/2 wire details the unary server needs (the "gRPC over HTTP2" protocol document):
+ * length-prefixed messages, `grpc-timeout`, the `grpc-message` percent-encoding, the status codes.
  */
 
-/** Our choice (rule GRPC-message-size): the largest request message, before and after decompression. */
+/** The largest request message, before and after decompression (rule GRPC-message-size). */
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
 
 /** The 5-byte prefix of every message: compressed flag, then the length as uint32 big-endian. */
@@ -42,7 +42,7 @@ export function encodeGrpcMessage(message: string): string {
   return /^[\x20-\x24\x26-\x7e]*$/.test(message) ? message : encodeURIComponent(message);
 }
 
-/** The gRPC status codes this layer itself answers with (the rest come from the error table). */
+/** The gRPC status codes this layer itself answers with (the others come from the caller's toStatus). */
 export const Status = {
   OK: 0,
   CANCELLED: 1,

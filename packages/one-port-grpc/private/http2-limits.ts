@@ -1,11 +1,9 @@
-import { constants as h2, type ServerOptions, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
-import { REQUEST_TIMEOUT_MS } from '../http/server/server-timeouts.ts';
-
 /**
- * Our choices for the one-port listener's HTTP/2 (spec 8: limits not shown; rules H2-limits,
- * H2-stream-deadline, H2-rapid-reset, H2-idle, H2-stream-slot, H2-write-budget and H2-header-refusals
- * in spec/rules.yaml).
+ * The HTTP/2 limits of the one-port listener: Node's own server options, and the session guard for what
+ * Node has no option for (rules H2-limits, H2-stream-deadline, H2-rapid-reset, H2-idle, H2-stream-slot,
+ * H2-write-budget and H2-header-refusals).
  */
+import { constants as h2, type ServerOptions, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 
 /**
  * SETTINGS_MAX_CONCURRENT_STREAMS: a client queues beyond this instead of tearing the session down.
@@ -15,7 +13,7 @@ export const HTTP2_MAX_CONCURRENT_STREAMS = 32;
 /** SETTINGS_MAX_HEADER_LIST_SIZE: the same 16 KiB as Node's HTTP/1.1 header limit. */
 export const HTTP2_MAX_HEADER_LIST_BYTES = 16 * 1024;
 /** A stream's client must have sent its whole request (END_STREAM) by then, or the stream is reset. */
-export const HTTP2_STREAM_REQUEST_TIMEOUT_MS = REQUEST_TIMEOUT_MS;
+export const HTTP2_STREAM_REQUEST_TIMEOUT_MS = 30_000;
 /**
  * A session with no open stream is closed (GOAWAY) after this long without opening one, whatever
  * else it sends: PINGs, SETTINGS and a header block trickled frame by frame do not keep it alive.
@@ -28,9 +26,9 @@ export const HTTP2_RESET_ALLOWANCE = 64;
  * SETTINGS_MAX_CONCURRENT_STREAMS) tolerated on one session: the next costs the client its connection.
  * No well-behaved client sends one; one is allowed for a client that opened streams before our SETTINGS
  * arrived. Node refuses such a block with RST_STREAM but
- * must still decode all of it to keep HPACK in step, and a block of 10,000 references to one 4 KB
- * table entry costs ~150 µs to decode while it costs its sender 10 KB: without this a few connections
- * kept a core busy (rule H2-header-refusals).
+ * must still decode all of it to keep HPACK in step, and a block of 10,000 references to one 4 KB table
+ * entry costs its sender 10 KB and the server a full decode: without this a few connections kept a core
+ * busy (rule H2-header-refusals).
  */
 export const HTTP2_REFUSED_HEADER_BLOCKS = 1;
 /**
@@ -81,7 +79,8 @@ export const HTTP2_SERVER_OPTIONS: ServerOptions = {
   maxSendHeaderBlockLength: HTTP2_MAX_HEADER_LIST_BYTES,
 };
 
-export interface SessionGuardOptions {
+/** The guard's limits; each defaults to the constant above of the same meaning. Tests pass shorter ones. */
+export interface Http2Limits {
   readonly idleMs?: number;
   readonly streamRequestMs?: number;
   readonly streamWriteMs?: number;
@@ -101,7 +100,7 @@ interface Watch {
    */
   readonly waitingSince: WeakMap<ServerHttp2Stream, number>;
   overSoft: boolean;
-  readonly limits: Required<SessionGuardOptions>;
+  readonly limits: Required<Http2Limits>;
   /** Streams dispatched and not done (answer taken, or closed). */
   active: number;
   /** Dispatches waiting for an active stream to be done. */
@@ -244,8 +243,8 @@ function next(watch: Watch): void {
  *   reset with NO_ERROR once answered, which frees its slot;
  * - header blocks refused by Node, answers nobody takes: the write budget and deadline above.
  */
-export function guardSession(session: ServerHttp2Session, options: SessionGuardOptions = {}): void {
-  const limits: Required<SessionGuardOptions> = {
+export function guardSession(session: ServerHttp2Session, options: Http2Limits = {}): void {
+  const limits: Required<Http2Limits> = {
     idleMs: options.idleMs ?? HTTP2_IDLE_TIMEOUT_MS,
     streamRequestMs: options.streamRequestMs ?? HTTP2_STREAM_REQUEST_TIMEOUT_MS,
     streamWriteMs: options.streamWriteMs ?? HTTP2_STREAM_WRITE_TIMEOUT_MS,

@@ -1,5 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { HTTP2_PREFACE, sniffProtocol } from './one-port-server.ts';
+import { HTTP2_PREFACE, isGrpcRequest, sniffProtocol } from './front.ts';
+
+// Over the wire: HTTP/2 with application/grpc (conformance http2-with-grpc-content-type-goes-to-grpc), and
+// not HTTP/1.1 with it, HTTP/2 with JSON or none (conformance's http1-with-…/http2-without-grpc-content-type-goes-to-rest).
+describe('isGrpcRequest (rule ONEPORT-dispatch), taken literally', () => {
+  it.each([
+    [2, 'application/grpc; charset=utf-8', true],
+    [2, 'application/grpc-web', true],
+    [1, 'application/grpc+proto', false],
+    [2, '', false],
+    [2, ' application/grpc', false],
+    [2, 'Application/grpc', false],
+  ] as const)('HTTP/%i with %o → gRPC: %s', (major, contentType, expected) => {
+    expect(isGrpcRequest(major, contentType)).toBe(expected);
+  });
+});
 
 describe('sniffProtocol (rule ONEPORT-h1-h2c): what the first bytes of a cleartext connection say', () => {
   it('is h2c once the whole HTTP/2 preface has arrived, with or without the frames after it', () => {

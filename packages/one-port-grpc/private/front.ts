@@ -1,20 +1,16 @@
 /**
- * The one-port front of orders-grpc (spec 4.4 rule 2): HTTP/1.1 and cleartext HTTP/2 (h2c, hence gRPC)
- * on one port, routed per request, not per connection (rule 1: HTTP/2 and `application/grpc` is gRPC,
+ * The one-port front: HTTP/1.1 and cleartext HTTP/2 (h2c, hence gRPC) on one port, routed per request,
+ * not per connection (rules ONEPORT-h1-h2c, ONEPORT-dispatch: HTTP/2 and `application/grpc` is gRPC,
  * everything else is REST).
  *
  * Node's cleartext http2 server does not take HTTP/1.1 (allowHTTP1 works only behind TLS), so a plain TCP
  * server reads the first bytes of each connection and hands the socket to an http2 server when they are
- * the HTTP/2 preface, otherwise to an http server; behind TLS, ALPN says which. Both servers call the same
- * per-request dispatcher. Why the gRPC side is a hand-written server rather than grpc-js or Connect, and
- * what it supports: unary-server/unary-server.ts.
- *
- * Supports: prior-knowledge h2c and HTTP/1.1 on one cleartext port, or h2 and http/1.1 by ALPN on one TLS
- * port (rule ONEPORT-tls); the hardened node:http server every executable uses; Node's own http2 limits
- * plus the session guard of http2-limits.ts; a graceful stop (GOAWAY, drain, cut after the grace). Not
- * supported: the HTTP/1.1 `Upgrade: h2c` dance (no gRPC client uses it).
+ * the HTTP/2 preface, otherwise to an http server; behind TLS, ALPN says which (rule ONEPORT-tls). Both
+ * servers reach the same handlers. A stop sends GOAWAY to HTTP/2 sessions, drains HTTP/1.1 connections
+ * and cuts what is left after the grace. Not supported: the HTTP/1.1 `Upgrade: h2c` dance (no gRPC client
+ * uses it).
  */
-import type { IncomingMessage, Server as Http1Server, ServerResponse } from 'node:http';
+import { createServer as createHttp1Server, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
 import {
   createServer as createHttp2Server,
   type Http2ServerRequest,
@@ -24,10 +20,7 @@ import {
 } from 'node:http2';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
-import { afterPendingIo, drainHttp1, SHUTDOWN_GRACE_MS, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from '../http/server/http-shutdown.ts';
-import { dispatchGuarded, guardSession, HTTP2_SERVER_OPTIONS, type SessionGuardOptions } from './http2-limits.ts';
-import { createHttp1Server, type Http1Settings } from '../http/server/http1-server.ts';
-import { HEADERS_TIMEOUT_MS } from '../http/server/server-timeouts.ts';
+import { dispatchGuarded, guardSession, HTTP2_SERVER_OPTIONS, type Http2Limits } from './http2-limits.ts';
 
 export type AnyRequest = IncomingMessage | Http2ServerRequest;
 export type AnyResponse = ServerResponse | Http2ServerResponse;
@@ -37,72 +30,79 @@ export type AnyRequestHandler = (req: AnyRequest, res: AnyResponse) => void;
 /** What every prior-knowledge HTTP/2 connection starts with (RFC 9113 section 3.4). */
 export const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
-/** Our choice: a connection that has not shown which protocol it speaks by then is dropped. */
-export const SNIFF_TIMEOUT_MS = HEADERS_TIMEOUT_MS;
+/** A connection that has not shown which protocol it speaks by then is dropped (a header timeout's 10 s). */
+export const SNIFF_TIMEOUT_MS = 10_000;
+
+/** In-flight requests get this long after a stop before their connections are cut. */
+export const STOP_GRACE_MS = 5_000;
+
+/**
+ * During a stop, a connection still being sniffed that has sent nothing for this long is dropped: as long
+ * as an idle keep-alive connection may stay quiet before a drain closes it.
+ */
+export const STOP_QUIET_MS = 500;
 
 /** How often a stop looks for sniffed connections that stayed silent too long. */
 const SILENT_SWEEP_MS = 50;
 
 /**
- * Spec 4.4 rule 1, literally: HTTP major version 2 AND a Content-Type beginning with
- * `application/grpc` (case-sensitive, as the rule is written). Everything else is REST.
+ * Rule ONEPORT-dispatch, literally: HTTP major version 2 AND a Content-Type beginning with
+ * `application/grpc` (case-sensitive). Everything else is REST.
  */
 export function isGrpcRequest(httpVersionMajor: number, contentType: string | undefined): boolean {
   return httpVersionMajor === 2 && contentType !== undefined && contentType.startsWith('application/grpc');
 }
 
+/** The HTTP/1.1 side: a node:http server the front feeds connections to (it never listens itself). */
+export interface Http1Side {
+  /** Built around the REST handler: an HTTP/1.1 request is never gRPC (rule ONEPORT-dispatch). */
+  readonly server: Http1Server;
+  /** A graceful stop of its connections within `graceMs`; resolves when none is left. Default: close the idle ones. */
+  readonly drain?: (graceMs: number) => Promise<void>;
+}
+
 export interface OnePortOptions {
-  /** Only ever called for HTTP/2 requests (rule 1). */
+  /** Only ever called for HTTP/2 requests with a gRPC Content-Type (createUnaryServer's handler). */
   readonly grpc: (req: Http2ServerRequest, res: Http2ServerResponse) => void;
-  /** The REST app with all its HTTP middleware (spec 4.4 rule 3: the dispatcher itself is not wrapped). */
+  /** Every other request: the REST app with all its HTTP middleware (the dispatcher itself is not wrapped, rule ONEPORT-mw-rest-only). */
   readonly rest: AnyRequestHandler;
-  readonly graceMs?: number;
-  readonly sniffTimeoutMs?: number;
+  /** The HTTP/1.1 server and its drain; default: node:http's own server around `rest`, idle connections closed on a stop. */
+  readonly http1?: Http1Side;
   /** PEM certificate and key: the port speaks TLS only, ALPN h2 and http/1.1 (rule ONEPORT-tls). */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
-  /** Tests only: shorter HTTP/2 deadlines (http2-limits.ts has the real ones). */
-  readonly http2Guard?: SessionGuardOptions;
-  /** The HTTP/1.1 side's settings from composition: tests' shorter timeouts, the response class. */
-  readonly http1?: Http1Settings;
+  /** Default SNIFF_TIMEOUT_MS. */
+  readonly sniffTimeoutMs?: number;
+  /** The HTTP/2 session guard's limits; each defaults to its constant in http2-limits.ts. */
+  readonly http2Limits?: Http2Limits;
+  /** Default STOP_GRACE_MS. */
+  readonly graceMs?: number;
+  /** Default STOP_QUIET_MS. */
+  readonly quietMs?: number;
 }
 
 export interface OnePortServer {
-  /** The listening socket: the lifecycle's Listener binds and watches this one. */
+  /** The listening socket: the caller binds and watches this one. */
   readonly server: Server;
-  /** Stop accepting, GOAWAY to HTTP/2 sessions, drain HTTP/1.1 connections (drainHttp1), cut after the grace. */
+  /** Stop accepting, GOAWAY to HTTP/2 sessions, drain HTTP/1.1 connections, cut what is left after the grace. */
   readonly shutdown: () => Promise<void>;
 }
 
-/** HTTP/1.1 and cleartext HTTP/2 on one port (spec 4.4 rule 2): the front, and how to stop it. */
+/** HTTP/1.1 and cleartext HTTP/2 on one port (rule ONEPORT-h1-h2c): the front, and how to stop it. */
 export function createOnePortServer(options: OnePortOptions): OnePortServer {
   const port = new OnePort(options);
   return { server: port.front, shutdown: () => port.shutdown() };
 }
 
-/** The per-request dispatcher both servers call (rule 1); it is not wrapped by any middleware (rule 3). */
-function dispatchByProtocol(options: Pick<OnePortOptions, 'grpc' | 'rest'>): AnyRequestHandler {
+/** The HTTP/2 server's per-request dispatcher (rule ONEPORT-dispatch); it is not wrapped by any middleware. */
+function dispatchByProtocol(options: Pick<OnePortOptions, 'grpc' | 'rest'>): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
   return (req, res) => {
-    if (isGrpcRequest(req.httpVersionMajor, req.headers['content-type']))
-      options.grpc(req as Http2ServerRequest, res as Http2ServerResponse);
+    if (isGrpcRequest(req.httpVersionMajor, req.headers['content-type'])) options.grpc(req, res);
     else options.rest(req, res);
   };
 }
 
-/**
- * The same hardened node:http server as the other executables (timeouts enforced as declared, JSON
- * answers to parser errors, CONNECT, Expect): http/server/http1-server.ts. Fed sockets by the front.
- */
-function sharedHttp1Server(dispatch: AnyRequestHandler, settings: Http1Settings | undefined): Http1Server {
-  const http1 = createHttp1Server(dispatch, settings);
-  // An http server fed through emit('connection') never listens itself, and only 'listening' starts its
-  // connection tracking: without it the timeouts above and closeIdleConnections() do nothing.
-  http1.emit('listening');
-  trackConnections(http1);
-  return http1;
-}
-
 /** An http2 server fed sockets by the front, with Node's own limits (HTTP2_SERVER_OPTIONS). */
-function guardedHttp2Server(dispatch: AnyRequestHandler): Http2Server {
+function guardedHttp2Server(dispatch: (req: Http2ServerRequest, res: Http2ServerResponse) => void): Http2Server {
   return createHttp2Server(HTTP2_SERVER_OPTIONS, (req, res) => {
     // Started on the next turn of the loop, after the rest of the bytes read with this HEADERS frame:
     // a stream its client already reset (rapid reset, rule H2-rapid-reset) costs no handler work. At
@@ -126,9 +126,11 @@ export function sniffProtocol(received: Buffer): Sniffed {
 class OnePort {
   readonly front: Server;
   private readonly http1: Http1Server;
+  private readonly drainHttp1: (graceMs: number) => Promise<void>;
   private readonly http2: Http2Server;
-  private readonly graceMs: number;
   private readonly sniffTimeoutMs: number;
+  private readonly graceMs: number;
+  private readonly quietMs: number;
   private readonly sessions = new Set<ServerHttp2Session>();
   private readonly sockets = new Set<Socket>();
   /** Sockets not handed over yet, with when they were accepted or last sent a byte. */
@@ -136,12 +138,17 @@ class OnePort {
   private stopping = false;
 
   constructor(options: OnePortOptions) {
-    this.graceMs = options.graceMs ?? SHUTDOWN_GRACE_MS;
     this.sniffTimeoutMs = options.sniffTimeoutMs ?? SNIFF_TIMEOUT_MS;
-    const dispatch = dispatchByProtocol(options);
-    this.http1 = sharedHttp1Server(dispatch, options.http1);
-    this.http2 = guardedHttp2Server(dispatch);
-    this.http2.on('session', (session) => this.adoptSession(session, options.http2Guard));
+    this.graceMs = options.graceMs ?? STOP_GRACE_MS;
+    this.quietMs = options.quietMs ?? STOP_QUIET_MS;
+    const http1 = options.http1 ?? { server: createHttp1Server(options.rest) };
+    this.http1 = http1.server;
+    this.drainHttp1 = http1.drain ?? (async () => http1.server.closeIdleConnections());
+    // An http server fed through emit('connection') never listens itself, and only 'listening' starts its
+    // connection tracking: without it its timeouts and closeIdleConnections() do nothing.
+    this.http1.emit('listening');
+    this.http2 = guardedHttp2Server(dispatchByProtocol(options));
+    this.http2.on('session', (session) => this.adoptSession(session, options.http2Limits));
     this.front = options.tls !== undefined ? this.tlsFront(options.tls) : this.cleartextFront();
   }
 
@@ -149,15 +156,13 @@ class OnePort {
     // The front counts every socket it accepted, handed over or not: its close callback means all are gone.
     const closed = new Promise<void>((resolve) => this.front.close(() => resolve()));
     // A connection still being sniffed was accepted before the stop and may be sending a request: it is
-    // handed over as usual (HTTP/1.1 answered with `Connection: close`, HTTP/2 sent a GOAWAY), unless it
-    // stays silent as long as an idle keep-alive connection may (drainHttp1).
+    // handed over as usual (HTTP/1.1 drained, HTTP/2 sent a GOAWAY), unless it stays silent for quietMs.
     this.stopping = true;
     const sweep = setInterval(() => this.dropSilentSniffs(), SILENT_SWEEP_MS);
     for (const session of this.sessions) session.close();
     const cut = setTimeout(() => this.cutEverything(), this.graceMs);
     try {
-      // HTTP/1.1 connections end with a `Connection: close` response or after a quiet spell, never mid-request.
-      await Promise.all([closed, drainHttp1(this.http1, this.graceMs)]);
+      await Promise.all([closed, this.drainHttp1(this.graceMs)]);
     } finally {
       clearInterval(sweep);
       clearTimeout(cut);
@@ -168,12 +173,12 @@ class OnePort {
   }
 
   /** Every HTTP/2 session is counted for the stop and guarded (http2-limits.ts). */
-  private adoptSession(session: ServerHttp2Session, guard: SessionGuardOptions | undefined): void {
+  private adoptSession(session: ServerHttp2Session, limits: Http2Limits | undefined): void {
     // A connection accepted just before the stop still gets a session, told at once to go away.
     if (this.stopping) queueMicrotask(() => session.close());
     this.sessions.add(session);
     session.once('close', () => this.sessions.delete(session));
-    guardSession(session, guard);
+    guardSession(session, limits);
   }
 
   private track(socket: Socket): void {
@@ -181,7 +186,7 @@ class OnePort {
     socket.once('close', () => this.sockets.delete(socket));
   }
 
-  /** Behind TLS, ALPN says which protocol a connection speaks (spec 4.4 rule 2): the same two servers. */
+  /** Behind TLS, ALPN says which protocol a connection speaks (rule ONEPORT-tls): the same two servers. */
   private tlsFront(tls: NonNullable<OnePortOptions['tls']>): Server {
     const alpn = { cert: tls.cert, key: tls.key, ALPNProtocols: ['h2', 'http/1.1'], handshakeTimeout: this.sniffTimeoutMs, noDelay: true };
     const server = createTlsServer(alpn, (socket: TLSSocket) => {
@@ -231,11 +236,13 @@ class OnePort {
     socket.resume();
   }
 
-  /** During a stop: a connection still sniffed and silent as long as an idle keep-alive one may be is dropped. */
+  /** During a stop: a connection still sniffed and silent for quietMs is dropped. */
   private dropSilentSniffs(): void {
-    void afterPendingIo().then(() => {
+    // Looked at after the event loop's poll phase: bytes that reached the socket while this process was
+    // stalled have been read by then, so a stall never passes for a quiet client.
+    setImmediate(() => {
       const now = Date.now();
-      for (const [socket, since] of this.sniffing) if (now - since >= SHUTDOWN_IDLE_QUIET_MS) socket.destroy();
+      for (const [socket, since] of this.sniffing) if (now - since >= this.quietMs) socket.destroy();
     });
   }
 
