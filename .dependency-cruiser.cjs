@@ -2,7 +2,7 @@
 // Every rule below was checked to fail on a deliberate violation before it was trusted.
 
 /** Production code: what the image runs. Unit tests (*.test.ts) sit beside it but are not cruised. */
-const PRODUCTION = '^(src|fakes|bin)/';
+const PRODUCTION = '^(src|packages|fakes|bin)/';
 const CORE = '^src/(domain|service|ports|session)/';
 
 /** Libraries that talk to the outside world (network, storage, telemetry export, logging). */
@@ -99,6 +99,22 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/transports/grpc/grpc-transport\\.ts$' },
       to: { path: '^src/transports/(stdlib|koa)/', pathNot: '^src/transports/stdlib/stdlib-server\\.ts$' },
+    },
+    {
+      name: 'packages-know-no-service',
+      comment:
+        'packages/ holds generic libraries the service builds on (packages/one-port-grpc): they import nothing of the ' +
+        'service or its verification code; what they need from it is passed in (options, callbacks).',
+      severity: 'error',
+      from: { path: '^packages/' },
+      to: { path: '^(src|fakes|bin|test|conformance|bench|scripts|spec|examples|explore)/' },
+    },
+    {
+      name: 'packages-are-used-through-their-index',
+      comment: "A package's private/ folder is its own: everyone else imports the package's index.ts.",
+      severity: 'error',
+      from: { pathNot: '^packages/' },
+      to: { path: '^packages/[^/]+/private/' },
     },
     {
       name: 'production-never-imports-test-code',

@@ -7,6 +7,7 @@
 /** The tests that run the product in the test worker: unit tests and the in-process fake columns. */
 const IN_PROCESS = [
   'src/**/*.test.ts',
+  'packages/**/*.test.ts',
   'fakes/**/*.test.ts',
   'conformance/columns/*-fake-rest-http1.test.ts',
   'conformance/columns/*-fake-rest-h2c.test.ts',
@@ -23,6 +24,7 @@ const IN_PROCESS = [
  * survive, never kill one.
  */
 const GRPC = [
+  'packages/one-port-grpc/**/*.test.ts',
   'src/transports/grpc/**/*.test.ts',
   'src/transports/http/server/platform-timeouts.test.ts',
   'src/composition/**/*.test.ts',
@@ -72,14 +74,15 @@ export const SETS = {
   },
   // The gRPC executable, in two sets of a size one sitting can finish (the first whole-folder run did
   // ~9 mutants a minute at concurrency 2, with one in six a timeout): the in-process tests that start it
-  // (GRPC), its one-port REST columns too. First the unary-call machinery and the HTTP/2 guard...
+  // (GRPC), its one-port REST columns too. First packages/one-port-grpc: the one-port front, the unary
+  // server and the HTTP/2 guard...
   'transports-grpc-wire': {
-    mutate: ['src/transports/grpc/unary-server/**/*.ts', 'src/transports/grpc/http2-limits.ts'],
+    mutate: ['packages/one-port-grpc/**/*.ts', '!packages/one-port-grpc/**/*.test.ts'],
     tests: GRPC,
   },
-  // ...then the one-port server, the handlers, health and the auth interceptor.
+  // ...then the orders side: the transport, the handlers, health, the observer and the auth interceptor.
   'transports-grpc': {
-    mutate: ['src/transports/grpc/**/*.ts', '!src/transports/grpc/unary-server/**/*.ts', '!src/transports/grpc/http2-limits.ts'],
+    mutate: ['src/transports/grpc/**/*.ts'],
     tests: GRPC,
   },
   // The REST surface shared by the three executables, the error table and the transport contract...

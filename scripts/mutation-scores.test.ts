@@ -7,6 +7,7 @@ describe('mutation scores per folder', () => {
   it('groups files by their folder under src/', () => {
     expect(folderOf('src/domain/order.ts')).toBe('src/domain');
     expect(folderOf('src/transports/http/routes.ts')).toBe('src/transports');
+    expect(folderOf('packages/one-port-grpc/private/wire.ts')).toBe('packages/one-port-grpc');
     expect(folderOf('/work/x/src/session/session.ts')).toBe('src/session');
   });
 

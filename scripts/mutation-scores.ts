@@ -91,9 +91,14 @@ export function notYetScored(progress: readonly SetProgress[]): string {
   ].join('');
 }
 
-/** `src/domain/order.ts` → `src/domain`; a file directly in src/ is its own folder `src`. */
+/**
+ * `src/domain/order.ts` → `src/domain`, `packages/one-port-grpc/private/wire.ts` → `packages/one-port-grpc`;
+ * a file directly in src/ is its own folder `src`.
+ */
 export function folderOf(file: string): string {
   const parts = file.replaceAll('\\', '/').split('/');
+  const pkg = parts.indexOf('packages');
+  if (pkg !== -1 && parts.length - pkg > 2) return `packages/${parts[pkg + 1]!}`;
   const at = parts.indexOf('src');
   return at === -1 || parts.length - at <= 2 ? 'src' : `src/${parts[at + 1]!}`;
 }
