@@ -1,5 +1,6 @@
-import { ErrNotFound, ErrValidation } from '../domain/errors.ts';
-import type { Logger } from '../ports/logger.ts';
+// The simulator's model: the fakes' fault switches and the clock, behind the /simulator routes (rules SIM-*).
+import { ErrNotFound, ErrValidation } from '../src/domain/errors.ts';
+import type { Logger } from '../src/ports/logger.ts';
 import type { SimulatedTime } from './simulated-time.ts';
 
 /** Bounds of the control API (rules SIM-component-settings, SIM-clock-advance). */
@@ -52,7 +53,7 @@ export interface SimulatorState {
 
 /**
  * The control API's model (rules SIM-*), written once for every transport: the admin listener parses
- * bodies and hands them here. Exists only in embedded mode (start-service.ts); every change is logged
+ * bodies and hands them here. Exists only in embedded mode (index.ts); every change is logged
  * as `simulator: …` so an operator reading the log sees why a backend went away.
  */
 export class Simulator {
