@@ -2,7 +2,7 @@
 // Every rule below was checked to fail on a deliberate violation before it was trusted.
 
 /** Production code: what the image runs. Unit tests (*.test.ts) sit beside it but are not cruised. */
-const PRODUCTION = '^(src|packages|fakes|bin)/';
+const PRODUCTION = '^(src|packages|fakes|embedded|bin)/';
 const CORE = '^src/(domain|service|ports|session)/';
 
 /** Libraries that talk to the outside world (network, storage, telemetry export, logging). */
@@ -43,10 +43,36 @@ module.exports = {
     },
     {
       name: 'adapters-do-not-know-transports',
-      comment: 'An adapter implements a port; it is not a place for a service, the simulator, an entry point or a transport.',
+      comment: 'An adapter implements a port; it is not a place for a service, an entry point or a transport.',
       severity: 'error',
       from: { path: '^src/adapters/' },
-      to: { path: ['^src/transports/', '^src/composition/', '^src/(service|simulator|cli)/'] },
+      to: { path: ['^src/transports/', '^src/composition/', '^src/(service|cli)/'] },
+    },
+    {
+      name: 'src-loads-the-embedded-ring-once',
+      comment:
+        'The embedded ring (embedded/: simulator, console, demo users) is opt-in: src/ names it in one dynamic import, ' +
+        'loadEmbeddedRing in composition/start-service.ts, made only with --embedded, and knows it otherwise through ' +
+        'composition/embedded.ts. So src/ compiles and runs on real backends without embedded/.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^embedded/', dependencyTypesNot: ['dynamic-import'] },
+    },
+    {
+      name: 'one-dynamic-import-of-the-embedded-ring',
+      comment: 'The one place src/ loads the embedded ring: start-service.ts (loadEmbeddedRing), of its entry embedded/index.ts.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/composition/start-service\\.ts$' },
+      to: { path: '^embedded/' },
+    },
+    {
+      name: 'the-embedded-ring-is-a-ring',
+      comment:
+        'embedded/ builds on src/ and fakes/; nothing else of production (the fakes, the executables but orders-admin) ' +
+        'reaches into it. orders-admin adds its `simulate` command (bin/orders-admin.ts).',
+      severity: 'error',
+      from: { path: '^(fakes|bin)/', pathNot: '^bin/orders-admin\\.ts$' },
+      to: { path: '^embedded/' },
     },
     {
       name: 'cli-is-an-entry-point',

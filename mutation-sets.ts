@@ -9,6 +9,7 @@ const IN_PROCESS = [
   'src/**/*.test.ts',
   'packages/**/*.test.ts',
   'fakes/**/*.test.ts',
+  'embedded/**/*.test.ts',
   'conformance/columns/*-fake-rest-http1.test.ts',
   'conformance/columns/*-fake-rest-h2c.test.ts',
   'conformance/columns/*-fake-grpc.test.ts',
@@ -105,7 +106,7 @@ export const SETS = {
     tests: ['src/adapters/**/*.test.ts', 'test/contracts/*.test.ts', 'src/config/*.test.ts'],
     realBackends: true,
   },
-  // Everything else: composition, config, lifecycle, observability, rate limiting, the simulator, the CLI.
+  // Everything else: composition, config, lifecycle, observability, rate limiting, the CLI, the embedded ring.
   rest: {
     mutate: [
       'src/cli/**/*.ts',
@@ -115,7 +116,7 @@ export const SETS = {
       'src/observability/**/*.ts',
       'src/ports/**/*.ts',
       'src/rate-limit/**/*.ts',
-      'src/simulator/**/*.ts',
+      'embedded/**/*.ts',
       // Reached only with the real backends: the rest-real set.
       '!src/composition/real-backends.ts',
       '!src/rate-limit/redis-rate-limit-store.ts',
@@ -130,6 +131,7 @@ export const SETS = {
     tests: [
       'src/**/*.test.ts',
       'fakes/**/*.test.ts',
+      'embedded/**/*.test.ts',
       'conformance/columns/stdlib-fake-rest-http1.test.ts',
       'conformance/columns/koa-fake-rest-http1.test.ts',
       'conformance/columns/grpc-fake-grpc.test.ts',

@@ -17,7 +17,7 @@ export default {
   vitest: { configFile: 'vitest.mutation.config.ts', pool: 'forks' },
   mutate: [
     ...set.mutate,
-    '!src/**/*.test.ts',
+    '!**/*.test.ts',
     // Generated from proto/ and openapi/ (npm run generate): mutating it tests the generator, not us.
     '!src/gen/**',
   ],

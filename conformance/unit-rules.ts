@@ -15,8 +15,9 @@ export interface UnitCase {
 
 const TAGGED = /\b(?:it|test)\(\s*'\[([A-Za-z0-9][A-Za-z0-9, -]*)\] ([^']*)'/g;
 // test/cluster: run by npm run test:cluster (needs haproxy), counted here, reported by the matrix as not run.
+// embedded: the embedded ring's own tests (the simulator, the console).
 // explore: the deterministic fleet simulation (npm run explore), whose invariants are EXPLORE-* rules.
-const ROOTS = ['src', 'conformance', 'test/cluster', 'explore'];
+const ROOTS = ['src', 'embedded', 'conformance', 'test/cluster', 'explore'];
 
 function testFiles(dir: string): string[] {
   return readdirSync(join(REPO_ROOT, dir), { withFileTypes: true }).flatMap((entry) => {

@@ -1,4 +1,4 @@
-import { SimulatedTime } from '../src/simulator/simulated-time.ts';
+import { SimulatedTime } from '../embedded/simulated-time.ts';
 
 /** Where simulated time starts: a fixed instant, so dates in the trace do not depend on the machine. */
 export const SIM_EPOCH_MS = Date.UTC(2030, 0, 1);

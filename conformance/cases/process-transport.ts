@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Env } from '../../src/config/env.ts';
 import { loadServiceConfig } from '../../src/config/service-config.ts';
 import { createApp } from '../../src/composition/create-app.ts';
-import { createEmbeddedBackends } from '../../src/composition/embedded-backends.ts';
+import { createEmbeddedBackends } from '../../embedded/backends.ts';
 import type { Component } from '../../src/lifecycle/component.ts';
 import { runComponents } from '../../src/lifecycle/runner.ts';
 import { createLogger } from '../../src/observability/logger.ts';

@@ -54,7 +54,7 @@ export const SIMULATOR_CASES: Case[] = [
   }),
   flow('console-only-on-embedded-admin-listener', ['CONSOLE-page'], { api: 'rest', needs: ['admin'] }, async (t) => {
     const embedded = t.target.capabilities.has('faults');
-    const paths = ['/console/', '/console/console.js', '/console/console.css', '/console/state'];
+    const paths = ['/console/', '/console/page.js', '/console/page.css', '/console/state'];
     for (const path of paths) {
       const response = await fetch(`${t.target.adminUrl}${path}`);
       const text = await response.text();

@@ -1,4 +1,4 @@
-import type { ComponentState, ClockState, SimulatorState } from '../../src/simulator/simulator.ts';
+import type { ComponentState, ClockState, SimulatorState } from '../../embedded/simulator.ts';
 
 export type SimulatedComponentName = 'database' | 'cache' | 'publisher';
 

@@ -12,8 +12,7 @@ import type { Env } from '../config/env.ts';
 import { verifyPassword } from '../service/password-hasher.ts';
 import { loadMigrations } from '../adapters/postgres/migrations.ts';
 import { until } from '../../test/support/eventually.ts';
-import { runAdminCli, USAGE } from './admin-cli.ts';
-import { SIMULATE_USAGE } from './simulate-cli.ts';
+import { runAdminCli, usage, USAGE, type AdminCommand } from './admin-cli.ts';
 
 interface Result {
   code: number;
@@ -21,15 +20,21 @@ interface Result {
   stderr: string;
 }
 
-async function cli(argv: string[], env: Env, stdin: AsyncIterable<string | Uint8Array> | string = ''): Promise<Result> {
+async function cli(
+  argv: string[],
+  env: Env,
+  stdin: AsyncIterable<string | Uint8Array> | string = '',
+  extra: readonly AdminCommand[] = [],
+): Promise<Result> {
   let stdout = '';
   let stderr = '';
-  const code = await runAdminCli(argv, {
+  const io = {
     env,
     stdin: typeof stdin === 'string' ? Readable.from(stdin === '' ? [] : [Buffer.from(stdin)]) : stdin,
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text) },
-  });
+  };
+  const code = await runAdminCli(argv, io, extra);
   return { code, stdout, stderr };
 }
 
@@ -42,7 +47,6 @@ describe('orders-admin arguments', () => {
     for (const text of [
       'orders-admin users add <username>',
       'orders-admin users set-password <username>',
-      SIMULATE_USAGE,
       'POSTGRES_DSN     required',
       'exit codes: 0 done, 1 failed, 2 bad arguments\n',
     ])
@@ -79,15 +83,24 @@ describe('orders-admin arguments', () => {
     expect(await cli(argv, CLOSED, 'pw\n')).toEqual({ code: 2, stdout: '', stderr: `orders-admin: ${problem}\n${USAGE}` });
   });
 
-  it('[SIM-embedded-only] simulate goes to the simulator CLI with the words after it', async () => {
-    // A bad simulate command is refused by the simulator's parser, with its own usage.
-    expect(await cli(['simulate', 'sideways'], {})).toEqual({
-      code: 2,
-      stdout: '',
-      stderr: `orders-admin: unknown arguments: simulate sideways\nusage:\n${SIMULATE_USAGE}`,
-    });
-    // `simulate` only as the first word.
-    expect((await cli(['users', 'simulate'], {})).stderr).toBe(`orders-admin: unknown arguments: users simulate\n${USAGE}`);
+  it('[CONFIG-formats] an added command gets the words after its name, and its lines in the usage', async () => {
+    const seen: (readonly string[])[] = [];
+    const echo: AdminCommand = {
+      name: 'echo',
+      usage: '  orders-admin echo <words>             the words back\n',
+      environment: '  ECHO_TO          echo: where\n',
+      run: async (args) => (seen.push(args), 7),
+    };
+    expect(await cli(['echo', 'a', 'b'], {}, '', [echo])).toEqual({ code: 7, stdout: '', stderr: '' });
+    expect(seen).toEqual([['a', 'b']]);
+    const full = usage([echo]);
+    expect(full).toBe(
+      USAGE.replace('environment:\n', `${echo.usage}environment:\n`).replace('exit codes:', `${echo.environment}exit codes:`),
+    );
+    expect(await cli(['--help'], {}, '', [echo])).toEqual({ code: 0, stdout: full, stderr: '' });
+    // Its name only as the first word.
+    expect((await cli(['users', 'echo'], {}, '', [echo])).stderr).toBe(`orders-admin: unknown arguments: users echo\n${full}`);
+    expect(seen).toHaveLength(1);
   });
 });
 

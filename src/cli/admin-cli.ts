@@ -3,7 +3,6 @@ import { ConfigError, type Env } from '../config/env.ts';
 import { ErrConflict, ErrUnavailable } from '../domain/errors.ts';
 import { createLogger } from '../observability/logger.ts';
 import { hashPassword } from '../service/password-hasher.ts';
-import { runSimulateCli, SIMULATE_USAGE } from './simulate-cli.ts';
 import { PostgresCredentialStore } from '../adapters/postgres/postgres-credential-store.ts';
 import { PostgresDatabase } from '../adapters/postgres/postgres-database.ts';
 import { postgresConfigFromEnv } from '../adapters/postgres/postgres-config.ts';
@@ -16,7 +15,21 @@ export interface AdminCliIo {
   readonly stderr: { write(text: string): unknown };
 }
 
-export const USAGE = `usage:
+/**
+ * A command another part of the repo adds to orders-admin: the embedded ring's `simulate`
+ * (embedded/simulate-cli.ts), which bin/orders-admin.ts passes in.
+ */
+export interface AdminCommand {
+  readonly name: string;
+  /** Its lines in the usage, after the commands of this file, and in its environment section. */
+  readonly usage: string;
+  readonly environment: string;
+  run(args: readonly string[], io: AdminCliIo): Promise<number>;
+}
+
+/** The usage, with the lines of the commands added. */
+export function usage(extra: readonly AdminCommand[] = []): string {
+  return `usage:
   orders-admin migrate                 apply pending database migrations
   orders-admin users add <username>    add a user; the password is read from stdin
                                        (one trailing newline is dropped), e.g.
@@ -24,12 +37,15 @@ export const USAGE = `usage:
                                        an existing user is left as it is (exit 0)
   orders-admin users set-password <username>
                                        replace an existing user's password (read from stdin)
-${SIMULATE_USAGE}environment:
+${extra.map((command) => command.usage).join('')}environment:
   POSTGRES_DSN     required (migrate, users): postgres://user:password@host:port/database
   POSTGRES_SCHEMA  optional: schema holding the tables (default: the server's search_path)
-  ADMIN_ADDR       simulate: the service's admin listener (default 127.0.0.1:8081)
-exit codes: 0 done, 1 failed, 2 bad arguments
+${extra.map((command) => command.environment).join('')}exit codes: 0 done, 1 failed, 2 bad arguments
 `;
+}
+
+/** The usage of this file's own commands. */
+export const USAGE = usage();
 
 type Command = { kind: 'migrate' } | { kind: 'add-user' | 'set-password'; username: string } | { kind: 'help' };
 
@@ -44,16 +60,17 @@ function parse(argv: readonly string[]): Command | string {
   return argv.length === 0 ? 'missing command' : `unknown arguments: ${argv.join(' ')}`;
 }
 
-/** The operator CLI behind bin/orders-admin.ts; returns the exit code. */
-export async function runAdminCli(argv: readonly string[], io: AdminCliIo): Promise<number> {
-  if (argv[0] === 'simulate') return runSimulateCli(argv.slice(1), io);
+/** The operator CLI behind bin/orders-admin.ts, with the commands `extra` adds; returns the exit code. */
+export async function runAdminCli(argv: readonly string[], io: AdminCliIo, extra: readonly AdminCommand[] = []): Promise<number> {
+  const added = extra.find((candidate) => candidate.name === argv[0]);
+  if (added !== undefined) return added.run(argv.slice(1), io);
   const command = parse(argv);
   if (typeof command === 'string') {
-    io.stderr.write(`orders-admin: ${command}\n${USAGE}`);
+    io.stderr.write(`orders-admin: ${command}\n${usage(extra)}`);
     return 2;
   }
   if (command.kind === 'help') {
-    io.stdout.write(USAGE);
+    io.stdout.write(usage(extra));
     return 0;
   }
   let db: PostgresDatabase | undefined;

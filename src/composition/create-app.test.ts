@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { Agent, get, type Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { loadServiceConfig, type ServiceConfig } from '../config/service-config.ts';
@@ -12,10 +13,8 @@ import type { Component } from '../lifecycle/component.ts';
 import { bucketDecision, type RateLimitStore } from '../rate-limit/rate-limit-store.ts';
 import type { Backends, SharedRateLimitFactory } from './backends.ts';
 import { createApp, type App, type AppOptions } from './create-app.ts';
-import { createEmbeddedBackends } from './embedded-backends.ts';
+import { createEmbeddedBackends } from '../../embedded/backends.ts';
 import type { OutboxRelayOptions } from '../service/outbox-relay.ts';
-import { SimulatedTime } from '../simulator/simulated-time.ts';
-import { Simulator } from '../simulator/simulator.ts';
 
 async function build(relayOptions?: OutboxRelayOptions) {
   const logs = new LogCapture();
@@ -289,34 +288,24 @@ describe('createApp wiring of the admin listener', () => {
   });
 });
 
-describe('createApp: the console comes with the simulator', () => {
-  /** The admin listener of an app built with `extra`, alone on a loopback port: the status of GET /console/ and GET /simulator. */
-  async function answers(extra: Pick<AppOptions, 'simulator' | 'console'>): Promise<{ console: number; simulator: number }> {
-    const { app } = await buildWith((b) => b, extra);
+describe('createApp: routes added to the admin listener', () => {
+  it('[SIM-embedded-only, CONSOLE-page] they read the metrics registry /metrics shows and answer before the 404', async () => {
+    let given: Registry | undefined;
+    const adminRoutes: AppOptions['adminRoutes'] = (registry) => {
+      given = registry;
+      return async (_req, res, url) => url.pathname === '/added' && (res.writeHead(204).end(), true);
+    };
+    const { app } = await buildWith((b) => b, { adminRoutes });
+    expect(given).toBe(app.metrics.registry);
     const server = app.admin.server() as HttpServer;
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     try {
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      return { console: (await fetch(`${base}/console/`)).status, simulator: (await fetch(`${base}/simulator`)).status };
+      expect([(await fetch(`${base}/added`)).status, (await fetch(`${base}/simulator`)).status]).toEqual([204, 404]);
     } finally {
       server.close();
       server.closeAllConnections();
     }
-  }
-
-  it('[CONSOLE-page, SIM-embedded-only] the console is served exactly when the simulator is and its sources are given: with either alone or neither, /console is 404', async () => {
-    const time = new SimulatedTime();
-    const fakes = await createEmbeddedBackends(createLogger('debug', new LogCapture()), { seedDemoUsers: false });
-    const simulator = new Simulator({
-      components: [fakes.store, fakes.cacheFake, fakes.bus],
-      time,
-      logger: createLogger('debug', new LogCapture()),
-    });
-    const console = { time, logTail: undefined, cacheTtlMs: fakes.cacheFake.ttlMs };
-    expect(await answers({ simulator, console })).toEqual({ console: 200, simulator: 200 });
-    expect(await answers({ simulator })).toEqual({ console: 404, simulator: 200 });
-    expect(await answers({ console })).toEqual({ console: 404, simulator: 404 });
-    expect(await answers({})).toEqual({ console: 404, simulator: 404 });
   });
 });

@@ -17,14 +17,13 @@ import { NearOrderCache } from '../service/near-order-cache.ts';
 import { TokenService } from '../service/token-service.ts';
 import { SessionScope } from '../session/session-scope.ts';
 import { packedUuids } from '../session/packed-uuids.ts';
-import { ConsoleFeed, type ConsoleSources } from '../simulator/console-feed.ts';
-import type { Simulator } from '../simulator/simulator.ts';
-import { createAdminHandler } from '../transports/http/admin/admin-handler.ts';
+import { createAdminHandler, type AdminRoutes } from '../transports/http/admin/admin-handler.ts';
 import { closeHttpServer, trackConnections } from '../transports/http/server/http-shutdown.ts';
 import { Listener } from '../transports/http/server/listener.ts';
 import { TurnEndResponse } from '../transports/http/server/turn-end-response.ts';
 import type { PlatformTimeouts } from '../transports/http/server/platform-timeouts.ts';
 import { createServer } from 'node:http';
+import type { Registry } from 'prom-client';
 import { TokenBucketLimiter } from '../rate-limit/token-bucket-limiter.ts';
 import type { Core, PublicTransport, TransportFactory } from '../transports/transport.ts';
 import type { Backends } from './backends.ts';
@@ -41,10 +40,8 @@ export interface AppOptions {
   readonly sessionCap?: number;
   readonly sessionTimers?: Timers;
   readonly clock?: Clock;
-  /** Embedded mode only: the simulator's control API on the admin listener (rules SIM-*). */
-  readonly simulator?: Simulator;
-  /** Embedded mode only, with the simulator: what the console page reads besides the registry. */
-  readonly console?: Omit<ConsoleSources, 'registry' | 'tokenExpiryMs'>;
+  /** Embedded mode only: the ring's /simulator and /console routes on the admin listener (composition/embedded.ts). */
+  readonly adminRoutes?: (registry: Registry) => AdminRoutes;
   /** Tests: faster relay polling or backoff. */
   readonly relayOptions?: OutboxRelayOptions;
   /** Tests: shorter timeouts that Node's servers enforce (http/server/platform-timeouts.ts), to see them enforced fast. */
@@ -153,11 +150,7 @@ export function createApp(options: AppOptions): App {
     api,
   ];
   const checker = new ComponentChecker(serviceComponents);
-  const consoleFeed =
-    options.simulator === undefined || options.console === undefined
-      ? undefined
-      : new ConsoleFeed({ ...options.console, registry: metrics.registry, tokenExpiryMs: config.tokens.expiryMs });
-  const adminServer = createServer(createAdminHandler(checker, metrics, options.simulator, consoleFeed));
+  const adminServer = createServer(createAdminHandler(checker, metrics, options.adminRoutes?.(metrics.registry)));
   trackConnections(adminServer);
   const admin = new Listener({
     name: 'admin',

@@ -1,13 +1,11 @@
 import { parseArgs } from 'node:util';
 import type { DestinationStream } from 'pino';
 import { ConfigError, type Env } from '../config/env.ts';
-import { ANNOUNCED_MSG } from '../simulator/console-feed.ts';
-import { LogTail } from '../observability/log-tail.ts';
 import { handleStopSignals, type SignalSource } from '../lifecycle/stop-signals.ts';
 import { createLogger, parseLogLevel } from '../observability/logger.ts';
 import { processStdout } from './process-stdout.ts';
 import type { TransportFactory } from '../transports/transport.ts';
-import { startService } from './start-service.ts';
+import { loadEmbeddedRing, startService } from './start-service.ts';
 
 export interface MainOptions {
   readonly serviceName: string;
@@ -46,9 +44,9 @@ export async function runMain(options: MainOptions): Promise<number> {
   }
   // Rule 3.4.1: the logger exists before anything that logs, so it reads its own variable first.
   // Embedded: stdout is also kept in a bounded tail for the console page (rule CONSOLE-feed).
-  const logTail = embedded ? new LogTail({ count: [ANNOUNCED_MSG] }) : undefined;
+  const ring = embedded ? await loadEmbeddedRing() : undefined;
   const stdout = io.stdout();
-  const logger = createLogger(parseLogLevel(options.env['LOG_LEVEL']), logTail?.tee(stdout) ?? stdout);
+  const logger = createLogger(parseLogLevel(options.env['LOG_LEVEL']), ring?.tee(stdout) ?? stdout);
   const stop = new AbortController();
   // Rule LIFE-4-shutdown: the first signal stops, a second is logged and ignored, a third exits at once.
   // Never detached: the listeners outlive runMain so a late signal cannot kill a process that is exiting.
@@ -62,7 +60,7 @@ export async function runMain(options: MainOptions): Promise<number> {
     },
   });
   try {
-    const service = await startService({ ...options, logger, logTail, embedded, seedDemoUsers: true, signal: stop.signal });
+    const service = await startService({ ...options, logger, embedded: ring ?? false, seedDemoUsers: true, signal: stop.signal });
     const { config } = service;
     if (config.tokens.generated) logger.warn('embedded mode: JWT_SECRET is not set; using a random secret, tokens die with this process');
     service.ready.then(
@@ -70,13 +68,7 @@ export async function runMain(options: MainOptions): Promise<number> {
         // The bound ports, not the configured ones: `:0` asks the OS for a free port.
         logger.info({ addr: `${config.adminAddr.host ?? ''}:${ports.admin}` }, 'admin: listening');
         logger.info({ addr: `${config.httpAddr.host ?? ''}:${ports.api}` }, 'api: listening');
-        if (service.fakes !== undefined) {
-          const demo = service.fakes.demoUsers;
-          logger.info(
-            { users: demo.map((u) => u.username) },
-            `embedded mode: in-memory backends; demo logins ${demo.map((u) => `${u.username} / ${u.password}`).join(', ')}`,
-          );
-        }
+        service.embedded?.announce();
       },
       () => undefined,
     );

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { createLogger } from '../observability/logger.ts';
 import { stdlibTransport } from '../transports/stdlib/stdlib-transport.ts';
-import { DEMO_USERS } from './embedded-backends.ts';
 import { startService, type RunningService, type ServiceOptions } from './start-service.ts';
 
 const ENV = { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', JWT_SECRET: 'a-test-signing-secret-of-at-least-32-bytes' };
@@ -54,22 +53,10 @@ describe('startService (spec 3.4)', () => {
     }
   });
 
-  it('[AUTH-10-credentials] embedded with the demo users seeded, each demo login signs in; without, none does', async () => {
-    const seeded = await start({ seedDemoUsers: true });
-    const bare = await start();
-    try {
-      expect(seeded.fakes?.demoUsers).toEqual(DEMO_USERS);
-      for (const user of DEMO_USERS) await expect(seeded.app.core.auth.login(user.username, user.password)).resolves.toMatch(/^eyJ/);
-      await expect(bare.app.core.auth.login(DEMO_USERS[0].username, DEMO_USERS[0].password)).rejects.toThrow();
-    } finally {
-      await Promise.all([seeded.stop(), bare.stop()]);
-    }
-  });
-  it('[SIM-embedded-only] without --embedded: no fakes, no simulator; a backend that cannot be reached fails the run, not the composition', async () => {
+  it('[SIM-embedded-only] without --embedded: no embedded ring; a backend that cannot be reached fails the run, not the composition', async () => {
     const service = await start({ embedded: false, env: UNREACHABLE });
     try {
-      expect(service.fakes).toBeUndefined();
-      expect(service.simulator).toBeUndefined();
+      expect(service.embedded).toBeUndefined();
       await expect(service.done).rejects.toThrow(/^database: /);
       await expect(service.ready).rejects.toThrow(/^database: /);
     } finally {

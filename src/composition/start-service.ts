@@ -2,32 +2,29 @@ import type { Server } from 'node:net';
 import type { Env } from '../config/env.ts';
 import { loadServiceConfig, type ServiceConfig } from '../config/service-config.ts';
 import { runComponents } from '../lifecycle/runner.ts';
-import type { LogTail } from '../observability/log-tail.ts';
 import type { Logger } from '../observability/logger.ts';
-import type { Clock } from '../ports/clock.ts';
 import type { Backends } from './backends.ts';
 import type { TransportFactory } from '../transports/transport.ts';
 import { createApp, type App, type AppOptions } from './create-app.ts';
-import type { EmbeddedBackends } from './embedded-backends.ts';
+import type { Embedded, EmbeddedRing } from './embedded.ts';
 import { createRealBackends, type RealBackendIsolation } from './real-backends.ts';
-import { SimulatedTime } from '../simulator/simulated-time.ts';
-import { Simulator } from '../simulator/simulator.ts';
 
 export interface ServiceOptions {
   readonly serviceName: string;
   readonly transport: TransportFactory;
   readonly env: Env;
   readonly logger: Logger;
-  /** In-memory fakes instead of Postgres/Redis/NATS (spec 3.5); loaded only when asked for. */
-  readonly embedded: boolean;
+  /**
+   * In-memory fakes instead of Postgres/Redis/NATS (spec 3.5), with the simulator and console: the embedded
+   * ring, loaded only when asked for (true), or the one runMain loaded to tee stdout into.
+   */
+  readonly embedded: boolean | EmbeddedRing;
   /** Embedded only: the demo logins of spec 3.5 (the executables seed them; tests make their own users). */
   readonly seedDemoUsers?: boolean;
   /** Real backends only: a private schema, key prefix and subject (tests and bench run side by side). */
   readonly isolation?: RealBackendIsolation;
   /** Tests: span exporters, session linger and cap, fake timers, pinned clock. */
   readonly app?: Pick<AppOptions, 'spanProcessors' | 'sessionLingerMs' | 'sessionCap' | 'sessionTimers' | 'clock' | 'platformTimeouts'>;
-  /** Embedded only: the last log lines for the console page (runMain tees stdout into it). */
-  readonly logTail?: LogTail;
   /** Aborting it stops the service, as `stop()` does (runMain wires SIGTERM/SIGINT here). */
   readonly signal?: AbortSignal;
 }
@@ -41,10 +38,8 @@ export interface RunningService {
   readonly app: App;
   readonly config: ServiceConfig;
   readonly backends: Backends;
-  /** Set when embedded: the fakes, with their trouble switches. */
-  readonly fakes: EmbeddedBackends | undefined;
-  /** Set when embedded: the simulator behind the admin listener's /simulator routes. */
-  readonly simulator: Simulator | undefined;
+  /** Set when embedded: what the ring gave composition (its backends are the fakes). */
+  readonly embedded: Embedded | undefined;
   /** Resolves once both listeners are bound; rejects if the run fails first (a port in use). */
   readonly ready: Promise<BoundPorts>;
   /** Settles when every component has stopped: rejects with the first run failure (spec 3.4). */
@@ -60,18 +55,16 @@ export interface RunningService {
  */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { logger, env } = options;
-  const config = loadServiceConfig(env, { embedded: options.embedded });
-  const embedded = options.embedded ? await startEmbedded(options) : undefined;
-  const backends = embedded?.fakes ?? (await createRealBackends(env, logger, options.isolation));
+  const config = loadServiceConfig(env, { embedded: options.embedded !== false });
+  const ring = options.embedded === true ? await loadEmbeddedRing() : options.embedded === false ? undefined : options.embedded;
+  const embedded = await ring?.start({ logger, config, seedDemoUsers: options.seedDemoUsers ?? false, clock: options.app?.clock });
+  const backends = embedded?.backends ?? (await createRealBackends(env, logger, options.isolation));
   const app = createApp({
     ...options.app,
-    // Embedded: the clock the fakes run on (the simulated time unless the test pinned its own).
+    // Embedded: the simulated time the simulator moves, unless the test pinned its own (rule SIM-clock-advance).
     clock: embedded?.clock ?? options.app?.clock,
-    sessionTimers: options.app?.sessionTimers ?? embedded?.time,
-    simulator: embedded?.simulator,
-    // The console page (rule CONSOLE-page) comes with the simulator: embedded mode only.
-    console:
-      embedded === undefined ? undefined : { time: embedded.time, logTail: options.logTail, cacheTtlMs: embedded.fakes.cacheFake.ttlMs },
+    sessionTimers: options.app?.sessionTimers ?? embedded?.timers,
+    adminRoutes: embedded?.adminRoutes,
     config,
     logger,
     backends,
@@ -103,8 +96,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     app,
     config,
     backends,
-    fakes: embedded?.fakes,
-    simulator: embedded?.simulator,
+    embedded,
     ready,
     done,
     async stop() {
@@ -115,20 +107,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 }
 
 /**
- * Embedded mode: the in-memory fakes, on a clock and timers the simulator can move (rule SIM-clock-advance; a
- * test's own pinned clock or fake timers win), and the simulator over them. Real backends run on the system
- * clock and never get a simulator.
+ * The embedded ring (embedded/ at the repo root), loaded only with --embedded: the one place src/ names it,
+ * so an install without it still runs on real backends.
  */
-async function startEmbedded(
-  options: ServiceOptions,
-): Promise<{ readonly time: SimulatedTime; readonly clock: Clock; readonly fakes: EmbeddedBackends; readonly simulator: Simulator }> {
-  const time = new SimulatedTime();
-  const clock = options.app?.clock ?? time;
-  // Dynamic import: an image or install without fakes/ still starts when not --embedded.
-  const { createEmbeddedBackends } = await import('./embedded-backends.ts');
-  const fakes = await createEmbeddedBackends(options.logger, { seedDemoUsers: options.seedDemoUsers ?? false, clock });
-  const simulator = new Simulator({ components: [fakes.store, fakes.cacheFake, fakes.bus], time, logger: options.logger });
-  return { time, clock, fakes, simulator };
+export async function loadEmbeddedRing(): Promise<EmbeddedRing> {
+  const { createRing } = await import('../../embedded/index.ts');
+  return createRing();
 }
 
 function listening(server: Server): Promise<void> {

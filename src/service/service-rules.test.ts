@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
-import { createEmbeddedBackends } from '../composition/embedded-backends.ts';
+import { createEmbeddedBackends } from '../../embedded/backends.ts';
 import { DomainError, ErrForbidden, ErrInvalidCredentials, ErrValidation } from '../domain/errors.ts';
 import { validateNewOrder } from '../domain/order.ts';
 import { sessionKeyFromVerifiedSubject as key } from '../domain/session-key.ts';

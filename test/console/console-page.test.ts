@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ComponentChecker } from '../../src/lifecycle/checker.ts';
 import { HttpMetrics } from '../../src/observability/metrics.ts';
 import { createAdminHandler } from '../../src/transports/http/admin/admin-handler.ts';
-import { CONSOLE_CSP } from '../../src/transports/http/admin/console-routes.ts';
+import { CONSOLE_CSP } from '../../embedded/console/routes.ts';
 import { chromiumInstalled, CHROMIUM_PATH, launchChromium, offlineContext } from '../docs/headless-chromium.ts';
 import { dropSchemaRun } from '../support/replica-kit.ts';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
@@ -220,7 +220,7 @@ describe.skipIf(skipBrowser)(`console page in headless Chromium (${CHROMIUM_PATH
       );
 
       it('is not on the public listener', async () => {
-        for (const path of ['/console/', '/console/console.js', '/console/state'])
+        for (const path of ['/console/', '/console/page.js', '/console/state'])
           expect((await fetch(`${service.api}${path}`)).status).toBe(404);
       });
     });
@@ -238,12 +238,9 @@ describe('console without --embedded (in-process admin handler)', () => {
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  it.each(['/console', '/console/', '/console/console.js', '/console/console.css', '/console/state'])(
-    'GET %s is 404 not found',
-    async (path) => {
-      expect(await json(`${base}${path}`)).toEqual({ status: 404, body: { error: 'not found' } });
-    },
-  );
+  it.each(['/console', '/console/', '/console/page.js', '/console/page.css', '/console/state'])('GET %s is 404 not found', async (path) => {
+    expect(await json(`${base}${path}`)).toEqual({ status: 404, body: { error: 'not found' } });
+  });
 });
 
 /** Real backends when the environment names them (npm test on the dev machine, CI). */
@@ -274,7 +271,7 @@ describe.skipIf(!REAL)('console without --embedded (each executable on the real 
         const admin = `http://${String((await bin.waitForLine((l) => l['msg'] === 'admin: listening', 'admin: listening'))['addr'])}`;
         await bin.waitReady(admin);
         expect((await fetch(`${admin}/healthz`)).status).toBe(200);
-        for (const path of ['/console/', '/console/console.js', '/console/state'])
+        for (const path of ['/console/', '/console/page.js', '/console/state'])
           expect(await json(`${admin}${path}`)).toEqual({ status: 404, body: { error: 'not found' } });
       } finally {
         await bin.stop();

@@ -6,8 +6,9 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCli } from '../../src/cli/admin-cli.ts';
-import { MAX_ADVANCE_MS, MAX_FAIL_NEXT, MAX_LATENCY_MS } from '../../src/simulator/simulator.ts';
-import { SIMULATOR_BODY_LIMIT } from '../../src/transports/http/admin/simulator-routes.ts';
+import { SIMULATE } from '../../embedded/simulate-cli.ts';
+import { MAX_ADVANCE_MS, MAX_FAIL_NEXT, MAX_LATENCY_MS } from '../../embedded/simulator.ts';
+import { SIMULATOR_BODY_LIMIT } from '../../embedded/simulator-routes.ts';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
 import { transportNamed } from '../support/transports.ts';
 
@@ -44,7 +45,7 @@ describe('simulator of a spawned orders-grpc --embedded', { timeout: 120_000 }, 
       stdout: { write: (t: string) => (out += t) },
       stderr: { write: (t: string) => (err += t) },
     };
-    const code = await runAdminCli(['simulate', ...args], io);
+    const code = await runAdminCli(['simulate', ...args], io, [SIMULATE]);
     expect({ code, err }, `orders-admin simulate ${args.join(' ')}`).toEqual({ code: 0, err: '' });
     return JSON.parse(out) as Record<string, unknown>;
   };

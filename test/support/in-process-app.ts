@@ -4,7 +4,7 @@ import type { Env } from '../../src/config/env.ts';
 import type { Backends } from '../../src/composition/backends.ts';
 import type { App } from '../../src/composition/create-app.ts';
 import type { TransportFactory } from '../../src/transports/transport.ts';
-import type { EmbeddedBackends } from '../../src/composition/embedded-backends.ts';
+import type { EmbeddedBackends } from '../../embedded/backends.ts';
 import type { RealBackendIsolation } from '../../src/composition/real-backends.ts';
 import { startService } from '../../src/composition/start-service.ts';
 import { hashPassword } from '../../src/service/password-hasher.ts';
@@ -113,7 +113,8 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
     adminPort,
     logs,
     spans,
-    fakes: service.fakes,
+    // The embedded ring's backends are its fakes (embedded/backends.ts); src/ knows them only as Backends.
+    fakes: service.embedded?.backends as EmbeddedBackends | undefined,
     backends,
     jwtSecret,
     addUser,

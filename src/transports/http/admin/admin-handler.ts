@@ -1,10 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Checker, HealthReport } from '../../../lifecycle/checker.ts';
 import type { HttpMetrics } from '../../../observability/metrics.ts';
-import type { ConsoleFeed } from '../../../simulator/console-feed.ts';
-import type { Simulator } from '../../../simulator/simulator.ts';
-import { answerConsole } from './console-routes.ts';
-import { answerSimulator } from './simulator-routes.ts';
 
 /**
  * The admin listener's routes (spec 4.2), written against the Checker interface so every executable
@@ -14,14 +10,16 @@ import { answerSimulator } from './simulator-routes.ts';
 const LIVE: HealthReport = { clean: true, nodes: null };
 
 /**
- * `simulator` and `consoleFeed`: embedded mode only; without them every /simulator and /console path is
- * 404 like any unknown path (rules SIM-embedded-only, CONSOLE-page).
+ * More routes, tried before the 404: resolves true when it answered. The embedded ring's /simulator and
+ * /console are the only ones; without them every such path is 404 like any unknown path (rules
+ * SIM-embedded-only, CONSOLE-page).
  */
+export type AdminRoutes = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
+
 export function createAdminHandler(
   checker: Checker,
   metrics: HttpMetrics,
-  simulator?: Simulator,
-  consoleFeed?: ConsoleFeed,
+  routes?: AdminRoutes,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const sendReport = (res: ServerResponse, report: HealthReport): void => {
     res.writeHead(report.clean ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(report));
@@ -48,9 +46,7 @@ export function createAdminHandler(
           res.writeHead(200, { 'content-type': metrics.contentType }).end(await metrics.scrape());
           return;
         default:
-          if (simulator !== undefined && (await answerSimulator(simulator, req, res, path))) return;
-          if (consoleFeed !== undefined && (await answerConsole(consoleFeed, req, res, path, url?.searchParams ?? new URLSearchParams())))
-            return;
+          if (url !== undefined && routes !== undefined && (await routes(req, res, url))) return;
           res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
       }
     };

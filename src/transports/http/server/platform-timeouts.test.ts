@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { loadServiceConfig } from '../../../config/service-config.ts';
 import { createApp } from '../../../composition/create-app.ts';
-import { createEmbeddedBackends } from '../../../composition/embedded-backends.ts';
+import { createEmbeddedBackends } from '../../../../embedded/backends.ts';
 import { createLogger } from '../../../observability/logger.ts';
 import { grpcTransport } from '../../grpc/grpc-transport.ts';
 import { HTTP2_IDLE_TIMEOUT_MS, HTTP2_STREAM_REQUEST_TIMEOUT_MS, SNIFF_TIMEOUT_MS } from '../../../../packages/one-port-grpc/index.ts';

@@ -6,8 +6,10 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Env } from '../config/env.ts';
-import { adminUrl, parseSimulate, runSimulateCli, SIMULATE_USAGE } from './simulate-cli.ts';
+import { Readable } from 'node:stream';
+import { runAdminCli, USAGE } from '../src/cli/admin-cli.ts';
+import type { Env } from '../src/config/env.ts';
+import { adminUrl, parseSimulate, runSimulateCli, SIMULATE, SIMULATE_USAGE } from './simulate-cli.ts';
 
 interface Result {
   code: number;
@@ -83,6 +85,39 @@ describe('parseSimulate', () => {
     [['advance', '0s'], 'simulate advance: expected a duration such as 5m, 2h or 90s'],
   ])('[SIM-embedded-only] %j is refused: %s', (args, problem) => {
     expect(parseSimulate(args)).toBe(problem);
+  });
+});
+
+describe('orders-admin simulate (bin/orders-admin.ts)', () => {
+  async function ordersAdmin(argv: string[]): Promise<Result> {
+    let stdout = '';
+    let stderr = '';
+    const io = {
+      env: {},
+      stdin: Readable.from([]),
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+    };
+    const code = await runAdminCli(argv, io, [SIMULATE]);
+    return { code, stdout, stderr };
+  }
+
+  it('[SIM-embedded-only] the usage lists simulate and ADMIN_ADDR', async () => {
+    const { stdout } = await ordersAdmin(['--help']);
+    expect(stdout).toContain(`${SIMULATE_USAGE}environment:\n`);
+    expect(stdout).toContain("  ADMIN_ADDR       simulate: the service's admin listener (default 127.0.0.1:8081)\nexit codes:");
+  });
+
+  it('[SIM-embedded-only] simulate goes to the simulator CLI with the words after it', async () => {
+    // A bad simulate command is refused by the simulator's parser, with its own usage.
+    expect(await ordersAdmin(['simulate', 'sideways'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `orders-admin: unknown arguments: simulate sideways\nusage:\n${SIMULATE_USAGE}`,
+    });
+    // `simulate` only as the first word.
+    expect((await ordersAdmin(['users', 'simulate'])).stderr).toMatch(/^orders-admin: unknown arguments: users simulate\nusage:/);
+    expect(USAGE).not.toContain('simulate');
   });
 });
 

@@ -1,3 +1,4 @@
+// The process's last log lines, kept for the console page (rule CONSOLE-feed).
 import type { DestinationStream } from 'pino';
 
 /** Our choices (rule CONSOLE-feed): how many lines the tail keeps, and how long one may be. */

@@ -1,11 +1,12 @@
+// The in-memory fakes (fakes/) behind every port, and the demo users of `--embedded` (spec 3.5).
 import { randomUUID } from 'node:crypto';
-import { MemoryOrderCache } from '../../fakes/memory-cache.ts';
-import { MemoryEventBus } from '../../fakes/memory-event-bus.ts';
-import { MemoryStore } from '../../fakes/memory-store.ts';
-import type { Logger } from '../observability/logger.ts';
-import type { Clock } from '../ports/clock.ts';
-import { hashPassword } from '../service/password-hasher.ts';
-import type { Backends } from './backends.ts';
+import { MemoryOrderCache } from '../fakes/memory-cache.ts';
+import { MemoryEventBus } from '../fakes/memory-event-bus.ts';
+import { MemoryStore } from '../fakes/memory-store.ts';
+import type { Logger } from '../src/observability/logger.ts';
+import type { Clock } from '../src/ports/clock.ts';
+import { hashPassword } from '../src/service/password-hasher.ts';
+import type { Backends } from '../src/composition/backends.ts';
 
 /** The demo users of `--embedded` (README). Public fixtures, never present with real backends. */
 export const DEMO_USERS = [

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { sampleOrder } from '../../test/contracts/order-cache.contract.ts';
-import { until } from '../../test/support/eventually.ts';
-import { LogCapture } from '../../test/support/log-capture.ts';
-import { createLogger } from '../observability/logger.ts';
-import { createEmbeddedBackends } from './embedded-backends.ts';
+import { sampleOrder } from '../test/contracts/order-cache.contract.ts';
+import { until } from '../test/support/eventually.ts';
+import { LogCapture } from '../test/support/log-capture.ts';
+import { createLogger } from '../src/observability/logger.ts';
+import { createEmbeddedBackends } from './backends.ts';
 
 describe('createEmbeddedBackends (spec 3.5)', () => {
   it('[SIM-clock-advance] the fake cache expires on the service clock: moved past the TTL, a cached order is gone', async () => {

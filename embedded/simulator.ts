@@ -1,5 +1,7 @@
-import { ErrNotFound, ErrValidation } from '../domain/errors.ts';
-import type { Logger } from '../ports/logger.ts';
+// The simulator's model: the fakes' fault switches and the clock, behind the /simulator routes (rules SIM-*).
+import type { Trouble } from '../fakes/trouble.ts';
+import { ErrNotFound, ErrValidation } from '../src/domain/errors.ts';
+import type { Logger } from '../src/ports/logger.ts';
 import type { SimulatedTime } from './simulated-time.ts';
 
 /** Bounds of the control API (rules SIM-component-settings, SIM-clock-advance). */
@@ -10,26 +12,13 @@ export const MAX_ADVANCE_MS = 24 * 3_600_000;
 /** ... and all advances together at most a year, so the clock stays a sane date. */
 export const MAX_OFFSET_MS = 365 * 24 * 3_600_000;
 /** The reason a simulated outage gives, as the fakes' own default does. */
-export const SIMULATED_OUTAGE = 'connection refused (simulated)';
+const SIMULATED_OUTAGE = 'connection refused (simulated)';
 const SIMULATED_FAILURE = 'injected failure (simulated)';
 
-/** The fakes' trouble switch (fakes/trouble.ts), as the simulator drives it. */
-export interface FaultSwitch {
-  readonly isDown: boolean;
-  readonly delayMs: number;
-  readonly queuedFailures: number;
-  down(reason?: string): void;
-  up(): void;
-  slow(delayMs: number): void;
-  failNext(count?: number, reason?: string): void;
-  clearFailures(): void;
-  reset(): void;
-}
-
-/** A simulated backend: named as its health node (database, cache, publisher). */
+/** A simulated backend: a fake named as its health node (database, cache, publisher), with its trouble switch. */
 export interface SimulatedComponent {
   readonly name: string;
-  readonly trouble: FaultSwitch;
+  readonly trouble: Trouble;
 }
 
 export interface ComponentState {
@@ -52,11 +41,11 @@ export interface SimulatorState {
 
 /**
  * The control API's model (rules SIM-*), written once for every transport: the admin listener parses
- * bodies and hands them here. Exists only in embedded mode (start-service.ts); every change is logged
+ * bodies and hands them here. Exists only in embedded mode (index.ts); every change is logged
  * as `simulator: …` so an operator reading the log sees why a backend went away.
  */
 export class Simulator {
-  readonly #components: ReadonlyMap<string, FaultSwitch>;
+  readonly #components: ReadonlyMap<string, Trouble>;
   readonly #time: SimulatedTime;
   readonly #logger: Logger;
 
@@ -109,7 +98,7 @@ export class Simulator {
   }
 
   #componentState(name: string): ComponentState {
-    const trouble = this.#components.get(name) as FaultSwitch;
+    const trouble = this.#components.get(name) as Trouble;
     return { name, state: trouble.isDown ? 'down' : 'up', latencyMs: trouble.delayMs, failNext: trouble.queuedFailures };
   }
 
@@ -139,7 +128,7 @@ function boundedInteger(value: unknown, name: string, min: number, max: number):
   return integer;
 }
 
-export function parseComponentChange(body: unknown): ComponentChange {
+function parseComponentChange(body: unknown): ComponentChange {
   const raw = fields(body, ['state', 'latencyMs', 'failNext']);
   if (Object.keys(raw).length === 0) throw new ErrValidation('give at least one of state, latencyMs, failNext');
   if (raw['state'] !== undefined && raw['state'] !== 'up' && raw['state'] !== 'down') throw new ErrValidation('state must be up or down');
@@ -151,6 +140,6 @@ export function parseComponentChange(body: unknown): ComponentChange {
   };
 }
 
-export function parseAdvance(body: unknown): number {
+function parseAdvance(body: unknown): number {
   return boundedInteger(fields(body, ['ms'])['ms'], 'ms', 1, MAX_ADVANCE_MS);
 }

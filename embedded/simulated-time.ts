@@ -1,5 +1,6 @@
-import type { Clock } from '../ports/clock.ts';
-import type { Timers } from '../ports/timers.ts';
+// The clock and timers a controller moves forward: the simulator's time (rule SIM-clock-advance), the tests' FakeTimers.
+import type { Clock } from '../src/ports/clock.ts';
+import type { Timers } from '../src/ports/timers.ts';
 
 /** A timer as the simulated time holds it: due at `at` on its own clock, asked for `ms`. */
 export interface SimulatedTimer {

@@ -1,6 +1,7 @@
+// GET /console/state: counts, requests over time, clock distances and log lines, read-only (rule CONSOLE-feed).
 import type { Registry } from 'prom-client';
-import type { LogTail, TailLine } from '../observability/log-tail.ts';
-import type { SimulatedTime } from './simulated-time.ts';
+import type { LogTail, TailLine } from './log-tail.ts';
+import type { SimulatedTime } from '../simulated-time.ts';
 
 /** Our choices (rule CONSOLE-feed): the request window and the chart's resolution. */
 export const CONSOLE_WINDOW_MS = 60_000;
@@ -15,7 +16,7 @@ export const ANNOUNCED_MSG = 'order placed';
 export interface ConsoleSources {
   /** The service's own registry: the numbers the console shows are the ones /metrics shows. */
   readonly registry: Registry;
-  /** The simulated time: its pending timers are the session scope's linger timers (create-app.ts). */
+  /** The simulated time: its pending timers are the session scope's linger timers (the ring's timers). */
   readonly time: SimulatedTime;
   /** The last log lines; absent when the process logs elsewhere (an in-process test's own logger). */
   readonly logTail: LogTail | undefined;

@@ -1,4 +1,6 @@
-import { ConfigError, parseDuration, parseListenAddress, type Env } from '../config/env.ts';
+// `orders-admin simulate …`: the simulator's control API from the command line (rule SIM-embedded-only).
+import type { AdminCommand } from '../src/cli/admin-cli.ts';
+import { ConfigError, parseDuration, parseListenAddress, type Env } from '../src/config/env.ts';
 
 export const SIMULATE_USAGE = `  orders-admin simulate status                  the simulated components and clock
   orders-admin simulate down|up <component>     take database, cache or publisher down / bring it back
@@ -105,3 +107,11 @@ export async function runSimulateCli(args: readonly string[], io: SimulateIo): P
   io.stderr.write(`orders-admin: ${request.method} ${request.path}: ${response.status} ${text}\n`);
   return 1;
 }
+
+/** `simulate` as orders-admin runs it (bin/orders-admin.ts). */
+export const SIMULATE: AdminCommand = {
+  name: 'simulate',
+  usage: SIMULATE_USAGE,
+  environment: "  ADMIN_ADDR       simulate: the service's admin listener (default 127.0.0.1:8081)\n",
+  run: runSimulateCli,
+};

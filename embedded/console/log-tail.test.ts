@@ -1,6 +1,6 @@
 import type { DestinationStream } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from './logger.ts';
+import { createLogger } from '../../src/observability/logger.ts';
 import { LogTail } from './log-tail.ts';
 
 function sink(): DestinationStream & { readonly written: string[] } {

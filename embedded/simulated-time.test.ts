@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { until } from '../../test/support/eventually.ts';
+import { until } from '../test/support/eventually.ts';
 import { SimulatedTime } from './simulated-time.ts';
 
 describe('simulated time (rule SIM-clock-advance)', () => {
