@@ -16,7 +16,8 @@ export interface UnitCase {
 const TAGGED = /\b(?:it|test)\(\s*'\[([A-Za-z0-9][A-Za-z0-9, -]*)\] ([^']*)'/g;
 // test/cluster: run by npm run test:cluster (needs haproxy), counted here, reported by the matrix as not run.
 // explore: the deterministic fleet simulation (npm run explore), whose invariants are EXPLORE-* rules.
-const ROOTS = ['src', 'conformance', 'test/cluster', 'explore'];
+// speed: the opt-in speed ring (speed/README.md), whose tests show the rules its mechanisms keep.
+const ROOTS = ['src', 'speed', 'conformance', 'test/cluster', 'explore'];
 
 function testFiles(dir: string): string[] {
   return readdirSync(join(REPO_ROOT, dir), { withFileTypes: true }).flatMap((entry) => {

@@ -10,6 +10,7 @@ import type { TransportFactory } from '../transports/transport.ts';
 import { createApp, type App, type AppOptions } from './create-app.ts';
 import type { EmbeddedBackends } from './embedded-backends.ts';
 import { createRealBackends, type RealBackendIsolation } from './real-backends.ts';
+import type { SpeedRing } from './speed-hooks.ts';
 import { SimulatedTime } from '../simulator/simulated-time.ts';
 import { Simulator } from '../simulator/simulator.ts';
 
@@ -30,6 +31,8 @@ export interface ServiceOptions {
   readonly logTail?: LogTail;
   /** Aborting it stops the service, as `stop()` does (runMain wires SIGTERM/SIGINT here). */
   readonly signal?: AbortSignal;
+  /** The opt-in speed ring (speed-hooks.ts; runMain passes speed/'s); the plain core without it. */
+  readonly speed?: SpeedRing;
 }
 
 export interface BoundPorts {
@@ -62,7 +65,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { logger, env } = options;
   const config = loadServiceConfig(env, { embedded: options.embedded });
   const embedded = options.embedded ? await startEmbedded(options) : undefined;
-  const backends = embedded?.fakes ?? (await createRealBackends(env, logger, options.isolation));
+  const backends = embedded?.fakes ?? (await createRealBackends(env, logger, options.isolation, options.speed));
   const app = createApp({
     ...options.app,
     // Embedded: the clock the fakes run on (the simulated time unless the test pinned its own).
@@ -77,6 +80,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     backends,
     transport: options.transport,
     serviceName: options.serviceName,
+    speed: options.speed,
   });
   const controller = new AbortController();
   if (options.signal?.aborted) controller.abort();

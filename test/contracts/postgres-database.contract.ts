@@ -23,7 +23,7 @@ export function postgresDatabaseContract(name: string, database: () => PostgresD
   orderRepositoryContract(name, () => new PostgresOrderRepository(database()));
   listPlanContract(name, database);
   outboxContract(name, () => outboxOn(database()));
-  // Without the coalescing seam, as a copy that deletes it runs: every create in its own transaction.
+  // The plain core, without the speed ring: every create in its own transaction.
   outboxContract(`${name}, creates one at a time`, () => ({
     ...outboxOn(database()),
     repository: new PostgresOrderRepository(database()),

@@ -17,7 +17,7 @@ import { settlesBefore, until } from '../../../../test/support/eventually.ts';
 import { LogCapture } from '../../../../test/support/log-capture.ts';
 import { createLogger } from '../../../observability/logger.ts';
 import { startServerSpan } from '../../../observability/request-trace.ts';
-import { UnexportedTracer } from '../../../observability/unexported-tracer.ts';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { createUnaryServer, type ServerStreamMethod, type UnaryMethod } from './unary-server.ts';
 import { Status } from './wire.ts';
 
@@ -47,7 +47,7 @@ beforeAll(async () => {
           input: EmptySchema,
           output: EmptySchema,
           handle: () => {
-            startServerSpan(new UnexportedTracer(), 'probe', {}, {});
+            startServerSpan(new BasicTracerProvider().getTracer('probe'), 'probe', {}, {});
             // A timer the call starts runs in its async context, after its answer.
             afterAnswer = new Promise((resolve) => setImmediate(() => resolve(logger.info({}, 'after the answer'))));
             return Promise.resolve(create(EmptySchema));
