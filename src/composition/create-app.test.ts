@@ -195,7 +195,7 @@ describe('createApp wiring of the rate-limit store, the clock, the tracer and th
     expect((await without.app.core.tokens.verify(token)).sub).toBe('user-1');
   });
 
-  it('[SVC-cache-aside] without the speed ring every fetch reads the shared cache, and a create writes it', async () => {
+  it('[SVC-cache-aside, SVC-near-cache] without the speed ring there is no near tier: every fetch reads the shared cache, and a create writes it', async () => {
     const sharedGets: string[] = [];
     const sharedSets: string[] = [];
     const built = await buildWith((b) => ({
@@ -211,6 +211,30 @@ describe('createApp wiring of the rate-limit store, the clock, the tracer and th
     await built.app.core.orders.get(ctx, order.id);
     await built.app.core.orders.get(ctx, order.id);
     expect(sharedGets).toEqual([order.id, order.id]);
+  });
+
+  it('[CHAIN-turn-end-writes] without the speed ring a response is written when the handler ends it', async () => {
+    const { app } = await buildWith((b) => b);
+    const server = app.transport.server as HttpServer;
+    const endedAtEnd: boolean[] = [];
+    server.prependListener('request', (_req, res) => {
+      const end = res.end.bind(res) as (...args: unknown[]) => unknown;
+      res.end = ((...args: unknown[]) => {
+        end(...args);
+        endedAtEnd.push(res.writableEnded);
+        return res;
+      }) as typeof res.end;
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      await new Promise<void>((resolve, reject) =>
+        get(`http://127.0.0.1:${port}/nope`, (res) => res.resume().on('end', resolve)).on('error', reject),
+      );
+    } finally {
+      server.close();
+    }
+    expect(endedAtEnd).toEqual([true]);
   });
 
   it('[TRACE-no-endpoint] without the speed ring, no span processors and no OTLP endpoint, spans come from the SDK, valid and sampled', async () => {

@@ -9,7 +9,6 @@ import type { RealBackendIsolation } from '../../src/composition/real-backends.t
 import { startService } from '../../src/composition/start-service.ts';
 import { hashPassword } from '../../src/service/password-hasher.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import { speedRing } from '../../speed/ring.ts';
 import type { PlatformTimeouts } from '../../src/transports/http/server/platform-timeouts.ts';
 import { LogCapture } from './log-capture.ts';
 
@@ -90,7 +89,8 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
     logger,
     embedded: backendKind === 'fake',
     isolation,
-    speed: options.speed === true ? speedRing : undefined,
+    // Loaded only when asked for: without speed/, every target but those asking for it still starts.
+    speed: options.speed === true ? (await import('../../speed/ring.ts')).speedRing : undefined,
     app: {
       spanProcessors: [new SimpleSpanProcessor(spans)],
       sessionLingerMs: options.sessionLingerMs,
