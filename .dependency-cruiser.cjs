@@ -2,7 +2,7 @@
 // Every rule below was checked to fail on a deliberate violation before it was trusted.
 
 /** Production code: what the image runs. Unit tests (*.test.ts) sit beside it but are not cruised. */
-const PRODUCTION = '^(src|packages|fakes|embedded|bin)/';
+const PRODUCTION = '^(src|speed|packages|fakes|embedded|bin)/';
 const CORE = '^src/(domain|service|ports|session)/';
 
 /** Libraries that talk to the outside world (network, storage, telemetry export, logging). */
@@ -133,7 +133,7 @@ module.exports = {
         'service or its verification code; what they need from it is passed in (options, callbacks).',
       severity: 'error',
       from: { path: '^packages/' },
-      to: { path: '^(src|fakes|bin|test|conformance|bench|scripts|spec|examples|explore)/' },
+      to: { path: '^(src|speed|embedded|fakes|bin|test|conformance|bench|scripts|spec|examples|explore)/' },
     },
     {
       name: 'packages-are-used-through-their-index',
@@ -141,6 +141,25 @@ module.exports = {
       severity: 'error',
       from: { pathNot: '^packages/' },
       to: { path: '^packages/[^/]+/private/' },
+    },
+    {
+      name: 'core-knows-no-speed-ring',
+      comment:
+        'The speed ring (speed/) is opt-in: the core declares its hooks (src/composition/speed-hooks.ts) and one line of ' +
+        'src/composition/main.ts switches it on for the executables. Nothing else in src/ may import it, so deleting that ' +
+        'line leaves speed/ deletable and src/ whole.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/composition/main\\.ts$' },
+      to: { path: '^speed/' },
+    },
+    {
+      name: 'speed-ring-is-a-leaf',
+      comment:
+        'The speed ring builds on the core (speed/ may import src/); the other production folders never import it: an ' +
+        'executable gets it only through src/composition/main.ts. Tests, the bench and the exploration may opt in.',
+      severity: 'error',
+      from: { path: '^(fakes|embedded|packages|bin)/' },
+      to: { path: '^speed/' },
     },
     {
       name: 'production-never-imports-test-code',

@@ -11,7 +11,7 @@ FROM node:24-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
-# The build context is an allow-list (.dockerignore): package.json, src, bin, openapi, proto, and fakes/ and embedded/ for --embedded.
+# The build context is an allow-list (.dockerignore): package.json, src, speed (the speed ring the executables switch on), packages, bin, openapi, proto, and fakes/ and embedded/ for --embedded.
 COPY . .
 USER node
 # Public listener (HTTP_ADDR, and gRPC on the same port for orders-grpc) and admin listener (ADMIN_ADDR).

@@ -15,7 +15,7 @@ import { MatrixFirstSequencer } from './test/support/matrix-first-sequencer.ts';
  *   Chromium, which needs no backend.
  * A file belongs to `real` when it is in one of the folders below or is named `*.real.test.ts`.
  */
-const ROOTS = ['src', 'packages', 'fakes', 'embedded', 'test', 'conformance', 'spec', 'bin', 'explore', 'examples', 'scripts'];
+const ROOTS = ['src', 'speed', 'packages', 'fakes', 'embedded', 'test', 'conformance', 'spec', 'bin', 'explore', 'examples', 'scripts'];
 const REAL = [
   '**/*.real.test.ts',
   'conformance/columns/*-real*.test.ts',

@@ -9,7 +9,7 @@ import { startService } from '../src/composition/start-service.ts';
 import { PostgresDatabase } from '../src/adapters/postgres/postgres-database.ts';
 import { createOrder, type Order } from '../src/domain/order.ts';
 import { createLogger, type LogLevel } from '../src/observability/logger.ts';
-import { processStdout } from '../src/composition/process-stdout.ts';
+import { speedRing } from '../speed/ring.ts';
 import { hashPassword } from '../src/service/password-hasher.ts';
 import { announce, serveParent, type BareInsertResult, type Fixtures, type ServerChildConfig } from './child.ts';
 import type { GrpcPeer } from './grpc-peers/grpcjs-peer.ts';
@@ -33,14 +33,15 @@ async function main(): Promise<void> {
     REDIS_ADDR: process.env['REDIS_ADDR'],
     NATS_URL: process.env['NATS_URL'],
   };
-  // As the executables log (composition/main.ts), so that the bench measures what they do.
-  const logger = createLogger(config.logLevel as LogLevel, processStdout());
+  // As the executables run (composition/main.ts: the speed ring, its stdout included), so that the bench measures what they do.
+  const logger = createLogger(config.logLevel as LogLevel, speedRing.stdout?.());
   const service = await startService({
     serviceName: `orders-bench-${config.transport}`,
     transport: transportNamed(config.transport).factory,
     env,
     logger,
     embedded: !real,
+    speed: speedRing,
     isolation: { schema: config.schema, uniqueSuffix: config.schema?.replace(/^bench_/, 'bench'), dropSchemaOnStop: true },
   });
   const { app, backends } = service;

@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { sessionKeyFromVerifiedSubject } from '../src/domain/session-key.ts';
 import { SESSION_CAP, SessionScope } from '../src/session/session-scope.ts';
-import { packedUuids } from '../src/session/packed-uuids.ts';
 
 const RECENT = 10;
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -43,8 +42,7 @@ function measure(hold: boolean): { bytesPerSession: number; totalBytes: number; 
   const logger = pino({ enabled: false });
   const keep: unknown[] = [];
   const before = settledHeap();
-  // As composition wires it (composition/create-app.ts): ids held packed.
-  const scope = new SessionScope({ recentCapacity: RECENT, logger, recentIds: packedUuids });
+  const scope = new SessionScope({ recentCapacity: RECENT, logger });
   fill(scope, hold, keep);
   const after = settledHeap();
   let capRefused = false;

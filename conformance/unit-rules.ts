@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { REPO_ROOT } from '../test/support/transports.ts';
 
@@ -17,9 +17,12 @@ const TAGGED = /\b(?:it|test)\(\s*'\[([A-Za-z0-9][A-Za-z0-9, -]*)\] ([^']*)'/g;
 // test/cluster: run by npm run test:cluster (needs haproxy), counted here, reported by the matrix as not run.
 // embedded: the embedded ring's own tests (the simulator, the console).
 // explore: the deterministic fleet simulation (npm run explore), whose invariants are EXPLORE-* rules.
-const ROOTS = ['src', 'embedded', 'conformance', 'test/cluster', 'explore'];
+// speed: the opt-in speed ring (speed/README.md), whose tests show the rules its mechanisms keep.
+const ROOTS = ['src', 'speed', 'embedded', 'packages', 'conformance', 'test/cluster', 'explore'];
 
 function testFiles(dir: string): string[] {
+  // speed/ is opt-in: a copy without it still counts the rest.
+  if (!existsSync(join(REPO_ROOT, dir))) return [];
   return readdirSync(join(REPO_ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return entry.name === 'gen' ? [] : testFiles(path);

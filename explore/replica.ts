@@ -9,17 +9,16 @@ import type { OrderRepository, Placement, PlacementResult } from '../src/ports/o
 import type { NotificationLedger, OutboxStore } from '../src/ports/outbox.ts';
 import { AuthService } from '../src/service/auth-service.ts';
 import { defaultLoginGateLimits, LoginGate } from '../src/service/login-gate.ts';
-import { NearOrderCache } from '../src/service/near-order-cache.ts';
 import { Notifier } from '../src/service/notifier.ts';
 import { OrderService, type OrderServiceDeps } from '../src/service/order-service.ts';
 import { OutboxRelay } from '../src/service/outbox-relay.ts';
 import { TokenService } from '../src/service/token-service.ts';
 import { SessionScope } from '../src/session/session-scope.ts';
-import { packedUuids } from '../src/session/packed-uuids.ts';
 import { ClientAddressResolver } from '../src/rate-limit/client-address.ts';
 import { HttpRateLimiter } from '../src/rate-limit/http-rate-limiter.ts';
 import { TokenBucketLimiter } from '../src/rate-limit/token-bucket-limiter.ts';
 import { RestApi } from '../src/transports/http/rest/rest-api.ts';
+import { NearOrderCache } from '../speed/near-order-cache.ts';
 import type { SimBackends } from './sim-fakes.ts';
 import type { SimRuntime } from './sim-runtime.ts';
 
@@ -142,9 +141,10 @@ export class Replica {
     const fenced = this.#fence(backends, options.onCommitted);
     const ports = options.variant?.wrapPorts?.(fenced, backends) ?? fenced;
     this.tokens = new LaneTokenService(config.tokens.secret, config.tokens.expiryMs, runtime);
-    this.sessions = new SessionScope({ recentCapacity: config.sessionRecent, logger, timers: runtime.time, recentIds: packedUuids });
+    this.sessions = new SessionScope({ recentCapacity: config.sessionRecent, logger, timers: runtime.time });
     const deps: OrderServiceDeps = {
       repository: ports.repository,
+      // As the executables run: with the speed ring's near tier (speed/near-order-cache.ts).
       cache: new NearOrderCache(ports.cache, { clock: runtime.time }),
       sessions: this.sessions,
       logger,

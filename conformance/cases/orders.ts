@@ -223,11 +223,12 @@ const getCases: Case[] = [
     for (let i = 0; i < 50 && (await cacheFake.get(id)) === undefined; i++) await t.sleep(10);
     t.assert((await cacheFake.get(id)) !== undefined, 'a miss read from the store did not refill the cache');
   }),
-  // Reads the shared cache's contents and switches the fakes directly (no API exposes the former).
+  // Reads the shared cache's contents and switches the fakes directly (no API exposes the former). The near
+  // tier is the speed ring's (speed/near-order-cache.ts): the case gets a target of its own with the ring on.
   flow(
     'near-tier-keeps-the-shared-cache-filled-and-serves-recent-orders',
     ['SVC-near-cache', 'SVC-cache-aside'],
-    { needs: ['faults', 'recorders'] },
+    { needs: ['faults', 'recorders'], target: { speed: true } },
     async (t) => {
       const { me, id } = await t.userWithOrder();
       const { cacheFake, store } = t.target.hooks!.fakes!;

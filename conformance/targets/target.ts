@@ -43,6 +43,8 @@ export interface TargetSettings {
   readonly isolated?: boolean;
   /** Shorter timeouts that Node's servers enforce, set in composition (in-process targets only). */
   readonly platformTimeouts?: PlatformTimeouts;
+  /** The speed ring on (speed/README.md), as the executables run; in-process targets are the plain core otherwise. */
+  readonly speed?: boolean;
 }
 
 export interface Credentials {
@@ -105,6 +107,7 @@ export async function startInProcessTarget(transport: Transport, backend: Backen
     sessionLingerMs: settings.sessionLingerMs,
     sessionCap: settings.sessionCap,
     platformTimeouts: settings.platformTimeouts,
+    speed: settings.speed,
   });
   const runId = randomBytes(3).toString('hex');
   return {

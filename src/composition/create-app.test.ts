@@ -194,33 +194,54 @@ describe('createApp wiring of the rate-limit store, the clock, the tracer and th
     expect((await without.app.core.tokens.verify(token)).sub).toBe('user-1');
   });
 
-  it('[SVC-near-cache] the near tier lapses on the service clock: 30 s later a read goes to the shared cache again', async () => {
-    let now = new Date('2030-01-01T00:00:00Z').getTime();
+  it('[SVC-cache-aside, SVC-near-cache] without the speed ring there is no near tier: every fetch reads the shared cache, and a create writes it', async () => {
     const sharedGets: string[] = [];
-    const built = await buildWith(
-      (b) => ({
-        ...b,
-        cache: {
-          get: (id: string) => (sharedGets.push(id), b.cache.get(id)),
-          set: (order) => b.cache.set(order),
-        },
-      }),
-      { clock: { now: () => new Date(now) } },
-    );
+    const sharedSets: string[] = [];
+    const built = await buildWith((b) => ({
+      ...b,
+      cache: {
+        get: (id: string) => (sharedGets.push(id), b.cache.get(id)),
+        set: (order) => (sharedSets.push(order.id), b.cache.set(order)),
+      },
+    }));
     const ctx = { principal: PRINCIPAL, signal: new AbortController().signal };
-    const order = await built.app.core.orders.create(ctx, 'near', 1);
+    const order = await built.app.core.orders.create(ctx, 'plain', 1);
+    expect(sharedSets).toEqual([order.id]);
     await built.app.core.orders.get(ctx, order.id);
-    expect(sharedGets).toEqual([]); // remembered by the near tier at create
-    now += 31_000;
     await built.app.core.orders.get(ctx, order.id);
-    expect(sharedGets).toEqual([order.id]);
+    expect(sharedGets).toEqual([order.id, order.id]);
   });
 
-  it('[TRACE-no-exporter-work] with no span processors and no OTLP endpoint, spans are valid but nothing is recorded', async () => {
+  it('[CHAIN-turn-end-writes] without the speed ring a response is written when the handler ends it', async () => {
+    const { app } = await buildWith((b) => b);
+    const server = app.transport.server as HttpServer;
+    const endedAtEnd: boolean[] = [];
+    server.prependListener('request', (_req, res) => {
+      const end = res.end.bind(res) as (...args: unknown[]) => unknown;
+      res.end = ((...args: unknown[]) => {
+        end(...args);
+        endedAtEnd.push(res.writableEnded);
+        return res;
+      }) as typeof res.end;
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      await new Promise<void>((resolve, reject) =>
+        get(`http://127.0.0.1:${port}/nope`, (res) => res.resume().on('end', resolve)).on('error', reject),
+      );
+    } finally {
+      server.close();
+    }
+    expect(endedAtEnd).toEqual([true]);
+  });
+
+  it('[TRACE-no-endpoint] without the speed ring, no span processors and no OTLP endpoint, spans come from the SDK, valid and sampled', async () => {
     const { app } = await buildWith((b) => b);
     const span = app.core.tracer.startSpan('x');
-    expect(span.isRecording()).toBe(false);
     expect(span.spanContext().spanId).toMatch(/^[0-9a-f]{16}$/);
+    expect(span.spanContext().traceFlags & 1).toBe(1);
+    expect(span.isRecording()).toBe(true);
     span.end();
   });
 

@@ -13,20 +13,18 @@ import { AuthService } from '../service/auth-service.ts';
 import { Notifier } from '../service/notifier.ts';
 import { OrderService } from '../service/order-service.ts';
 import { OutboxRelay, type OutboxRelayOptions } from '../service/outbox-relay.ts';
-import { NearOrderCache } from '../service/near-order-cache.ts';
 import { TokenService } from '../service/token-service.ts';
 import { SessionScope } from '../session/session-scope.ts';
-import { packedUuids } from '../session/packed-uuids.ts';
 import { createAdminHandler, type AdminRoutes } from '../transports/http/admin/admin-handler.ts';
 import { closeHttpServer, trackConnections } from '../transports/http/server/http-shutdown.ts';
 import { Listener } from '../transports/http/server/listener.ts';
-import { TurnEndResponse } from '../transports/http/server/turn-end-response.ts';
 import type { PlatformTimeouts } from '../transports/http/server/platform-timeouts.ts';
 import { createServer } from 'node:http';
 import type { Registry } from 'prom-client';
 import { TokenBucketLimiter } from '../rate-limit/token-bucket-limiter.ts';
 import type { Core, PublicTransport, TransportFactory } from '../transports/transport.ts';
 import type { Backends } from './backends.ts';
+import type { SpeedRing } from './speed-hooks.ts';
 
 export interface AppOptions {
   readonly config: ServiceConfig;
@@ -46,6 +44,8 @@ export interface AppOptions {
   readonly relayOptions?: OutboxRelayOptions;
   /** Tests: shorter timeouts that Node's servers enforce (http/server/platform-timeouts.ts), to see them enforced fast. */
   readonly platformTimeouts?: PlatformTimeouts;
+  /** The opt-in speed ring (speed-hooks.ts); the plain core without it. */
+  readonly speed?: SpeedRing;
 }
 
 export interface App {
@@ -65,17 +65,18 @@ export interface App {
  * Constructors reject missing dependencies; nothing here connects: Init does, in the runner.
  */
 export function createApp(options: AppOptions): App {
-  const { config, logger, backends } = options;
+  const { config, logger, backends, speed = {} } = options;
   const tracing = new Tracing({
     serviceName: options.serviceName,
     otlpEndpoint: config.otlpEndpoint,
     processors: options.spanProcessors ?? [],
     logger,
+    unexported: speed.unexportedTracer,
   });
   const metrics = new HttpMetrics();
   const clock = options.clock;
   // Token expiry follows the service clock (the simulator's, when embedded).
-  const tokens = new TokenService(
+  const tokens = new (speed.tokenService ?? TokenService)(
     config.tokens.secret,
     config.tokens.expiryMs,
     clock === undefined ? undefined : () => clock.now().getTime(),
@@ -86,13 +87,10 @@ export function createApp(options: AppOptions): App {
     lingerMs: options.sessionLingerMs,
     cap: options.sessionCap,
     timers: options.sessionTimers,
-    // Order ids held as their 16 bytes (a memory seam: without it, as they are; rule LIMIT-session-cap).
-    recentIds: packedUuids,
   });
   const orders = new OrderService({
     repository: backends.repository,
-    // A bounded in-process tier in front of the shared cache (rule SVC-near-cache).
-    cache: new NearOrderCache(backends.cache, { clock: options.clock }),
+    cache: speed.orderCache?.(backends.cache, clock) ?? backends.cache,
     sessions,
     logger,
     clock: options.clock,
@@ -120,8 +118,7 @@ export function createApp(options: AppOptions): App {
   const transport = options.transport(core, {
     // Undefined (production) gives the declared values: every transport reads these with `??`.
     platformTimeouts: options.platformTimeouts,
-    // A speed seam (rule CHAIN-turn-end-writes): without this line, each response is written when it ends.
-    http1Response: TurnEndResponse,
+    http1Response: speed.http1Response,
   });
   // A bound on what clients can make the process hold, whatever they do (rule LIMIT-connections).
   const api = new Listener({

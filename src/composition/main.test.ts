@@ -12,7 +12,7 @@ import type { SignalSource } from '../lifecycle/stop-signals.ts';
 import { stdlibTransport } from '../transports/stdlib/stdlib-transport.ts';
 import { DEMO_USERS } from '../../embedded/backends.ts';
 import { PROCESS_IO, runMain } from './main.ts';
-import { processStdout } from './process-stdout.ts';
+import { stdoutDestination } from '../observability/logger.ts';
 
 type Line = Record<string, unknown>;
 
@@ -77,7 +77,7 @@ describe('runMain (spec 3.4)', () => {
   });
 
   it("[LIFE-4-shutdown] the executables run with the process's own stdout, stderr, signals and exit", () => {
-    expect(PROCESS_IO.stdout).toBe(processStdout);
+    expect(PROCESS_IO.stdout).toBe(stdoutDestination);
     expect(PROCESS_IO.stderr).toBe(process.stderr);
     expect(PROCESS_IO.signals).toBe(process);
     const exit = vi.spyOn(process, 'exit').mockImplementation(() => undefined as never);

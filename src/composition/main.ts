@@ -2,9 +2,9 @@ import { parseArgs } from 'node:util';
 import type { DestinationStream } from 'pino';
 import { ConfigError, type Env } from '../config/env.ts';
 import { handleStopSignals, type SignalSource } from '../lifecycle/stop-signals.ts';
-import { createLogger, parseLogLevel } from '../observability/logger.ts';
-import { processStdout } from './process-stdout.ts';
+import { createLogger, parseLogLevel, stdoutDestination } from '../observability/logger.ts';
 import type { TransportFactory } from '../transports/transport.ts';
+import type { SpeedRing } from './speed-hooks.ts';
 import { loadEmbeddedRing, startService } from './start-service.ts';
 
 export interface MainOptions {
@@ -24,15 +24,25 @@ export interface MainIo {
   readonly exit: (code: number) => void;
 }
 
-/** The process's own, as the executables run. The batching of stdout is a speed seam (process-stdout.ts). */
-export const PROCESS_IO: MainIo = { stdout: processStdout, stderr: process.stderr, signals: process, exit: (code) => process.exit(code) };
+/** The process's own, as the executables run (the speed ring may give stdout another destination). */
+export const PROCESS_IO: MainIo = {
+  stdout: stdoutDestination,
+  stderr: process.stderr,
+  signals: process,
+  exit: (code) => process.exit(code),
+};
 
 /**
  * Runs one executable to completion (spec 3.4) and returns its exit code: 0 after a signal-driven
  * shutdown, 1 when start-up or a component failed, 2 on bad arguments.
  */
 export async function runMain(options: MainOptions): Promise<number> {
-  const io = options.io ?? PROCESS_IO;
+  // The executables run with the speed ring (speed/README.md). Delete the line inside, and speed/ may go:
+  // the plain core keeps every rule.
+  const speed: SpeedRing = {
+    ...(await import('../../speed/ring.ts')).speedRing,
+  };
+  const io = options.io ?? { ...PROCESS_IO, stdout: speed.stdout ?? PROCESS_IO.stdout };
   let embedded: boolean;
   try {
     embedded = parseArgs({ args: [...options.argv], options: { embedded: { type: 'boolean', default: false } } }).values.embedded;
@@ -60,7 +70,7 @@ export async function runMain(options: MainOptions): Promise<number> {
     },
   });
   try {
-    const service = await startService({ ...options, logger, embedded: ring ?? false, seedDemoUsers: true, signal: stop.signal });
+    const service = await startService({ ...options, logger, embedded: ring ?? false, seedDemoUsers: true, signal: stop.signal, speed });
     const { config } = service;
     if (config.tokens.generated) logger.warn('embedded mode: JWT_SECRET is not set; using a random secret, tokens die with this process');
     service.ready.then(

@@ -9,13 +9,12 @@ import { postgresConfigFromEnv } from '../adapters/postgres/postgres-config.ts';
 import { PostgresCredentialStore } from '../adapters/postgres/postgres-credential-store.ts';
 import { PostgresDatabase } from '../adapters/postgres/postgres-database.ts';
 import { PostgresOrderRepository } from '../adapters/postgres/postgres-order-repository.ts';
-import { CoalescingOrderRepository } from '../adapters/postgres/placement-coalescer.ts';
-import { sharedReplyPublisher } from '../adapters/nats/stream-acks.ts';
 import { PostgresOutbox } from '../adapters/postgres/postgres-outbox.ts';
 import { redisConfigFromEnv } from '../adapters/redis/redis-config.ts';
 import { RedisOrderCache } from '../adapters/redis/redis-order-cache.ts';
 import { DEFAULT_RATE_LIMIT_KEY_PREFIX, RedisRateLimitStore } from '../rate-limit/redis-rate-limit-store.ts';
 import type { Backends } from './backends.ts';
+import type { SpeedRing } from './speed-hooks.ts';
 
 /**
  * Test isolation on shared servers: own schema, cache key prefix and subject, so parallel runs never
@@ -32,7 +31,12 @@ export interface RealBackendIsolation {
  * validated before anything connects, so a missing variable fails construction (spec 3.4 rule 3);
  * connecting happens in each component's init.
  */
-export async function createRealBackends(env: Env, logger: Logger, isolation: RealBackendIsolation = {}): Promise<Backends> {
+export async function createRealBackends(
+  env: Env,
+  logger: Logger,
+  isolation: RealBackendIsolation = {},
+  speed: Pick<SpeedRing, 'orderRepository' | 'streamPublisher'> = {},
+): Promise<Backends> {
   const postgres = postgresConfigFromEnv(env);
   const redis = redisConfigFromEnv(env);
   const nats = natsConfigFromEnv(env);
@@ -40,10 +44,9 @@ export async function createRealBackends(env: Env, logger: Logger, isolation: Re
   const database = new PostgresDatabase({ ...postgres, schema: isolation.schema ?? postgres.schema }, logger);
   const keyPrefix = suffix === undefined ? redis.keyPrefix : `${redis.keyPrefix}${suffix}:`;
   const cache = new RedisOrderCache({ ...redis, keyPrefix }, logger);
-  // Publishes acknowledged through one reply subscription (a speed seam: without it, js.publish).
   const bus = new NatsEventBus(nats, logger, {
     ...streamNames(suffix, isolation.schema ?? postgres.schema),
-    streamPublisher: sharedReplyPublisher,
+    streamPublisher: speed.streamPublisher,
   });
   // The relay and the ledger hold a transaction across a broker round trip: their own small pool, so
   // creates never queue behind them (POST /orders ≥ 50% of a bare INSERT, bench/run.ts).
@@ -54,9 +57,9 @@ export async function createRealBackends(env: Env, logger: Logger, isolation: Re
     components.unshift(schemaDropper(postgres.dsn, isolation.schema));
   }
   if (suffix !== undefined) components.unshift(keyCleaner(redis.host, redis.port, keyPrefix));
+  const repository = new PostgresOrderRepository(database);
   return {
-    // Creates of one event-loop turn share one INSERT (a speed seam: delete this wrapper to write each alone).
-    repository: new CoalescingOrderRepository(new PostgresOrderRepository(database), database),
+    repository: speed.orderRepository?.(repository, database) ?? repository,
     credentials: new PostgresCredentialStore(database),
     cache,
     publisher: bus,

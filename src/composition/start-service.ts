@@ -8,6 +8,7 @@ import type { TransportFactory } from '../transports/transport.ts';
 import { createApp, type App, type AppOptions } from './create-app.ts';
 import type { Embedded, EmbeddedRing } from './embedded.ts';
 import { createRealBackends, type RealBackendIsolation } from './real-backends.ts';
+import type { SpeedRing } from './speed-hooks.ts';
 
 export interface ServiceOptions {
   readonly serviceName: string;
@@ -27,6 +28,8 @@ export interface ServiceOptions {
   readonly app?: Pick<AppOptions, 'spanProcessors' | 'sessionLingerMs' | 'sessionCap' | 'sessionTimers' | 'clock' | 'platformTimeouts'>;
   /** Aborting it stops the service, as `stop()` does (runMain wires SIGTERM/SIGINT here). */
   readonly signal?: AbortSignal;
+  /** The opt-in speed ring (speed-hooks.ts; runMain passes speed/'s); the plain core without it. */
+  readonly speed?: SpeedRing;
 }
 
 export interface BoundPorts {
@@ -58,7 +61,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const config = loadServiceConfig(env, { embedded: options.embedded !== false });
   const ring = options.embedded === true ? await loadEmbeddedRing() : options.embedded === false ? undefined : options.embedded;
   const embedded = await ring?.start({ logger, config, seedDemoUsers: options.seedDemoUsers ?? false, clock: options.app?.clock });
-  const backends = embedded?.backends ?? (await createRealBackends(env, logger, options.isolation));
+  const backends = embedded?.backends ?? (await createRealBackends(env, logger, options.isolation, options.speed));
   const app = createApp({
     ...options.app,
     // Embedded: the simulated time the simulator moves, unless the test pinned its own (rule SIM-clock-advance).
@@ -70,6 +73,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     backends,
     transport: options.transport,
     serviceName: options.serviceName,
+    speed: options.speed,
   });
   const controller = new AbortController();
   if (options.signal?.aborted) controller.abort();

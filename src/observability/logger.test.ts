@@ -3,10 +3,10 @@ import type { DestinationStream } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { until } from '../../test/support/eventually.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
-import { createLogger, isoTimeField, LOG_BATCH, stdoutDestination } from './logger.ts';
+import { createLogger, LOG_BATCH, stdoutDestination } from './logger.ts';
 import type * as LoggerModule from './logger.ts';
 import { runInRequestScope, startServerSpan } from './request-trace.ts';
-import { UnexportedTracer } from './unexported-tracer.ts';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 
 describe('createLogger (spec 4.5)', () => {
   // JSON lines of time (ISO 8601), level label and msg, and nothing else (no pid, hostname, numeric
@@ -25,7 +25,7 @@ describe('createLogger (spec 4.5)', () => {
   it('[TRACE-log-ids] adds trace_id and span_id to every line logged in a request scope once its server span started, and nowhere else (rule TRACE-log-ids)', async () => {
     const capture = new LogCapture();
     const logger = createLogger('info', capture);
-    const tracer = new UnexportedTracer();
+    const tracer = new BasicTracerProvider().getTracer('probe');
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     logger.info({}, 'outside');
     let later: Promise<void> | undefined;
@@ -50,17 +50,14 @@ describe('createLogger (spec 4.5)', () => {
     expect(inside!.span_id).not.toBe('b7ad6b7169203331');
   });
 
-  it('[LOG-json] time is the ISO 8601 instant of the line, formatted once per millisecond', () => {
+  it('[LOG-json] time is the ISO 8601 instant of the line', () => {
     const before = Date.now();
-    const field = isoTimeField();
-    const after = Date.now();
-    const time = Date.parse((JSON.parse(`{${field.slice(1)}}`) as { time: string }).time);
-    expect(time).toBeGreaterThanOrEqual(before);
-    expect(time).toBeLessThanOrEqual(after);
     const capture = new LogCapture();
     createLogger('info', capture).info({}, 'now');
+    const after = Date.now();
     expect(capture.lines[0]?.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(Date.parse(capture.lines[0]?.time as string)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(capture.lines[0]?.time as string)).toBeLessThanOrEqual(after);
   });
 });
 

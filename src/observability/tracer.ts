@@ -5,7 +5,6 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../ports/logger.ts';
-import { UnexportedTracer } from './unexported-tracer.ts';
 
 /** OpenTelemetry semantic conventions' service.name (ATTR_SERVICE_NAME; stable, so not worth a package). */
 const ATTR_SERVICE_NAME = 'service.name';
@@ -26,14 +25,16 @@ export interface TracingOptions {
   readonly logger?: Logger;
   /** Tests: the clock of the rate limit. */
   readonly now?: () => number;
+  /** The tracer when there is nothing to export to (composition's speed ring may give one); the SDK's otherwise. */
+  readonly unexported?: () => OtelTracer;
 }
 
 /**
  * Complete after its constructor (spec 4.5: no separate start step; the API server needs a working
  * tracer at once). The exporter does not connect on construction, so an unreachable endpoint fails only
  * at export time, asynchronously, and is reported by ReportingExporter. The provider is not registered
- * globally: each instance is its own. With nothing to export to, the SDK is not used at all
- * (UnexportedTracer: valid, sampled span contexts and nothing else).
+ * globally: each instance is its own. With nothing to export to, the provider has no span processor: a
+ * span ends and is handed to nothing (rule TRACE-no-exporter-work).
  */
 export class Tracing implements Component {
   readonly name = 'tracer';
@@ -52,8 +53,8 @@ export class Tracing implements Component {
       );
       processors.push(new BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS }));
     }
-    if (processors.length === 0) {
-      this.tracer = new UnexportedTracer();
+    if (processors.length === 0 && options.unexported !== undefined) {
+      this.tracer = options.unexported();
       return;
     }
     this.#provider = new BasicTracerProvider({

@@ -1,6 +1,6 @@
-import { createHmac, webcrypto } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ErrInvalidToken, TokenService } from './token-service.ts';
 
 const SECRET = 'a-test-signing-secret-of-32-bytes!!';
@@ -18,10 +18,6 @@ async function expectInvalid(service: TokenService, token: string): Promise<void
   expect((error as Error).message).toBe('invalid or expired token');
 }
 
-function b64url(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
-}
-
 describe('TokenService (spec 5 rules 1, 7)', () => {
   it.each(['', 'garbage', 'a.b.c', 'a.b', '...'])('refuses the malformed token %j as ErrInvalidToken', async (token) => {
     await expectInvalid(new TokenService(SECRET, HOUR_MS, at(T0)), token);
@@ -32,19 +28,6 @@ describe('TokenService (spec 5 rules 1, 7)', () => {
     // '€' is three bytes: 10 of them are 30 bytes, 11 are 33.
     for (const secret of ['', 'x'.repeat(31), '€'.repeat(10)]) expect(() => new TokenService(secret, HOUR_MS)).toThrow('JWT_SECRET');
     for (const secret of ['x'.repeat(32), '€'.repeat(11)]) expect(() => new TokenService(secret, HOUR_MS)).not.toThrow();
-  });
-
-  // A cached token still expiring at its own exp (the cache never extends it) is the token-works-until-expiry
-  // conformance case: its first request caches the token, the one after JWT_EXPIRY is refused.
-  it('caches successes only: a token failing once fails every time, a tampered copy of a cached token fails', async () => {
-    const service = new TokenService(SECRET, HOUR_MS, at(T0));
-    const token = await service.issue(USER, 'alice');
-    await service.verify(token);
-    const [header, , signature] = token.split('.');
-    const forged = `${header}.${b64url({ sub: 'someone-else', name: 'mallory', iss: 'orders', iat: T0 / 1000, exp: T0 / 1000 + 3600 })}.${signature}`;
-    await expectInvalid(service, forged);
-    await expectInvalid(service, forged);
-    await expectInvalid(service, `${token}x`);
   });
 
   // One token, one text (padding, non-canonical last characters: AUTH-token-canonical) is the
@@ -112,11 +95,11 @@ describe('TokenService (spec 5 rules 1, 7)', () => {
       await expectInvalid(new TokenService(SECRET, HOUR_MS, at(T0)), await raw(defined));
     });
 
-    it('[AUTH-1-hs256] a verified token is refused from the second of its exp on, remembered or not', async () => {
+    it('[AUTH-1-hs256] a verified token is refused from the second of its exp on', async () => {
       let clock = T0;
       const service = new TokenService(SECRET, HOUR_MS, () => clock);
       const token = await service.issue(USER, 'alice');
-      await service.verify(token); // now remembered
+      await service.verify(token);
       clock = T0 + HOUR_MS - 1_000;
       await expect(service.verify(token)).resolves.toMatchObject({ sub: USER });
       clock = T0 + HOUR_MS;
@@ -176,32 +159,5 @@ describe('TokenService (spec 5 rules 1, 7)', () => {
     const token = await service.issue(USER, 'alice');
     broken = true;
     await expect(service.verify(token)).rejects.toThrow(new Error('clock unavailable'));
-  });
-
-  it('[AUTH-1-hs256] a remembered token is answered without checking its signature again until its exp, then forgotten', async () => {
-    let clock = T0;
-    const service = new TokenService(SECRET, HOUR_MS, () => clock);
-    const token = await service.issue(USER, 'alice');
-    const other = await service.issue(USER, 'alice-again');
-    const signatureChecks = vi.spyOn(webcrypto.subtle, 'verify');
-    try {
-      for (let i = 0; i < 3; i++) await expect(service.verify(token)).resolves.toMatchObject({ sub: USER, name: 'alice' });
-      expect(signatureChecks).toHaveBeenCalledTimes(1);
-      clock = T0 + HOUR_MS - 1_000;
-      await expect(service.verify(token)).resolves.toMatchObject({ sub: USER, name: 'alice' });
-      expect(signatureChecks).toHaveBeenCalledTimes(1);
-      // Remembered per exact text: another token is checked on its own.
-      await expect(service.verify(other)).resolves.toMatchObject({ name: 'alice-again' });
-      expect(signatureChecks).toHaveBeenCalledTimes(2);
-      clock = T0 + HOUR_MS;
-      await expectInvalid(service, token);
-      // Refused once, forgotten: should the clock step back, the token is checked anew, not answered from memory.
-      const checksBefore = signatureChecks.mock.calls.length;
-      clock = T0 + HOUR_MS - 1_000;
-      await expect(service.verify(token)).resolves.toMatchObject({ sub: USER, name: 'alice' });
-      expect(signatureChecks).toHaveBeenCalledTimes(checksBefore + 1);
-    } finally {
-      signatureChecks.mockRestore();
-    }
   });
 });

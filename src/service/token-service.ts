@@ -1,6 +1,5 @@
 import { webcrypto } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
-import { LRUCache } from 'lru-cache';
 import { namedError } from '../domain/named-error.ts';
 
 /** Claims we put in a token (spec 5 rule 11 leaves the set to us): sub = user id, name = username. */
@@ -17,11 +16,6 @@ export class ErrInvalidToken extends namedError('ErrInvalidToken', 'invalid or e
 export const MIN_SECRET_BYTES = 32;
 const ALGORITHM = 'HS256';
 const ISSUER = 'orders';
-/**
- * Verified tokens remembered until their own expiry (profiled with bench/profile.ts: HMAC
- * verification through WebCrypto was ~28% of a GET's CPU). Bounded: the least recently used goes first.
- */
-export const VERIFIED_CACHE_MAX = 10_000;
 /** Clock difference tolerated between replicas for `iat` (rule AUTH-token-canonical). */
 export const IAT_LEEWAY_S = 30;
 
@@ -47,8 +41,6 @@ export class TokenService {
   #cryptoKey: Promise<webcrypto.CryptoKey> | undefined;
   readonly #lifetimeMs: number;
   readonly #now: () => number;
-  /** Only successful verifications, keyed by the exact token text; a hit is re-checked against exp. */
-  readonly #verified = new LRUCache<string, Claims>({ max: VERIFIED_CACHE_MAX });
 
   constructor(secret: string, lifetimeMs: number, now: () => number = Date.now) {
     const key = new TextEncoder().encode(secret);
@@ -81,21 +73,7 @@ export class TokenService {
   }
 
   async verify(token: string): Promise<Claims> {
-    // The cache is keyed by the exact text and holds only tokens that passed the canonical check below,
-    // so a hit needs no second check (it was 3.7% of a cache-hit GET) and a variant never reaches one.
-    const cached = this.#verified.get(token);
-    if (cached !== undefined) {
-      // The same expiry rule as jose's (exp must be later than now, in whole seconds, no tolerance).
-      if (cached.exp > Math.floor(this.#now() / 1000)) return cached;
-      this.#verified.delete(token);
-    }
     if (!isCanonicalCompact(token)) throw new ErrInvalidToken();
-    const claims = await this.#verifyUncached(token);
-    this.#verified.set(token, claims);
-    return claims;
-  }
-
-  async #verifyUncached(token: string): Promise<Claims> {
     try {
       const { payload } = await jwtVerify(token, await this.#signingKey(), {
         algorithms: [ALGORITHM],

@@ -2,7 +2,7 @@ import type { SessionKey } from '../domain/session-key.ts';
 import type { Logger } from '../ports/logger.ts';
 import { systemTimers, type Timers } from '../ports/timers.ts';
 import type { Component } from '../lifecycle/component.ts';
-import { Session, type RecentIdsCodec } from './session.ts';
+import { Session } from './session.ts';
 import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from './session-errors.ts';
 
 /** Spec 8: fixed constants, not configuration. Tests construct a scope with other values. */
@@ -24,26 +24,17 @@ export interface SessionScopeOptions {
   readonly lingerMs?: number;
   readonly cap?: number;
   readonly timers?: Timers;
-  /** How sessions hold their recent ids (session.ts); plain unless composition chooses otherwise. */
-  readonly recentIds?: RecentIdsCodec;
 }
 
 type State = 'live' | 'lingering' | 'closed';
 
-/**
- * The scope's bookkeeping lives on the session object itself rather than in a wrapper record: one
- * object header and pointer less per instance (bench/session-heap.ts). Holders see it typed as Session.
- */
-class Instance extends Session {
+/** A session and the scope's bookkeeping of it: its state, its holders and its linger timer. */
+interface Instance {
   readonly key: SessionKey;
-  state: State = 'live';
-  holders = 0;
-  lingerTimer: unknown = undefined;
-
-  constructor(key: SessionKey, capacity: number, codec: RecentIdsCodec | undefined) {
-    super(capacity, codec);
-    this.key = key;
-  }
+  readonly session: Session;
+  state: State;
+  holders: number;
+  lingerTimer: unknown;
 }
 
 /**
@@ -59,7 +50,6 @@ export class SessionScope implements Component {
   readonly #lingerMs: number;
   readonly #cap: number;
   readonly #timers: Timers;
-  readonly #recentIds: RecentIdsCodec | undefined;
 
   constructor(options: SessionScopeOptions) {
     this.#capacity = options.recentCapacity;
@@ -67,7 +57,6 @@ export class SessionScope implements Component {
     this.#lingerMs = options.lingerMs ?? SESSION_LINGER_MS;
     this.#cap = options.cap ?? SESSION_CAP;
     this.#timers = options.timers ?? systemTimers;
-    this.#recentIds = options.recentIds;
   }
 
   /** Live and lingering instances: both count towards the cap. */
@@ -93,13 +82,12 @@ export class SessionScope implements Component {
   /**
    * Acquire, `work`, release, all in one synchronous call: what every holder in the order service
    * does. The same checks and transitions as acquire and release, without the abort listener a lease
-   * registers: a release that cannot be forgotten needs no fallback (measured with
-   * bench/ab.ts: the listener's add and remove on every cache-hit GET).
+   * registers: a release that cannot be forgotten needs no fallback.
    */
   use<T>(context: SessionContext, work: (session: Session) => T): T {
     const instance = this.#enter(context);
     try {
-      return work(instance);
+      return work(instance.session);
     } finally {
       this.#release(instance);
     }
@@ -114,7 +102,7 @@ export class SessionScope implements Component {
     let instance = this.#instances.get(key);
     if (instance === undefined) {
       if (this.#instances.size >= this.#cap) throw new ErrScopeFull(this.#cap);
-      instance = new Instance(key, this.#capacity, this.#recentIds);
+      instance = { key, session: new Session(this.#capacity), state: 'live', holders: 0, lingerTimer: undefined };
       this.#instances.set(key, instance);
     } else {
       // Taken again: a lingering instance's timer stops and it is live again (SESSION-linger-reacquire); a
@@ -128,15 +116,12 @@ export class SessionScope implements Component {
   }
 
   #lease(instance: Instance, signal: AbortSignal): SessionLease {
-    // `held` doubles as the released flag (undefined once released): one closure slot less per held
-    // lease, which an in-flight request keeps alive (bench/session-heap.ts).
-    let held: Instance | undefined = instance;
+    let released = false;
     const release = (): void => {
-      if (held === undefined) return;
-      const releasing = held;
-      held = undefined;
+      if (released) return;
+      released = true;
       signal.removeEventListener('abort', release);
-      this.#release(releasing);
+      this.#release(instance);
     };
     // Rule 2: a forgotten release happens when the call's context ends. Rule 3: abort only releases
     // this holder; the instance lingers like after any release. No `{ once: true }`: release removes the
@@ -145,7 +130,7 @@ export class SessionScope implements Component {
     else signal.addEventListener('abort', release);
     const lease = release as (() => void) & { [Symbol.dispose]: () => void; session: Session };
     lease[Symbol.dispose] = release;
-    lease.session = instance;
+    lease.session = instance.session;
     return lease;
   }
 
@@ -165,7 +150,7 @@ export class SessionScope implements Component {
     if (instance.state === 'closed') return;
     instance.state = 'closed';
     this.#instances.delete(instance.key);
-    const { views, recent } = instance.snapshot();
+    const { views, recent } = instance.session.snapshot();
     this.#logger.info({ user: instance.key, views, recent }, 'session: closed');
   }
 

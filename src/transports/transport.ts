@@ -48,10 +48,7 @@ export interface Core {
 export interface ServerChoices {
   /** Tests only: shorter platform-enforced timeouts (undefined: the declared ones). */
   readonly platformTimeouts?: PlatformTimeouts;
-  /**
-   * A speed seam: the ServerResponse class of every HTTP/1.1 server (http/server/turn-end-response.ts).
-   * Node's own when absent.
-   */
+  /** The ServerResponse class of every HTTP/1.1 server, when the speed ring gives one; Node's own when absent. */
   readonly http1Response?: typeof ServerResponse;
 }
 

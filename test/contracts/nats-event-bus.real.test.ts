@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { natsConfigFromEnv, type NatsConfig } from '../../src/adapters/nats/nats-config.ts';
 import { jetstreamPublisher, NatsEventBus, type StreamPublisherFactory } from '../../src/adapters/nats/nats-event-bus.ts';
-import { sharedReplyPublisher } from '../../src/adapters/nats/stream-acks.ts';
+import { sharedReplyPublisher } from '../../speed/stream-acks.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import type { OrderPlacedEnvelope } from '../../src/ports/order-events.ts';
 import { until } from '../support/eventually.ts';

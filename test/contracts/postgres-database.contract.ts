@@ -10,7 +10,8 @@ import { credentialStoreContract } from './credential-store.contract.ts';
 import { listPlanContract } from './list-plan.contract.ts';
 import { orderRepositoryContract } from './order-repository.contract.ts';
 import { outboxContract } from './outbox.contract.ts';
-import { outboxOn } from './postgres-harness.ts';
+import { PostgresOutbox } from '../../src/adapters/postgres/postgres-outbox.ts';
+import { CoalescingOrderRepository } from '../../speed/placement-coalescer.ts';
 
 /** Every migration file, in order (001_init, 003_outbox_idempotency, …). */
 export const VERSIONS = (await loadMigrations()).map((m) => m.version);
@@ -22,11 +23,12 @@ export const VERSIONS = (await loadMigrations()).map((m) => m.version);
 export function postgresDatabaseContract(name: string, database: () => PostgresDatabase): void {
   orderRepositoryContract(name, () => new PostgresOrderRepository(database()));
   listPlanContract(name, database);
-  outboxContract(name, () => outboxOn(database()));
-  // Without the coalescing seam, as a copy that deletes it runs: every create in its own transaction.
-  outboxContract(`${name}, creates one at a time`, () => ({
-    ...outboxOn(database()),
-    repository: new PostgresOrderRepository(database()),
+  // The plain core: every create in its own transaction.
+  outboxContract(name, () => ({ repository: new PostgresOrderRepository(database()), outbox: new PostgresOutbox(database()) }));
+  // With the speed ring's repository (speed/placement-coalescer.ts): creates without a key coalesced.
+  outboxContract(`${name}, creates coalesced (speed ring)`, () => ({
+    repository: new CoalescingOrderRepository(new PostgresOrderRepository(database()), database()),
+    outbox: new PostgresOutbox(database()),
   }));
   credentialStoreContract(name, () => new PostgresCredentialStore(database()));
 

@@ -5,10 +5,6 @@ import pg from 'pg';
 import { createLogger, type Logger } from '../../src/observability/logger.ts';
 import { POSTGRES_DEFAULTS, type PostgresConfig } from '../../src/adapters/postgres/postgres-config.ts';
 import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
-import { CoalescingOrderRepository } from '../../src/adapters/postgres/placement-coalescer.ts';
-import { PostgresOrderRepository } from '../../src/adapters/postgres/postgres-order-repository.ts';
-import { PostgresOutbox } from '../../src/adapters/postgres/postgres-outbox.ts';
-import type { OutboxUnderTest } from './outbox.contract.ts';
 
 /** A logger whose JSON lines a test can read back. */
 export function captureLogger(): { logger: Logger; lines: () => Array<Record<string, unknown>> } {
@@ -34,12 +30,6 @@ export async function dropSchemas(dsn: string, schemas: readonly string[]): Prom
   } finally {
     await client.end();
   }
-}
-
-/** The repository and the outbox over one database, as the outbox contract wants them. */
-export function outboxOn(db: PostgresDatabase): OutboxUnderTest {
-  // As composition wires it: creates without a key coalesced (the contract's placed-at-once case).
-  return { repository: new CoalescingOrderRepository(new PostgresOrderRepository(db), db), outbox: new PostgresOutbox(db) };
 }
 
 /** A migrated PostgresDatabase on PGlite, and how to stop all of it. */

@@ -24,6 +24,8 @@ export interface InProcessOptions {
   readonly sessionCap?: number;
   /** Shorter timeouts that Node's servers enforce (src/transports/http/server/platform-timeouts.ts). */
   readonly platformTimeouts?: PlatformTimeouts;
+  /** The speed ring on, as the executables run it (speed/README.md); the plain core otherwise. */
+  readonly speed?: boolean;
 }
 
 export interface InProcessApp {
@@ -56,7 +58,7 @@ export function realBackendsConfigured(env: Env = process.env): boolean {
 /**
  * Starts one executable's whole composition in this process on port 0 through `startService`, as `runMain` does, but
  * with captured logs, an in-memory span exporter and, for backend 'real', an isolated schema, key
- * prefix and subject so parallel runs never collide.
+ * prefix and subject so parallel runs never collide; the plain core unless `speed` asks for the ring.
  */
 export async function startInProcess(options: InProcessOptions): Promise<InProcessApp> {
   const backendKind = options.backend ?? 'fake';
@@ -87,6 +89,8 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
     logger,
     embedded: backendKind === 'fake',
     isolation,
+    // Loaded only when asked for: without speed/, every target but those asking for it still starts.
+    speed: options.speed === true ? (await import('../../speed/ring.ts')).speedRing : undefined,
     app: {
       spanProcessors: [new SimpleSpanProcessor(spans)],
       sessionLingerMs: options.sessionLingerMs,

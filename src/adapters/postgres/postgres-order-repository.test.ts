@@ -27,7 +27,7 @@ const row = (fields: Record<string, unknown> = {}) => ({
   item: 'widget',
   quantity: 2,
   status: 'pending',
-  created_at_ms: 1_000,
+  created_at: new Date(1_000),
   ...fields,
 });
 const placement: Placement = {

@@ -155,7 +155,7 @@ describe('createHttp1Server settings', () => {
     expect(http1ServerOptions(timeouts, Response)).toStrictEqual({ ...declared, ServerResponse: Response });
   });
 
-  it('the response class chosen in composition is the one handlers get (turn-end-response.ts)', async () => {
+  it('the response class chosen in composition is the one handlers get (as the speed ring chooses one)', async () => {
     class Response<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {}
     const http = createHttp1Server((_req, res) => res.end(res instanceof Response ? 'chosen' : 'node'), { response: Response });
     const port = await listenLocal(http);

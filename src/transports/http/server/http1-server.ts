@@ -16,7 +16,7 @@ import { HTTP1_SERVER_TIMEOUTS, TIMEOUT_CHECK_INTERVAL_MS, type ServerTimeouts }
 export interface Http1Settings {
   /** Tests only: shorter timeouts (http/server/platform-timeouts.ts); the declared ones otherwise. */
   readonly timeouts?: ServerTimeouts;
-  /** A speed seam: the response class (turn-end-response.ts); Node's own ServerResponse otherwise. */
+  /** The response class, when the speed ring gives one (speed/turn-end-response.ts); Node's own ServerResponse otherwise. */
   readonly response?: typeof ServerResponse;
 }
 
@@ -35,7 +35,7 @@ export function http1ServerOptions(timeouts: ServerTimeouts = HTTP1_SERVER_TIMEO
     // A test's short timeouts (http/server/platform-timeouts.ts) get a sweep as fine as the production ones have.
     connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, Math.max(10, Math.floor(timeouts.headersMs / 10))),
     requireHostHeader: false,
-    // A speed seam chosen in composition (turn-end-response.ts); Node's own ServerResponse otherwise.
+    // The speed ring's class when composition gives one; Node's own ServerResponse otherwise.
     ...(response === undefined ? {} : { ServerResponse: response }),
   };
 }

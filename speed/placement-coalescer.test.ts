@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ErrUnavailable } from '../../domain/errors.ts';
-import type { OrderRepository, Placement } from '../../ports/order-repository.ts';
+import { ErrUnavailable } from '../src/domain/errors.ts';
+import type { OrderRepository, Placement } from '../src/ports/order-repository.ts';
 import { CoalescingOrderRepository, PlacementCoalescer, type PlacementRow } from './placement-coalescer.ts';
 
 const row = (n: number): PlacementRow => ({

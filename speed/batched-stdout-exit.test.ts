@@ -3,8 +3,8 @@ import { writeSync } from 'node:fs';
 import type { EventEmitter } from 'node:events';
 import { pino } from 'pino';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { until } from '../../test/support/eventually.ts';
-import type * as ProcessStdout from '../composition/process-stdout.ts';
+import { until } from '../test/support/eventually.ts';
+import type * as Ring from './ring.ts';
 import type * as Batched from './batched-stdout.ts';
 import type { BatchInner } from './batched-stdout.ts';
 
@@ -16,11 +16,11 @@ vi.mock('node:fs', async (original) => ({ ...(await original<typeof NodeFs>()), 
 // loaded these already, bound to the real writeSync. Fresh copies import the mock above.
 let batchedDestination: typeof Batched.batchedDestination;
 let batchedStdout: typeof Batched.batchedStdout;
-let processStdout: typeof ProcessStdout.processStdout;
+let speedRing: typeof Ring.speedRing;
 beforeAll(async () => {
   vi.resetModules();
   ({ batchedDestination, batchedStdout } = await import('./batched-stdout.ts'));
-  ({ processStdout } = await import('../composition/process-stdout.ts'));
+  ({ speedRing } = await import('./ring.ts'));
 });
 
 type Event = ['flushSync'] | ['write', string] | ['writeSync', number, string];
@@ -126,8 +126,8 @@ describe('batchedDestination at process exit: what is held is written synchronou
     expect(vi.mocked(writeSync).mock.calls).toEqual([[1, '{"msg":"held"}\n']]);
   });
 
-  it('[LOG-turn-batched] processStdout, where the executables log, is this batched stdout', () => {
-    const destination = processStdout();
+  it("[LOG-turn-batched] the ring's stdout, where the executables log, is this batched stdout", () => {
+    const destination = speedRing.stdout!();
     vi.mocked(writeSync).mockImplementation(((_descriptor: number, text: string) => text.length) as typeof writeSync);
     destination.write('{"msg":"held"}\n');
     exit();

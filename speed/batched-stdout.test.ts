@@ -6,7 +6,7 @@ function recorder(): { writes: string[]; inner: { write(text: string): void; flu
   return { writes, inner: { write: (text: string) => void writes.push(text), flush: () => undefined, flushSync: () => undefined } };
 }
 
-describe('batchedDestination (the batched-stdout seam): lines leave in batches, in order', () => {
+describe('batchedDestination (the speed ring stdout): lines leave in batches, in order', () => {
   it('[LOG-turn-batched] holds lines until the delay has passed, then writes them once, in order; flush writes at once', async () => {
     // Fake timeouts (setImmediate stays real): a stalled machine cannot fire the delay early or late.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { until } from '../../../../test/support/eventually.ts';
-import { createHttp1Server, type Http1Settings } from './http1-server.ts';
+import { until } from '../test/support/eventually.ts';
+import { createHttp1Server, type Http1Settings } from '../src/transports/http/server/http1-server.ts';
 import { TurnEndResponse } from './turn-end-response.ts';
 
 let close: (() => Promise<void>) | undefined;
@@ -68,7 +68,7 @@ describe('TurnEndResponse: a response ends at the end of the event-loop turn', (
     expect(bodies).toEqual(paths);
   });
 
-  it("[CHAIN-turn-end-writes] is a seam: without the choice the server writes each response when it ends, with Node's own class", async () => {
+  it("[CHAIN-turn-end-writes] is optional: without the ring the server writes each response when it ends, with Node's own class", async () => {
     const seen: boolean[] = [];
     const base = await serve((_req, res) => {
       seen.push(res instanceof TurnEndResponse);

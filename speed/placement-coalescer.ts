@@ -1,8 +1,25 @@
-import type { Order } from '../../domain/order.ts';
-import type { OrderRepository, Page, Placement, PlacementResult } from '../../ports/order-repository.ts';
-import { translatePgError } from './pg-errors.ts';
-import type { Queryable } from './postgres-database.ts';
-import { named, ORDER_COLUMNS, orderValues } from './postgres-order-repository.ts';
+/**
+ * Speed ring: creates without an Idempotency-Key that arrive in one event-loop turn reach PostgreSQL as
+ * one statement (rule SVC-create-durable; real backends only).
+ *
+ * Measured gain: with 32 concurrent POSTs (bench/ab.ts), POST /orders went from 35% to 63% of a bare
+ * single-row INSERT (the project's target: ≥ 50%); about 20 rows shared each statement, and the
+ * database's CPU per create fell from ~87 to ~30 µs, the service's by ~40 µs (README "Performance"). Each
+ * statement costs the server a round trip, a plan execution and a commit whatever its row count.
+ *
+ * Rules kept (SVC-create-durable, EVT-1-publish): each order is written with its outbox event, all rows of
+ * a statement committed or none, and a caller hears of its create only after the statement that holds it
+ * committed. A statement error that one row's content can cause (SQLSTATE class 22, data exception; 23,
+ * integrity) must not fail the others: the rows are then written one statement each, so every caller gets
+ * its own outcome. Any other error (connection, timeout, shutdown) fails every row of the statement, as it
+ * would have failed each of them alone. Creates with a key keep their own transaction (the key claim).
+ * Off: PostgresOrderRepository writes every create in its own transaction.
+ */
+import type { Order } from '../src/domain/order.ts';
+import type { OrderRepository, Page, Placement, PlacementResult } from '../src/ports/order-repository.ts';
+import { translatePgError } from '../src/adapters/postgres/pg-errors.ts';
+import type { Queryable } from '../src/adapters/postgres/postgres-database.ts';
+import { named, ORDER_COLUMNS, orderValues } from '../src/adapters/postgres/postgres-order-repository.ts';
 
 /** A create without an Idempotency-Key: the order and its outbox event, as the statement takes them. */
 export interface PlacementRow {
@@ -24,22 +41,7 @@ interface Held {
 /** Bound on one statement's rows (and its parameter arrays); a fuller turn starts another statement. */
 export const COALESCED_ROWS_MAX = 256;
 
-/**
- * A speed seam, chosen in composition (composition/real-backends.ts), removable by deleting this file
- * and that line: the plain PostgresOrderRepository then writes every create in its own transaction.
- * Measured with 32 concurrent POSTs (bench/ab.ts): POST /orders went from 35% to 63% of a bare INSERT.
- *
- * Creates without an Idempotency-Key that arrive in one event-loop turn reach PostgreSQL as one
- * statement (target: POST /orders ≥ 50% of a bare INSERT). Each statement costs the server a round
- * trip, a plan execution and a commit whatever its row count: measured with 32 concurrent POSTs, about
- * 20 rows shared each, and the database's CPU per create fell from ~87 to ~30 µs, the service's by ~40 µs.
- * A caller still hears of its create only after the statement that holds it committed.
- *
- * A statement error that one row's content can cause (SQLSTATE class 22, data exception; 23,
- * integrity) must not fail the others: the rows are then written one statement each, so every caller
- * gets its own outcome. Any other error (connection, timeout, shutdown) fails every row of the
- * statement, as it would have failed each of them alone.
- */
+/** Holds the rows of one turn and writes them as one statement (see above). */
 export class PlacementCoalescer {
   readonly #write: WriteRows;
   readonly #maxRows: number;

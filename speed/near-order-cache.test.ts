@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryOrderCache } from '../../fakes/memory-cache.ts';
-import { ErrUnavailable } from '../domain/errors.ts';
-import { createOrder, type Order } from '../domain/order.ts';
-import type { OrderCache } from '../ports/order-cache.ts';
+import { MemoryOrderCache } from '../fakes/memory-cache.ts';
+import { ErrUnavailable } from '../src/domain/errors.ts';
+import { createOrder, type Order } from '../src/domain/order.ts';
+import type { OrderCache } from '../src/ports/order-cache.ts';
 import { NearOrderCache } from './near-order-cache.ts';
 
 const USER = '11111111-1111-4111-8111-111111111111';

@@ -1,5 +1,20 @@
+/**
+ * Speed ring: JetStream publishes acknowledged through one reply subscription (the outbox relay's hot
+ * path, rule EVT-7-delivery).
+ *
+ * Measured gain: the service's CPU per create fell from ~117 to ~104 µs in 32-connection POST runs
+ * (server pinned to one core, the relay publishing ~200 events a round; README "Performance"). js.publish
+ * is a full request per message: its own timer, two deferred promises, a mux entry, and an Error built
+ * (stack captured) when the request is cleaned up after every successful reply. Here every publish shares
+ * one wildcard reply subscription and one deadline sweep.
+ *
+ * Rules kept (EVT-7-delivery): the wire exchange is js.publish's: PUB to the stream's subject with a reply
+ * subject and a Nats-Msg-Id header, answered by the stream with a PubAck (JSON naming the stream and the
+ * sequence) or an error; a publish resolves only once the stream stored it, and fails after the
+ * acknowledgement timeout. Off: the bus's own jetstreamPublisher (js.publish).
+ */
 import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
-import type { StreamPublisher, StreamPublisherFactory } from './nats-event-bus.ts';
+import type { StreamPublisher, StreamPublisherFactory } from '../src/adapters/nats/nats-event-bus.ts';
 
 interface Waiter {
   readonly resolve: () => void;
@@ -10,20 +25,7 @@ interface Waiter {
 /** How often waiters past their deadline are failed. */
 const SWEEP_MS = 100;
 
-/**
- * A speed seam, chosen in composition (composition/real-backends.ts passes `sharedReplyPublisher`),
- * removable by deleting this file and that line: the bus then publishes with js.publish.
- *
- * JetStream publishes acknowledged through one reply subscription (the relay's hot path, rule EVT-7-delivery).
- *
- * The wire exchange is what @nats-io/jetstream's js.publish does: PUB to the stream's subject with a
- * reply subject and a Nats-Msg-Id header, answered by the stream with a PubAck (JSON naming the stream
- * and the sequence) or an error. But js.publish is a full request per message: its own timer, two
- * deferred promises, a mux entry, and an Error built (stack captured) when the request is cleaned up
- * after every successful reply. Here every publish shares one wildcard reply subscription and one
- * deadline sweep: the service's CPU per create fell from ~117 to ~104 µs in 32-connection POST runs
- * (server pinned to one core, the relay publishing ~200 events a round).
- */
+/** Publishes whose acknowledgements all arrive on one wildcard subscription (see above). */
 export class StreamAcks implements StreamPublisher {
   readonly #nc: NatsConnection;
   readonly #timeoutMs: number;

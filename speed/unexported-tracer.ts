@@ -1,16 +1,22 @@
+/**
+ * Speed ring: the tracer when nothing would ever read a span (no OTLP_ENDPOINT, no test processor).
+ * Spec 4.5 still wants every span created with valid ids and sampled, so each span gets a fresh span id,
+ * its parent's trace id (or a fresh one) and the sampled flag (a remote parent's flag is kept: the SDK's
+ * default parent-based sampler decides alike); trace_id/span_id reach the log lines as usual.
+ *
+ * Measured gain: 6.9% of a GET's CPU went to the SDK with no exporter configured (a CPU profile of
+ * GET /orders/{id} taken when this tracer was written; not re-measured since): recording attributes and
+ * timestamps, the resource, the span processors, all of which only an exporter reads.
+ *
+ * Rules kept: TRACE-no-endpoint, TRACE-context, TRACE-log-ids; TRACE-no-exporter-work (optional form: not
+ * even recorded). Off: the SDK's provider with no span processor (observability/tracer.ts).
+ */
 import { context as contextApi, trace, TraceFlags, type Context, type Span, type SpanOptions, type Tracer } from '@opentelemetry/api';
 import { RandomIdGenerator } from '@opentelemetry/sdk-trace-base';
 
 const ids = new RandomIdGenerator();
 
-/**
- * The tracer when nothing would ever read a span (no OTLP_ENDPOINT, no test processor). Spec 4.5 still
- * wants every span created with valid ids and sampled, so each span gets a fresh span id, its parent's
- * trace id (or a fresh one) and the sampled flag (a remote parent's flag is kept: the SDK's default
- * parent-based sampler decides alike); trace_id/span_id reach the log lines as usual. What it skips is
- * the work only an exporter needs: recording attributes, timestamps, the resource and span processors
- * (6.9% of a GET went there with no exporter configured).
- */
+/** Spans that are valid, sampled span contexts and nothing else (see above). */
 export class UnexportedTracer implements Tracer {
   startSpan(_name: string, _options?: SpanOptions, parentContext: Context = contextApi.active()): Span {
     const parent = trace.getSpanContext(parentContext);
