@@ -2,6 +2,7 @@
 // Runs the conformance matrix (conformance/columns/*.test.ts, one file per slice) through vitest, with filters:
 //   npm run conformance -- --transport stdlib --backend fake [--driver rest-http1]
 //   npm run conformance -- --url http://host:8080 --admin-url http://host:8081 [--user alice:pw] [--driver grpc]
+//   npm run conformance -- --backend fake --speed on     the in-process targets with the speed ring (speed/)
 import { existsSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -10,7 +11,7 @@ import { RESULTS_DIR, UNIT_RESULTS_PATH } from '../conformance/runner/results.ts
 import { realBackendsConfigured } from '../test/support/in-process-app.ts';
 import { runCommand } from './run-command.ts';
 
-export const USAGE = `usage: npm run conformance -- [--transport stdlib,koa,grpc,core] [--backend fake,real,spawned] [--driver rest-http1,rest-h2c,grpc,process,unit]
+export const USAGE = `usage: npm run conformance -- [--transport stdlib,koa,grpc,core] [--backend fake,real,spawned] [--driver rest-http1,rest-h2c,grpc,process,unit] [--speed on|off]
        npm run conformance -- --url http://host:8080 [--admin-url http://host:8081] [--user name:password ...]
          [--driver rest-http1,rest-h2c,grpc] [--rest-variant stdlib-router|router-framework]`;
 
@@ -33,6 +34,8 @@ export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Re
         user: { type: 'string', multiple: true },
         'rest-variant': { type: 'string' },
         'no-run': { type: 'boolean' },
+        // In-process targets run the plain core unless the speed ring is asked for; executables always run with it.
+        speed: { type: 'string' },
       },
       strict: true,
     });
@@ -45,6 +48,7 @@ export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Re
       'admin-url': 'ADMIN_URL',
       user: 'USERS',
       'rest-variant': 'REST_VARIANT',
+      speed: 'SPEED',
     } as const;
     const env: Record<string, string> = {};
     for (const [option, name] of Object.entries(names)) {
@@ -52,6 +56,7 @@ export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Re
       if (value !== '') env[`CONFORMANCE_${name}`] = value;
     }
     if (values['admin-url'] !== undefined && values.url === undefined) throw new Error('--admin-url needs --url');
+    if (values.speed !== undefined && values.speed !== 'on' && values.speed !== 'off') throw new Error('--speed takes on or off');
     return env;
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);

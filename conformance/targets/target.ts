@@ -107,7 +107,8 @@ export async function startInProcessTarget(transport: Transport, backend: Backen
     sessionLingerMs: settings.sessionLingerMs,
     sessionCap: settings.sessionCap,
     platformTimeouts: settings.platformTimeouts,
-    speed: settings.speed,
+    // A case's own setting wins; otherwise `npm run conformance -- --speed on` runs every target with the ring.
+    speed: settings.speed ?? process.env['CONFORMANCE_SPEED'] === 'on',
   });
   const runId = randomBytes(3).toString('hex');
   return {
