@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick] [--only=stdlib,koa,grpc] [--backends=fake,real] [--no-scale] [--no-login-flood] [--no-attacks] [--out=DIR] [--json=FILE]
+// npm run bench [-- --quick] [--speed=on|off] [--only=stdlib,koa,grpc] [--backends=fake,real] [--no-scale] [--no-login-flood] [--no-attacks] [--out=DIR] [--json=FILE]
 //
 // Every server runs in its own child process (bench/server.ts, bench/baseline-server.ts,
 // bench/fastify-peer.ts); this process is only the orchestrator and the report writer. Ratios are taken
@@ -302,8 +302,12 @@ async function main(): Promise<void> {
       'no-attacks': { type: 'boolean', default: false },
       out: { type: 'string', default: join(ROOT, 'reports') },
       json: { type: 'string' },
+      // The service children with the speed ring (as the executables run) or the plain core (bench/server.ts).
+      speed: { type: 'string', default: 'on' },
     },
   });
+  if (values.speed !== 'on' && values.speed !== 'off') throw new Error('--speed takes on or off');
+  process.env['BENCH_SPEED'] = values.speed;
   const settings = settingsFor(values.quick);
   const only = values.only.split(',') as TransportName[];
   const backends = values.backends.split(',') as BackendName[];
@@ -312,7 +316,7 @@ async function main(): Promise<void> {
   const machine = machineInfo();
   const loadAverageStart = loadAverage();
   log(
-    `bench: ${settings.quick ? 'quick' : 'full'} run on ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}, load average ${loadAverageStart.toFixed(2)}`,
+    `bench: speed ring ${values.speed}; ${settings.quick ? 'quick' : 'full'} run on ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}, load average ${loadAverageStart.toFixed(2)}`,
   );
   requireLoadGenerators();
 

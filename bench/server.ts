@@ -33,15 +33,17 @@ async function main(): Promise<void> {
     REDIS_ADDR: process.env['REDIS_ADDR'],
     NATS_URL: process.env['NATS_URL'],
   };
-  // As the executables run (composition/main.ts: the speed ring, its stdout included), so that the bench measures what they do.
-  const logger = createLogger(config.logLevel as LogLevel, speedRing.stdout?.());
+  // As the executables run (composition/main.ts: the speed ring, its stdout included), so that the bench measures
+  // what they do; `npm run bench -- --speed=off` measures the plain core.
+  const speed = process.env['BENCH_SPEED'] === 'off' ? undefined : speedRing;
+  const logger = createLogger(config.logLevel as LogLevel, speed?.stdout?.());
   const service = await startService({
     serviceName: `orders-bench-${config.transport}`,
     transport: transportNamed(config.transport).factory,
     env,
     logger,
     embedded: !real,
-    speed: speedRing,
+    speed,
     isolation: { schema: config.schema, uniqueSuffix: config.schema?.replace(/^bench_/, 'bench'), dropSchemaOnStop: true },
   });
   const { app, backends } = service;
