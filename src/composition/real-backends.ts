@@ -12,9 +12,9 @@ import { PostgresOrderRepository } from '../adapters/postgres/postgres-order-rep
 import { CoalescingOrderRepository } from '../adapters/postgres/placement-coalescer.ts';
 import { sharedReplyPublisher } from '../adapters/nats/stream-acks.ts';
 import { PostgresOutbox } from '../adapters/postgres/postgres-outbox.ts';
-import { redisConfigFromEnv } from '../adapters/redis/redis-config.ts';
-import { RedisOrderCache } from '../adapters/redis/redis-order-cache.ts';
-import { DEFAULT_RATE_LIMIT_KEY_PREFIX, RedisRateLimitStore } from '../rate-limit/redis-rate-limit-store.ts';
+import { redisConfigFromEnv } from '../adapters/redis/connection.ts';
+import { RedisOrderCache } from '../adapters/redis/order-cache.ts';
+import { DEFAULT_RATE_LIMIT_KEY_PREFIX, RedisRateLimitStore } from '../rate-limit/redis-store.ts';
 import type { Backends } from './backends.ts';
 
 /**
