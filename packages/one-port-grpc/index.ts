@@ -5,7 +5,6 @@
  */
 export {
   createOnePortServer,
-  isGrpcRequest,
   SNIFF_TIMEOUT_MS,
   STOP_GRACE_MS,
   STOP_QUIET_MS,

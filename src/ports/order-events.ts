@@ -1,3 +1,7 @@
+/**
+ * The broker's side of order-placed events (spec 6, rule EVT-7-delivery): publishing what the outbox relay
+ * sends, and consuming it for the notifier.
+ */
 import type { OrderPlaced } from '../domain/order-placed.ts';
 
 /** An order-placed event with its identity: the outbox row id, sent to the broker as Nats-Msg-Id. */
@@ -6,7 +10,6 @@ export interface OrderPlacedEnvelope {
   readonly event: OrderPlaced;
 }
 
-/** The broker side of the relay (rule EVT-7-delivery): resolves once the broker has stored the event. */
 export interface OrderEventPublisher {
   /**
    * Resolves when the broker acknowledged the event (stored, or dropped as a duplicate of the same id);

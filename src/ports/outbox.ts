@@ -1,3 +1,7 @@
+/**
+ * The transactional outbox read back (rule EVT-7-delivery): the relay's pending events and backlog, and the
+ * notifier's ledger of what was already announced, both shared by every replica.
+ */
 import type { OrderPlacedEnvelope } from './order-events.ts';
 
 /** How far the relay is behind: pending (unsent) events and the age of the oldest one. */
@@ -13,11 +17,7 @@ export interface OutboxBacklog {
  */
 export type SendBatch = (batch: readonly OrderPlacedEnvelope[]) => Promise<readonly string[]>;
 
-/**
- * The transactional outbox (rule EVT-7-delivery): events written with their orders (OrderRepository.place),
- * read back here by the relay. Safe with several relays at once: a claimed batch is invisible to
- * other claimers until it is settled.
- */
+/** Events written with their orders (OrderRepository.place); a claimed batch is invisible to other relays until settled. */
 export interface OutboxStore {
   /**
    * Claims up to `limit` pending events, oldest first, skipping those another relay holds; calls
@@ -29,10 +29,7 @@ export interface OutboxStore {
   purge(now: Date): Promise<number>;
 }
 
-/**
- * Which events the notifier already announced, shared by every replica, so a redelivered event is
- * not announced twice (rule EVT-7-delivery: one `order placed` line per order across the fleet).
- */
+/** Which events the notifier announced: one `order placed` line per order across the fleet. */
 export interface NotificationLedger {
   /**
    * Calls `announce` with the ids of `ids` not yet recorded and records them, atomically: a replica
