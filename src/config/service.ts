@@ -6,18 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseLogLevel, type LogLevel } from '../observability/logger.ts';
-import {
-  addressVar,
-  ConfigError,
-  durationVar,
-  optionalVar,
-  positiveIntVar,
-  requireVar,
-  trustProxyVar,
-  type Env,
-  type ListenAddress,
-  type TrustedNetwork,
-} from './env.ts';
+import { addressVar, ConfigError, durationVar, optionalVar, positiveIntVar, requireVar, trustProxyVar } from './env.ts';
+import type { Env, ListenAddress, TrustedNetwork } from './env.ts';
 
 const RATE_LIMIT_STORES = ['memory', 'redis'] as const;
 export type RateLimitStoreKind = (typeof RATE_LIMIT_STORES)[number];

@@ -2,6 +2,7 @@
  * Health and readiness reports (spec 2.3, rules ADMIN-checker, HEALTH-*, READY-not-yet): one checker over
  * the components, the small interface every transport's admin routes are written against (spec 4.2).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Component } from './component.ts';
 
 export interface HealthNode {
@@ -49,14 +50,12 @@ export class ComponentChecker implements Checker {
 
 /** `ok`, or `unavailable` with the error's text (rule HEALTH-failing-status). */
 async function probe(name: string, check: () => Promise<void>): Promise<HealthNode> {
-  const signal = AbortSignal.timeout(CHECK_TIMEOUT_MS);
+  const timedOut = async (): Promise<never> => {
+    await sleep(CHECK_TIMEOUT_MS, undefined, { ref: false });
+    throw new Error(`${name}: check timed out`);
+  };
   try {
-    await Promise.race([
-      check(),
-      new Promise<never>((_, reject) =>
-        signal.addEventListener('abort', () => reject(new Error(`${name}: check timed out`)), { once: true }),
-      ),
-    ]);
+    await Promise.race([check(), timedOut()]);
     return { name, status: 'ok' };
   } catch (error) {
     return { name, status: 'unavailable', error: error instanceof Error ? error.message : String(error) };

@@ -11,31 +11,19 @@ export interface OrderPlacedEnvelope {
 }
 
 export interface OrderEventPublisher {
-  /**
-   * Resolves when the broker acknowledged the event (stored, or dropped as a duplicate of the same id);
-   * rejects with ErrUnavailable otherwise. Publishing the same id twice within the broker's duplicate
-   * window stores it once.
-   */
+  /** Resolves once the broker stored the event (a duplicate of the same id is stored once), else ErrUnavailable. */
   publishOrderPlaced(envelope: OrderPlacedEnvelope): Promise<void>;
 }
 
-/**
- * Handles a batch of delivered events. Resolving acknowledges every event of the batch; rejecting
- * leaves them unacknowledged, so the broker delivers them again (to this or another replica).
- */
+/** Handles a batch of delivered events: resolving acknowledges them all, rejecting has the broker deliver them again. */
 export type OrderPlacedHandler = (batch: readonly OrderPlacedEnvelope[]) => void | Promise<void>;
 
 export interface OrderEventSubscriber {
   /**
-   * Delivers order-placed events to the handler through the one consumer shared by every replica
-   * (each event goes to one of them) until the signal aborts; then finishes the batch in hand and
-   * resolves (never rejects on abort: spec 6 rule 4). Events published while nobody consumed are
-   * delivered later (durable).
+   * Delivers events through the one consumer shared by every replica (each event to one of them, durable)
+   * until the signal aborts; then finishes the batch in hand and resolves (never rejects on abort: spec 6 rule 4).
    */
   consumeOrderPlaced(handler: OrderPlacedHandler, signal: AbortSignal): Promise<void>;
-  /**
-   * The stop-time drain (rule EVT-4-notifier-stop): delivers what is pending now, resolves once nothing is
-   * left or after about `timeoutMs`; what remains stays with the broker for the next process. Never rejects.
-   */
+  /** The stop-time drain (rule EVT-4-notifier-stop): what is pending now, for about `timeoutMs` at most; never rejects. */
   drainOrderPlaced(handler: OrderPlacedHandler, timeoutMs: number): Promise<void>;
 }

@@ -6,10 +6,9 @@
 import type { Order } from '../domain/order.ts';
 import type { OrderPlacedEnvelope } from './order-events.ts';
 
+/** Already clamped by the caller: limit 1..100, offset >= 0. */
 export interface Page {
-  /** Already clamped by the caller: 1..100. */
   readonly limit: number;
-  /** Already clamped by the caller: >= 0. */
   readonly offset: number;
 }
 

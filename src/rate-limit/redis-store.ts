@@ -44,16 +44,14 @@ return {tostring(allowed), string.format('%.6f', tokens), string.format('%.3f', 
 
 export const DEFAULT_RATE_LIMIT_KEY_PREFIX = 'orders:ratelimit:';
 
+/** `rate` tokens per second, `burst` tokens; `commandTimeoutMs` bounds each decision, which every REST request waits on. */
 export interface RedisRateLimitOptions {
   readonly host: string;
   readonly port: number;
-  /** RATE_LIMIT_RPS: tokens per second. */
   readonly rate: number;
-  /** Bucket size; RATE_LIMIT_RPS by our choice. */
   readonly burst: number;
   /** Prepended to the client key; tests isolate themselves with their own. */
   readonly keyPrefix?: string;
-  /** Bound on one decision, past it the process bucket decides: every REST request waits on it. Default 250 ms. */
   readonly commandTimeoutMs?: number;
   /** Tests only: a clock (ms) instead of Redis TIME. */
   readonly clock?: () => number;

@@ -7,13 +7,8 @@
  * and cuts what is left after the grace.
  */
 import { createServer as createHttp1Server, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
-import {
-  createServer as createHttp2Server,
-  type Http2ServerRequest,
-  type Http2ServerResponse,
-  type Http2Server,
-  type ServerHttp2Session,
-} from 'node:http2';
+import { createServer as createHttp2Server, type Http2Server, type ServerHttp2Session } from 'node:http2';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { dispatchGuarded, guardSession, HTTP2_SERVER_OPTIONS, type Http2Limits } from './http2-limits.ts';
@@ -60,14 +55,11 @@ export interface OnePortOptions {
   readonly http1?: Http1Side;
   /** PEM certificate and key: the port speaks TLS only, ALPN h2 and http/1.1 (rule ONEPORT-tls). */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
-  /** Default SNIFF_TIMEOUT_MS. */
+  /** Defaults: SNIFF_TIMEOUT_MS, STOP_GRACE_MS, STOP_QUIET_MS, and http2-limits.ts's constants. */
   readonly sniffTimeoutMs?: number;
-  /** The HTTP/2 session guard's limits; each defaults to its constant in http2-limits.ts. */
-  readonly http2Limits?: Http2Limits;
-  /** Default STOP_GRACE_MS. */
   readonly graceMs?: number;
-  /** Default STOP_QUIET_MS. */
   readonly quietMs?: number;
+  readonly http2Limits?: Http2Limits;
 }
 
 export interface OnePortServer {

@@ -61,13 +61,12 @@ interface Watch {
   /** Client streams that reached our 'stream' handler (the others were refused by Node). */
   seen: number;
   readonly streams: Set<ServerHttp2Stream>;
-  /** When each stream's answer started waiting for its client (weak: the entry goes with its stream). */
+  /** When each stream's answer started waiting for its client. */
   readonly waitingSince: WeakMap<ServerHttp2Stream, number>;
   overSoft: boolean;
   readonly limits: Required<Http2Limits>;
-  /** Streams dispatched and not done (answer taken, or closed). */
+  /** Streams dispatched and not done (answer taken, or closed), and the dispatches waiting for one to be done. */
   active: number;
-  /** Dispatches waiting for an active stream to be done. */
   readonly pending: Array<() => void>;
 }
 

@@ -79,6 +79,7 @@ const PROTO_CONTENT_TYPE = /^application\/grpc(\+proto)?(;.*)?$/;
 const RESPONSE_HEADERS = { 'content-type': 'application/grpc+proto', 'grpc-accept-encoding': 'gzip' };
 const OK_TRAILERS = { 'grpc-status': '0' };
 const OK: CallStatus = { code: Status.OK, message: '' };
+const UNSUPPORTED_CONTENT_TYPE: CallStatus = { code: Status.UNIMPLEMENTED, message: 'unsupported content type' };
 
 /** The server as a node:http2 compatibility-API request handler; the message is read from the raw stream. */
 export function createUnaryServer<P>(options: UnaryServerOptions<P>): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
@@ -87,30 +88,17 @@ export function createUnaryServer<P>(options: UnaryServerOptions<P>): (req: Http
   return (req, res) => scope((close) => new ServerCall(options, req, res, close).start());
 }
 
-/** What the headers alone decide: the call is refused, or admitted with how to read and time it. */
-type Admission<P> =
-  | { readonly refused: CallStatus; readonly httpStatus?: number }
-  | {
-      readonly refused?: undefined;
-      readonly method: UnaryMethod<P> | ServerStreamMethod<P>;
-      readonly gzip: boolean;
-      readonly timeoutMs: number | undefined;
-    };
-
-/** Content-Type, method, grpc-encoding and grpc-timeout, in that order; the first that fails refuses the call. */
-function admit<P>(headers: IncomingHttpHeaders, method: UnaryMethod<P> | ServerStreamMethod<P> | undefined): Admission<P> {
-  if (!PROTO_CONTENT_TYPE.test(headers['content-type'] ?? '')) {
-    // Not a gRPC encoding we serve (grpc-web, +json, ...): the protocol's answer is HTTP 415.
-    return { refused: { code: Status.UNIMPLEMENTED, message: 'unsupported content type' }, httpStatus: 415 };
-  }
-  if (method === undefined) return { refused: { code: Status.UNIMPLEMENTED, message: 'unknown service or method' } };
+/** Content-Type, method, grpc-encoding and grpc-timeout, in that order: the first that fails refuses the call. */
+function refusal(headers: IncomingHttpHeaders, known: boolean, timeoutMs: number | undefined): CallStatus | undefined {
+  // Not a gRPC encoding we serve (grpc-web, +json, ...): the protocol's answer is HTTP 415.
+  if (!PROTO_CONTENT_TYPE.test(headers['content-type'] ?? '')) return UNSUPPORTED_CONTENT_TYPE;
+  if (!known) return { code: Status.UNIMPLEMENTED, message: 'unknown service or method' };
   const encoding = headers['grpc-encoding'];
   if (encoding !== undefined && encoding !== 'identity' && encoding !== 'gzip') {
-    return { refused: { code: Status.UNIMPLEMENTED, message: `unsupported grpc-encoding ${encoding}` } };
+    return { code: Status.UNIMPLEMENTED, message: `unsupported grpc-encoding ${encoding}` };
   }
-  const timeoutMs = parseGrpcTimeout(headers['grpc-timeout'] as string | undefined);
-  if (Number.isNaN(timeoutMs)) return { refused: { code: Status.INVALID_ARGUMENT, message: 'malformed grpc-timeout' } };
-  return { method, gzip: encoding === 'gzip', timeoutMs };
+  if (Number.isNaN(timeoutMs)) return { code: Status.INVALID_ARGUMENT, message: 'malformed grpc-timeout' };
+  return undefined;
 }
 
 /** One call, from its headers to its status: `settled` (observed, scope closed) and `answered` each happen once. */
@@ -121,8 +109,7 @@ class ServerCall<P> {
   private readonly stream: ServerHttp2Stream;
   private readonly closeScope: () => void;
   private readonly path: string;
-  private readonly method: UnaryMethod<P> | ServerStreamMethod<P> | undefined;
-  private readonly observation: CallObservation | undefined;
+  private observation: CallObservation | undefined;
   private readonly done = new AbortController();
   private settled = false;
   private answered = false;
@@ -134,17 +121,35 @@ class ServerCall<P> {
     this.stream = req.stream;
     this.closeScope = closeScope;
     this.path = req.headers[':path'] ?? '';
-    this.method = options.methods.get(this.path);
-    const kind = this.method === undefined ? undefined : 'kind' in this.method ? 'server_stream' : 'unary';
-    this.observation = options.observe?.start(this.path, kind, req.headers);
   }
 
   start(): void {
-    const admission = admit(this.req.headers, this.method);
-    if (admission.refused !== undefined) return this.refuse(admission.refused, admission.httpStatus);
-    this.endOnClose();
-    if (admission.timeoutMs !== undefined) this.armDeadline(admission.timeoutMs);
-    void this.run(admission.method, admission.gzip);
+    const method = this.options.methods.get(this.path);
+    const kind = method === undefined ? undefined : 'kind' in method ? 'server_stream' : 'unary';
+    this.observation = this.options.observe?.start(this.path, kind, this.req.headers);
+    const timeoutMs = parseGrpcTimeout(this.req.headers['grpc-timeout'] as string | undefined);
+    const refused = refusal(this.req.headers, method !== undefined, timeoutMs);
+    if (refused !== undefined) {
+      // Refused on its headers alone: a trailers-only answer.
+      this.settle(refused.code);
+      return answer(this.stream, refused, refused === UNSUPPORTED_CONTENT_TYPE ? 415 : 200);
+    }
+    // Whatever closes the stream ends the call's work (rule GRPC-cancel); before an answer it is CANCELLED, as grpc-go counts it.
+    this.stream.once('close', () => {
+      this.answered = true;
+      this.settle(Status.CANCELLED);
+      this.done.abort();
+    });
+    if (timeoutMs !== undefined) {
+      // The client's deadline (rule GRPC-timeout-clamp): DEADLINE_EXCEEDED, and the call's work is aborted.
+      const timer = setTimeout(() => {
+        this.finish({ code: Status.DEADLINE_EXCEEDED, message: 'deadline exceeded' });
+        this.done.abort();
+      }, timeoutMs);
+      this.stream.once('close', () => clearTimeout(timer));
+    }
+    // An unknown method was refused above.
+    void this.run(method!, this.req.headers['grpc-encoding'] === 'gzip');
   }
 
   /** Authenticate on the headers, read and decode the one message, then the method's handler. */
@@ -205,37 +210,12 @@ class ServerCall<P> {
     this.res.write(frameMessage(toBinary(output, message)));
   }
 
-  /** The done signal of the call: whatever closes the stream ends the call's work (rule GRPC-cancel). */
-  private endOnClose(): void {
-    this.stream.once('close', () => {
-      this.answered = true;
-      // Ended before an answer (reset by the client, the connection lost): CANCELLED, as grpc-go counts it.
-      this.settle(Status.CANCELLED);
-      this.done.abort();
-    });
-  }
-
-  /** The client's deadline (rule GRPC-timeout-clamp): DEADLINE_EXCEEDED, and the call's work is aborted. */
-  private armDeadline(timeoutMs: number): void {
-    const timer = setTimeout(() => {
-      this.finish({ code: Status.DEADLINE_EXCEEDED, message: 'deadline exceeded' });
-      this.done.abort();
-    }, timeoutMs);
-    this.stream.once('close', () => clearTimeout(timer));
-  }
-
   /** Observed with its status and its scope closed, once. */
   private settle(code: number): void {
     if (this.settled) return;
     this.settled = true;
     this.observation?.end(code);
     this.closeScope();
-  }
-
-  /** Refused on its headers alone: a trailers-only answer. */
-  private refuse(status: CallStatus, httpStatus?: number): void {
-    this.settle(status.code);
-    answer(this.stream, status, httpStatus);
   }
 
   /** The call's one answer: the reply message, a server stream's trailers, or a trailers-only status. */

@@ -40,18 +40,14 @@ export function reconnectDelayMs(attempt: number): number {
   return Math.min(attempt * 100, 1_000);
 }
 
-export interface RedisClientOptions {
-  /** Bound on every command: past it the caller falls back. */
-  readonly commandTimeoutMs: number;
-  /** Bound on one TCP connect, at start-up and on each reconnect attempt. Default 2 s. */
-  readonly connectTimeoutMs?: number;
-  /** Asked before each reconnect attempt: false ends the client (no retry during a failing init, none after stop). */
-  readonly reconnect: () => boolean;
-  readonly autoPipelining?: boolean;
-}
-
-/** A client that connects on connect() and never queues a command while disconnected. */
-export function createRedisClient({ host, port }: Pick<RedisConfig, 'host' | 'port'>, options: RedisClientOptions): Redis {
+/**
+ * A client that connects on connect() and never queues a command while disconnected. `reconnect` is asked
+ * before each reconnect attempt: false ends the client (no retry during a failing init, none after stop).
+ */
+export function createRedisClient(
+  { host, port }: Pick<RedisConfig, 'host' | 'port'>,
+  options: { commandTimeoutMs: number; connectTimeoutMs?: number | undefined; reconnect: () => boolean; autoPipelining?: boolean },
+): Redis {
   return new Redis({
     host,
     port,

@@ -11,10 +11,9 @@ import type { Logger } from '../../ports/logger.ts';
 import type { OrderCache } from '../../ports/order-cache.ts';
 import { closeRedisClient, createRedisClient, type RedisConfig } from './connection.ts';
 
+/** Bounds on every command (PING included; default 500 ms) and on one TCP connect (default 2 s). */
 export interface RedisOrderCacheOptions {
-  /** Bound on every command, PING included; the service falls back to the database after it. Default 500 ms. */
   readonly commandTimeoutMs?: number;
-  /** Bound on one TCP connect, at start-up and on each reconnect attempt. */
   readonly connectTimeoutMs?: number;
 }
 
