@@ -1,3 +1,4 @@
+// The variable parsers (rule CONFIG-formats): durations, positive integers, listen addresses, ConfigError.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseDuration, parseListenAddress, positiveIntVar } from './env.ts';
 

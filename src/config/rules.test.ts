@@ -1,3 +1,4 @@
+// Rule-tagged checks of configuration (spec 8.1) and the constants adapters read from it.
 import { describe, expect, it } from 'vitest';
 import { MemoryOrderCache } from '../../fakes/memory-cache.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
@@ -11,7 +12,6 @@ import { TokenService } from '../service/token-service.ts';
 import { ConfigError, type Env } from './env.ts';
 import { loadServiceConfig } from './service.ts';
 
-// Rule-tagged checks of configuration (spec 8.1) and the constants adapters read from it.
 const SECRET = 'x'.repeat(32);
 const REAL_ENV: Env = {
   POSTGRES_DSN: 'postgres://postgres:pw-hunter2@127.0.0.1:1/test',

@@ -1,3 +1,4 @@
+// loadServiceConfig (spec 8.1): each variable's accepted forms and refusals, JWT_SECRET, TLS files, TRUST_PROXY.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
