@@ -8,7 +8,7 @@ import type { Logger } from '../ports/logger.ts';
 import type { ClientAddressResolver } from './client-address.ts';
 import type { RateLimitDecision, RateLimitStore, TokenBucketLimiter } from './store.ts';
 
-/** The 429 body's message. */
+/** The 429 body's message (rule RATE-429-body). */
 export const RATE_LIMITED_MESSAGE = 'rate limit exceeded';
 
 /** What a REST request is limited by: its TCP peer and X-Forwarded-For (read only behind TRUST_PROXY). */
