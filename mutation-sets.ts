@@ -68,7 +68,7 @@ export const SETS = {
       'src/transports/errors/*.test.ts',
       'src/transports/http/rest/*.test.ts',
       'src/observability/backend-metrics.test.ts',
-      'src/config/config-rules.test.ts',
+      'src/config/rules.test.ts',
       'conformance/columns/stdlib-fake-rest-http1.test.ts',
       'conformance/columns/grpc-fake-grpc.test.ts',
     ],
@@ -119,7 +119,7 @@ export const SETS = {
       'embedded/**/*.ts',
       // Reached only with the real backends: the rest-real set.
       '!src/composition/real-backends.ts',
-      '!src/rate-limit/redis-rate-limit-store.ts',
+      '!src/rate-limit/redis-store.ts',
       // Reached in both modes: the rest-real set, which runs its fake and its real tests.
       '!src/composition/main.ts',
     ],
@@ -144,7 +144,7 @@ export const SETS = {
   // shared rate-limit tests. And main.ts, whose real-backend branch (no demo logins to announce) only
   // main.real.test.ts takes: its fake-backed tests run here too.
   'rest-real': {
-    mutate: ['src/composition/real-backends.ts', 'src/rate-limit/redis-rate-limit-store.ts', 'src/composition/main.ts'],
+    mutate: ['src/composition/real-backends.ts', 'src/rate-limit/redis-store.ts', 'src/composition/main.ts'],
     tests: [
       'conformance/columns/stdlib-real.test.ts',
       'src/composition/*.real.test.ts',

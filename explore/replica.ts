@@ -1,4 +1,4 @@
-import type { ServiceConfig } from '../src/config/service-config.ts';
+import type { ServiceConfig } from '../src/config/service.ts';
 import { ComponentChecker } from '../src/lifecycle/checker.ts';
 import type { Order } from '../src/domain/order.ts';
 import type { CredentialStore } from '../src/ports/credential-store.ts';
@@ -15,8 +15,8 @@ import { OutboxRelay } from '../src/service/outbox-relay.ts';
 import { TokenService } from '../src/service/token-service.ts';
 import { SessionScope } from '../src/session/session-scope.ts';
 import { ClientAddressResolver } from '../src/rate-limit/client-address.ts';
-import { HttpRateLimiter } from '../src/rate-limit/http-rate-limiter.ts';
-import { TokenBucketLimiter } from '../src/rate-limit/token-bucket-limiter.ts';
+import { HttpRateLimiter } from '../src/rate-limit/limiter.ts';
+import { TokenBucketLimiter } from '../src/rate-limit/store.ts';
 import { RestApi } from '../src/transports/http/rest/rest-api.ts';
 import { NearOrderCache } from '../speed/near-order-cache.ts';
 import type { SimBackends } from './sim-fakes.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { loadServiceConfig, type ServiceConfig } from '../src/config/service-config.ts';
+import { loadServiceConfig, type ServiceConfig } from '../src/config/service.ts';
 import { IDEMPOTENCY_KEY_TTL_MS } from '../src/domain/idempotency-key.ts';
 import type { Order } from '../src/domain/order.ts';
 import { hashPassword } from '../src/service/password-hasher.ts';

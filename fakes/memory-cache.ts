@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../src/ports/clock.ts';
 import type { OrderCache } from '../src/ports/order-cache.ts';
 import { Trouble } from './trouble.ts';
 
-/** Same default as the Redis adapter (redis-config.ts), so fake and real expire alike. */
+/** Same default as the Redis adapter (adapters/redis/connection.ts), so fake and real expire alike. */
 const DEFAULT_TTL_MS = 5 * 60_000;
 
 export interface MemoryOrderCacheOptions {

@@ -5,7 +5,7 @@ import { LogCapture } from '../test/support/log-capture.ts';
 import type { Backends } from '../src/composition/backends.ts';
 import { createApp } from '../src/composition/create-app.ts';
 import { createEmbeddedBackends } from '../embedded/backends.ts';
-import { loadServiceConfig } from '../src/config/service-config.ts';
+import { loadServiceConfig } from '../src/config/service.ts';
 import { sessionKeyFromVerifiedSubject } from '../src/domain/session-key.ts';
 import { createLogger } from '../src/observability/logger.ts';
 import { TokenService } from '../src/service/token-service.ts';

@@ -4,7 +4,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { connect as netConnect, createServer as createNetServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Env } from '../../src/config/env.ts';
-import { loadServiceConfig } from '../../src/config/service-config.ts';
+import { loadServiceConfig } from '../../src/config/service.ts';
 import { createApp } from '../../src/composition/create-app.ts';
 import { createEmbeddedBackends } from '../../embedded/backends.ts';
 import type { Component } from '../../src/lifecycle/component.ts';

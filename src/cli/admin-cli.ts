@@ -1,4 +1,10 @@
+/**
+ * orders-admin (bin/orders-admin.ts), the operator's command line: database migrations and users (rule
+ * AUTH-10-credentials: the service never creates a user), and `simulate` (simulate-cli.ts). Secrets never
+ * reach argv or the output (rule CONFIG-no-secret-echo).
+ */
 import { randomUUID } from 'node:crypto';
+import { text } from 'node:stream/consumers';
 import { ConfigError, type Env } from '../config/env.ts';
 import { ErrConflict, ErrUnavailable } from '../domain/errors.ts';
 import { createLogger } from '../observability/logger.ts';
@@ -82,7 +88,8 @@ export async function runAdminCli(argv: readonly string[], io: AdminCliIo, extra
       io.stdout.write(applied.length === 0 ? 'no pending migrations\n' : applied.map((v) => `applied migration ${v}\n`).join(''));
       return 0;
     }
-    const password = await readPassword(io.stdin);
+    // One trailing newline is the shell's, not the password's.
+    const password = (await text(io.stdin)).replace(/\r?\n$/, '');
     if (password === '') {
       io.stderr.write('orders-admin: password must not be empty (read from stdin)\n');
       return 1;
@@ -123,12 +130,4 @@ export async function runAdminCli(argv: readonly string[], io: AdminCliIo, extra
   } finally {
     await db?.stop();
   }
-}
-
-async function readPassword(stdin: AsyncIterable<string | Uint8Array>): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk));
-  return Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/\r?\n$/, '');
 }

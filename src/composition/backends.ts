@@ -4,7 +4,7 @@ import type { OrderCache } from '../ports/order-cache.ts';
 import type { OrderEventPublisher, OrderEventSubscriber } from '../ports/order-events.ts';
 import type { OrderRepository } from '../ports/order-repository.ts';
 import type { NotificationLedger, OutboxStore } from '../ports/outbox.ts';
-import type { RateLimitStore } from '../rate-limit/rate-limit-store.ts';
+import type { RateLimitStore } from '../rate-limit/store.ts';
 import type { BackendMetricSources } from '../observability/backend-metrics.ts';
 
 /** Builds the store shared by every replica (RATE_LIMIT_STORE=redis); a component, so it connects in init. */

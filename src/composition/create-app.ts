@@ -1,5 +1,5 @@
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { ServiceConfig } from '../config/service-config.ts';
+import type { ServiceConfig } from '../config/service.ts';
 import { ComponentChecker, type Checker } from '../lifecycle/checker.ts';
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -21,7 +21,7 @@ import { Listener } from '../transports/http/server/listener.ts';
 import type { PlatformTimeouts } from '../transports/http/server/platform-timeouts.ts';
 import { createServer } from 'node:http';
 import type { Registry } from 'prom-client';
-import { TokenBucketLimiter } from '../rate-limit/token-bucket-limiter.ts';
+import { TokenBucketLimiter } from '../rate-limit/store.ts';
 import type { Core, PublicTransport, TransportFactory } from '../transports/transport.ts';
 import type { Backends } from './backends.ts';
 import type { SpeedRing } from './speed-hooks.ts';

@@ -1,7 +1,7 @@
 // What --embedded adds to composition: the interface the embedded ring (embedded/) implements.
 import type { DestinationStream } from 'pino';
 import type { Registry } from 'prom-client';
-import type { ServiceConfig } from '../config/service-config.ts';
+import type { ServiceConfig } from '../config/service.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Timers } from '../ports/timers.ts';

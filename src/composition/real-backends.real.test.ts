@@ -12,7 +12,7 @@ import type { Backends } from './backends.ts';
 import { createRealBackends, type RealBackendIsolation } from './real-backends.ts';
 import type { NatsEventBus } from '../adapters/nats/nats-event-bus.ts';
 import { natsConfigFromEnv } from '../adapters/nats/nats-config.ts';
-import { redisConfigFromEnv } from '../adapters/redis/redis-config.ts';
+import { redisConfigFromEnv } from '../adapters/redis/connection.ts';
 import { registerServiceMetrics } from '../observability/backend-metrics.ts';
 import { createLogger } from '../observability/logger.ts';
 import { sampleOrder } from '../../test/contracts/order-cache.contract.ts';

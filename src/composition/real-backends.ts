@@ -10,9 +10,9 @@ import { PostgresCredentialStore } from '../adapters/postgres/postgres-credentia
 import { PostgresDatabase } from '../adapters/postgres/postgres-database.ts';
 import { PostgresOrderRepository } from '../adapters/postgres/postgres-order-repository.ts';
 import { PostgresOutbox } from '../adapters/postgres/postgres-outbox.ts';
-import { redisConfigFromEnv } from '../adapters/redis/redis-config.ts';
-import { RedisOrderCache } from '../adapters/redis/redis-order-cache.ts';
-import { DEFAULT_RATE_LIMIT_KEY_PREFIX, RedisRateLimitStore } from '../rate-limit/redis-rate-limit-store.ts';
+import { redisConfigFromEnv } from '../adapters/redis/connection.ts';
+import { RedisOrderCache } from '../adapters/redis/order-cache.ts';
+import { DEFAULT_RATE_LIMIT_KEY_PREFIX, RedisRateLimitStore } from '../rate-limit/redis-store.ts';
 import type { Backends } from './backends.ts';
 import type { SpeedRing } from './speed-hooks.ts';
 

@@ -1,6 +1,6 @@
 import type { Server } from 'node:net';
 import type { Env } from '../config/env.ts';
-import { loadServiceConfig, type ServiceConfig } from '../config/service-config.ts';
+import { loadServiceConfig, type ServiceConfig } from '../config/service.ts';
 import { runComponents } from '../lifecycle/runner.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Backends } from './backends.ts';

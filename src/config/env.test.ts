@@ -1,3 +1,4 @@
+// The variable parsers (rule CONFIG-formats): durations, positive integers, listen addresses, ConfigError.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseDuration, parseListenAddress, positiveIntVar } from './env.ts';
 
@@ -38,7 +39,7 @@ describe('parseDuration (JWT_EXPIRY format)', () => {
 });
 
 describe('positiveIntVar (RATE_LIMIT_RPS, SESSION_RECENT)', () => {
-  // The default when unset or empty, and a parsed value, are the tagged CONFIG-defaults case in config-rules.test.ts.
+  // The default when unset or empty, and a parsed value, are the tagged CONFIG-defaults case in rules.test.ts.
   it.each(['0', '-1', '1.5', '5.0', 'abc', '1e3', '0x10', ' 5', '5 ', '+5', '99999999999999999999', 'Infinity', 'NaN'])(
     'rejects %j naming the variable, not echoing the value',
     (text) => {

@@ -1,7 +1,10 @@
 /**
- * Helpers for per-component configuration (spec 8.1: each component reads its own variables).
- * Every failure names the variable and never echoes its value, since some values are secrets.
+ * Parsers of configuration variables (spec 8.1: each component reads its own variables, rule
+ * CONFIG-own-vars). Every failure is a ConfigError naming the variable, never echoing its value, since some
+ * values are secrets (rules CONFIG-formats, CONFIG-no-secret-echo).
  */
+import { isIP } from 'node:net';
+
 export type Env = Readonly<Record<string, string | undefined>>;
 
 export class ConfigError extends Error {
@@ -17,6 +20,7 @@ export function requireVar(env: Env, name: string): string {
   return value;
 }
 
+/** Unset and empty both mean the default (rule CONFIG-defaults). */
 export function optionalVar(env: Env, name: string, fallback: string): string {
   const value = env[name];
   return value === undefined || value === '' ? fallback : value;
@@ -36,12 +40,9 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
 
 /** Go-style duration strings as the spec uses them: `30m`, `2h`, `1h30m`, `45s`, `500ms`. */
 export function parseDuration(text: string): number | undefined {
-  const match = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(text);
-  if (!match) return undefined;
+  if (!/^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(text)) return undefined;
   let total = 0;
-  for (const [, amount, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
-    total += Number(amount) * (UNIT_MS[unit as string] as number);
-  }
+  for (const [, amount, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) total += Number(amount) * UNIT_MS[unit!]!;
   return total > 0 ? total : undefined;
 }
 
@@ -68,4 +69,35 @@ export function parseListenAddress(name: string, text: string): ListenAddress {
 
 export function addressVar(env: Env, name: string, fallback: string): ListenAddress {
   return parseListenAddress(name, optionalVar(env, name, fallback));
+}
+
+/** One entry of TRUST_PROXY: a network in CIDR form (a bare address is a /32 or /128). */
+export interface TrustedNetwork {
+  readonly address: string;
+  readonly prefix: number;
+  readonly family: 'ipv4' | 'ipv6';
+}
+
+/**
+ * TRUST_PROXY: comma-separated CIDRs (`10.0.0.0/8, 192.168.1.7, fd00::/8`) of the proxies allowed to name
+ * the client in X-Forwarded-For (rule LIMIT-rate-trust-proxy). Empty (the default) trusts no one.
+ */
+export function trustProxyVar(env: Env): readonly TrustedNetwork[] {
+  const text = optionalVar(env, 'TRUST_PROXY', '').trim();
+  if (text === '') return [];
+  return text.split(',').map((entry, index) => {
+    const network = parseCidr(entry.trim());
+    if (network === undefined)
+      throw new ConfigError(`config: TRUST_PROXY entry ${index + 1} must be an IP address or CIDR such as 10.0.0.0/8`);
+    return network;
+  });
+}
+
+export function parseCidr(text: string): TrustedNetwork | undefined {
+  const [, address = '', bits] = /^([^/\s]+)(?:\/(\d{1,3}))?$/.exec(text) ?? [];
+  const version = isIP(address);
+  const max = version === 4 ? 32 : 128;
+  const prefix = bits === undefined ? max : Number(bits);
+  if (version === 0 || prefix > max) return undefined;
+  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
 }

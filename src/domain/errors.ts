@@ -1,9 +1,9 @@
+/**
+ * The named errors of the core (spec 7): the core raises them, only the transports' one error table turns
+ * them into a status or code (rule ERR-*). `kind` is the spec's name, so tables and logs can key on it.
+ */
 import { namedError } from './named-error.ts';
 
-/**
- * Named domain errors (spec 7). The core raises these; only a transport's mapping table turns them
- * into a status or code. `kind` is the spec's name so tables and logs can key on it.
- */
 export type DomainErrorKind = 'ErrNotFound' | 'ErrForbidden' | 'ErrInvalidCredentials' | 'ErrValidation' | 'ErrIdempotencyKeyReused';
 
 /** The common base, so a transport table can tell a domain error from any other. */
@@ -36,9 +36,8 @@ export class ErrIdempotencyKeyReused extends domainError(
 ) {}
 
 /**
- * A backend (database, cache, broker) could not do its part. Adapters translate driver errors into
- * this at their boundary so the core never sees a driver type; transports map it to 500.
- * The message must never contain a secret (DSNs are redacted by the adapter).
+ * A backend (database, cache, broker) could not do its part: adapters translate driver errors into it, so
+ * the core never sees a driver type (rule ERR-internal). Its message never holds a secret.
  */
 export class ErrUnavailable extends namedError('ErrUnavailable') {}
 

@@ -1,3 +1,4 @@
+// The Idempotency-Key header's grammar and lifetime (rules IDEM-format, IDEM-expiry).
 import { describe, expect, it } from 'vitest';
 import { ErrValidation } from './errors.ts';
 import { IDEMPOTENCY_KEY_TTL_MS, parseIdempotencyKey } from './idempotency-key.ts';

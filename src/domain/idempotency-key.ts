@@ -1,6 +1,9 @@
+/**
+ * The Idempotency-Key header (draft-ietf-httpapi-idempotency-key-header): our choices for its format and
+ * lifetime (rules IDEM-format, IDEM-expiry).
+ */
 import { ErrValidation } from './errors.ts';
 
-/** Our choices for draft-ietf-httpapi-idempotency-key-header (recorded in spec/rules.yaml, IDEM-*). */
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 /** How long a key answers retries: a day, long enough for any client's retry policy. */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60_000;

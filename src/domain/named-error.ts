@@ -1,6 +1,6 @@
 /**
- * A named error kind as a one-line class: `export class ErrX extends namedError('ErrX', 'message') {}`.
- * The class, its `name` and its `kind` always agree, so error tables can key on `kind` and logs show it.
+ * A named error kind as a one-line class, `export class ErrX extends namedError('ErrX', 'message') {}`, for
+ * every layer's errors: class, `name` and `kind` always agree, so the error table keys on `kind` and logs show it.
  */
 export function namedError<const K extends string>(kind: K, defaultMessage: string = kind) {
   return class extends Error {

@@ -1,4 +1,4 @@
-/** The order-placed event (spec 6). Payload fields are our choice (spec 6 rule 6). */
+/** The order-placed event (spec 6): its payload fields are our choice (rule EVT-6-subject-payload). */
 export interface OrderPlaced {
   readonly order_id: string;
   readonly user_id: string;

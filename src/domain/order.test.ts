@@ -1,3 +1,4 @@
+// A new order's validation and the order id's form (rules ORDER-item-limits, ERR-invalid-order-id).
 import { describe, expect, it } from 'vitest';
 import { ErrInvalidOrderId, ErrValidation } from './errors.ts';
 import { createOrder, parseOrderId, validateNewOrder, type NewOrderInput } from './order.ts';

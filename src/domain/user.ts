@@ -1,4 +1,4 @@
-/** A user as the credential store holds it. The hash format belongs to the password hasher. */
+/** A user as the credential store holds it (rule AUTH-10-credentials); the hash format is the password hasher's. */
 export interface User {
   readonly id: string;
   readonly username: string;

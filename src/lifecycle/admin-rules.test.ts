@@ -1,3 +1,4 @@
+// The admin routes over any Checker (rules ADMIN-*, HEALTH-nodes-null): reports as is, /metrics, 404s, a throwing checker.
 import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { listenLocal } from '../../test/support/ports.ts';

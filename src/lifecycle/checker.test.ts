@@ -1,3 +1,4 @@
+// ComponentChecker's edges (spec 2.3): failing checks of any kind, the timeout, concurrency, readiness (rule READY-not-yet).
 import { describe, expect, it } from 'vitest';
 import { ComponentChecker } from './checker.ts';
 import type { Component } from './component.ts';

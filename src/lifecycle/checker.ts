@@ -1,6 +1,10 @@
+/**
+ * Health and readiness reports (spec 2.3, rules ADMIN-checker, HEALTH-*, READY-not-yet): one checker over
+ * the components, the small interface every transport's admin routes are written against (spec 4.2).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Component } from './component.ts';
 
-/** Spec 2.3. */
 export interface HealthNode {
   readonly name: string;
   readonly status: string;
@@ -12,18 +16,15 @@ export interface HealthReport {
   readonly nodes: HealthNode[] | null;
 }
 
-/** The small interface the admin routes are written against (spec 4.2), one implementation for all transports. */
 export interface Checker {
   health(): Promise<HealthReport>;
   ready(): Promise<HealthReport>;
 }
 
-/** Status of a failing node: the spec leaves it open (2.4); ours is `unavailable`. */
-export const STATUS_OK = 'ok';
-export const STATUS_FAILING = 'unavailable';
+/** A hanging check fails its node after this long, without holding up the others. */
 const CHECK_TIMEOUT_MS = 2_000;
 
-/** Builds reports from the components that implement the capability; others are left out. */
+/** Reports on the components that implement the capability; the others are left out. */
 export class ComponentChecker implements Checker {
   readonly #components: readonly Component[];
 
@@ -32,35 +33,31 @@ export class ComponentChecker implements Checker {
   }
 
   health(): Promise<HealthReport> {
-    return this.#report((c) => (c.health ? () => c.health!() : undefined));
+    return this.#report('health');
   }
 
   ready(): Promise<HealthReport> {
-    return this.#report((c) => (c.ready ? () => c.ready!() : undefined));
+    return this.#report('ready');
   }
 
-  async #report(capability: (c: Component) => (() => Promise<void>) | undefined): Promise<HealthReport> {
-    const checks = this.#components.flatMap((c) => {
-      const check = capability(c);
-      return check ? [{ name: c.name, check }] : [];
-    });
-    if (checks.length === 0) return { clean: true, nodes: null };
-    const nodes = await Promise.all(checks.map(({ name, check }) => probe(name, check)));
-    return { clean: nodes.every((n) => n.status === STATUS_OK), nodes };
+  async #report(capability: 'health' | 'ready'): Promise<HealthReport> {
+    const capable = this.#components.filter((c) => c[capability] !== undefined);
+    if (capable.length === 0) return { clean: true, nodes: null };
+    const nodes = await Promise.all(capable.map((c) => probe(c.name, () => c[capability]!())));
+    return { clean: nodes.every((n) => n.status === 'ok'), nodes };
   }
 }
 
+/** `ok`, or `unavailable` with the error's text (rule HEALTH-failing-status). */
 async function probe(name: string, check: () => Promise<void>): Promise<HealthNode> {
-  const signal = AbortSignal.timeout(CHECK_TIMEOUT_MS);
+  const timedOut = async (): Promise<never> => {
+    await sleep(CHECK_TIMEOUT_MS, undefined, { ref: false });
+    throw new Error(`${name}: check timed out`);
+  };
   try {
-    await Promise.race([
-      check(),
-      new Promise<never>((_, reject) =>
-        signal.addEventListener('abort', () => reject(new Error(`${name}: check timed out`)), { once: true }),
-      ),
-    ]);
-    return { name, status: STATUS_OK };
+    await Promise.race([check(), timedOut()]);
+    return { name, status: 'ok' };
   } catch (error) {
-    return { name, status: STATUS_FAILING, error: error instanceof Error ? error.message : String(error) };
+    return { name, status: 'unavailable', error: error instanceof Error ? error.message : String(error) };
   }
 }

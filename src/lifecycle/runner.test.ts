@@ -1,3 +1,4 @@
+// runComponents' failure paths and edges (spec 3.4); the order itself is the lifecycle-order-and-shutdown conformance case.
 import { getEventListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';

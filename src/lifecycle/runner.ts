@@ -1,12 +1,12 @@
+/**
+ * The component lifecycle of spec 3.4 (rules LIFE-1-order, LIFE-2-init-connect, READY-cancel): init in
+ * dependency order (a failure stops what was initialised, in reverse, and rethrows: nothing starts
+ * partially); run every component on one signal; only after all runs have returned, stop in reverse order.
+ * A run that fails (not by abort) aborts the others too, and its failure is rethrown after stopping.
+ */
 import type { Logger } from '../ports/logger.ts';
 import type { Component } from './component.ts';
 
-/**
- * Spec 3.4: init in dependency order (a failure stops what was already initialised, in reverse, and
- * rethrows: nothing starts partially); run every component on one signal; when the signal aborts each
- * run returns on its own; only after all runs have returned, stop in reverse order.
- * A run that fails (not by abort) aborts the others too, and the failure is rethrown after stopping.
- */
 export async function runComponents(components: readonly Component[], signal: AbortSignal, logger: Logger): Promise<void> {
   const initialised: Component[] = [];
   try {

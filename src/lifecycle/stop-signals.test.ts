@@ -1,11 +1,10 @@
+// The stop-signal policy of rule LIFE-4-shutdown on a stand-in signal source (the real process group: test/process/stop-signal-once.test.ts).
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { createLogger } from '../observability/logger.ts';
 import { handleStopSignals, type SignalSource, type StopSignal } from './stop-signals.ts';
 
-// The policy of rule LIFE-4-shutdown on a stand-in signal source; test/process/sigint-group.test.ts holds
-// the executables to it through `npm start` and a real process group.
 function harness(): {
   emit: (signal: StopSignal) => void;
   stops: StopSignal[];

@@ -1,4 +1,4 @@
-/** Time and identifiers as ports, so tests can pin them. */
+/** The date and new identifiers as ports, so tests and the simulator can pin them (rule SIM-clock-advance). */
 export interface Clock {
   now(): Date;
 }

@@ -1,3 +1,4 @@
+/** Where users and their password hashes live (rule AUTH-10-credentials): PostgreSQL, or the in-memory fake. */
 import type { User } from '../domain/user.ts';
 
 export interface CredentialStore {

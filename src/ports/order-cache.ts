@@ -1,6 +1,6 @@
+/** Cache-aside store for single orders (rule SVC-cache-aside): any failure is ErrUnavailable, callers degrade to the repository. */
 import type { Order } from '../domain/order.ts';
 
-/** Cache-aside store for single orders. Any failure is ErrUnavailable; callers degrade to the repository. */
 export interface OrderCache {
   get(id: string): Promise<Order | undefined>;
   set(order: Order): Promise<void>;

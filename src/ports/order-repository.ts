@@ -1,10 +1,14 @@
+/**
+ * Durable order storage (spec 3.1): each order written with its event (the transactional outbox, rule
+ * EVT-7-delivery) and its Idempotency-Key claim (rules IDEM-*). Implementations translate driver failures
+ * into ErrUnavailable and unique violations into ErrConflict at their boundary.
+ */
 import type { Order } from '../domain/order.ts';
 import type { OrderPlacedEnvelope } from './order-events.ts';
 
+/** Already clamped by the caller: limit 1..100, offset >= 0. */
 export interface Page {
-  /** Already clamped by the caller: 1..100. */
   readonly limit: number;
-  /** Already clamped by the caller: >= 0. */
   readonly offset: number;
 }
 
@@ -33,17 +37,12 @@ export type PlacementResult =
   /** The key was already claimed with another fingerprint: nothing written. */
   | { readonly outcome: 'key-mismatch' };
 
-/**
- * Durable order storage. Implementations translate driver failures into ErrUnavailable and unique
- * violations into ErrConflict at their boundary.
- */
 export interface OrderRepository {
   /** The order alone (seeding, tests); creates go through place so no order is without its event. */
   insert(order: Order): Promise<void>;
   /**
-   * The transactional outbox (rule EVT-7-delivery): the order and its event (and the idempotency key) are
-   * written together or not at all. Two placements with the same key at once: one creates, the
-   * other waits for it and replays (or mismatches).
+   * The order, its event and its key, together or not at all. Two placements with the same key at once: one
+   * creates, the other waits for it and replays (or mismatches).
    */
   place(placement: Placement): Promise<PlacementResult>;
   findById(id: string): Promise<Order | undefined>;

@@ -1,8 +1,8 @@
+// The Node timers behind the Timers port: what the session linger, the outbox relay and the memory bus wait on by default.
 import { describe, expect, it } from 'vitest';
 import { settlesBefore, until } from '../../test/support/eventually.ts';
 import { systemTimers } from './timers.ts';
 
-/** The Node timers behind the Timers port: what the session linger, the outbox relay and the memory bus wait on by default. */
 describe('systemTimers', () => {
   it('[SESSION-linger-close] setTimeout fires once on Node time without holding the process open; clearTimeout cancels', async () => {
     const fired: string[] = [];

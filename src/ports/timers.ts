@@ -1,11 +1,9 @@
+/**
+ * Waiting as a port, so tests and the simulator (SimulatedTime) move time instead of waiting it out (rule
+ * SIM-clock-advance): every wait of the core and the fakes, from the session linger to the relay's cadence.
+ */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/**
- * Waiting as a port, so tests and the simulator can move time instead of waiting it out (rule
- * SIM-clock-advance). One port for every wait of the core and the fakes: the session linger
- * (setTimeout, clearTimeout), the outbox relay's cadence and stop-time budget (sleep, nowMs) and the
- * memory bus's down poll and redelivery (sleep, setTimeout). The simulator's SimulatedTime serves it too.
- */
 export interface Timers {
   /** Calls `callback` once after `ms`; the handle is for clearTimeout. A pending timer never keeps the process alive. */
   setTimeout(callback: () => void, ms: number): unknown;

@@ -1,5 +1,6 @@
+// ClientAddressResolver (rules LIMIT-rate-keying, LIMIT-rate-trust-proxy): which address a request is keyed on.
 import { describe, expect, it } from 'vitest';
-import { parseCidr } from '../config/trust-proxy.ts';
+import { parseCidr } from '../config/env.ts';
 import { ClientAddressResolver } from './client-address.ts';
 
 function trusting(...cidrs: string[]): ClientAddressResolver {

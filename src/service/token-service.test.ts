@@ -23,7 +23,7 @@ describe('TokenService (spec 5 rules 1, 7)', () => {
     await expectInvalid(new TokenService(SECRET, HOUR_MS, at(T0)), token);
   });
 
-  // Not echoing the secret is the tagged CONFIG-no-secret-echo case in config-rules.test.ts.
+  // Not echoing the secret is the tagged CONFIG-no-secret-echo case in config/rules.test.ts.
   it('refuses a secret shorter than 32 bytes, counted in bytes, naming JWT_SECRET', () => {
     // '€' is three bytes: 10 of them are 30 bytes, 11 are 33.
     for (const secret of ['', 'x'.repeat(31), '€'.repeat(10)]) expect(() => new TokenService(secret, HOUR_MS)).toThrow('JWT_SECRET');

@@ -5,7 +5,7 @@ import { FakeTimers } from '../../test/support/fake-timers.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { REPO_ROOT } from '../../test/support/transports.ts';
 import { typeCheckSource } from '../../test/support/type-check.ts';
-import { loadServiceConfig } from '../config/service-config.ts';
+import { loadServiceConfig } from '../config/service.ts';
 import { sessionKeyFromVerifiedSubject, type SessionKey } from '../domain/session-key.ts';
 import { createLogger } from '../observability/logger.ts';
 import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull, isSessionError } from './session-errors.ts';

@@ -1,12 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { Server } from 'node:net';
 import type { Tracer } from '@opentelemetry/api';
-import type { ServiceConfig } from '../config/service-config.ts';
+import type { ServiceConfig } from '../config/service.ts';
 import type { HealthReport } from '../lifecycle/checker.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { HttpMetrics } from '../observability/metrics.ts';
-import type { RateLimitStore } from '../rate-limit/rate-limit-store.ts';
-import type { TokenBucketLimiter } from '../rate-limit/token-bucket-limiter.ts';
+import type { RateLimitStore, TokenBucketLimiter } from '../rate-limit/store.ts';
 import type { AuthService } from '../service/auth-service.ts';
 import type { OrderService } from '../service/order-service.ts';
 import type { TokenService } from '../service/token-service.ts';

@@ -12,7 +12,7 @@ import { until } from '../support/eventually.ts';
 orderCacheContract('memory', async () => ({ cache: new MemoryOrderCache() }));
 orderEventsContract('memory', async () => ({ bus: new MemoryEventBus() }));
 
-// The health node names are conformance healthz-clean; the default 5-minute TTL is src/config/config-rules.test.ts;
+// The health node names are conformance healthz-clean; the default 5-minute TTL is src/config/rules.test.ts;
 // down/up and failNext through the service are conformance healthz-cache-down and cache-miss-reads-store-and-refills (orders.ts).
 describe('MemoryOrderCache', () => {
   it('honours a custom TTL and restarts it on overwrite', async () => {

@@ -14,7 +14,7 @@ import { orderEventsContract, sampleEnvelope } from './order-events.contract.ts'
 const NATS_URL = process.env.NATS_URL;
 const silent = pino({ enabled: false });
 
-// Missing, never echoing a malformed value, and the default subject: src/config/config-rules.test.ts.
+// Missing, never echoing a malformed value, and the default subject: src/config/rules.test.ts.
 
 // Both ways to publish: js.publish (the default) and the shared reply subscription composition chooses.
 const PUBLISHERS: readonly (readonly [string, StreamPublisherFactory])[] = [

@@ -11,7 +11,7 @@ import { sampleEnvelope } from './order-events.contract.ts';
 
 const silent = pino({ enabled: false });
 
-// Missing, never echoing a malformed value, and the default subject: src/config/config-rules.test.ts.
+// Missing, never echoing a malformed value, and the default subject: src/config/rules.test.ts.
 describe('natsConfigFromEnv (spec 8.1)', () => {
   it('reads a URL with a scheme, or a comma-separated list of them', () => {
     expect(natsConfigFromEnv({ NATS_URL: 'nats://127.0.0.1:4222' })).toEqual({

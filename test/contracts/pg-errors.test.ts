@@ -163,7 +163,7 @@ describe('scrub: no password in any log line or error', () => {
   });
 });
 
-// Missing POSTGRES_DSN, named and never echoed: src/config/config-rules.test.ts.
+// Missing POSTGRES_DSN, named and never echoed: src/config/rules.test.ts.
 describe('postgres config', () => {
   it('has a connect timeout, a pool size of 10 and no schema by default', () => {
     const config = postgresConfigFromEnv({ POSTGRES_DSN: 'postgres://u:p@h/db' });

@@ -3,8 +3,8 @@ import { connect, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_CACHE_TTL_SECONDS, type RedisConfig } from '../../src/adapters/redis/redis-config.ts';
-import { reconnectDelayMs, RedisOrderCache, type RedisOrderCacheOptions } from '../../src/adapters/redis/redis-order-cache.ts';
+import { DEFAULT_CACHE_TTL_SECONDS, reconnectDelayMs, type RedisConfig } from '../../src/adapters/redis/connection.ts';
+import { RedisOrderCache, type RedisOrderCacheOptions } from '../../src/adapters/redis/order-cache.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import type { LogFields, Logger } from '../../src/ports/logger.ts';
 import { settlesBefore, until } from '../support/eventually.ts';
@@ -55,12 +55,6 @@ describe('reconnectDelayMs', () => {
 });
 
 describe('RedisOrderCache before init', () => {
-  it('refuses to be built without its configuration or logger', () => {
-    const { logger } = recordingLogger();
-    expect(() => new RedisOrderCache(undefined as unknown as RedisConfig, logger)).toThrow('RedisOrderCache: config is required');
-    expect(() => new RedisOrderCache(configFor(1), undefined as unknown as Logger)).toThrow('RedisOrderCache: logger is required');
-  });
-
   it('is the health node `cache`, not connected, and every operation names itself in its ErrUnavailable', async () => {
     const cache = new RedisOrderCache(configFor(1), recordingLogger().logger);
     expect(cache.name).toBe('cache');
@@ -146,12 +140,11 @@ describe('RedisOrderCache against a Redis stand-in', () => {
     await server.close();
   });
 
-  it('[LIFE-2-init-connect] init connects once, is connected and healthy, and logs nothing; a second init is refused', async () => {
+  it('[LIFE-2-init-connect] init connects once, is connected and healthy, and logs nothing', async () => {
     await started();
     expect(cache.connected()).toBe(true);
     await expect(cache.health()).resolves.toBeUndefined();
     expect(server.commands('PING')).toHaveLength(1);
-    await expect(cache.init()).rejects.toThrow('cache: init called twice');
     expect(server.accepted).toBe(1);
     expect(log.lines).toEqual([]);
   });

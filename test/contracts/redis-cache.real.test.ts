@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisConfigFromEnv, type RedisConfig } from '../../src/adapters/redis/redis-config.ts';
-import { RedisOrderCache } from '../../src/adapters/redis/redis-order-cache.ts';
+import { redisConfigFromEnv, type RedisConfig } from '../../src/adapters/redis/connection.ts';
+import { RedisOrderCache } from '../../src/adapters/redis/order-cache.ts';
 import { orderCacheContract, sampleOrder } from './order-cache.contract.ts';
 
 const REDIS_ADDR = process.env.REDIS_ADDR;
 const silent = pino({ enabled: false });
 
-// Missing, and never echoing a malformed value: src/config/config-rules.test.ts.
+// Missing, and never echoing a malformed value: src/config/rules.test.ts.
 
 describe.skipIf(!REDIS_ADDR)('RedisOrderCache against REDIS_ADDR', () => {
   const prefix = `test:orders:${randomUUID()}:`;

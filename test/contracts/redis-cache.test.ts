@@ -3,14 +3,14 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisConfigFromEnv } from '../../src/adapters/redis/redis-config.ts';
-import { RedisOrderCache } from '../../src/adapters/redis/redis-order-cache.ts';
+import { redisConfigFromEnv } from '../../src/adapters/redis/connection.ts';
+import { RedisOrderCache } from '../../src/adapters/redis/order-cache.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import { listenLocal } from '../support/ports.ts';
 
 const silent = pino({ enabled: false });
 
-// Missing, and never echoing a malformed value: src/config/config-rules.test.ts.
+// Missing, and never echoing a malformed value: src/config/rules.test.ts.
 describe('redisConfigFromEnv (spec 8.1)', () => {
   it('reads host:port with the fixed defaults', () => {
     expect(redisConfigFromEnv({ REDIS_ADDR: '127.0.0.1:6379' })).toEqual({

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ConfigError } from '../../src/config/env.ts';
-import { loadServiceConfig } from '../../src/config/service-config.ts';
+import { loadServiceConfig } from '../../src/config/service.ts';
 import type { Checker } from '../../src/lifecycle/checker.ts';
 import { HttpMetrics } from '../../src/observability/metrics.ts';
 import { createAdminHandler } from '../../src/transports/http/admin/admin-handler.ts';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_DEFAULTS } from '../../src/adapters/postgres/postgres-config.ts';
 import { PostgresCredentialStore } from '../../src/adapters/postgres/postgres-credential-store.ts';
 import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
-import { DEFAULT_KEY_PREFIX } from '../../src/adapters/redis/redis-config.ts';
+import { DEFAULT_KEY_PREFIX } from '../../src/adapters/redis/connection.ts';
 import { ORDER_PLACED_SUBJECT, type OrderPlaced } from '../../src/domain/order-placed.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { hashPassword } from '../../src/service/password-hasher.ts';

@@ -1,6 +1,6 @@
 // What conformance's per-transport process cases do not already check of runMain: SIGINT and the
 // shutdown flush of a session, the embedded banner, a port in use at LOG_LEVEL=error, bad arguments.
-// (A short JWT_SECRET: src/config/service-config.test.ts, and conformance's executable-missing-variable-….)
+// (A short JWT_SECRET: src/config/service.test.ts, and conformance's executable-missing-variable-….)
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';

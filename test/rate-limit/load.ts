@@ -1,5 +1,5 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { RATE_LIMIT_CHANNEL, type RateLimitEvent } from '../../src/rate-limit/http-rate-limiter.ts';
+import { RATE_LIMIT_CHANNEL, type RateLimitEvent } from '../../src/rate-limit/limiter.ts';
 
 /** Every decision any limiter in this process takes while `work` runs (the limiter's own record). */
 export async function recordDecisions(work: () => Promise<void>): Promise<RateLimitEvent[]> {

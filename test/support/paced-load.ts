@@ -61,7 +61,7 @@ export interface BudgetRate {
 }
 
 /**
- * The token bucket's own arithmetic (src/rate-limit/token-bucket-limiter.ts, the same in the Redis script):
+ * The token bucket's own arithmetic (src/rate-limit/store.ts, the same in the Redis script):
  * a fresh client starts with `burst` tokens and gains RATE_LIMIT_RPS per second, capped at `burst`. Under
  * a load that never pauses long enough to refill the whole bucket, everything it admits from the first
  * decision to the last is burst + rate x window, less under one token left at the end. So

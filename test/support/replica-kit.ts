@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { expect } from 'vitest';
 import { ORDER_STREAM_DEFAULTS } from '../../src/adapters/nats/order-stream.ts';
-import { DEFAULT_KEY_PREFIX } from '../../src/adapters/redis/redis-config.ts';
+import { DEFAULT_KEY_PREFIX } from '../../src/adapters/redis/connection.ts';
 import { hashPassword } from '../../src/service/password-hasher.ts';
 
 /** What the suites running executables on real backends (fault fleet, cluster, durability, shutdown) share. */

@@ -1,3 +1,4 @@
+// The front's pure decisions: which requests are gRPC (rule ONEPORT-dispatch) and what a connection's first bytes say (rule ONEPORT-h1-h2c).
 import { describe, expect, it } from 'vitest';
 import { HTTP2_PREFACE, isGrpcRequest, sniffProtocol } from './front.ts';
 

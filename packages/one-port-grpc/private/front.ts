@@ -1,23 +1,14 @@
 /**
- * The one-port front: HTTP/1.1 and cleartext HTTP/2 (h2c, hence gRPC) on one port, routed per request,
- * not per connection (rules ONEPORT-h1-h2c, ONEPORT-dispatch: HTTP/2 and `application/grpc` is gRPC,
- * everything else is REST).
- *
- * Node's cleartext http2 server does not take HTTP/1.1 (allowHTTP1 works only behind TLS), so a plain TCP
- * server reads the first bytes of each connection and hands the socket to an http2 server when they are
- * the HTTP/2 preface, otherwise to an http server; behind TLS, ALPN says which (rule ONEPORT-tls). Both
- * servers reach the same handlers. A stop sends GOAWAY to HTTP/2 sessions, drains HTTP/1.1 connections
- * and cuts what is left after the grace. Not supported: the HTTP/1.1 `Upgrade: h2c` dance (no gRPC client
- * uses it).
+ * The one-port front: HTTP/1.1 and cleartext HTTP/2 (h2c, hence gRPC) on one port, routed per request, not
+ * per connection (rules ONEPORT-h1-h2c, ONEPORT-dispatch). Node's cleartext http2 server does not take
+ * HTTP/1.1 (allowHTTP1 works only behind TLS), so a plain TCP server reads each connection's first bytes
+ * and hands the socket to an http2 server on the HTTP/2 preface, to an http server otherwise; behind TLS,
+ * ALPN says which (rule ONEPORT-tls). A stop sends GOAWAY to HTTP/2 sessions, drains HTTP/1.1 connections
+ * and cuts what is left after the grace.
  */
 import { createServer as createHttp1Server, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
-import {
-  createServer as createHttp2Server,
-  type Http2ServerRequest,
-  type Http2ServerResponse,
-  type Http2Server,
-  type ServerHttp2Session,
-} from 'node:http2';
+import { createServer as createHttp2Server, type Http2Server, type ServerHttp2Session } from 'node:http2';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { dispatchGuarded, guardSession, HTTP2_SERVER_OPTIONS, type Http2Limits } from './http2-limits.ts';
@@ -36,19 +27,13 @@ export const SNIFF_TIMEOUT_MS = 10_000;
 /** In-flight requests get this long after a stop before their connections are cut. */
 export const STOP_GRACE_MS = 5_000;
 
-/**
- * During a stop, a connection still being sniffed that has sent nothing for this long is dropped: as long
- * as an idle keep-alive connection may stay quiet before a drain closes it.
- */
+/** During a stop, a connection still being sniffed and silent this long is dropped, as an idle keep-alive one is. */
 export const STOP_QUIET_MS = 500;
 
 /** How often a stop looks for sniffed connections that stayed silent too long. */
 const SILENT_SWEEP_MS = 50;
 
-/**
- * Rule ONEPORT-dispatch, literally: HTTP major version 2 AND a Content-Type beginning with
- * `application/grpc` (case-sensitive). Everything else is REST.
- */
+/** Rule ONEPORT-dispatch, literally: HTTP major version 2 AND a Content-Type beginning with `application/grpc`. */
 export function isGrpcRequest(httpVersionMajor: number, contentType: string | undefined): boolean {
   return httpVersionMajor === 2 && contentType !== undefined && contentType.startsWith('application/grpc');
 }
@@ -64,20 +49,17 @@ export interface Http1Side {
 export interface OnePortOptions {
   /** Only ever called for HTTP/2 requests with a gRPC Content-Type (createUnaryServer's handler). */
   readonly grpc: (req: Http2ServerRequest, res: Http2ServerResponse) => void;
-  /** Every other request: the REST app with all its HTTP middleware (the dispatcher itself is not wrapped, rule ONEPORT-mw-rest-only). */
+  /** Every other request: the REST app with its HTTP middleware (the dispatcher is not wrapped, rule ONEPORT-mw-rest-only). */
   readonly rest: AnyRequestHandler;
-  /** The HTTP/1.1 server and its drain; default: node:http's own server around `rest`, idle connections closed on a stop. */
+  /** The HTTP/1.1 server and its drain; default: node:http's own server around `rest`. */
   readonly http1?: Http1Side;
   /** PEM certificate and key: the port speaks TLS only, ALPN h2 and http/1.1 (rule ONEPORT-tls). */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
-  /** Default SNIFF_TIMEOUT_MS. */
+  /** Defaults: SNIFF_TIMEOUT_MS, STOP_GRACE_MS, STOP_QUIET_MS, and http2-limits.ts's constants. */
   readonly sniffTimeoutMs?: number;
-  /** The HTTP/2 session guard's limits; each defaults to its constant in http2-limits.ts. */
-  readonly http2Limits?: Http2Limits;
-  /** Default STOP_GRACE_MS. */
   readonly graceMs?: number;
-  /** Default STOP_QUIET_MS. */
   readonly quietMs?: number;
+  readonly http2Limits?: Http2Limits;
 }
 
 export interface OnePortServer {
@@ -87,38 +69,15 @@ export interface OnePortServer {
   readonly shutdown: () => Promise<void>;
 }
 
-/** HTTP/1.1 and cleartext HTTP/2 on one port (rule ONEPORT-h1-h2c): the front, and how to stop it. */
 export function createOnePortServer(options: OnePortOptions): OnePortServer {
   const port = new OnePort(options);
   return { server: port.front, shutdown: () => port.shutdown() };
 }
 
-/** The HTTP/2 server's per-request dispatcher (rule ONEPORT-dispatch); it is not wrapped by any middleware. */
-function dispatchByProtocol(options: Pick<OnePortOptions, 'grpc' | 'rest'>): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
-  return (req, res) => {
-    if (isGrpcRequest(req.httpVersionMajor, req.headers['content-type'])) options.grpc(req, res);
-    else options.rest(req, res);
-  };
-}
-
-/** An http2 server fed sockets by the front, with Node's own limits (HTTP2_SERVER_OPTIONS). */
-function guardedHttp2Server(dispatch: (req: Http2ServerRequest, res: Http2ServerResponse) => void): Http2Server {
-  return createHttp2Server(HTTP2_SERVER_OPTIONS, (req, res) => {
-    // Started on the next turn of the loop, after the rest of the bytes read with this HEADERS frame:
-    // a stream its client already reset (rapid reset, rule H2-rapid-reset) costs no handler work. At
-    // most HTTP2_ACTIVE_STREAMS of a session at once (rule H2-write-budget).
-    setImmediate(() => dispatchGuarded(req.stream, () => dispatch(req, res)));
-  });
-}
-
-/** What the first bytes of a cleartext connection say so far. */
-type Sniffed = 'http2' | 'http1' | 'undecided';
-
 /** The HTTP/2 preface in full is h2c; a prefix of it needs more bytes; anything else is HTTP/1.1. */
-export function sniffProtocol(received: Buffer): Sniffed {
+export function sniffProtocol(received: Buffer): 'http2' | 'http1' | 'undecided' {
   const seen = Math.min(received.length, HTTP2_PREFACE.length);
-  const isPreface = received.subarray(0, seen).equals(HTTP2_PREFACE.subarray(0, seen));
-  if (!isPreface) return 'http1';
+  if (!received.subarray(0, seen).equals(HTTP2_PREFACE.subarray(0, seen))) return 'http1';
   return received.length < HTTP2_PREFACE.length ? 'undecided' : 'http2';
 }
 
@@ -144,41 +103,48 @@ class OnePort {
     const http1 = options.http1 ?? { server: createHttp1Server(options.rest) };
     this.http1 = http1.server;
     this.drainHttp1 = http1.drain ?? (async () => http1.server.closeIdleConnections());
-    // An http server fed through emit('connection') never listens itself, and only 'listening' starts its
-    // connection tracking: without it its timeouts and closeIdleConnections() do nothing.
+    // Only 'listening' starts an http server's connection tracking: without it its timeouts and
+    // closeIdleConnections() do nothing, and this one never listens itself.
     this.http1.emit('listening');
-    this.http2 = guardedHttp2Server(dispatchByProtocol(options));
-    this.http2.on('session', (session) => this.adoptSession(session, options.http2Limits));
+    this.http2 = createHttp2Server(HTTP2_SERVER_OPTIONS, (req, res) => {
+      // On the next turn, after the rest of the bytes read with this HEADERS frame: a stream its client already
+      // reset costs no handler work (rule H2-rapid-reset); at most activeStreams at once (rule H2-write-budget).
+      setImmediate(() =>
+        dispatchGuarded(req.stream, () => {
+          if (isGrpcRequest(req.httpVersionMajor, req.headers['content-type'])) options.grpc(req, res);
+          else options.rest(req, res);
+        }),
+      );
+    });
+    this.http2.on('session', (session) => {
+      // A connection accepted just before the stop still gets a session, told at once to go away.
+      if (this.stopping) queueMicrotask(() => session.close());
+      this.sessions.add(session);
+      session.once('close', () => this.sessions.delete(session));
+      guardSession(session, options.http2Limits);
+    });
     this.front = options.tls !== undefined ? this.tlsFront(options.tls) : this.cleartextFront();
   }
 
   async shutdown(): Promise<void> {
     // The front counts every socket it accepted, handed over or not: its close callback means all are gone.
     const closed = new Promise<void>((resolve) => this.front.close(() => resolve()));
-    // A connection still being sniffed was accepted before the stop and may be sending a request: it is
-    // handed over as usual (HTTP/1.1 drained, HTTP/2 sent a GOAWAY), unless it stays silent for quietMs.
+    // A connection still being sniffed may be sending a request: handed over as usual unless silent for quietMs.
     this.stopping = true;
     const sweep = setInterval(() => this.dropSilentSniffs(), SILENT_SWEEP_MS);
     for (const session of this.sessions) session.close();
-    const cut = setTimeout(() => this.cutEverything(), this.graceMs);
+    const cut = setTimeout(() => {
+      for (const session of this.sessions) session.destroy();
+      for (const socket of this.sockets) socket.destroy();
+    }, this.graceMs);
     try {
       await Promise.all([closed, this.drainHttp1(this.graceMs)]);
     } finally {
       clearInterval(sweep);
       clearTimeout(cut);
-      // Stops the http server's timeout checks; it has no connection left to close. (The http2 server needs
-      // no close: it never listened, and every session it had went with its socket.)
+      // Stops the http server's timeout checks. (The http2 server never listened; its sessions went with their sockets.)
       this.http1.close();
     }
-  }
-
-  /** Every HTTP/2 session is counted for the stop and guarded (http2-limits.ts). */
-  private adoptSession(session: ServerHttp2Session, limits: Http2Limits | undefined): void {
-    // A connection accepted just before the stop still gets a session, told at once to go away.
-    if (this.stopping) queueMicrotask(() => session.close());
-    this.sessions.add(session);
-    session.once('close', () => this.sessions.delete(session));
-    guardSession(session, limits);
   }
 
   private track(socket: Socket): void {
@@ -186,7 +152,6 @@ class OnePort {
     socket.once('close', () => this.sockets.delete(socket));
   }
 
-  /** Behind TLS, ALPN says which protocol a connection speaks (rule ONEPORT-tls): the same two servers. */
   private tlsFront(tls: NonNullable<OnePortOptions['tls']>): Server {
     const alpn = { cert: tls.cert, key: tls.key, ALPNProtocols: ['h2', 'http/1.1'], handshakeTimeout: this.sniffTimeoutMs, noDelay: true };
     const server = createTlsServer(alpn, (socket: TLSSocket) => {
@@ -197,89 +162,55 @@ class OnePort {
     return server;
   }
 
-  /** In cleartext, the first bytes say which (prefaceSniff). */
   private cleartextFront(): Server {
     // The http server would disable Nagle on sockets it accepts itself; here the front accepts them.
     return createNetServer({ noDelay: true }, (socket) => {
       this.track(socket);
       this.sniffing.set(socket, Date.now());
-      prefaceSniff(socket, this.sniffTimeoutMs, this);
+      this.sniff(socket);
     });
   }
 
-  /** A sniffed connection sent bytes: its silence, for the stop's sweep, starts again. */
-  heardFrom(socket: Socket): void {
-    this.sniffing.set(socket, Date.now());
-  }
-
-  /** A sniffed connection was handed over or closed. */
-  sniffEnded(socket: Socket): void {
-    this.sniffing.delete(socket);
-  }
-
-  handToHttp2(socket: Socket, received: Buffer): void {
-    // The http2 session drains bytes already buffered with socket.read() on its next tick; a
-    // flowing socket would emit them to no listener first, so it must be paused.
-    socket.pause();
-    socket.unshift(received);
-    this.http2.emit('connection', socket);
-  }
-
-  handToHttp1(socket: Socket, received: Buffer): void {
-    // The http server reads through a 'data' listener it attaches in this same tick, and its parser may
-    // read the handle directly from then on: the bytes put back must reach that listener before any new
-    // read, or the first request could stall for good. Paused, unshifted, then resumed, they are emitted
-    // to the parser on the next tick by the resume itself.
-    socket.pause();
-    socket.unshift(received);
-    this.http1.emit('connection', socket);
-    socket.resume();
+  /** Reads a connection's first bytes until sniffProtocol decides, then hands it, bytes put back, to that server. */
+  private sniff(socket: Socket): void {
+    let received: Buffer = Buffer.alloc(0);
+    // A socket emits 'error' only as it is destroyed: this keeps the error from being thrown; 'close' follows.
+    const onError = (): void => undefined;
+    const timer = setTimeout(() => socket.destroy(), this.sniffTimeoutMs);
+    const release = (): void => {
+      clearTimeout(timer);
+      this.sniffing.delete(socket);
+      socket.off('data', onData);
+      socket.off('error', onError);
+      socket.off('close', release);
+    };
+    const onData = (chunk: Buffer): void => {
+      received = Buffer.concat([received, chunk]);
+      this.sniffing.set(socket, Date.now());
+      const protocol = sniffProtocol(received);
+      if (protocol === 'undecided') return;
+      release();
+      // Paused, so the bytes put back reach the new owner's listener before any new read.
+      socket.pause();
+      socket.unshift(received);
+      // The http2 session reads the buffered bytes itself on its next tick.
+      if (protocol === 'http2') return void this.http2.emit('connection', socket);
+      // The http server attaches a 'data' listener in this tick; the resume emits the bytes to it on the next.
+      this.http1.emit('connection', socket);
+      socket.resume();
+    };
+    socket.on('data', onData);
+    socket.on('error', onError);
+    socket.once('close', release);
   }
 
   /** During a stop: a connection still sniffed and silent for quietMs is dropped. */
   private dropSilentSniffs(): void {
-    // Looked at after the event loop's poll phase: bytes that reached the socket while this process was
-    // stalled have been read by then, so a stall never passes for a quiet client.
+    // After the poll phase: bytes that arrived while this process was stalled have been read, so a stall never
+    // passes for a quiet client.
     setImmediate(() => {
       const now = Date.now();
       for (const [socket, since] of this.sniffing) if (now - since >= this.quietMs) socket.destroy();
     });
   }
-
-  /** The grace is over: whatever is still open is cut. */
-  private cutEverything(): void {
-    for (const session of this.sessions) session.destroy();
-    for (const socket of this.sockets) socket.destroy();
-  }
-}
-
-/**
- * Reads a cleartext connection's first bytes until sniffProtocol decides, then hands the socket, with the
- * bytes read so far put back, to the server of its protocol. Silent for `timeoutMs`: dropped.
- */
-function prefaceSniff(socket: Socket, timeoutMs: number, port: OnePort): void {
-  let received: Buffer = Buffer.alloc(0);
-  // A socket emits 'error' only as it is being destroyed (a failed read): this listener just keeps that
-  // error from being thrown; the 'close' that follows releases the sniffer.
-  const onError = (): void => undefined;
-  const timer = setTimeout(() => socket.destroy(), timeoutMs);
-  const release = (): void => {
-    clearTimeout(timer);
-    port.sniffEnded(socket);
-    socket.off('data', onData);
-    socket.off('error', onError);
-    socket.off('close', release);
-  };
-  const onData = (chunk: Buffer): void => {
-    received = Buffer.concat([received, chunk]);
-    port.heardFrom(socket);
-    const protocol = sniffProtocol(received);
-    if (protocol === 'undecided') return;
-    release();
-    if (protocol === 'http2') port.handToHttp2(socket, received);
-    else port.handToHttp1(socket, received);
-  };
-  socket.on('data', onData);
-  socket.on('error', onError);
-  socket.once('close', release);
 }

@@ -1,3 +1,4 @@
+// The HTTP/2 session guard from a client's side of the wire, one rule each (rules H2-*), with short limits.
 import { once } from 'node:events';
 import {
   connect,

@@ -1,3 +1,4 @@
+// The unary server on a plain node:http2 server: requests a gRPC client would not send, and what its observer is told (rules GRPC-*).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { once } from 'node:events';
 import {

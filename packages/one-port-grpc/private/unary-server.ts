@@ -1,20 +1,15 @@
 /**
- * A small gRPC server on node:http2 (rule GRPC-service): it takes single streams from a node:http2 server
- * it does not own (the one-port front, front.ts) and serves unary and server-streaming calls, protobuf
- * only. Why it is written by hand, and what it does not support: ../README.md.
- *
- * Its limits: `application/grpc` and `+proto` only, `+json` and grpc-web get HTTP 415 (rule
- * GRPC-content-type); request compression identity or gzip, responses uncompressed (rule
- * GRPC-compression); one message of at most 1 MiB (rule GRPC-message-size, read-message.ts);
- * `grpc-timeout` deadlines, clamped (rule GRPC-timeout-clamp); authentication on the headers before a
- * byte of the message is read (rule GRPC-auth-before-body); a done signal that aborts on answer, reset or
- * deadline (rule GRPC-cancel); trailers-only error answers.
+ * A small gRPC server (rule GRPC-service): unary and server-streaming calls, protobuf only, on single streams
+ * of a node:http2 server it does not own (the one-port front); why by hand: ../README.md. `+json` and
+ * grpc-web get HTTP 415 (rule GRPC-content-type), request compression identity or gzip (rule
+ * GRPC-compression), one message of at most 1 MiB (rule GRPC-message-size), clamped deadlines (rule
+ * GRPC-timeout-clamp), authentication before a byte of the message is read (rule GRPC-auth-before-body), a
+ * done signal aborted on answer, reset or deadline (rule GRPC-cancel).
  */
 import type { IncomingHttpHeaders, Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from 'node:http2';
 import { constants as h2 } from 'node:http2';
 import { fromBinary, toBinary, type DescMessage, type Message } from '@bufbuild/protobuf';
-import { MALFORMED_MESSAGE, readUnaryMessage } from './read-message.ts';
-import { encodeGrpcMessage, frameMessage, parseGrpcTimeout, Status } from './wire.ts';
+import { encodeGrpcMessage, frameMessage, MALFORMED_MESSAGE, parseGrpcTimeout, readUnaryMessage, Status } from './wire.ts';
 
 /** What a method's handler gets besides its message. */
 export interface UnaryCall<P> {
@@ -56,10 +51,7 @@ export interface CallStatus {
 export interface UnaryServerOptions<P> {
   /** By full method name. Anything else is UNIMPLEMENTED. */
   readonly methods: ReadonlyMap<string, UnaryMethod<P> | ServerStreamMethod<P>>;
-  /**
-   * Runs on the headers alone, before a byte of the message is read or inflated (rule
-   * GRPC-auth-before-body); throws to refuse the call.
-   */
+  /** Runs on the headers alone, before a byte of the message is read or inflated; throws to refuse the call. */
   readonly authenticate: (method: string, headers: IncomingHttpHeaders) => P | undefined | Promise<P | undefined>;
   /** Any error thrown by `authenticate` or a handler → its status (and the logging of unexpected ones). */
   readonly toStatus: (error: unknown, method: string) => CallStatus;
@@ -78,11 +70,7 @@ export interface CallObservation {
 export interface CallObserver {
   /** A call starts (inside `scope`, if any). `kind` is undefined for a path no method serves. */
   start(path: string, kind: CallKind | undefined, headers: IncomingHttpHeaders): CallObservation;
-  /**
-   * Optional: runs each call, from its headers to its status, inside a context of the observer's (an
-   * AsyncLocalStorage scope, so the call's log lines carry its span's ids); `close` is called once, when
-   * the call has ended.
-   */
+  /** Runs each call inside a context of the observer's (an AsyncLocalStorage scope); `close` once the call has ended. */
   scope?(work: (close: () => void) => void): void;
 }
 
@@ -91,48 +79,29 @@ const PROTO_CONTENT_TYPE = /^application\/grpc(\+proto)?(;.*)?$/;
 const RESPONSE_HEADERS = { 'content-type': 'application/grpc+proto', 'grpc-accept-encoding': 'gzip' };
 const OK_TRAILERS = { 'grpc-status': '0' };
 const OK: CallStatus = { code: Status.OK, message: '' };
+const UNSUPPORTED_CONTENT_TYPE: CallStatus = { code: Status.UNIMPLEMENTED, message: 'unsupported content type' };
 
-/**
- * The server as a request handler of a node:http2 server (the one-port front's): one request message in,
- * one response message (or a server stream's messages) or a status out. Takes the compatibility request
- * and response; reads the message from the raw stream.
- */
+/** The server as a node:http2 compatibility-API request handler; the message is read from the raw stream. */
 export function createUnaryServer<P>(options: UnaryServerOptions<P>): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
   const observer = options.observe;
   const scope = observer?.scope?.bind(observer) ?? ((work: (close: () => void) => void) => work(() => undefined));
   return (req, res) => scope((close) => new ServerCall(options, req, res, close).start());
 }
 
-/** What the headers alone decide: the call is refused, or admitted with how to read and time it. */
-type Admission<P> =
-  | { readonly refused: CallStatus; readonly httpStatus?: number }
-  | {
-      readonly refused?: undefined;
-      readonly method: UnaryMethod<P> | ServerStreamMethod<P>;
-      readonly gzip: boolean;
-      readonly timeoutMs: number | undefined;
-    };
-
-/** Content-Type, method, grpc-encoding and grpc-timeout, in that order; the first that fails refuses the call. */
-function admit<P>(headers: IncomingHttpHeaders, method: UnaryMethod<P> | ServerStreamMethod<P> | undefined): Admission<P> {
-  if (!PROTO_CONTENT_TYPE.test(headers['content-type'] ?? '')) {
-    // Not a gRPC encoding we serve (grpc-web, +json, ...): the protocol's answer is HTTP 415.
-    return { refused: { code: Status.UNIMPLEMENTED, message: 'unsupported content type' }, httpStatus: 415 };
-  }
-  if (method === undefined) return { refused: { code: Status.UNIMPLEMENTED, message: 'unknown service or method' } };
+/** Content-Type, method, grpc-encoding and grpc-timeout, in that order: the first that fails refuses the call. */
+function refusal(headers: IncomingHttpHeaders, known: boolean, timeoutMs: number | undefined): CallStatus | undefined {
+  // Not a gRPC encoding we serve (grpc-web, +json, ...): the protocol's answer is HTTP 415.
+  if (!PROTO_CONTENT_TYPE.test(headers['content-type'] ?? '')) return UNSUPPORTED_CONTENT_TYPE;
+  if (!known) return { code: Status.UNIMPLEMENTED, message: 'unknown service or method' };
   const encoding = headers['grpc-encoding'];
   if (encoding !== undefined && encoding !== 'identity' && encoding !== 'gzip') {
-    return { refused: { code: Status.UNIMPLEMENTED, message: `unsupported grpc-encoding ${encoding}` } };
+    return { code: Status.UNIMPLEMENTED, message: `unsupported grpc-encoding ${encoding}` };
   }
-  const timeoutMs = parseGrpcTimeout(headers['grpc-timeout'] as string | undefined);
-  if (Number.isNaN(timeoutMs)) return { refused: { code: Status.INVALID_ARGUMENT, message: 'malformed grpc-timeout' } };
-  return { method, gzip: encoding === 'gzip', timeoutMs };
+  if (Number.isNaN(timeoutMs)) return { code: Status.INVALID_ARGUMENT, message: 'malformed grpc-timeout' };
+  return undefined;
 }
 
-/**
- * One call, from its headers to its status. Two flags keep its ends single: `settled` (observed and its
- * scope closed, once) and `answered` (nothing more is written, once).
- */
+/** One call, from its headers to its status: `settled` (observed, scope closed) and `answered` each happen once. */
 class ServerCall<P> {
   private readonly options: UnaryServerOptions<P>;
   private readonly req: Http2ServerRequest;
@@ -140,8 +109,7 @@ class ServerCall<P> {
   private readonly stream: ServerHttp2Stream;
   private readonly closeScope: () => void;
   private readonly path: string;
-  private readonly method: UnaryMethod<P> | ServerStreamMethod<P> | undefined;
-  private readonly observation: CallObservation | undefined;
+  private observation: CallObservation | undefined;
   private readonly done = new AbortController();
   private settled = false;
   private answered = false;
@@ -153,17 +121,35 @@ class ServerCall<P> {
     this.stream = req.stream;
     this.closeScope = closeScope;
     this.path = req.headers[':path'] ?? '';
-    this.method = options.methods.get(this.path);
-    const kind = this.method === undefined ? undefined : 'kind' in this.method ? 'server_stream' : 'unary';
-    this.observation = options.observe?.start(this.path, kind, req.headers);
   }
 
   start(): void {
-    const admission = admit(this.req.headers, this.method);
-    if (admission.refused !== undefined) return this.refuse(admission.refused, admission.httpStatus);
-    this.endOnClose();
-    if (admission.timeoutMs !== undefined) this.armDeadline(admission.timeoutMs);
-    void this.run(admission.method, admission.gzip);
+    const method = this.options.methods.get(this.path);
+    const kind = method === undefined ? undefined : 'kind' in method ? 'server_stream' : 'unary';
+    this.observation = this.options.observe?.start(this.path, kind, this.req.headers);
+    const timeoutMs = parseGrpcTimeout(this.req.headers['grpc-timeout'] as string | undefined);
+    const refused = refusal(this.req.headers, method !== undefined, timeoutMs);
+    if (refused !== undefined) {
+      // Refused on its headers alone: a trailers-only answer.
+      this.settle(refused.code);
+      return answer(this.stream, refused, refused === UNSUPPORTED_CONTENT_TYPE ? 415 : 200);
+    }
+    // Whatever closes the stream ends the call's work (rule GRPC-cancel); before an answer it is CANCELLED, as grpc-go counts it.
+    this.stream.once('close', () => {
+      this.answered = true;
+      this.settle(Status.CANCELLED);
+      this.done.abort();
+    });
+    if (timeoutMs !== undefined) {
+      // The client's deadline (rule GRPC-timeout-clamp): DEADLINE_EXCEEDED, and the call's work is aborted.
+      const timer = setTimeout(() => {
+        this.finish({ code: Status.DEADLINE_EXCEEDED, message: 'deadline exceeded' });
+        this.done.abort();
+      }, timeoutMs);
+      this.stream.once('close', () => clearTimeout(timer));
+    }
+    // An unknown method was refused above.
+    void this.run(method!, this.req.headers['grpc-encoding'] === 'gzip');
   }
 
   /** Authenticate on the headers, read and decode the one message, then the method's handler. */
@@ -201,10 +187,7 @@ class ServerCall<P> {
     }
   }
 
-  /**
-   * A failure of `authenticate` or the handler, mapped by `toStatus`. The call's own done signal is not
-   * one: work that rejects with its reason was stopped because the call had already ended.
-   */
+  /** A failure of `authenticate` or the handler, but not the call's own done signal: the call had ended already. */
   private fail(error: unknown): void {
     if (this.done.signal.aborted && error === this.done.signal.reason) return;
     this.finish(this.options.toStatus(error, this.path));
@@ -227,25 +210,6 @@ class ServerCall<P> {
     this.res.write(frameMessage(toBinary(output, message)));
   }
 
-  /** The done signal of the call: whatever closes the stream ends the call's work (rule GRPC-cancel). */
-  private endOnClose(): void {
-    this.stream.once('close', () => {
-      this.answered = true;
-      // Ended before an answer (reset by the client, the connection lost): CANCELLED, as grpc-go counts it.
-      this.settle(Status.CANCELLED);
-      this.done.abort();
-    });
-  }
-
-  /** The client's deadline (rule GRPC-timeout-clamp): DEADLINE_EXCEEDED, and the call's work is aborted. */
-  private armDeadline(timeoutMs: number): void {
-    const timer = setTimeout(() => {
-      this.finish({ code: Status.DEADLINE_EXCEEDED, message: 'deadline exceeded' });
-      this.done.abort();
-    }, timeoutMs);
-    this.stream.once('close', () => clearTimeout(timer));
-  }
-
   /** Observed with its status and its scope closed, once. */
   private settle(code: number): void {
     if (this.settled) return;
@@ -254,18 +218,11 @@ class ServerCall<P> {
     this.closeScope();
   }
 
-  /** Refused on its headers alone: a trailers-only answer. */
-  private refuse(status: CallStatus, httpStatus?: number): void {
-    this.settle(status.code);
-    answer(this.stream, status, httpStatus);
-  }
-
   /** The call's one answer: the reply message, a server stream's trailers, or a trailers-only status. */
   private finish(status: CallStatus, message?: Uint8Array): void {
     if (this.answered) return;
     this.answered = true;
-    // A stream already closed (reset by the client, whose reset may read as a cut-off message) takes
-    // no answer: the call ended CANCELLED, as grpc-go counts it.
+    // A stream already closed (reset by the client) takes no answer: the call ended CANCELLED, as grpc-go counts it.
     const gone = this.stream.closed || this.stream.destroyed;
     this.settle(gone ? Status.CANCELLED : status.code);
     if (gone) return;
@@ -284,10 +241,9 @@ class ServerCall<P> {
 }
 
 /**
- * A trailers-only answer: one HEADERS frame with the status and END_STREAM, written on the stream
- * itself (the compatibility response would send the status in headers and end with a separate empty
- * frame, which clients read as "no status"). A request still sending (refused before its message was
- * read) is then reset with NO_ERROR (RFC 9113 section 8.1): its unread bytes are neither kept nor waited for.
+ * A trailers-only answer, one HEADERS frame with END_STREAM, on the stream itself (the compatibility API would
+ * end with a separate empty frame, read as "no status"). A request still sending is then reset with NO_ERROR
+ * (RFC 9113 section 8.1): its unread bytes are neither kept nor waited for (rule H2-stream-slot).
  */
 function answer(stream: ServerHttp2Stream, status: CallStatus, httpStatus = 200): void {
   if (stream.headersSent || stream.closed || stream.destroyed) return;

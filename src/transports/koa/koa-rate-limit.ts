@@ -1,6 +1,5 @@
 import type Router from '@koa/router';
-import { setRateLimitHeaders, type HttpRateLimiter } from '../../rate-limit/http-rate-limiter.ts';
-import { RATE_LIMITED_MESSAGE } from '../../rate-limit/token-bucket-limiter.ts';
+import { RATE_LIMITED_MESSAGE, setRateLimitHeaders, type HttpRateLimiter } from '../../rate-limit/limiter.ts';
 import { routeLabelOfLayers, sendError, type KoaMiddleware, type KoaState } from './koa-context.ts';
 
 /**

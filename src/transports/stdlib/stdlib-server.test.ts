@@ -13,10 +13,9 @@ import { AuthService } from '../../service/auth-service.ts';
 import { OrderService } from '../../service/order-service.ts';
 import { TokenService } from '../../service/token-service.ts';
 import { SessionScope } from '../../session/session-scope.ts';
-import type { RateLimitDecision } from '../../rate-limit/rate-limit-store.ts';
 import { ClientAddressResolver } from '../../rate-limit/client-address.ts';
-import { HttpRateLimiter } from '../../rate-limit/http-rate-limiter.ts';
-import { TokenBucketLimiter } from '../../rate-limit/token-bucket-limiter.ts';
+import { HttpRateLimiter } from '../../rate-limit/limiter.ts';
+import { TokenBucketLimiter, type RateLimitDecision } from '../../rate-limit/store.ts';
 import { RestApi } from '../http/rest/rest-api.ts';
 import { createStdlibHandler, PLAIN_PATH } from './stdlib-server.ts';
 

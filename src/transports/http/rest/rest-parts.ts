@@ -1,5 +1,5 @@
 import { ClientAddressResolver } from '../../../rate-limit/client-address.ts';
-import { HttpRateLimiter } from '../../../rate-limit/http-rate-limiter.ts';
+import { HttpRateLimiter } from '../../../rate-limit/limiter.ts';
 import type { TokenService } from '../../../service/token-service.ts';
 import type { Core } from '../../transport.ts';
 import type { HttpObservability } from './http-observability.ts';

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { loadServiceConfig } from '../../../config/service-config.ts';
+import { loadServiceConfig } from '../../../config/service.ts';
 import { createApp } from '../../../composition/create-app.ts';
 import { createEmbeddedBackends } from '../../../../embedded/backends.ts';
 import { createLogger } from '../../../observability/logger.ts';

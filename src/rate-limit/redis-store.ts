@@ -1,15 +1,17 @@
-import { Redis } from 'ioredis';
-import { closeRedisClient } from '../adapters/redis/close-redis-client.ts';
+/**
+ * The shared rate-limit store (RATE_LIMIT_STORE=redis, rule LIMIT-rate-store): store.ts's token bucket run
+ * atomically inside Redis, so every replica spends from one budget per client. An adapter all the same:
+ * composition picks it, no transport imports it.
+ */
+import type { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient } from '../adapters/redis/connection.ts';
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../ports/logger.ts';
-import { bucketDecision, type RateLimitDecision, type RateLimitStore } from './rate-limit-store.ts';
-import { reconnectDelayMs } from '../adapters/redis/redis-order-cache.ts';
+import { bucketDecision, type RateLimitDecision, type RateLimitStore } from './store.ts';
 
 /**
- * The token bucket of TokenBucketLimiter (rate-limit/token-bucket-limiter.ts), run atomically inside
- * Redis so every replica spends from one budget per client (RATE_LIMIT_STORE=redis). The clock is the
- * Redis server's (TIME), never a replica's, so replicas with skewed clocks agree; ARGV[3] replaces it
- * in tests only. State: a hash {tokens, at} that expires once the bucket would be full again.
+ * The clock is the Redis server's (TIME), never a replica's, so replicas with skewed clocks agree; ARGV[3]
+ * replaces it in tests only. State: a hash {tokens, at} that expires once the bucket would be full again.
  * Returns {allowed, tokens left, now in ms} as strings (Lua numbers would be truncated to integers).
  */
 const TAKE_SCRIPT = `
@@ -42,19 +44,14 @@ return {tostring(allowed), string.format('%.6f', tokens), string.format('%.3f', 
 
 export const DEFAULT_RATE_LIMIT_KEY_PREFIX = 'orders:ratelimit:';
 
+/** `rate` tokens per second, `burst` tokens; `commandTimeoutMs` bounds each decision, which every REST request waits on. */
 export interface RedisRateLimitOptions {
   readonly host: string;
   readonly port: number;
-  /** RATE_LIMIT_RPS: tokens per second. */
   readonly rate: number;
-  /** Bucket size; RATE_LIMIT_RPS by our choice. */
   readonly burst: number;
   /** Prepended to the client key; tests isolate themselves with their own. */
   readonly keyPrefix?: string;
-  /**
-   * Bound on one decision: beyond it the request is decided locally (HttpRateLimiter). Every REST
-   * request waits on it, so it is short; a stalled Redis costs each request at most this much.
-   */
   readonly commandTimeoutMs?: number;
   /** Tests only: a clock (ms) instead of Redis TIME. */
   readonly clock?: () => number;
@@ -64,42 +61,29 @@ type TakeReply = [string, string, string];
 type ScriptedRedis = Redis & { orderRateLimitTake(key: string, rate: number, burst: number, now: string): Promise<TakeReply> };
 
 /**
- * The shared rate-limit store on Redis (ioredis): its own connection, so a limiter command never queues
- * behind cache traffic. It never holds start-up: if Redis is unreachable at init, requests are limited
- * per process (HttpRateLimiter's fallback) while the client keeps reconnecting; commands fail at once
- * while disconnected (no offline queue) and after commandTimeoutMs otherwise.
+ * Its own connection, so a limiter command never queues behind cache traffic. It never holds start-up: if
+ * Redis is unreachable at init, requests are limited per process (HttpRateLimiter) while it reconnects.
  */
 export class RedisRateLimitStore implements RateLimitStore, Component {
   readonly name = 'rate-limit-store';
   readonly #options: RedisRateLimitOptions;
   readonly #logger: Logger;
-  readonly #prefix: string;
   #client: ScriptedRedis | undefined;
   #running = false;
 
   constructor(options: RedisRateLimitOptions, logger: Logger) {
-    if (!(options.rate > 0) || !(options.burst >= 1)) throw new RangeError('rate limit store: rate and burst must be positive');
     this.#options = options;
     this.#logger = logger;
-    this.#prefix = options.keyPrefix ?? DEFAULT_RATE_LIMIT_KEY_PREFIX;
   }
 
   async init(): Promise<void> {
-    if (this.#client !== undefined) throw new Error('rate limit store: init called twice');
     this.#running = true;
-    const client = new Redis({
-      host: this.#options.host,
-      port: this.#options.port,
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      commandTimeout: this.#options.commandTimeoutMs ?? 250,
-      connectTimeout: 2_000,
-      maxRetriesPerRequest: 0,
-      retryStrategy: (attempt) => (this.#running ? reconnectDelayMs(attempt) : null),
+    const client = createRedisClient(this.#options, {
+      commandTimeoutMs: this.#options.commandTimeoutMs ?? 250,
+      reconnect: () => this.#running,
     }) as ScriptedRedis;
     client.defineCommand('orderRateLimitTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });
-    // Always listen: an 'error' event without a listener would crash the process. HttpRateLimiter
-    // logs the outage as the requests see it, once.
+    // Always listen: an unheard 'error' would crash the process. HttpRateLimiter logs the outage, once.
     client.on('error', () => undefined);
     this.#client = client;
     try {
@@ -113,16 +97,11 @@ export class RedisRateLimitStore implements RateLimitStore, Component {
   }
 
   async take(key: string): Promise<RateLimitDecision> {
-    const client = this.#client;
-    if (client === undefined) throw new Error('rate limit store: not initialised');
-    const { rate, burst, clock } = this.#options;
-    const [allowed, tokens, now] = await client.orderRateLimitTake(
-      `${this.#prefix}${key}`,
-      rate,
-      burst,
-      clock === undefined ? '' : String(clock()),
-    );
-    return bucketDecision(allowed === '1', Number(tokens), rate, burst, Number(now));
+    if (this.#client === undefined) throw new Error('rate limit store: not initialised');
+    const { rate, burst, clock, keyPrefix = DEFAULT_RATE_LIMIT_KEY_PREFIX } = this.#options;
+    const now = clock === undefined ? '' : String(clock());
+    const [allowed, tokens, at] = await this.#client.orderRateLimitTake(`${keyPrefix}${key}`, rate, burst, now);
+    return bucketDecision(allowed === '1', Number(tokens), rate, burst, Number(at));
   }
 
   async stop(): Promise<void> {

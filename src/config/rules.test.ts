@@ -1,17 +1,17 @@
+// Rule-tagged checks of configuration (spec 8.1) and the constants adapters read from it.
 import { describe, expect, it } from 'vitest';
 import { MemoryOrderCache } from '../../fakes/memory-cache.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { natsConfigFromEnv } from '../adapters/nats/nats-config.ts';
 import { NatsEventBus } from '../adapters/nats/nats-event-bus.ts';
-import { redisConfigFromEnv } from '../adapters/redis/redis-config.ts';
+import { redisConfigFromEnv } from '../adapters/redis/connection.ts';
 import { createRealBackends } from '../composition/real-backends.ts';
 import { ORDER_PLACED_SUBJECT } from '../domain/order-placed.ts';
 import { createLogger } from '../observability/logger.ts';
 import { TokenService } from '../service/token-service.ts';
 import { ConfigError, type Env } from './env.ts';
-import { loadServiceConfig } from './service-config.ts';
+import { loadServiceConfig } from './service.ts';
 
-// Rule-tagged checks of configuration (spec 8.1) and the constants adapters read from it.
 const SECRET = 'x'.repeat(32);
 const REAL_ENV: Env = {
   POSTGRES_DSN: 'postgres://postgres:pw-hunter2@127.0.0.1:1/test',

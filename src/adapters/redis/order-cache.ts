@@ -1,16 +1,19 @@
-import { Redis } from 'ioredis';
-import { closeRedisClient } from './close-redis-client.ts';
+/**
+ * The order cache on Redis (rules SVC-cache-aside, SVC-cache-ttl). Start-up connects once with no retry
+ * (rule LIFE-2-init-connect); after that an outage degrades instead of failing: commands reject at once
+ * with ErrUnavailable, the service reads the database, and the client reconnects in the background.
+ */
+import type { Redis } from 'ioredis';
 import { ErrUnavailable } from '../../domain/errors.ts';
 import { ORDER_STATUS_PENDING, type Order } from '../../domain/order.ts';
 import type { Component } from '../../lifecycle/component.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { OrderCache } from '../../ports/order-cache.ts';
-import type { RedisConfig } from './redis-config.ts';
+import { closeRedisClient, createRedisClient, type RedisConfig } from './connection.ts';
 
+/** Bounds on every command (PING included; default 500 ms) and on one TCP connect (default 2 s). */
 export interface RedisOrderCacheOptions {
-  /** Bound on every command, PING included; the service falls back to the database after it. */
   readonly commandTimeoutMs?: number;
-  /** Bound on one TCP connect, at start-up and on each reconnect attempt. */
   readonly connectTimeoutMs?: number;
 }
 
@@ -24,34 +27,20 @@ interface CachedOrder {
   readonly created_at: string;
 }
 
-/** Reconnect backoff once running: 100 ms, 200 ms, ... capped at 1 s, so recovery is noticed within a second. */
-export function reconnectDelayMs(attempt: number): number {
-  return Math.min(attempt * 100, 1_000);
-}
-
-/**
- * Cache-aside store on Redis (ioredis). Start-up connects once with no retry (spec 3.4 rule 2); after
- * that an outage degrades instead of failing: commands reject at once with ErrUnavailable (no offline
- * queue), the service reads the database, and the client reconnects by itself in the background.
- */
 export class RedisOrderCache implements OrderCache, Component {
   readonly name = 'cache';
   readonly #config: RedisConfig;
   readonly #logger: Logger;
-  readonly #commandTimeoutMs: number;
-  readonly #connectTimeoutMs: number;
+  readonly #options: RedisOrderCacheOptions;
   #client: Redis | undefined;
   /** Reconnecting is allowed only between a successful init and stop. */
   #running = false;
   #inOutage = false;
 
   constructor(config: RedisConfig, logger: Logger, options: RedisOrderCacheOptions = {}) {
-    if (config === undefined) throw new Error('RedisOrderCache: config is required');
-    if (logger === undefined) throw new Error('RedisOrderCache: logger is required');
     this.#config = config;
     this.#logger = logger;
-    this.#commandTimeoutMs = options.commandTimeoutMs ?? 500;
-    this.#connectTimeoutMs = options.connectTimeoutMs ?? 2_000;
+    this.#options = options;
   }
 
   /** Whether the client is connected and ready for commands (observability/backend-metrics.ts). */
@@ -65,21 +54,12 @@ export class RedisOrderCache implements OrderCache, Component {
   }
 
   async init(): Promise<void> {
-    if (this.#client !== undefined) throw new Error('cache: init called twice');
-    const client = new Redis({
-      host: this.#config.host,
-      port: this.#config.port,
-      lazyConnect: true,
-      // Fail fast while disconnected rather than queue: the caller has a database to fall back on.
-      enableOfflineQueue: false,
-      // The SETs of creates that finish in one turn leave in one write (POST /orders throughput),
-      // not one write and one wake-up of Redis each.
-      enableAutoPipelining: true,
-      commandTimeout: this.#commandTimeoutMs,
-      connectTimeout: this.#connectTimeoutMs,
-      maxRetriesPerRequest: 0,
-      // null ends the client: no retry during init (spec 3.4 rule 2) and none after stop.
-      retryStrategy: (attempt) => (this.#running ? reconnectDelayMs(attempt) : null),
+    const client = createRedisClient(this.#config, {
+      commandTimeoutMs: this.#options.commandTimeoutMs ?? 500,
+      connectTimeoutMs: this.#options.connectTimeoutMs,
+      reconnect: () => this.#running,
+      // The SETs of creates that finish in one turn leave in one write, not one write and one Redis wake-up each.
+      autoPipelining: true,
     });
     // Always listen: an 'error' event without a listener would crash the process.
     client.on('error', (err: Error) => this.#onConnectionTrouble(err));
@@ -103,7 +83,7 @@ export class RedisOrderCache implements OrderCache, Component {
     } catch (err) {
       throw new ErrUnavailable(`cache: get: ${describe(err)}`, { cause: err });
     }
-    // An entry we cannot read is treated as a miss: the service reads the database and overwrites it.
+    // An entry we cannot read is a miss: the service reads the database and overwrites it.
     return raw === null ? undefined : decodeOrder(raw);
   }
 
@@ -131,9 +111,8 @@ export class RedisOrderCache implements OrderCache, Component {
   async stop(): Promise<void> {
     const client = this.#client;
     this.#running = false;
-    if (client === undefined) return;
     this.#client = undefined;
-    await closeRedisClient(client);
+    if (client !== undefined) await closeRedisClient(client);
   }
 
   #key(id: string): string {
@@ -178,17 +157,16 @@ function encodeOrder(order: Order): string {
   return JSON.stringify(cached);
 }
 
+/** The stored order, or undefined for anything that is not one. */
 function decodeOrder(raw: string): Order | undefined {
-  let value: Partial<CachedOrder> | undefined;
+  let value: Partial<CachedOrder> | null;
   try {
-    value = JSON.parse(raw) as Partial<CachedOrder>;
+    value = JSON.parse(raw) as Partial<CachedOrder> | null;
   } catch {
-    // Not JSON: value stays undefined, which the shape check below refuses as it does any other non-object.
+    return undefined;
   }
   if (
-    typeof value !== 'object' ||
-    value === null ||
-    typeof value.id !== 'string' ||
+    typeof value?.id !== 'string' ||
     typeof value.user_id !== 'string' ||
     typeof value.item !== 'string' ||
     typeof value.quantity !== 'number' ||

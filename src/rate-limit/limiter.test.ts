@@ -1,11 +1,11 @@
+// HttpRateLimiter (rule LIMIT-rate-store): which store decides, the fallback, its logs and the decision channel.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { createLogger } from '../observability/logger.ts';
 import { ClientAddressResolver } from './client-address.ts';
-import { HttpRateLimiter, RATE_LIMIT_CHANNEL, type RateLimitEvent } from './http-rate-limiter.ts';
-import { bucketDecision, type RateLimitStore } from './rate-limit-store.ts';
-import { TokenBucketLimiter } from './token-bucket-limiter.ts';
+import { HttpRateLimiter, RATE_LIMIT_CHANNEL, type RateLimitEvent } from './limiter.ts';
+import { bucketDecision, TokenBucketLimiter, type RateLimitStore } from './store.ts';
 
 const REQUEST = { peer: '198.51.100.7', forwardedFor: undefined };
 

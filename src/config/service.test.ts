@@ -1,10 +1,11 @@
+// loadServiceConfig (spec 8.1): each variable's accepted forms and refusals, JWT_SECRET, TLS files, TRUST_PROXY.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Env } from './env.ts';
 import { ConfigError } from './env.ts';
-import { loadServiceConfig } from './service-config.ts';
+import { loadServiceConfig } from './service.ts';
 
 const SECRET = 'a-test-signing-secret-of-at-least-32-bytes';
 
@@ -28,7 +29,7 @@ function expectConfigError(env: Env, variable: string, embedded = false): string
 }
 
 describe('loadServiceConfig (spec 8.1)', () => {
-  // The defaults, and empty values meaning them, are the tagged CONFIG-defaults case in config-rules.test.ts;
+  // The defaults, and empty values meaning them, are the tagged CONFIG-defaults case in rules.test.ts;
   // LOG_LEVEL's values are the tagged LOG-level case in observability-rules.test.ts.
 
   // Each variable is read with its own parser (env.test.ts covers the parsers in depth): one accepted
@@ -69,7 +70,7 @@ describe('loadServiceConfig (spec 8.1)', () => {
     for (const other of ['DEBUG', 'verbose', ' warn']) expect(load({ LOG_LEVEL: other }).logLevel).toBe('info');
   });
 
-  // Missing or empty (it has deliberately no default): the tagged CONFIG-required case in config-rules.test.ts.
+  // Missing or empty (it has deliberately no default): the tagged CONFIG-required case in rules.test.ts.
   describe('JWT_SECRET', () => {
     it('shorter than 32 bytes fails naming JWT_SECRET without echoing it', () => {
       expectConfigError({ JWT_SECRET: 'too-short-secret' }, 'JWT_SECRET');

@@ -1,28 +1,23 @@
+/**
+ * The service's own configuration (spec 8.1), one typed section per component, read once at start-up.
+ * Backend variables (POSTGRES_DSN, REDIS_ADDR, NATS_URL) are read by their adapters, only when real backends
+ * are wired (rule CONFIG-own-vars); defaults are rule CONFIG-defaults.
+ */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseLogLevel, type LogLevel } from '../observability/logger.ts';
-import { addressVar, ConfigError, durationVar, optionalVar, positiveIntVar, requireVar, type Env, type ListenAddress } from './env.ts';
-import { trustProxyVar, type TrustedNetwork } from './trust-proxy.ts';
+import { addressVar, ConfigError, durationVar, optionalVar, positiveIntVar, requireVar, trustProxyVar } from './env.ts';
+import type { Env, ListenAddress, TrustedNetwork } from './env.ts';
 
-/** RATE_LIMIT_STORE values: the process's own buckets, or one budget per client shared through Redis. */
-export const RATE_LIMIT_STORES = ['memory', 'redis'] as const;
+const RATE_LIMIT_STORES = ['memory', 'redis'] as const;
 export type RateLimitStoreKind = (typeof RATE_LIMIT_STORES)[number];
 
-/**
- * The service's configuration (spec 8.1), one typed section per component, built once at start-up.
- * Backend variables (POSTGRES_DSN, REDIS_ADDR, NATS_URL) are read by their adapters' own config
- * functions, only when real backends are wired.
- */
 export interface ServiceConfig {
   /** LOG_LEVEL: debug, warn, error; anything else is info. */
   readonly logLevel: LogLevel;
   /** HTTP_ADDR: public listener, default :8080. */
   readonly httpAddr: ListenAddress;
-  /**
-   * ADMIN_ADDR: admin listener (health, liveness, readiness, metrics), default 127.0.0.1:8081: loopback
-   * unless configured, because it names components and must not reach the internet (spec 4.2; rule
-   * LIMIT-listen-defaults records the deviation from the spec's `:8081`).
-   */
+  /** ADMIN_ADDR: admin listener, default 127.0.0.1:8081, loopback: it names components (rule LIMIT-listen-defaults). */
   readonly adminAddr: ListenAddress;
   readonly tokens: {
     /** JWT_SECRET: HS256 signing secret, required, at least 32 bytes. */
@@ -36,35 +31,23 @@ export interface ServiceConfig {
   readonly otlpEndpoint: string;
   /** RATE_LIMIT_RPS: REST requests per second per client, default 50. */
   readonly rateLimitRps: number;
-  /**
-   * RATE_LIMIT_STORE: `memory` (default; a budget per process) or `redis` (one budget per client shared
-   * by every replica through REDIS_ADDR; per process again while Redis is out, rule LIMIT-rate-store).
-   */
+  /** RATE_LIMIT_STORE: `memory` (default, a budget per process) or `redis` (shared by replicas, rule LIMIT-rate-store). */
   readonly rateLimitStore: RateLimitStoreKind;
   /** TRUST_PROXY: networks of proxies whose X-Forwarded-For names the client; empty (default) = none. */
   readonly trustProxy: readonly TrustedNetwork[];
   /** SESSION_RECENT: length of each user's recently viewed list, default 10. */
   readonly sessionRecent: number;
-  /**
-   * HTTP_MAX_CONNECTIONS (not in the spec; rule LIMIT-connections): connections the public listener
-   * holds at once, default DEFAULT_MAX_CONNECTIONS; one more is closed as soon as it is accepted.
-   */
+  /** HTTP_MAX_CONNECTIONS (not in the spec, rule LIMIT-connections): connections the public listener holds at once. */
   readonly maxConnections: number;
-  /**
-   * TLS_CERT_FILE and TLS_KEY_FILE (not in the spec; rule ONEPORT-tls): PEM files read at start-up.
-   * Both set: the one-port listener speaks TLS (ALPN h2 and http/1.1). Neither: cleartext.
-   */
+  /** TLS_CERT_FILE and TLS_KEY_FILE (not in the spec, rule ONEPORT-tls): PEM files; both set, the one-port listener speaks TLS. */
   readonly tls: { readonly cert: Buffer; readonly key: Buffer } | undefined;
 }
 
 /**
- * A bound on connections, hence on file descriptors and on what clients can make the process hold: an
- * idle connection costs ~30 KB, a hostile HTTP/2 one ~1 MB (150 zero-window connections grew the
- * process by 159 MB). 256 dropped the connections of the conformance suite run against the Docker
- * image, which holds more than that at once; a pod of 512 MiB that must hold against a full cap of
- * hostile connections sets HTTP_MAX_CONNECTIONS=256 (rule LIMIT-connections).
+ * Rule LIMIT-connections: a hostile HTTP/2 connection holds ~1 MB, so the cap bounds memory; 256 was too few
+ * for the conformance suite against the image, and a 512 MiB pod facing hostile clients sets 256.
  */
-export const DEFAULT_MAX_CONNECTIONS = 1024;
+const DEFAULT_MAX_CONNECTIONS = 1024;
 
 export function loadServiceConfig(env: Env, options: { embedded: boolean }): ServiceConfig {
   const generated = options.embedded && optionalVar(env, 'JWT_SECRET', '') === '';
