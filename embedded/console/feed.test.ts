@@ -5,7 +5,7 @@ import { registerServiceMetrics } from '../../src/observability/backend-metrics.
 import { GrpcServerMetrics } from '../../src/observability/grpc-metrics.ts';
 import { HttpMetrics } from '../../src/observability/metrics.ts';
 import { registerOutboxMetrics } from '../../src/observability/outbox-metrics.ts';
-import { ANNOUNCED_MSG, CONSOLE_SAMPLE_MS, CONSOLE_WINDOW_MS, ConsoleFeed, isError } from './feed.ts';
+import { CONSOLE_SAMPLE_MS, CONSOLE_WINDOW_MS, ConsoleFeed, isError } from './feed.ts';
 import { SimulatedTime } from '../simulated-time.ts';
 
 function setUp() {
@@ -17,7 +17,7 @@ function setUp() {
   registerOutboxMetrics(metrics.registry, { stats: () => outbox });
   const grpc = new GrpcServerMetrics(metrics.registry);
   const time = new SimulatedTime({ base: () => 0, realTimers: false });
-  const logTail = new LogTail({ count: [ANNOUNCED_MSG] });
+  const logTail = new LogTail();
   const feed = new ConsoleFeed({
     registry: metrics.registry,
     time,
