@@ -1,3 +1,5 @@
+// The console's read-only feed (feed.ts, rule CONSOLE-feed) on a registry, a pinned simulated time and a
+// real time the test moves: counts, the request window and its samples, the clock distances, the log lines.
 import { Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { LogTail } from './log-tail.ts';

@@ -1,3 +1,5 @@
+// The log tail (log-tail.ts, rule CONSOLE-feed) behind a real pino logger: what it keeps, how it cuts,
+// what it counts, and that it passes writes and flushes on to stdout.
 import type { DestinationStream } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.ts';
