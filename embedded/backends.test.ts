@@ -1,3 +1,5 @@
+// The embedded backends (backends.ts): the fake cache expires on the service clock, the fake broker
+// logs and redelivers a failed handler, and the demo users are seeded only when asked for.
 import { describe, expect, it } from 'vitest';
 import { sampleOrder } from '../test/contracts/order-cache.contract.ts';
 import { until } from '../test/support/eventually.ts';

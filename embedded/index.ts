@@ -1,24 +1,21 @@
-// The embedded ring's entry: what composition loads with --embedded (src/composition/embedded.ts).
+// The embedded ring as composition loads it with --embedded (src/composition/start-service.ts, through the
+// interface src/composition/embedded.ts declares): the in-memory fakes on one simulated time, the simulator
+// over them, and the simulator and console routes on the admin listener (README.md here).
 import type { EmbeddedRing } from '../src/composition/embedded.ts';
 import { createEmbeddedBackends } from './backends.ts';
-import { ANNOUNCED_MSG, ConsoleFeed } from './console/feed.ts';
+import { ConsoleFeed } from './console/feed.ts';
 import { LogTail } from './console/log-tail.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { SimulatedTime } from './simulated-time.ts';
 import { simulatorRoutes } from './simulator-routes.ts';
 import { Simulator } from './simulator.ts';
 
-/**
- * The embedded ring as composition loads it (src/composition/start-service.ts, only with --embedded): the
- * in-memory fakes on one simulated time, the simulator over them and the console page beside it on the
- * admin listener (README.md here). One ring per service: it keeps the log tail runMain tees stdout into.
- */
+/** One ring per service: it keeps the log tail runMain tees stdout into (rule CONSOLE-feed). */
 export function createRing(): EmbeddedRing {
   let tail: LogTail | undefined;
   return {
     tee(stdout) {
-      // The notifier's `order placed` lines are counted: the console's events announced (rule CONSOLE-feed).
-      tail = new LogTail({ count: [ANNOUNCED_MSG] });
+      tail = new LogTail();
       return tail.tee(stdout);
     },
     async start({ logger, config, seedDemoUsers, clock }) {
@@ -31,8 +28,7 @@ export function createRing(): EmbeddedRing {
         clock: clock ?? time,
         timers: time,
         adminRoutes(registry) {
-          // The console page comes with the simulator (rule CONSOLE-page), built with the service so its
-          // first look sees every answer since start.
+          // Built with the service (rule CONSOLE-page), so the console's first look sees every answer since start.
           const feed = new ConsoleFeed({
             registry,
             time,

@@ -1,3 +1,5 @@
+// The simulated time (simulated-time.ts, rule SIM-clock-advance) pinned and in real mode on vitest's fake
+// real time: advance order, reset, real firing, sleep.
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { until } from '../test/support/eventually.ts';

@@ -1,36 +1,23 @@
-// The clock and timers a controller moves forward: the simulator's time (rule SIM-clock-advance), the tests' FakeTimers.
+// One clock and one timer port that an advance moves forward: the simulator's time (rule
+// SIM-clock-advance), also the tests' FakeTimers and explore/'s scheduler.
 import type { Clock } from '../src/ports/clock.ts';
 import type { Timers } from '../src/ports/timers.ts';
 
-/** A timer as the simulated time holds it: due at `at` on its own clock, asked for `ms`. */
-export interface SimulatedTimer {
-  readonly at: number;
-  readonly ms: number;
-}
-
-interface Entry extends SimulatedTimer {
+interface Entry {
+  /** Due at this time on the simulated clock. */
   at: number;
+  readonly ms: number;
   readonly callback: () => void;
   /** The real timer standing in for it (real mode only). */
-  real: NodeJS.Timeout | undefined;
-}
-
-export interface SimulatedTimeOptions {
-  /**
-   * The underlying time in ms. Real mode (the default, `--embedded`): Date.now, and every timer also
-   * fires on its own through a real timer. Pinned mode (`realTimers: false`, unit tests): time stands
-   * still unless advanced.
-   */
-  readonly base?: () => number;
-  readonly realTimers?: boolean;
+  real?: NodeJS.Timeout;
 }
 
 /**
- * One clock and one timer port that a controller can move forward (the embedded simulator, rule SIM-clock-advance;
- * the unit tests' FakeTimers). `now` is the base time plus an offset; `advance(ms)` adds to the
- * offset and fires every timer that falls due, earliest first, each seeing `now` at its due time. So
- * token expiry, cache TTL (the Clock) and session linger (the Timers) all follow one advance. Its `nowMs`
- * goes back only by reset or, in real mode, with the wall clock under it.
+ * `now` is the base time plus an offset; `advance(ms)` adds to the offset and fires every timer that falls
+ * due, earliest first, each seeing `now` at its due time. So token expiry, cache TTL (the Clock) and session
+ * linger (the Timers) all follow one advance. Real mode (the default, `--embedded`): the base is Date.now and
+ * every timer also fires on its own through a real timer. Pinned mode (`realTimers: false`, tests): time
+ * stands still unless advanced.
  */
 export class SimulatedTime implements Clock, Timers {
   readonly #base: () => number;
@@ -41,9 +28,9 @@ export class SimulatedTime implements Clock, Timers {
   #nextId = 1;
   readonly #pending = new Map<number, Entry>();
 
-  constructor(options: SimulatedTimeOptions = {}) {
-    this.#base = options.base ?? Date.now;
-    this.#realTimers = options.realTimers ?? true;
+  constructor({ base = Date.now, realTimers = true }: { readonly base?: () => number; readonly realTimers?: boolean } = {}) {
+    this.#base = base;
+    this.#realTimers = realTimers;
   }
 
   now(): Date {
@@ -59,23 +46,21 @@ export class SimulatedTime implements Clock, Timers {
     return this.#offsetMs;
   }
 
-  /** Timers not yet fired, by handle (read by tests and the simulator's state). */
-  get pending(): ReadonlyMap<number, SimulatedTimer> {
+  /** Timers not yet fired, by handle: when each is due and what it asked for. */
+  get pending(): ReadonlyMap<number, { readonly at: number; readonly ms: number }> {
     return this.#pending;
   }
 
   setTimeout(callback: () => void, ms: number): unknown {
     const id = this.#nextId++;
-    const entry: Entry = { at: this.nowMs() + ms, ms, callback, real: undefined };
+    const entry: Entry = { at: this.nowMs() + ms, ms, callback };
     this.#pending.set(id, entry);
     this.#arm(id, entry);
     return id;
   }
 
   clearTimeout(handle: unknown): void {
-    const entry = this.#pending.get(handle as number);
-    if (entry === undefined) return;
-    clearTimeout(entry.real);
+    clearTimeout(this.#pending.get(handle as number)?.real);
     this.#pending.delete(handle as number);
   }
 
@@ -100,10 +85,9 @@ export class SimulatedTime implements Clock, Timers {
     const end = this.nowMs() + ms;
     let fired = 0;
     for (;;) {
-      let next: [number, Entry] | undefined;
-      for (const item of this.#pending) if (item[1].at <= end && (next === undefined || item[1].at < next[1].at)) next = item;
-      if (next === undefined) break;
-      const [id, entry] = next;
+      // The earliest due by `end`; of timers due together, the first set (a stable sort).
+      const [id, entry] = [...this.#pending].filter(([, timer]) => timer.at <= end).sort(([, a], [, b]) => a.at - b.at)[0] ?? [];
+      if (id === undefined || entry === undefined) break;
       this.clearTimeout(id);
       this.#firingAt = entry.at;
       try {
@@ -114,39 +98,31 @@ export class SimulatedTime implements Clock, Timers {
       fired += 1;
     }
     this.#offsetMs += ms;
-    this.#rearm();
+    // What is left is due nearer now: its real timers are armed anew for the new distance.
+    for (const [id, entry] of this.#pending) {
+      clearTimeout(entry.real);
+      this.#arm(id, entry);
+    }
     return fired;
   }
 
   /** Back to the base time; pending timers keep the time they had left. */
   reset(): void {
-    const offset = this.#offsetMs;
+    // The real timers stay as they are: each due time moves back by the offset as `now` does.
+    for (const entry of this.#pending.values()) entry.at -= this.#offsetMs;
     this.#offsetMs = 0;
-    // The real timers stay as they are: each due time moves back by the offset as `now` does, so none is nearer or further.
-    for (const entry of this.#pending.values()) entry.at -= offset;
-  }
-
-  /** The real timers of what is left, for its new distance from now. */
-  #rearm(): void {
-    for (const [id, entry] of this.#pending) {
-      clearTimeout(entry.real);
-      this.#arm(id, entry);
-    }
   }
 
   /**
-   * Real mode: a real timer fires the entry when its time comes without an advance. Whatever drops the
-   * entry (clearTimeout, advance) or arms it anew (#rearm) clears this timer first, so when it fires the
-   * entry is still pending.
+   * Real mode: a real timer fires the entry when its time comes without an advance. Whatever drops the entry
+   * (clearTimeout, advance) or arms it anew clears this timer first, so when it fires the entry is still pending.
    */
   #arm(id: number, entry: Entry): void {
     if (!this.#realTimers) return;
-    entry.real = setTimeout(
-      () => {
-        this.#pending.delete(id);
-        entry.callback();
-      },
-      Math.max(0, entry.at - this.nowMs()),
-    ).unref();
+    const fire = (): void => {
+      this.#pending.delete(id);
+      entry.callback();
+    };
+    entry.real = setTimeout(fire, Math.max(0, entry.at - this.nowMs())).unref();
   }
 }

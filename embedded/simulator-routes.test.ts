@@ -1,3 +1,5 @@
+// The /simulator routes (simulator-routes.ts, rules SIM-*) on a real admin handler: JSON answers, the error
+// table's refusals, which paths are theirs, and that an unexpected failure goes through.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { Trouble } from '../fakes/trouble.ts';

@@ -1,3 +1,5 @@
+// The simulator's model (simulator.ts, rules SIM-*) on real Trouble switches and a pinned simulated time:
+// every change, its bounds and refusals (as the error table answers them), and its warn lines.
 import { describe, expect, it } from 'vitest';
 import { Trouble } from '../fakes/trouble.ts';
 import type { LogFields } from '../src/ports/logger.ts';

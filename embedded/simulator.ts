@@ -1,4 +1,6 @@
-// The simulator's model: the fakes' fault switches and the clock, behind the /simulator routes (rules SIM-*).
+// The simulator's model, written once for every transport (rules SIM-*): the fakes' trouble switches and
+// the simulated clock, validated here, every change logged at warn as `simulator: …` so an operator reading
+// the log sees why a backend went away (rule SIM-logged). simulator-routes.ts puts it on the admin listener.
 import type { Trouble } from '../fakes/trouble.ts';
 import { ErrNotFound, ErrValidation } from '../src/domain/errors.ts';
 import type { Logger } from '../src/ports/logger.ts';
@@ -11,45 +13,19 @@ export const MAX_FAIL_NEXT = 1_000;
 export const MAX_ADVANCE_MS = 24 * 3_600_000;
 /** ... and all advances together at most a year, so the clock stays a sane date. */
 export const MAX_OFFSET_MS = 365 * 24 * 3_600_000;
-/** The reason a simulated outage gives, as the fakes' own default does. */
-const SIMULATED_OUTAGE = 'connection refused (simulated)';
-const SIMULATED_FAILURE = 'injected failure (simulated)';
 
-/** A simulated backend: a fake named as its health node (database, cache, publisher), with its trouble switch. */
-export interface SimulatedComponent {
-  readonly name: string;
-  readonly trouble: Trouble;
-}
+export type ComponentState = Readonly<{ name: string; state: 'up' | 'down'; latencyMs: number; failNext: number }>;
+export type ClockState = Readonly<{ now: string; offsetMs: number; pendingTimers: number }>;
+export type SimulatorState = Readonly<{ components: readonly ComponentState[]; clock: ClockState }>;
+/** A fake named as its health node (database, cache, publisher), with its trouble switch. */
+type SimulatedComponent = Readonly<{ name: string; trouble: Trouble }>;
 
-export interface ComponentState {
-  readonly name: string;
-  readonly state: 'up' | 'down';
-  readonly latencyMs: number;
-  readonly failNext: number;
-}
-
-export interface ClockState {
-  readonly now: string;
-  readonly offsetMs: number;
-  readonly pendingTimers: number;
-}
-
-export interface SimulatorState {
-  readonly components: readonly ComponentState[];
-  readonly clock: ClockState;
-}
-
-/**
- * The control API's model (rules SIM-*), written once for every transport: the admin listener parses
- * bodies and hands them here. Exists only in embedded mode (index.ts); every change is logged
- * as `simulator: …` so an operator reading the log sees why a backend went away.
- */
 export class Simulator {
   readonly #components: ReadonlyMap<string, Trouble>;
   readonly #time: SimulatedTime;
   readonly #logger: Logger;
 
-  constructor(options: { readonly components: readonly SimulatedComponent[]; readonly time: SimulatedTime; readonly logger: Logger }) {
+  constructor(options: Readonly<{ components: readonly SimulatedComponent[]; time: SimulatedTime; logger: Logger }>) {
     this.#components = new Map(options.components.map((c) => [c.name, c.trouble]));
     this.#time = options.time;
     this.#logger = options.logger;
@@ -59,29 +35,33 @@ export class Simulator {
     return { components: [...this.#components.keys()].map((name) => this.#componentState(name)), clock: this.#clockState() };
   }
 
-  /** PUT /simulator/components/{name}: only the fields given change; failNext replaces the queue. */
+  /** PUT /simulator/components/{name}: every field checked before any changes; those left out keep their value. */
   setComponent(name: string, body: unknown): ComponentState {
     const trouble = this.#components.get(name);
     if (trouble === undefined) throw new ErrNotFound();
-    const change = parseComponentChange(body);
-    if (change.state === 'down') trouble.down(SIMULATED_OUTAGE);
-    if (change.state === 'up') trouble.up();
-    if (change.latencyMs !== undefined) trouble.slow(change.latencyMs);
-    if (change.failNext !== undefined) {
+    const fields = objectOf(body, ['state', 'latencyMs', 'failNext']);
+    if (Object.keys(fields).length === 0) throw new ErrValidation('give at least one of state, latencyMs, failNext');
+    const { state, latencyMs, failNext } = fields;
+    if (state !== undefined && state !== 'up' && state !== 'down') throw new ErrValidation('state must be up or down');
+    const latency = latencyMs === undefined ? undefined : boundedInteger(latencyMs, 'latencyMs', 0, MAX_LATENCY_MS);
+    const failures = failNext === undefined ? undefined : boundedInteger(failNext, 'failNext', 0, MAX_FAIL_NEXT);
+    if (state === 'down') trouble.down('connection refused (simulated)');
+    if (state === 'up') trouble.up();
+    if (latency !== undefined) trouble.slow(latency);
+    if (failures !== undefined) {
+      // failNext replaces the queue rather than adding to it.
       trouble.clearFailures();
-      trouble.failNext(change.failNext, SIMULATED_FAILURE);
+      trouble.failNext(failures, 'injected failure (simulated)');
     }
-    const state = this.#componentState(name);
-    this.#logger.warn(
-      { component: name, state: state.state, latency_ms: state.latencyMs, fail_next: state.failNext },
-      'simulator: component changed',
-    );
-    return state;
+    const changed = this.#componentState(name);
+    const logged = { component: name, state: changed.state, latency_ms: changed.latencyMs, fail_next: changed.failNext };
+    this.#logger.warn(logged, 'simulator: component changed');
+    return changed;
   }
 
   /** POST /simulator/clock/advance. */
   advance(body: unknown): ClockState {
-    const ms = parseAdvance(body);
+    const ms = boundedInteger(objectOf(body, ['ms'])['ms'], 'ms', 1, MAX_ADVANCE_MS);
     if (this.#time.offsetMs + ms > MAX_OFFSET_MS) throw new ErrValidation(`clock offset may not exceed ${MAX_OFFSET_MS} ms`);
     const fired = this.#time.advance(ms);
     const clock = this.#clockState();
@@ -107,39 +87,16 @@ export class Simulator {
   }
 }
 
-interface ComponentChange {
-  readonly state?: 'up' | 'down';
-  readonly latencyMs?: number;
-  readonly failNext?: number;
-}
-
-function fields(body: unknown, allowed: readonly string[]): Record<string, unknown> {
+/** The body's fields: a JSON object with only `allowed` ones, else 400. */
+function objectOf(body: unknown, allowed: readonly string[]): Record<string, unknown> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ErrValidation('body must be a JSON object');
-  const unknown = Object.keys(body).filter((key) => !allowed.includes(key));
-  if (unknown.length > 0) throw new ErrValidation(`unknown field ${unknown[0]}; allowed: ${allowed.join(', ')}`);
+  const unknown = Object.keys(body).find((key) => !allowed.includes(key));
+  if (unknown !== undefined) throw new ErrValidation(`unknown field ${unknown}; allowed: ${allowed.join(', ')}`);
   return body as Record<string, unknown>;
 }
 
+/** Number.isInteger is false for anything but a number, so it alone refuses strings, null and the rest. */
 function boundedInteger(value: unknown, name: string, min: number, max: number): number {
-  // Number.isInteger is false for anything but a number, so it alone refuses strings, null and the rest.
-  const integer = value as number;
-  if (!Number.isInteger(integer) || integer < min || integer > max)
-    throw new ErrValidation(`${name} must be an integer from ${min} to ${max}`);
-  return integer;
-}
-
-function parseComponentChange(body: unknown): ComponentChange {
-  const raw = fields(body, ['state', 'latencyMs', 'failNext']);
-  if (Object.keys(raw).length === 0) throw new ErrValidation('give at least one of state, latencyMs, failNext');
-  if (raw['state'] !== undefined && raw['state'] !== 'up' && raw['state'] !== 'down') throw new ErrValidation('state must be up or down');
-  return {
-    // Up, down or left out (undefined), which setComponent leaves alone: checked above.
-    state: raw['state'] as ComponentChange['state'],
-    ...(raw['latencyMs'] === undefined ? {} : { latencyMs: boundedInteger(raw['latencyMs'], 'latencyMs', 0, MAX_LATENCY_MS) }),
-    ...(raw['failNext'] === undefined ? {} : { failNext: boundedInteger(raw['failNext'], 'failNext', 0, MAX_FAIL_NEXT) }),
-  };
-}
-
-function parseAdvance(body: unknown): number {
-  return boundedInteger(fields(body, ['ms'])['ms'], 'ms', 1, MAX_ADVANCE_MS);
+  if (Number.isInteger(value) && (value as number) >= min && (value as number) <= max) return value as number;
+  throw new ErrValidation(`${name} must be an integer from ${min} to ${max}`);
 }

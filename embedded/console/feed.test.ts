@@ -1,3 +1,5 @@
+// The console's read-only feed (feed.ts, rule CONSOLE-feed) on a registry, a pinned simulated time and a
+// real time the test moves: counts, the request window and its samples, the clock distances, the log lines.
 import { Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { LogTail } from './log-tail.ts';
@@ -5,7 +7,7 @@ import { registerServiceMetrics } from '../../src/observability/backend-metrics.
 import { GrpcServerMetrics } from '../../src/observability/grpc-metrics.ts';
 import { HttpMetrics } from '../../src/observability/metrics.ts';
 import { registerOutboxMetrics } from '../../src/observability/outbox-metrics.ts';
-import { ANNOUNCED_MSG, CONSOLE_SAMPLE_MS, CONSOLE_WINDOW_MS, ConsoleFeed, isError } from './feed.ts';
+import { CONSOLE_SAMPLE_MS, CONSOLE_WINDOW_MS, ConsoleFeed, isError } from './feed.ts';
 import { SimulatedTime } from '../simulated-time.ts';
 
 function setUp() {
@@ -17,7 +19,7 @@ function setUp() {
   registerOutboxMetrics(metrics.registry, { stats: () => outbox });
   const grpc = new GrpcServerMetrics(metrics.registry);
   const time = new SimulatedTime({ base: () => 0, realTimers: false });
-  const logTail = new LogTail({ count: [ANNOUNCED_MSG] });
+  const logTail = new LogTail();
   const feed = new ConsoleFeed({
     registry: metrics.registry,
     time,

@@ -1,3 +1,5 @@
+// The /console routes (routes.ts, rules CONSOLE-page, CONSOLE-feed) on a real admin handler: the three
+// files with their headers, HEAD, the 404 for other methods, and how `after` reaches the feed.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { NOT_FOUND, send, serve } from '../../test/support/one-request.ts';

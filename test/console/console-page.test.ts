@@ -116,6 +116,14 @@ describe.skipIf(skipBrowser)(`console page in headless Chromium (${CHROMIUM_PATH
           expect(response?.status()).toBe(200);
           expect(response?.headers()['content-security-policy']).toBe(CONSOLE_CSP);
           await poll(() => textOf(page, 'health')).toBe('Health: 200 clean');
+          // The table's heading and the chart name one window, and the chart draws the feed's samples from the
+          // first look on: the first spans the whole window, a step from its left edge, not a lone point.
+          const shown = `[document.getElementById('requests-window').textContent, document.getElementById('chart-window').textContent,
+            document.querySelector('#chart polyline.requests')?.getAttribute('points') ?? '']`;
+          await poll(async () => {
+            const [heading, chart, points] = (await page.evaluate(shown)) as [string, string, string];
+            return heading === chart && /^last (minute|\d+ (ms|s|min))$/.test(heading) && points.split(' ').length >= 2;
+          }).toBe(true);
 
           // The network is cut: a navigation off the loopback fails, and the context sees it go; the page
           // itself may not even try (its policy allows requests to its own origin only).
