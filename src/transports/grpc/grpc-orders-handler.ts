@@ -4,7 +4,6 @@ import type { Core } from '../transport.ts';
 import type { Order as DomainOrder } from '../../domain/order.ts';
 import type { Principal } from '../../service/authenticate.ts';
 import type { CallContext } from '../../service/order-service.ts';
-import { pageFromQuery } from '../http/rest/pagination.ts';
 import {
   OrderSchema,
   Orders,
@@ -60,9 +59,8 @@ export function createOrdersMethods(core: Pick<Core, 'auth' | 'orders'>): Map<st
       return toOrderMessage(await core.orders.get(callContext(call), req.id));
     },
     listOrders: async (req: ListOrdersRequest, call) => {
-      // The same clamps as GET /orders (spec 4.1 rule 6): proto3's 0 for an absent field gives 20.
-      const page = pageFromQuery(String(req.limit), String(req.offset));
-      const orders = await core.orders.list(callContext(call), page);
+      // The service clamps (spec 4.1 rule 6): proto3's 0 for an absent field gives the default 20.
+      const orders = await core.orders.list(callContext(call), req.limit, req.offset);
       return create(Orders.method.listOrders.output, { orders: orders.map(toOrderMessage) });
     },
     recent: async (_req, call) => create(Orders.method.recent.output, { recent: core.orders.recent(callContext(call)) }),

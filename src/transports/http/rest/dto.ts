@@ -91,3 +91,14 @@ export function decodeCreateOrderRequest(raw: string): CreateOrderRequestDto {
   const body = decodeObject(raw);
   return { item: stringField(body, 'item'), quantity: integerField(body, 'quantity') };
 }
+
+/**
+ * A query parameter as a number for the service's page clamps (spec 4.1 rule 6): only a whole decimal
+ * number counts (surrounding blanks ignored); anything else, absent included, is undefined, and the
+ * service's default applies.
+ */
+export function queryInteger(text: string | null | undefined): number | undefined {
+  if (text == null || !/^[+-]?\d+$/.test(text.trim())) return undefined;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : undefined;
+}

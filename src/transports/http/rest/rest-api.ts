@@ -1,8 +1,7 @@
 import type { AuthService } from '../../../service/auth-service.ts';
 import type { Principal } from '../../../service/authenticate.ts';
 import type { OrderService } from '../../../service/order-service.ts';
-import { decodeCreateOrderRequest, decodeLoginRequest, toCachedOrderDto, toOrderDto } from './dto.ts';
-import { pageFromQuery } from './pagination.ts';
+import { decodeCreateOrderRequest, decodeLoginRequest, queryInteger, toCachedOrderDto, toOrderDto } from './dto.ts';
 
 /** What every HTTP transport hands an operation, whatever its framework. */
 export interface RestRequest {
@@ -57,8 +56,9 @@ export class RestApi {
   };
 
   readonly listOrders: ProtectedOperation = async (req, principal) => {
-    const page = pageFromQuery(req.query.get('limit'), req.query.get('offset'));
-    const orders = await this.#orders.list({ principal, signal: req.signal }, page);
+    const limit = queryInteger(req.query.get('limit'));
+    const offset = queryInteger(req.query.get('offset'));
+    const orders = await this.#orders.list({ principal, signal: req.signal }, limit, offset);
     return { status: 200, body: { orders: orders.map(toOrderDto) } };
   };
 
