@@ -5,7 +5,7 @@ import type { Order } from '../src/domain/order.ts';
 import { pageOf } from '../src/service/order-service.ts';
 import { hashPassword } from '../src/service/password-hasher.ts';
 import { SESSION_LINGER_MS } from '../src/session/session-scope.ts';
-import { mapError, type ErrorKind } from '../src/transports/errors/error-table.ts';
+import { mapError, type ErrorKind } from '../src/transports/errors/table.ts';
 import { authenticate } from '../src/service/authenticate.ts';
 import { queryInteger, toOrderDto, type OrderDto } from '../src/transports/http/rest/dto.ts';
 import type { RestRequest } from '../src/transports/http/rest/rest-api.ts';

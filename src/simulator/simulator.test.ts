@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Trouble } from '../../fakes/trouble.ts';
 import type { LogFields } from '../ports/logger.ts';
-import { toHttpError } from '../transports/http/rest/http-errors.ts';
+import { toHttpError } from '../transports/errors/table.ts';
 import { SimulatedTime } from './simulated-time.ts';
 import { MAX_ADVANCE_MS, MAX_FAIL_NEXT, MAX_LATENCY_MS, MAX_OFFSET_MS, Simulator } from './simulator.ts';
 

@@ -19,7 +19,7 @@ export const AUTH_EXEMPT_METHODS: ReadonlySet<string> = new Set([
  * The authentication step of this transport (spec 4.4 rules 4-5, spec 5 rule 6: exactly one place),
  * run by the server on the call's headers before its message is read (rule GRPC-auth-before-body).
  * It reads the `authorization` metadata and verifies it with the same authenticate() as HTTP;
- * failures are thrown as they are and mapped by the one table (errors/error-table.ts).
+ * failures are thrown as they are and mapped by the one table (errors/table.ts).
  */
 export function authInterceptor(
   tokens: TokenService,

@@ -1,8 +1,7 @@
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Core } from '../transport.ts';
 import { authInterceptor } from './auth-interceptor.ts';
-import { logMappedFailure, logPanic } from '../errors/error-log.ts';
-import { GRPC_STATUS, mapError } from '../errors/error-table.ts';
+import { GRPC_STATUS, logMappedFailure, logPanic, mapError } from '../errors/table.ts';
 import { createHealthMethods } from './health-service.ts';
 import { createOrdersMethods } from './grpc-orders-handler.ts';
 import { createUnaryServer } from './unary-server/unary-server.ts';

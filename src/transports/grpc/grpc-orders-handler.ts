@@ -41,7 +41,7 @@ export function fullMethodName(method: DescMethod): string {
 
 /**
  * ordersv1.Orders: parse → core service → map, as RestApi does for HTTP. Errors are thrown as the
- * core raises them; grpc-handler.ts maps them with the one table (errors/error-table.ts).
+ * core raises them; grpc-handler.ts maps them with the one table (errors/table.ts).
  */
 export function createOrdersMethods(core: Pick<Core, 'auth' | 'orders'>): Map<string, UnaryMethod<Principal>> {
   const handlers: Record<keyof typeof Orders.method, (req: never, call: Call) => Promise<Message>> = {

@@ -1,8 +1,7 @@
 import type { Logger } from '../../ports/logger.ts';
 import type { HttpObservability } from '../http/rest/http-observability.ts';
-import { logMappedFailure, logPanic } from '../errors/error-log.ts';
+import { INTERNAL_ERROR, logMappedFailure, logPanic, toHttpError } from '../errors/table.ts';
 import { endRequestSpan, logRequest, recordRequestMetrics, startRequestSpan } from '../http/rest/http-observability.ts';
-import { INTERNAL_ERROR, toHttpError } from '../http/rest/http-errors.ts';
 import { matchedRouteLabel, sendError, type KoaContext, type KoaMiddleware } from './koa-context.ts';
 import { requestDoneSignal } from '../http/rest/request-ended.ts';
 import { checkHostHeader } from '../http/rest/request-headers.ts';

@@ -1,7 +1,6 @@
 import type { HttpObservability } from '../http/rest/http-observability.ts';
-import { logPanic } from '../errors/error-log.ts';
+import { INTERNAL_ERROR, logPanic } from '../errors/table.ts';
 import { endRequestSpan, logRequest, recordRequestMetrics, startRequestSpan } from '../http/rest/http-observability.ts';
-import { INTERNAL_ERROR } from '../http/rest/http-errors.ts';
 import { setRateLimitHeaders, type HttpRateLimiter } from '../../rate-limit/http-rate-limiter.ts';
 import { RATE_LIMITED_MESSAGE } from '../../rate-limit/token-bucket-limiter.ts';
 import type { Logger } from '../../ports/logger.ts';

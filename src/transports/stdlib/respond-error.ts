@@ -1,6 +1,5 @@
 import type { Logger } from '../../ports/logger.ts';
-import { toHttpError } from '../http/rest/http-errors.ts';
-import { logMappedFailure } from '../errors/error-log.ts';
+import { logMappedFailure, toHttpError } from '../errors/table.ts';
 import { sendError, type Exchange } from './exchange.ts';
 
 /**

@@ -25,7 +25,7 @@
 import type { IncomingHttpHeaders, Http2ServerRequest, Http2ServerResponse, ServerHttp2Stream } from 'node:http2';
 import { constants as h2 } from 'node:http2';
 import { fromBinary, toBinary, type DescMessage, type Message } from '@bufbuild/protobuf';
-import { REQUEST_ENDED } from '../../http/rest/request-ended.ts';
+import { REQUEST_ENDED } from '../../errors/table.ts';
 import { runInRequestScope } from '../../../observability/request-trace.ts';
 import type { CallObservation, CallObserver } from './call-observer.ts';
 import { MALFORMED_MESSAGE, readUnaryMessage } from './read-message.ts';

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Simulator } from '../../../simulator/simulator.ts';
-import { ErrMalformedBody } from '../../errors/request-errors.ts';
-import { toHttpError } from '../rest/http-errors.ts';
+import { ErrMalformedBody, toHttpError } from '../../errors/table.ts';
 import { readBody } from '../rest/request-body.ts';
 
 /** A control request is a few fields: anything longer is refused unread (rule SIM-admin-only). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pageOf } from '../../../service/order-service.ts';
 import { decodeCreateOrderRequest, decodeLoginRequest, queryInteger, toCachedOrderDto, toOrderDto } from './dto.ts';
-import { ErrMalformedBody } from '../../errors/request-errors.ts';
+import { ErrMalformedBody } from '../../errors/table.ts';
 
 function malformed(decode: (raw: string) => unknown, raw: string): unknown {
   try {

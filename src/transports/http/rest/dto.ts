@@ -1,5 +1,5 @@
 import type { Order } from '../../../domain/order.ts';
-import { ErrMalformedBody } from '../../errors/request-errors.ts';
+import { ErrMalformedBody } from '../../errors/table.ts';
 
 /** Wire shape of an order (spec 2.1), independent of the domain type. */
 export interface OrderDto {

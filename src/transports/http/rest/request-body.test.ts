@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ErrBodyTooLarge, ErrClientClosed, ErrUnsupportedMediaType } from '../../errors/request-errors.ts';
+import { ErrBodyTooLarge, ErrClientClosed, ErrUnsupportedMediaType } from '../../errors/table.ts';
 import { checkJsonContentType, readBody } from './request-body.ts';
 
 /** A request-shaped stream that records how many chunks were pulled from it. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
-import { ErrBodyTooLarge, ErrClientClosed, ErrUnsupportedMediaType } from '../../errors/request-errors.ts';
+import { ErrBodyTooLarge, ErrClientClosed, ErrUnsupportedMediaType } from '../../errors/table.ts';
 
 /** Our choice for "request body size limit: not shown" (spec 8). */
 export const MAX_BODY_BYTES = 1024 * 1024;

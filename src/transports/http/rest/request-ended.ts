@@ -2,13 +2,7 @@ import { getEventListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
 
-/**
- * The reason every HTTP transport aborts a request's done signal with when the response closes. One
- * shared instance: `abort()` without a reason builds a new DOMException, stack trace included, per
- * request (~3-5% of a GET's CPU, measured A/B with bench/ab.ts). Listeners (the session
- * lease's fallback release, spec 3.2 rule 2) only need the event, not a fresh reason.
- */
-export const REQUEST_ENDED: DOMException = new DOMException('the request ended', 'AbortError');
+import { REQUEST_ENDED } from '../../errors/table.ts';
 
 /**
  * A request's done signal (spec 3.2 rule 2): aborted when its response closes. A response that was

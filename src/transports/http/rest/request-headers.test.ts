@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { ErrBadHostHeader } from '../../errors/request-errors.ts';
+import { ErrBadHostHeader } from '../../errors/table.ts';
 import { authorizationHeader, checkHostHeader } from './request-headers.ts';
 
 /** A request as node:http (or node:http2's compatibility layer) hands it over: version and raw name/value pairs. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
-import { ErrBadHostHeader } from '../../errors/request-errors.ts';
+import { ErrBadHostHeader } from '../../errors/table.ts';
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;
 

@@ -26,7 +26,7 @@ export type ProtectedOperation = (req: RestRequest, principal: Principal) => Pro
 
 /**
  * The business operations of spec 4.1, framework-neutral: parse → call the service → shape the
- * result. Errors are thrown and mapped by the one error table (errors/error-table.ts) via http-errors.ts.
+ * result. Errors are thrown and mapped by the one error table (errors/table.ts).
  */
 export class RestApi {
   readonly #auth: AuthService;

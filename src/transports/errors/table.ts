@@ -1,16 +1,39 @@
+/**
+ * The one classification of everything a request can fail with (spec 7), and how each transport answers
+ * it: a status, a message, a gRPC code and an operator's log line are written once, here. The HTTP
+ * transports answer with toHttpError, gRPC (grpc/grpc-handler.ts) with mapError's row; both log with
+ * logPanic and logMappedFailure. It also holds the errors only a transport raises and the reason a
+ * request's done signal aborts with, so that the gRPC side needs nothing of the REST code.
+ */
+import type { Logger } from '../../ports/logger.ts';
 import { DomainError, ErrInvalidOrderId, ErrUnavailable } from '../../domain/errors.ts';
+import { namedError } from '../../domain/named-error.ts';
 import { ErrMissingCredentials } from '../../service/authenticate.ts';
 import { ErrLoginBusy } from '../../service/login-gate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
 import { isSessionError } from '../../session/session-errors.ts';
-import { ErrBadHostHeader, ErrBodyTooLarge, ErrClientClosed, ErrMalformedBody, ErrUnsupportedMediaType } from './request-errors.ts';
-import { REQUEST_ENDED } from '../http/rest/request-ended.ts';
+
+/*
+ * Errors only a transport raises: the request itself could not be read (spec 7, "other HTTP errors").
+ * Their names and texts reach nobody: the table below classifies them by class and answers with its own
+ * text, and none of them is logged.
+ */
+export class ErrMalformedBody extends namedError('ErrMalformedBody', 'malformed request body') {}
+export class ErrBodyTooLarge extends namedError('ErrBodyTooLarge', 'request body too large') {}
+/** The client went away while its request was being read; the answer reaches nobody. */
+export class ErrClientClosed extends namedError('ErrClientClosed', 'client closed request') {}
+/** RFC 9112 §3.2: missing (HTTP/1.1) or repeated Host. */
+export class ErrBadHostHeader extends namedError('ErrBadHostHeader', 'missing or duplicate Host header') {}
+/** A request body that does not say it is JSON (rule HTTP-json-content-type). */
+export class ErrUnsupportedMediaType extends namedError('ErrUnsupportedMediaType', 'Content-Type must be application/json') {}
 
 /**
- * The one classification of everything a request can fail with (spec 7). Both HTTP transports
- * (http/rest/http-errors.ts) and gRPC (grpc/grpc-handler.ts) derive their answers from ERROR_TABLE, so a
- * status, a message, a code or a log line is written once.
+ * The reason every transport aborts a request's done signal with when the request ends (spec 3.2 rule 2).
+ * A wait cut by it (a queued login whose caller went away) rejects with it: one named value, so the table
+ * classifies it as the client having gone, never as a panic.
  */
+export const REQUEST_ENDED: DOMException = new DOMException('the request ended', 'AbortError');
+
 export type ErrorKind =
   | 'not-found'
   | 'forbidden'
@@ -144,7 +167,7 @@ export function classifyError(error: unknown): ErrorKind {
   if (error instanceof ErrBodyTooLarge) return 'body-too-large';
   if (error instanceof ErrBadHostHeader) return 'bad-host-header';
   if (error instanceof ErrUnsupportedMediaType) return 'unsupported-media-type';
-  // The done signal's reason, which a wait on it rejects with (a queued login whose caller went away).
+  // The done signal's reason, which a wait on it rejects with.
   if (error instanceof ErrClientClosed || error === REQUEST_ENDED) return 'client-closed';
   if (error instanceof ErrUnavailable) return 'backend-unavailable';
   return 'internal';
@@ -173,4 +196,48 @@ export function mapError(error: unknown): MappedError {
     expected,
     logAs: expected ? row.log : undefined,
   };
+}
+
+/** What an HTTP transport answers for an error. */
+export interface HttpError {
+  readonly status: number;
+  readonly message: string;
+  /** Whether the error was expected; unexpected ones are rethrown to the recovery step, which logs them. */
+  readonly expected: boolean;
+  /** The request body was left unread: an HTTP/1 connection cannot be reused (HTTP/2 resets only the stream). */
+  readonly closeConnection?: boolean;
+  /** An expected failure the operator must still hear of (a backend outage), logged under this message. */
+  readonly logAs?: string;
+  /** Sent as Retry-After (whole seconds). */
+  readonly retryAfterSeconds?: number;
+}
+
+/** The recovery step's answer to anything thrown that the table does not know (spec 4.3 rule 1). */
+export const INTERNAL_ERROR: HttpError = {
+  status: ERROR_TABLE.internal.httpStatus,
+  message: ERROR_TABLE.internal.message ?? '',
+  expected: false,
+};
+
+/** Both HTTP transports' answer to `error`, read from the table. */
+export function toHttpError(error: unknown): HttpError {
+  const mapped = mapError(error);
+  return {
+    status: mapped.row.httpStatus,
+    message: mapped.message,
+    expected: mapped.expected,
+    ...(mapped.row.closeConnection ? { closeConnection: true } : {}),
+    ...(mapped.logAs !== undefined ? { logAs: mapped.logAs } : {}),
+    ...(mapped.row.retryAfterSeconds !== undefined ? { retryAfterSeconds: mapped.row.retryAfterSeconds } : {}),
+  };
+}
+
+/** Expected failures the operator must hear of (MappedError.logAs): the error's own (secret-free) text. */
+export function logMappedFailure(logger: Logger, message: string, error: unknown, path: string): void {
+  logger.error({ err: error instanceof Error ? error.message : String(error), path }, message);
+}
+
+/** Spec 4.3 rule 1, on every transport: anything the table does not know (gRPC's path is the method). */
+export function logPanic(logger: Logger, error: unknown, path: string): void {
+  logger.error({ panic: error instanceof Error ? error.message : String(error), path }, PANIC_LOG_LINE);
 }

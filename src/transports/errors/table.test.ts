@@ -12,11 +12,11 @@ import {
 import { ErrMissingCredentials } from '../../service/authenticate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
 import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from '../../session/session-errors.ts';
-import { toHttpError } from '../http/rest/http-errors.ts';
-import { GRPC_STATUS, mapError } from './error-table.ts';
-import { ErrBadHostHeader, ErrBodyTooLarge, ErrClientClosed, ErrMalformedBody, ErrUnsupportedMediaType } from './request-errors.ts';
+import { toHttpError } from '../errors/table.ts';
+import { GRPC_STATUS, mapError } from './table.ts';
+import { ErrBadHostHeader, ErrBodyTooLarge, ErrClientClosed, ErrMalformedBody, ErrUnsupportedMediaType } from './table.ts';
 import { ErrLoginBusy } from '../../service/login-gate.ts';
-import { REQUEST_ENDED } from '../http/rest/request-ended.ts';
+import { REQUEST_ENDED } from './table.ts';
 
 /**
  * Spec 7 (and 4.3 rule 1, 5 rule 8), restated by hand: the table is checked against the spec, not
