@@ -19,7 +19,7 @@ import { packedUuids } from '../src/session/packed-uuids.ts';
 import { ClientAddressResolver } from '../src/rate-limit/client-address.ts';
 import { HttpRateLimiter } from '../src/rate-limit/http-rate-limiter.ts';
 import { TokenBucketLimiter } from '../src/rate-limit/token-bucket-limiter.ts';
-import { RestApi } from '../src/transports/http/rest/rest-api.ts';
+import { RestApi } from '../src/transports/http/rest/api.ts';
 import type { SimBackends } from './sim-fakes.ts';
 import type { SimRuntime } from './sim-runtime.ts';
 

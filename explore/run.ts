@@ -8,7 +8,7 @@ import { SESSION_LINGER_MS } from '../src/session/session-scope.ts';
 import { mapError, type ErrorKind } from '../src/transports/errors/table.ts';
 import { authenticate } from '../src/service/authenticate.ts';
 import { queryInteger, toOrderDto, type OrderDto } from '../src/transports/http/rest/dto.ts';
-import type { RestRequest } from '../src/transports/http/rest/rest-api.ts';
+import type { RestRequest } from '../src/transports/http/rest/api.ts';
 import { Checks, INVARIANTS, Violation } from './invariants.ts';
 import { Prng } from './prng.ts';
 import { Replica, type LogLine, type Variant } from './replica.ts';

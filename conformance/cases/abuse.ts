@@ -270,7 +270,7 @@ const parserCases: Case[] = PARSER_ERRORS.map((p): Case =>
 /**
  * Two Authorization fields, written by hand over HTTP/1.1. HTTP/1.1 only: node's HTTP/2 client refuses
  * to send the field twice, so the h2c column has no client to send it with (the server-side check,
- * http/rest/request-headers.ts, reads rawHeaders on both protocols).
+ * http/rest/request.ts, reads rawHeaders on both protocols).
  */
 async function twoAuthorizations(t: FlowContext, first: string, second: string): Promise<Reply> {
   const base = t.target.baseUrl;

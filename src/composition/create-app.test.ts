@@ -7,7 +7,7 @@ import { loadServiceConfig, type ServiceConfig } from '../config/service-config.
 import { sessionKeyFromVerifiedSubject } from '../domain/session-key.ts';
 import { runComponents } from '../lifecycle/runner.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
-import { stdlibTransport } from '../transports/stdlib/stdlib-transport.ts';
+import { stdlibTransport } from '../transports/stdlib/server.ts';
 import type { Component } from '../lifecycle/component.ts';
 import { bucketDecision, type RateLimitStore } from '../rate-limit/rate-limit-store.ts';
 import type { Backends, SharedRateLimitFactory } from './backends.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { createLogger } from '../observability/logger.ts';
-import { stdlibTransport } from '../transports/stdlib/stdlib-transport.ts';
+import { stdlibTransport } from '../transports/stdlib/server.ts';
 import { DEMO_USERS } from './embedded-backends.ts';
 import { startService, type RunningService, type ServiceOptions } from './start-service.ts';
 

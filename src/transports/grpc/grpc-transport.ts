@@ -1,8 +1,7 @@
 import type { TransportFactory } from '../transport.ts';
-import { createStdlibHandler } from '../stdlib/stdlib-server.ts';
+import { createStdlibHandler } from '../stdlib/server.ts';
 import { createGrpcHandler } from './grpc-handler.ts';
 import { http1Timeouts } from '../http/server/platform-timeouts.ts';
-import { restParts } from '../http/rest/rest-parts.ts';
 import { HTTP2_IDLE_TIMEOUT_MS } from './http2-limits.ts';
 import { createOnePortServer, type AnyRequestHandler } from './one-port-server.ts';
 
@@ -16,7 +15,7 @@ import { createOnePortServer, type AnyRequestHandler } from './one-port-server.t
  */
 export const grpcTransport: TransportFactory = (core, choices = {}) => {
   // The handler reads only what node:http and node:http2's compatibility API have in common.
-  const rest = createStdlibHandler(restParts(core)) as AnyRequestHandler;
+  const rest = createStdlibHandler(core) as AnyRequestHandler;
   // Production: the declared timeouts; a test harness's shorter ones otherwise (http/server/platform-timeouts.ts).
   const overrides = choices.platformTimeouts ?? {};
   const http1 = http1Timeouts(overrides);

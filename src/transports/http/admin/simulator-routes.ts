@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Simulator } from '../../../simulator/simulator.ts';
 import { ErrMalformedBody, toHttpError } from '../../errors/table.ts';
-import { readBody } from '../rest/request-body.ts';
+import { readBody } from '../rest/request.ts';
 
 /** A control request is a few fields: anything longer is refused unread (rule SIM-admin-only). */
 export const SIMULATOR_BODY_LIMIT = 1024;

@@ -25,7 +25,7 @@ export interface Http1Settings {
  * HTTP/1.1 side). Node enforces headersTimeout and requestTimeout only when it sweeps its connections,
  * every connectionsCheckingInterval (30 s by default, so a declared 10 s fired at up to 40 s): the
  * sweep runs often enough to keep the declared values (rule LIMIT-timeouts). Host is checked by our
- * own step (http/rest/request-headers.ts) so that a missing one, too, gets an Error body.
+ * own step (http/rest/request.ts) so that a missing one, too, gets an Error body.
  */
 export function http1ServerOptions(timeouts: ServerTimeouts = HTTP1_SERVER_TIMEOUTS, response?: Http1Settings['response']): ServerOptions {
   return {

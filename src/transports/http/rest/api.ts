@@ -1,14 +1,24 @@
+/**
+ * The REST API of spec 4.1, framework-neutral: each operation parses what a transport hands it, calls the
+ * core service and shapes the result; node:http (stdlib/) and Koa (koa/) only route to these and write the
+ * answer. Also what every REST transport is built from (RestParts), made once from the core services.
+ */
+import { ClientAddressResolver } from '../../../rate-limit/client-address.ts';
+import { HttpRateLimiter } from '../../../rate-limit/http-rate-limiter.ts';
 import type { AuthService } from '../../../service/auth-service.ts';
 import type { Principal } from '../../../service/authenticate.ts';
 import type { OrderService } from '../../../service/order-service.ts';
-import { decodeCreateOrderRequest, decodeLoginRequest, queryInteger, toCachedOrderDto, toOrderDto } from './dto.ts';
+import type { TokenService } from '../../../service/token-service.ts';
+import type { Core } from '../../transport.ts';
+import { decodeCreateOrderRequest, decodeLoginRequest, queryInteger, toOrderDto } from './dto.ts';
+import type { HttpObservability } from './observability.ts';
 
 /** What every HTTP transport hands an operation, whatever its framework. */
 export interface RestRequest {
   readonly params: Readonly<Record<string, string | undefined>>;
   readonly query: URLSearchParams;
   readonly readBody: () => Promise<string>;
-  /** The caller's opaque key (http/rest/client-key.ts) for the core's fair login gate. */
+  /** The caller's opaque key (request.ts clientKey) for the core's fair login gate. */
   readonly client: string;
   /** Aborts when the request ends: the session lease's fallback release hangs on it (spec 3.2 rule 2). */
   readonly signal: AbortSignal;
@@ -24,10 +34,7 @@ export interface RestResult {
 export type PublicOperation = (req: RestRequest) => Promise<RestResult>;
 export type ProtectedOperation = (req: RestRequest, principal: Principal) => Promise<RestResult>;
 
-/**
- * The business operations of spec 4.1, framework-neutral: parse → call the service → shape the
- * result. Errors are thrown and mapped by the one error table (errors/table.ts).
- */
+/** The business operations of spec 4.1. Errors are thrown, and answered from the one error table (errors/table.ts). */
 export class RestApi {
   readonly #auth: AuthService;
   readonly #orders: OrderService;
@@ -52,7 +59,7 @@ export class RestApi {
   readonly getOrder: ProtectedOperation = async (req, principal) => {
     const { id = '' } = req.params;
     const order = await this.#orders.get({ principal, signal: req.signal }, id);
-    return { status: 200, body: toCachedOrderDto(order) };
+    return { status: 200, body: toOrderDto(order) };
   };
 
   readonly listOrders: ProtectedOperation = async (req, principal) => {
@@ -73,4 +80,28 @@ export class RestApi {
  */
 function singleHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** What every REST transport (node:http, Koa, the one-port server's REST side) is built from. */
+export interface RestParts {
+  readonly api: RestApi;
+  readonly tokens: TokenService;
+  readonly observability: HttpObservability;
+  /** The one REST rate limiter, keyed per client (rule LIMIT-rate-keying) over the core's buckets. */
+  readonly limiter: HttpRateLimiter;
+}
+
+/** Builds the REST objects from the core services; each executable has one transport, so one set. */
+export function restParts(core: Core): RestParts {
+  return {
+    api: new RestApi(core.auth, core.orders),
+    tokens: core.tokens,
+    observability: { tracer: core.tracer, metrics: core.metrics, logger: core.logger },
+    limiter: new HttpRateLimiter({
+      resolver: new ClientAddressResolver(core.config.trustProxy),
+      local: core.rateLimits.local,
+      shared: core.rateLimits.shared,
+      logger: core.logger,
+    }),
+  };
 }

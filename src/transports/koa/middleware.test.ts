@@ -7,8 +7,8 @@ import { createLogger } from '../../observability/logger.ts';
 import { HttpMetrics } from '../../observability/metrics.ts';
 import { Tracing } from '../../observability/tracer.ts';
 import type { Logger } from '../../ports/logger.ts';
-import { routeLabelOfLayers, type KoaMiddleware, type KoaState } from './koa-context.ts';
-import { observe, recovery } from './koa-middleware.ts';
+import { routeLabelOf, type KoaContext, type KoaMiddleware, type KoaState } from './context.ts';
+import { metrics, recovery, requestLogging, tracing } from './middleware.ts';
 import { getOrCut } from '../../../test/support/get-or-cut.ts';
 
 let server: Server | undefined;
@@ -18,16 +18,16 @@ afterEach(() => {
   server = undefined;
 });
 
-/** orders-koa's recovery and observers (koa-app.ts order) around `inner`, on node:http. */
+/** orders-koa's recovery and observers (app.ts order) around `inner`, on node:http. */
 async function start(inner: (logger: Logger) => KoaMiddleware): Promise<{ url: string; lines: Record<string, unknown>[] }> {
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger('debug', { write: (text: string) => void lines.push(JSON.parse(text) as Record<string, unknown>) });
   const app = new Koa<KoaState>();
   app.silent = true;
   app.use(recovery(logger));
-  app.use(
-    observe({ tracer: new Tracing({ serviceName: 'koa-middleware-test', otlpEndpoint: '' }).tracer, metrics: new HttpMetrics(), logger }),
-  );
+  app.use(tracing(new Tracing({ serviceName: 'koa-middleware-test', otlpEndpoint: '' }).tracer));
+  app.use(metrics(new HttpMetrics()));
+  app.use(requestLogging(logger));
   app.use(inner(logger));
   server = createServer(app.callback());
   server.listen(0, '127.0.0.1');
@@ -62,11 +62,13 @@ describe('orders-koa recovery', () => {
   });
 });
 
-describe('routeLabelOfLayers', () => {
-  it('[METRICS-route-label, METRICS-unmatched] no label without a layer serving the method, or for a layer whose path is not a pattern string', () => {
-    expect(routeLabelOfLayers([], 'GET')).toBeUndefined();
-    expect(routeLabelOfLayers([{ methods: ['POST'], path: '/orders' }], 'GET')).toBeUndefined();
-    expect(routeLabelOfLayers([{ methods: ['GET'], path: /^\/orders$/ }], 'GET')).toBeUndefined();
-    expect(routeLabelOfLayers([{ methods: ['HEAD', 'GET'], path: '/orders/:id' }], 'GET')).toBe('GET /orders/{id}');
+describe('routeLabelOf', () => {
+  const label = (ctx: { method: string; routerPath?: string; state: KoaState }) => routeLabelOf(ctx as KoaContext);
+
+  it('[METRICS-route-label, METRICS-unmatched] no label without a route the router ran; otherwise the request method and the brace path', () => {
+    expect(label({ method: 'GET', state: {} })).toBeUndefined();
+    expect(label({ method: 'GET', routerPath: '/orders/:id', state: {} })).toBe('GET /orders/{id}');
+    expect(label({ method: 'HEAD', routerPath: '/orders/:id', state: {} })).toBe('HEAD /orders/{id}');
+    expect(label({ method: 'GET', state: { throttledRoute: 'GET /orders' } })).toBe('GET /orders');
   });
 });

@@ -1,3 +1,8 @@
+/**
+ * The observation steps of spec 4.3/4.5 (a span, the request metrics, one request log line), written once
+ * for every HTTP transport; each calls them from its own middleware, one layer per step. `route` is the
+ * matched route's label (`GET /orders/{id}`), or undefined when none matched.
+ */
 import type { IncomingHttpHeaders } from 'node:http';
 import { SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
 import { startServerSpan } from '../../../observability/request-trace.ts';
@@ -5,10 +10,7 @@ import type { HttpMetrics } from '../../../observability/metrics.ts';
 import { UNMATCHED_ROUTE } from '../../../observability/metrics.ts';
 import type { Logger } from '../../../ports/logger.ts';
 
-/**
- * The observation steps of spec 4.3/4.5, written once; each HTTP transport calls them from its own
- * middleware shape. `route` is the matched pattern (`GET /orders/{id}`) or undefined when none matched.
- */
+/** What the observation steps write to: the service's tracer, metrics registry and logger. */
 export interface HttpObservability {
   readonly tracer: Tracer;
   readonly metrics: HttpMetrics;

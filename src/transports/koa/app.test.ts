@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { startInProcess, type InProcessApp } from '../../../test/support/in-process-app.ts';
-import { stdlibTransport } from '../stdlib/stdlib-transport.ts';
-import { koaTransport } from './koa-transport.ts';
+import { stdlibTransport } from '../stdlib/server.ts';
+import { koaTransport } from './app.ts';
 
 interface Answer {
   readonly status: number | undefined;
@@ -27,9 +27,9 @@ function send(port: number, method: string, path: string): Promise<Answer> {
 }
 
 /**
- * What router.allowedMethods() and Koa's default 404 leave to koa-middleware.ts jsonFallbacks: methods
- * the conformance cases do not send (OPTIONS, which the router would answer 200 itself, and verbs it
- * would call 501). orders-koa must answer them as orders-stdlib does (rules HTTP-405-method, HTTP-404-unknown).
+ * What no route serves, answered by middleware.ts unrouted: methods the conformance cases do not send
+ * (OPTIONS, which router.allowedMethods() would answer 200, and verbs it would call 501). orders-koa must
+ * answer them as orders-stdlib does (rules HTTP-405-method, HTTP-404-unknown).
  */
 describe('orders-koa answers unmatched requests as orders-stdlib does', () => {
   let koa: InProcessApp;
