@@ -24,7 +24,7 @@ const IN_PROCESS = [
  */
 const GRPC = [
   'src/transports/grpc/**/*.test.ts',
-  'src/transports/http/server/platform-timeouts.test.ts',
+  'src/transports/http/server/timeouts.test.ts',
   'src/composition/**/*.test.ts',
   'test/grpc/**/*.test.ts',
   'test/observability/otlp-export.test.ts',

@@ -20,10 +20,10 @@ import { packedUuids } from '../session/packed-uuids.ts';
 import { ConsoleFeed, type ConsoleSources } from '../simulator/console-feed.ts';
 import type { Simulator } from '../simulator/simulator.ts';
 import { createAdminHandler } from '../transports/http/admin/admin-handler.ts';
-import { closeHttpServer, trackConnections } from '../transports/http/server/http-shutdown.ts';
+import { closeHttpServer, trackConnections } from '../transports/http/server/shutdown.ts';
 import { Listener } from '../transports/http/server/listener.ts';
 import { TurnEndResponse } from '../transports/http/server/turn-end-response.ts';
-import type { PlatformTimeouts } from '../transports/http/server/platform-timeouts.ts';
+import type { PlatformTimeouts } from '../transports/http/server/timeouts.ts';
 import { createServer } from 'node:http';
 import { TokenBucketLimiter } from '../rate-limit/token-bucket-limiter.ts';
 import type { Core, PublicTransport, TransportFactory } from '../transports/transport.ts';
@@ -47,7 +47,7 @@ export interface AppOptions {
   readonly console?: Omit<ConsoleSources, 'registry' | 'tokenExpiryMs'>;
   /** Tests: faster relay polling or backoff. */
   readonly relayOptions?: OutboxRelayOptions;
-  /** Tests: shorter timeouts that Node's servers enforce (http/server/platform-timeouts.ts), to see them enforced fast. */
+  /** Tests: shorter timeouts that Node's servers enforce (http/server/timeouts.ts), to see them enforced fast. */
   readonly platformTimeouts?: PlatformTimeouts;
 }
 

@@ -11,8 +11,7 @@ import type { AuthService } from '../service/auth-service.ts';
 import type { OrderService } from '../service/order-service.ts';
 import type { TokenService } from '../service/token-service.ts';
 import type { SessionScope } from '../session/session-scope.ts';
-import type { PlatformTimeouts } from './http/server/platform-timeouts.ts';
-import type { ServerTimeouts } from './http/server/server-timeouts.ts';
+import type { PlatformTimeouts, ServerTimeouts } from './http/server/timeouts.ts';
 
 /**
  * The contract between the composition root and the three transports, transport-neutral: the

@@ -18,7 +18,7 @@ import type { HealthReport } from '../../src/lifecycle/checker.ts';
 import type { Principal } from '../../src/service/authenticate.ts';
 import { createHealthMethods } from '../../src/transports/grpc/health-service.ts';
 import { HTTP2_ACTIVE_STREAMS, HTTP2_MAX_HEADER_LIST_BYTES, HTTP2_RESET_ALLOWANCE } from '../../src/transports/grpc/http2-limits.ts';
-import { SHUTDOWN_IDLE_QUIET_MS } from '../../src/transports/http/server/http-shutdown.ts';
+import { SHUTDOWN_IDLE_QUIET_MS } from '../../src/transports/http/server/shutdown.ts';
 import { createOnePortServer, HTTP2_PREFACE, type OnePortServer } from '../../src/transports/grpc/one-port-server.ts';
 import { createUnaryServer, type ServerStreamMethod, type UnaryMethod } from '../../src/transports/grpc/unary-server/unary-server.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';

@@ -1,7 +1,7 @@
 import type { TransportFactory } from '../transport.ts';
 import { createStdlibHandler } from '../stdlib/server.ts';
 import { createGrpcHandler } from './grpc-handler.ts';
-import { http1Timeouts } from '../http/server/platform-timeouts.ts';
+import { http1Timeouts } from '../http/server/timeouts.ts';
 import { HTTP2_IDLE_TIMEOUT_MS } from './http2-limits.ts';
 import { createOnePortServer, type AnyRequestHandler } from './one-port-server.ts';
 
@@ -16,7 +16,7 @@ import { createOnePortServer, type AnyRequestHandler } from './one-port-server.t
 export const grpcTransport: TransportFactory = (core, choices = {}) => {
   // The handler reads only what node:http and node:http2's compatibility API have in common.
   const rest = createStdlibHandler(core) as AnyRequestHandler;
-  // Production: the declared timeouts; a test harness's shorter ones otherwise (http/server/platform-timeouts.ts).
+  // Production: the declared timeouts; a test harness's shorter ones otherwise (http/server/timeouts.ts).
   const overrides = choices.platformTimeouts ?? {};
   const http1 = http1Timeouts(overrides);
   const http2IdleMs = overrides.http2IdleMs ?? HTTP2_IDLE_TIMEOUT_MS;

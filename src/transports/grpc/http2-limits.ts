@@ -1,5 +1,5 @@
 import { constants as h2, type ServerOptions, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
-import { REQUEST_TIMEOUT_MS } from '../http/server/server-timeouts.ts';
+import { REQUEST_TIMEOUT_MS } from '../http/server/timeouts.ts';
 
 /**
  * Our choices for the one-port listener's HTTP/2 (spec 8: limits not shown; rules H2-limits,

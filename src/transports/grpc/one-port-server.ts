@@ -24,10 +24,10 @@ import {
 } from 'node:http2';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
-import { afterPendingIo, drainHttp1, SHUTDOWN_GRACE_MS, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from '../http/server/http-shutdown.ts';
+import { afterPendingIo, drainHttp1, SHUTDOWN_GRACE_MS, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from '../http/server/shutdown.ts';
 import { dispatchGuarded, guardSession, HTTP2_SERVER_OPTIONS, type SessionGuardOptions } from './http2-limits.ts';
-import { createHttp1Server, type Http1Settings } from '../http/server/http1-server.ts';
-import { HEADERS_TIMEOUT_MS } from '../http/server/server-timeouts.ts';
+import { createHttp1Server, type Http1Settings } from '../http/server/http1.ts';
+import { HEADERS_TIMEOUT_MS } from '../http/server/timeouts.ts';
 
 export type AnyRequest = IncomingMessage | Http2ServerRequest;
 export type AnyResponse = ServerResponse | Http2ServerResponse;
@@ -90,7 +90,7 @@ function dispatchByProtocol(options: Pick<OnePortOptions, 'grpc' | 'rest'>): Any
 
 /**
  * The same hardened node:http server as the other executables (timeouts enforced as declared, JSON
- * answers to parser errors, CONNECT, Expect): http/server/http1-server.ts. Fed sockets by the front.
+ * answers to parser errors, CONNECT, Expect): http/server/http1.ts. Fed sockets by the front.
  */
 function sharedHttp1Server(dispatch: AnyRequestHandler, settings: Http1Settings | undefined): Http1Server {
   const http1 = createHttp1Server(dispatch, settings);

@@ -5,9 +5,9 @@
  */
 import Koa from 'koa';
 import { restParts, type RestParts } from '../http/rest/api.ts';
-import { createHttp1Server } from '../http/server/http1-server.ts';
-import { closeHttpServer, trackConnections } from '../http/server/http-shutdown.ts';
-import { http1Timeouts } from '../http/server/platform-timeouts.ts';
+import { createHttp1Server } from '../http/server/http1.ts';
+import { closeHttpServer, trackConnections } from '../http/server/shutdown.ts';
+import { http1Timeouts } from '../http/server/timeouts.ts';
 import type { TransportFactory } from '../transport.ts';
 import type { KoaState } from './context.ts';
 import { doneSignal, errorAnswers, hostCheck, metrics, rateLimiting, recovery, requestLogging, tracing, unrouted } from './middleware.ts';

@@ -9,9 +9,8 @@ import { HTTP2_IDLE_TIMEOUT_MS, HTTP2_STREAM_REQUEST_TIMEOUT_MS } from '../../gr
 import { SNIFF_TIMEOUT_MS } from '../../grpc/one-port-server.ts';
 import { koaTransport } from '../../koa/app.ts';
 import { stdlibTransport } from '../../stdlib/server.ts';
-import { HTTP1_SERVER_OPTIONS, http1ServerOptions } from './http1-server.ts';
-import { http1Timeouts } from './platform-timeouts.ts';
-import { HTTP1_SERVER_TIMEOUTS } from './server-timeouts.ts';
+import { HTTP1_SERVER_OPTIONS, http1ServerOptions } from './http1.ts';
+import { HTTP1_SERVER_TIMEOUTS, http1Timeouts } from './timeouts.ts';
 
 /**
  * The production timeouts as configuration (rule LIMIT-timeouts): what every public server is built with

@@ -3,7 +3,7 @@ import { Agent, createServer, request, type IncomingMessage, type Server } from 
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { settlesBefore, until } from '../../../../test/support/eventually.ts';
-import { closeHttpServer, drainHttp1, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from './http-shutdown.ts';
+import { closeHttpServer, drainHttp1, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from './shutdown.ts';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {

@@ -1,3 +1,9 @@
+/**
+ * The public HTTP/1.1 server every node:http transport runs on (orders-stdlib, orders-koa, the one-port
+ * server's HTTP/1.1 side): its options and timeouts, the Error-bodied answers to what never reaches a
+ * handler, pipelined requests run one at a time, and the staged close after `Connection: close`. One
+ * place, so that every executable refuses the same requests the same way.
+ */
 import {
   createServer,
   STATUS_CODES,
@@ -7,14 +13,13 @@ import {
   type ServerOptions,
   type ServerResponse,
 } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { lingerBeforeClose } from './lingering-close.ts';
-import { oneRequestAtATime } from './pipeline-gate.ts';
-import { HTTP1_SERVER_TIMEOUTS, TIMEOUT_CHECK_INTERVAL_MS, type ServerTimeouts } from './server-timeouts.ts';
+import { HTTP1_SERVER_TIMEOUTS, TIMEOUT_CHECK_INTERVAL_MS, type ServerTimeouts } from './timeouts.ts';
 
 /** How composition tunes an HTTP/1.1 server (transports/transport.ts, ServerChoices). */
 export interface Http1Settings {
-  /** Tests only: shorter timeouts (http/server/platform-timeouts.ts); the declared ones otherwise. */
+  /** Tests only: shorter timeouts (timeouts.ts http1Timeouts); the declared ones otherwise. */
   readonly timeouts?: ServerTimeouts;
   /** A speed seam: the response class (turn-end-response.ts); Node's own ServerResponse otherwise. */
   readonly response?: typeof ServerResponse;
@@ -32,7 +37,7 @@ export function http1ServerOptions(timeouts: ServerTimeouts = HTTP1_SERVER_TIMEO
     headersTimeout: timeouts.headersMs,
     requestTimeout: timeouts.requestMs,
     keepAliveTimeout: timeouts.idleMs,
-    // A test's short timeouts (http/server/platform-timeouts.ts) get a sweep as fine as the production ones have.
+    // A test's short timeouts (timeouts.ts http1Timeouts) get a sweep as fine as the production ones have.
     connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, Math.max(10, Math.floor(timeouts.headersMs / 10))),
     requireHostHeader: false,
     // A speed seam chosen in composition (turn-end-response.ts); Node's own ServerResponse otherwise.
@@ -44,7 +49,7 @@ export const HTTP1_SERVER_OPTIONS: ServerOptions = http1ServerOptions();
 
 /**
  * A public HTTP/1.1 server: the shared options, the shared answers to what never reaches a handler,
- * and pipelined requests run one at a time (pipeline-gate.ts). `settings` come from composition
+ * and pipelined requests run one at a time (oneRequestAtATime). `settings` come from composition
  * (Http1Settings): tests' shorter timeouts, the response class.
  */
 export function createHttp1Server(handler: RequestListener, settings: Http1Settings = {}): Server {
@@ -96,7 +101,7 @@ function answerOnSocket(socket: Duplex, answer: ParserAnswer, extraHeaders = '')
  * Installs the shared answers on a node:http server built elsewhere (the one-port front builds its
  * own): parser errors and timeouts (clientError), a refused Expect (checkExpectation) and CONNECT, all
  * as `{"error": "..."}` with Content-Type application/json, and the staged close of a `Connection:
- * close` answer (lingering-close.ts). Call before the server starts listening.
+ * close` answer (lingerBeforeClose). Call before the server starts listening.
  */
 export function hardenHttp1Server(server: Server): Server {
   lingerBeforeClose(server);
@@ -116,4 +121,71 @@ export function hardenHttp1Server(server: Server): Server {
   });
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerOnSocket(socket, CONNECT_REFUSED, `Allow: ${SERVED_METHODS}\r\n`));
   return server;
+}
+
+/**
+ * Pipelined requests beyond this many waiting on one connection close it: no client we know of
+ * pipelines deeper, and one read of 64 KB can hold ~1,000 small requests (rule HTTP1-pipeline-bound).
+ */
+export const HTTP1_PIPELINE_DEPTH = 32;
+
+/**
+ * Runs the requests of one HTTP/1.1 connection one at a time: a pipelined request waits until the
+ * answer before it has been handed to the kernel ('finish'); if the connection goes first, it never runs.
+ * Node parses every request of a read at once and holds each answer until the ones before it are
+ * written, so a client pipelining 10,000 list requests without reading made the server run ~850 of
+ * them and hold ~40 MB per connection; with this it holds one answer (rule HTTP1-pipeline-bound).
+ */
+export function oneRequestAtATime(handler: RequestListener, depth = HTTP1_PIPELINE_DEPTH): RequestListener {
+  /** Per connection with a request running: the requests waiting behind it. */
+  const waiting = new WeakMap<Socket, Array<() => void>>();
+  const run = (socket: Socket, req: IncomingMessage, res: ServerResponse): void => {
+    // Written: the next one runs. Closed before that: the connection is gone, and so are they; a response
+    // whose head went out still emits 'finish' if its handler ends it after the close, and finds no queue.
+    res.once('finish', () => {
+      const following = waiting.get(socket)?.shift();
+      if (following === undefined) waiting.delete(socket);
+      else following();
+    });
+    res.once('close', () => {
+      if (!res.writableFinished) waiting.delete(socket);
+    });
+    handler(req, res);
+  };
+  return (req, res) => {
+    const socket = req.socket;
+    const queue = waiting.get(socket);
+    if (queue === undefined) {
+      waiting.set(socket, []);
+      return run(socket, req, res);
+    }
+    if (queue.length >= depth) return void socket.destroy();
+    queue.push(() => run(socket, req, res));
+  };
+}
+
+/** How long a closing connection keeps reading what the client still sends (rule HTTP-close-linger). */
+export const LINGER_MS = 1_000;
+
+/**
+ * Rule HTTP-close-linger (RFC 9112 §9.6, "tear-down"). After an answer with `Connection: close`, Node
+ * ends the socket and destroys it at once (net.Socket#destroySoon). A client still sending its body, as
+ * one refused with 413 before a byte of it was read does, then writes into a closed socket: the reset
+ * that follows can discard the answer before the client reads it, and a relay (Docker's port proxy)
+ * drops it outright, so the client sees EPIPE, not 413. Node has no option for a staged close, so this
+ * replaces the one step: send the FIN, keep reading (the parser drops the rest of the body), and destroy
+ * when the client closes its side or after `lingerMs`, whichever comes first: a client that never stops
+ * sending holds the socket for that long at most.
+ */
+export function lingerBeforeClose(server: Server, lingerMs = LINGER_MS): void {
+  server.on('connection', (socket: Socket) => {
+    // Node calls the socket's destroySoon once the closing answer is written.
+    socket.destroySoon = () => {
+      socket.end();
+      const timer = setTimeout(() => socket.destroy(), lingerMs);
+      // A linger keeps no process alive, and a socket closed first takes its timer with it.
+      timer.unref();
+      socket.once('close', () => clearTimeout(timer));
+    };
+  });
 }
