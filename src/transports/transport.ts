@@ -22,7 +22,7 @@ import type { PlatformTimeouts, ServerTimeouts } from './http/server/timeouts.ts
 
 /**
  * What a transport is built from: the core services, shared by all three executables. A transport
- * builds its own protocol objects from them (REST: http/rest/api.ts restParts; gRPC: grpc/grpc-handler.ts).
+ * builds its own protocol objects from them (REST: http/rest/api.ts restParts; gRPC: grpc/handler.ts).
  */
 export interface Core {
   readonly config: ServiceConfig;

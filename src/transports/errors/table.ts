@@ -1,7 +1,7 @@
 /**
  * The one classification of everything a request can fail with (spec 7), and how each transport answers
  * it: a status, a message, a gRPC code and an operator's log line are written once, here. The HTTP
- * transports answer with toHttpError, gRPC (grpc/grpc-handler.ts) with mapError's row; both log with
+ * transports answer with toHttpError, gRPC (grpc/handler.ts) with mapError's row; both log with
  * logPanic and logMappedFailure. It also holds the errors only a transport raises and the reason a
  * request's done signal aborts with, so that the gRPC side needs nothing of the REST code.
  */

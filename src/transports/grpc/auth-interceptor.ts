@@ -1,3 +1,7 @@
+/**
+ * orders-grpc's authentication (spec 4.4 rules 4-5): which methods need no token, the step the unary
+ * server runs on a call's headers before its message, and the check a protected method's handler makes.
+ */
 import type { IncomingHttpHeaders } from 'node:http2';
 import { authenticate, ErrMissingCredentials, type Principal } from '../../service/authenticate.ts';
 import type { TokenService } from '../../service/token-service.ts';

@@ -1,6 +1,6 @@
 import type { TransportFactory } from '../transport.ts';
 import { createStdlibHandler } from '../stdlib/server.ts';
-import { createGrpcHandler } from './grpc-handler.ts';
+import { createGrpcHandler } from './handler.ts';
 import { http1Timeouts } from '../http/server/timeouts.ts';
 import { HTTP2_IDLE_TIMEOUT_MS } from './http2-limits.ts';
 import { createOnePortServer, type AnyRequestHandler } from './one-port-server.ts';

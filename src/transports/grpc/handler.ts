@@ -1,18 +1,22 @@
+/**
+ * The gRPC side of orders-grpc's port: its services (ordersv1.Orders, grpc.health.v1.Health) on the unary
+ * server, with the authentication step, the call observer and the one error table's status for every
+ * error. What grpc-transport.ts mounts beside the REST side.
+ */
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Core } from '../transport.ts';
 import { authInterceptor } from './auth-interceptor.ts';
 import { GRPC_STATUS, logMappedFailure, logPanic, mapError } from '../errors/table.ts';
 import { createHealthMethods } from './health-service.ts';
-import { createOrdersMethods } from './grpc-orders-handler.ts';
+import { createOrdersMethods } from './orders-service.ts';
 import { createUnaryServer } from './unary-server/unary-server.ts';
 import { grpcCallObserver } from './unary-server/call-observer.ts';
 import { GrpcServerMetrics } from '../../observability/grpc-metrics.ts';
 
 /**
- * The gRPC side of the port: ordersv1.Orders (unary, protobuf) and grpc.health.v1.Health (rule
- * GRPC-health). Reflection is deliberately not
- * registered (spec 4.4 rule 6); unknown services and methods answer UNIMPLEMENTED. No HTTP
- * middleware here (spec 4.3 rule 3).
+ * ordersv1.Orders (unary, protobuf) and grpc.health.v1.Health (rule GRPC-health). Reflection is
+ * deliberately not registered (spec 4.4 rule 6); unknown services and methods answer UNIMPLEMENTED. No
+ * HTTP middleware here (spec 4.3 rule 3).
  */
 export function createGrpcHandler(
   core: Pick<Core, 'auth' | 'orders' | 'tokens' | 'logger' | 'readiness' | 'tracer' | 'metrics'>,

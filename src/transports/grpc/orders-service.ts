@@ -1,3 +1,8 @@
+/**
+ * ordersv1.Orders on the unary server: each method parses its message, calls the core service and maps
+ * the result, as http/rest/api.ts does for REST. Errors are thrown as the core raises them; handler.ts
+ * answers them from the one error table (errors/table.ts).
+ */
 import { create, type DescMethod, type Message } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { Core } from '../transport.ts';
@@ -39,10 +44,7 @@ export function fullMethodName(method: DescMethod): string {
   return `/${method.parent.typeName}/${method.name}`;
 }
 
-/**
- * ordersv1.Orders: parse → core service → map, as RestApi does for HTTP. Errors are thrown as the
- * core raises them; grpc-handler.ts maps them with the one table (errors/table.ts).
- */
+/** The methods by full name, as the unary server routes them. */
 export function createOrdersMethods(core: Pick<Core, 'auth' | 'orders'>): Map<string, UnaryMethod<Principal>> {
   const handlers: Record<keyof typeof Orders.method, (req: never, call: Call) => Promise<Message>> = {
     // The peer address keys the core's login gate, so gRPC callers queue apart from each other (LOGIN-gate-fair).
