@@ -1,3 +1,7 @@
+/**
+ * The order use cases of spec 4.1 (create, get, list, recent), once for every transport: a transport
+ * parses its request, calls these with the caller it authenticated, and maps what they return or throw.
+ */
 import { createHash, randomUUID } from 'node:crypto';
 import { ErrForbidden, ErrIdempotencyKeyReused, ErrNotFound } from '../domain/errors.ts';
 import { IDEMPOTENCY_KEY_TTL_MS, parseIdempotencyKey } from '../domain/idempotency-key.ts';

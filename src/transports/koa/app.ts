@@ -22,7 +22,7 @@ export const koaTransport: TransportFactory = (core, choices = {}) => {
   return { server, shutdown: () => closeHttpServer(server), timeouts };
 };
 
-export function createKoaApp(parts: RestParts): Koa<KoaState> {
+function createKoaApp(parts: RestParts): Koa<KoaState> {
   // Spec 4.3 rule 4: release mode set in code (Koa's `env` option), never taken from NODE_ENV; the
   // client address is the TCP peer, not X-Forwarded-For (`proxy` off).
   const app = new Koa<KoaState>({ env: 'production', proxy: false });

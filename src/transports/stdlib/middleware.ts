@@ -41,12 +41,18 @@ export function sendError(res: ServerResponse, status: number, message: string, 
 }
 
 /**
- * The status the observers record. A throw below not yet answered is answered 500 by recovery, outside
- * them; otherwise the response's status, which defaults to 200 when the handler never wrote a header
- * (spec 4.5).
+ * Runs the layers below, then `record`s the status answered: the response's, which defaults to 200 when
+ * the handler never wrote a header (spec 4.5), or 500 for a throw not yet answered (the recovery layer,
+ * outside the observers, answers it).
  */
-function statusOf(exchange: Exchange, failed: boolean): number {
-  return failed && !exchange.res.headersSent ? INTERNAL_ERROR.status : exchange.res.statusCode;
+async function recordStatus(exchange: Exchange, next: Handler, record: (status: number) => void): Promise<void> {
+  let failed = true;
+  try {
+    await next(exchange);
+    failed = false;
+  } finally {
+    record(failed && !exchange.res.headersSent ? INTERNAL_ERROR.status : exchange.res.statusCode);
+  }
 }
 
 /**
@@ -73,13 +79,7 @@ export function recovery(logger: Logger): Middleware {
 export function tracing(observability: HttpObservability): Middleware {
   return (next) => async (exchange) => {
     const span = startRequestSpan(observability.tracer, exchange.method, exchange.path, exchange.req.headers);
-    let failed = true;
-    try {
-      await next(exchange);
-      failed = false;
-    } finally {
-      endRequestSpan(span, exchange.route, statusOf(exchange, failed));
-    }
+    await recordStatus(exchange, next, (status) => endRequestSpan(span, exchange.route, status));
   };
 }
 
@@ -87,27 +87,15 @@ export function tracing(observability: HttpObservability): Middleware {
 export function metrics(observability: HttpObservability): Middleware {
   return (next) => async (exchange) => {
     const startedAt = performance.now();
-    let failed = true;
-    try {
-      await next(exchange);
-      failed = false;
-    } finally {
-      recordRequestMetrics(observability.metrics, exchange.method, exchange.route, statusOf(exchange, failed), startedAt);
-    }
+    await recordStatus(exchange, next, (status) =>
+      recordRequestMetrics(observability.metrics, exchange.method, exchange.route, status, startedAt),
+    );
   };
 }
 
 /** One `request` line per request, after the response (spec 4.3 rule 2). */
 export function requestLogging(logger: Logger): Middleware {
-  return (next) => async (exchange) => {
-    let failed = true;
-    try {
-      await next(exchange);
-      failed = false;
-    } finally {
-      logRequest(logger, exchange.method, exchange.path, statusOf(exchange, failed));
-    }
-  };
+  return (next) => (exchange) => recordStatus(exchange, next, (status) => logRequest(logger, exchange.method, exchange.path, status));
 }
 
 /**

@@ -53,7 +53,7 @@ export const HTTP1_SERVER_OPTIONS: ServerOptions = http1ServerOptions();
  * (Http1Settings): tests' shorter timeouts, the response class.
  */
 export function createHttp1Server(handler: RequestListener, settings: Http1Settings = {}): Server {
-  return hardenHttp1Server(createServer(http1ServerOptions(settings.timeouts, settings.response), oneRequestAtATime(handler)));
+  return withSharedAnswers(createServer(http1ServerOptions(settings.timeouts, settings.response), oneRequestAtATime(handler)));
 }
 
 interface ParserAnswer {
@@ -98,12 +98,11 @@ function answerOnSocket(socket: Duplex, answer: ParserAnswer, extraHeaders = '')
 }
 
 /**
- * Installs the shared answers on a node:http server built elsewhere (the one-port front builds its
- * own): parser errors and timeouts (clientError), a refused Expect (checkExpectation) and CONNECT, all
- * as `{"error": "..."}` with Content-Type application/json, and the staged close of a `Connection:
- * close` answer (lingerBeforeClose). Call before the server starts listening.
+ * The shared answers: parser errors and timeouts (clientError), a refused Expect (checkExpectation) and
+ * CONNECT, all as `{"error": "..."}` with Content-Type application/json, and the staged close of a
+ * `Connection: close` answer (lingerBeforeClose).
  */
-export function hardenHttp1Server(server: Server): Server {
+function withSharedAnswers(server: Server): Server {
   lingerBeforeClose(server);
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // A peer that reset or went away mid-request is owed nothing.
