@@ -101,6 +101,16 @@ module.exports = {
       to: { path: '^src/transports/(stdlib|koa)/', pathNot: '^src/transports/stdlib/server\\.ts$' },
     },
     {
+      name: 'grpc-knows-no-rest',
+      comment:
+        'The gRPC side reads nothing of the REST code (src/transports/http/rest/): what both need (the error table, the ' +
+        "done signal's reason, the paging clamps) lives in src/transports/errors/ or the core. Its REST side is mounted " +
+        "through orders-stdlib's handler, which builds the REST objects itself.",
+      severity: 'error',
+      from: { path: '^src/transports/grpc/' },
+      to: { path: '^src/transports/http/rest/' },
+    },
+    {
       name: 'production-never-imports-test-code',
       comment: 'What the image runs never loads the verification code (it is not shipped).',
       severity: 'error',
