@@ -13,11 +13,11 @@ import { CONTRACT_ROUTES } from '../http/docs/contract-routes.ts';
 import type { ProtectedOperation, PublicOperation, RestApi, RestRequest } from '../http/rest/api.ts';
 import { decodeLoginRequest } from '../http/rest/dto.ts';
 import { authorizationHeader, clientKey, readBody } from '../http/rest/request.ts';
-import { PROTECTED_ROUTES, PUBLIC_ROUTES, RouteTable, toColonPattern, type RoutePath } from '../http/rest/routes.ts';
+import { PROTECTED_ROUTES, PUBLIC_ROUTES, RouteTable, toColonPattern, type Method, type RoutePath } from '../http/rest/routes.ts';
 import { sendJson, sendStatic, type KoaContext, type KoaMiddleware, type KoaState } from './context.ts';
 
 /** This variant's answer to spec 4.1 rule 9 (login required fields): 400 with this text. */
-export const LOGIN_FIELDS_REQUIRED = 'username and password are required';
+const LOGIN_FIELDS_REQUIRED = 'username and password are required';
 
 /** The router and the table of the same routes, on which the rate limiter labels a request it refused. */
 export interface KoaRoutes {
@@ -29,7 +29,7 @@ export function createRoutes(api: RestApi, tokens: TokenService): KoaRoutes {
   // Case-sensitive, no trailing-slash tolerance: the same paths match as on orders-stdlib.
   const router = new Router<KoaState>({ strict: true, sensitive: true });
   const table = new RouteTable<RoutePath>();
-  const add = (method: 'GET' | 'POST', path: string, ...middleware: KoaMiddleware[]): void => {
+  const add = (method: Method, path: string, ...middleware: KoaMiddleware[]): void => {
     // @koa/router answers HEAD on a GET route by running it (rule HTTP-head).
     if (method === 'GET') router.get(toColonPattern(path), ...middleware);
     else router.post(toColonPattern(path), ...middleware);
