@@ -95,7 +95,7 @@ module.exports = {
       comment:
         'src/rate-limit/ is the one place for rate limiting (spec 8): the budget contract, the in-process and Redis buckets, ' +
         'the client address and the framework-neutral HTTP step. Each transport adapts that step in its own folder ' +
-        '(stdlib/middleware.ts, koa/koa-rate-limit.ts); the shared part never reaches back into a transport or composition.',
+        '(stdlib/middleware.ts, koa/middleware.ts); the shared part never reaches back into a transport or composition.',
       severity: 'error',
       from: { path: '^src/rate-limit/' },
       to: { path: ['^src/transports/', '^src/composition/'] },
@@ -120,11 +120,21 @@ module.exports = {
       name: 'grpc-mounts-only-the-stdlib-handler',
       comment:
         "The one cross-transport import, allowed on purpose: orders-grpc serves REST on its port with orders-stdlib's handler " +
-        '(grpc/grpc-transport.ts imports stdlib/stdlib-server.ts), the same REST variant as orders-stdlib rather than a third ' +
+        '(grpc/grpc-transport.ts imports stdlib/server.ts), the same REST variant as orders-stdlib rather than a third ' +
         '(rule SHAPE-login-empty-router-framework). Nothing else of stdlib, and nothing of koa.',
       severity: 'error',
       from: { path: '^src/transports/grpc/grpc-transport\\.ts$' },
-      to: { path: '^src/transports/(stdlib|koa)/', pathNot: '^src/transports/stdlib/stdlib-server\\.ts$' },
+      to: { path: '^src/transports/(stdlib|koa)/', pathNot: '^src/transports/stdlib/server\\.ts$' },
+    },
+    {
+      name: 'grpc-knows-no-rest',
+      comment:
+        'The gRPC side reads nothing of the REST code (src/transports/http/rest/): what both need (the error table, the ' +
+        "done signal's reason, the paging clamps) lives in src/transports/errors/ or the core. Its REST side is mounted " +
+        "through orders-stdlib's handler, which builds the REST objects itself.",
+      severity: 'error',
+      from: { path: '^src/transports/grpc/' },
+      to: { path: '^src/transports/http/rest/' },
     },
     {
       name: 'packages-know-no-service',

@@ -27,7 +27,7 @@ const IN_PROCESS = [
 const GRPC = [
   'packages/one-port-grpc/**/*.test.ts',
   'src/transports/grpc/**/*.test.ts',
-  'src/transports/http/server/platform-timeouts.test.ts',
+  'src/transports/http/server/timeouts.test.ts',
   'src/composition/**/*.test.ts',
   'test/grpc/**/*.test.ts',
   'test/observability/otlp-export.test.ts',

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../test/support/log-capture.ts';
 import { createLogger } from '../src/observability/logger.ts';
 import { startService, type ServiceOptions } from '../src/composition/start-service.ts';
-import { stdlibTransport } from '../src/transports/stdlib/stdlib-transport.ts';
+import { stdlibTransport } from '../src/transports/stdlib/server.ts';
 import { DEMO_USERS, type EmbeddedBackends } from './backends.ts';
 import { createRing } from './index.ts';
 

@@ -2,9 +2,8 @@
 // the path was its own (false: the admin listener's 404); errors come from the one table, as Error bodies.
 import type { ServerResponse } from 'node:http';
 import type { AdminRoutes } from '../src/transports/http/admin/admin-handler.ts';
-import { ErrMalformedBody } from '../src/transports/errors/request-errors.ts';
-import { toHttpError } from '../src/transports/http/rest/http-errors.ts';
-import { readBody } from '../src/transports/http/rest/request-body.ts';
+import { ErrMalformedBody, toHttpError } from '../src/transports/errors/table.ts';
+import { readBody } from '../src/transports/http/rest/request.ts';
 import type { Simulator } from './simulator.ts';
 
 /** A control request is a few fields: anything longer is refused unread (rule SIM-embedded-only). */

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { Trouble } from '../fakes/trouble.ts';
 import type { LogFields } from '../src/ports/logger.ts';
-import { toHttpError } from '../src/transports/http/rest/http-errors.ts';
+import { toHttpError } from '../src/transports/errors/table.ts';
 import { SimulatedTime } from './simulated-time.ts';
 import { MAX_ADVANCE_MS, MAX_FAIL_NEXT, MAX_LATENCY_MS, MAX_OFFSET_MS, Simulator } from './simulator.ts';
 

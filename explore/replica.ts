@@ -17,7 +17,7 @@ import { SessionScope } from '../src/session/session-scope.ts';
 import { ClientAddressResolver } from '../src/rate-limit/client-address.ts';
 import { HttpRateLimiter } from '../src/rate-limit/limiter.ts';
 import { TokenBucketLimiter } from '../src/rate-limit/store.ts';
-import { RestApi } from '../src/transports/http/rest/rest-api.ts';
+import { RestApi } from '../src/transports/http/rest/api.ts';
 import { NearOrderCache } from '../speed/near-order-cache.ts';
 import type { SimBackends } from './sim-fakes.ts';
 import type { SimRuntime } from './sim-runtime.ts';

@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import { loadServiceConfig, type ServiceConfig } from '../src/config/service.ts';
 import { IDEMPOTENCY_KEY_TTL_MS } from '../src/domain/idempotency-key.ts';
 import type { Order } from '../src/domain/order.ts';
+import { pageOf } from '../src/service/order-service.ts';
 import { hashPassword } from '../src/service/password-hasher.ts';
 import { SESSION_LINGER_MS } from '../src/session/session-scope.ts';
-import { mapError, type ErrorKind } from '../src/transports/errors/error-table.ts';
+import { mapError, type ErrorKind } from '../src/transports/errors/table.ts';
 import { authenticate } from '../src/service/authenticate.ts';
-import { toOrderDto, type OrderDto } from '../src/transports/http/rest/dto.ts';
-import { pageFromQuery } from '../src/transports/http/rest/pagination.ts';
-import type { RestRequest } from '../src/transports/http/rest/rest-api.ts';
+import { queryInteger, toOrderDto, type OrderDto } from '../src/transports/http/rest/dto.ts';
+import type { RestRequest } from '../src/transports/http/rest/api.ts';
 import { Checks, INVARIANTS, Violation } from './invariants.ts';
 import { Prng } from './prng.ts';
 import { Replica, type LogLine, type Variant } from './replica.ts';
@@ -630,7 +630,7 @@ class World {
     const query = new URLSearchParams();
     if (limit !== null) query.set('limit', limit);
     if (offset !== null) query.set('offset', offset);
-    const page = pageFromQuery(limit, offset);
+    const page = pageOf(queryInteger(limit), queryInteger(offset));
     let ids: string[] = [];
     const status = await this.#send(replica, client, 'listOrders', { query }, (answer) => {
       if (answer.status !== 200) return;

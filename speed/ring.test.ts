@@ -9,7 +9,7 @@ import { loadServiceConfig } from '../src/config/service.ts';
 import { sessionKeyFromVerifiedSubject } from '../src/domain/session-key.ts';
 import { createLogger } from '../src/observability/logger.ts';
 import { TokenService } from '../src/service/token-service.ts';
-import { stdlibTransport } from '../src/transports/stdlib/stdlib-transport.ts';
+import { stdlibTransport } from '../src/transports/stdlib/server.ts';
 import { RememberedTokens } from './remembered-tokens.ts';
 import { speedRing } from './ring.ts';
 import { UnexportedTracer } from './unexported-tracer.ts';

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { until } from '../test/support/eventually.ts';
-import { createHttp1Server, type Http1Settings } from '../src/transports/http/server/http1-server.ts';
+import { createHttp1Server, type Http1Settings } from '../src/transports/http/server/http1.ts';
 import { TurnEndResponse } from './turn-end-response.ts';
 
 let close: (() => Promise<void>) | undefined;

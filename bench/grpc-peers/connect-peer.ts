@@ -4,8 +4,8 @@ import { Code, ConnectError, createContextKey, type Interceptor } from '@connect
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import type { Core } from '../../src/transports/transport.ts';
 import { authenticate, type Principal } from '../../src/service/authenticate.ts';
-import { GRPC_STATUS, mapError } from '../../src/transports/errors/error-table.ts';
-import { toOrderMessage } from '../../src/transports/grpc/grpc-orders-handler.ts';
+import { GRPC_STATUS, mapError } from '../../src/transports/errors/table.ts';
+import { toOrderMessage } from '../../src/transports/grpc/orders-service.ts';
 import { Orders } from '../../src/gen/ordersv1/orders_pb.js';
 import type { GrpcPeer } from './grpcjs-peer.ts';
 

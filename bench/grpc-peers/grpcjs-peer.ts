@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ORDERS_PROTO } from '../../conformance/drivers/grpc.ts';
 import type { Core } from '../../src/transports/transport.ts';
 import { authenticate } from '../../src/service/authenticate.ts';
-import { GRPC_STATUS, mapError } from '../../src/transports/errors/error-table.ts';
+import { GRPC_STATUS, mapError } from '../../src/transports/errors/table.ts';
 
 /** A gRPC server that serves GetOrder next to the service's own, in the same child, for comparison. */
 export interface GrpcPeer {

@@ -6,7 +6,7 @@ import { parseScrape } from './observability.ts';
 import { keepSendingAfterAnswer, pastRateLimit, rawHttp1, rawHttp1PastRateLimit } from './raw-http1.ts';
 import { connect as netConnect } from 'node:net';
 import { SNIFF_TIMEOUT_MS } from '../../packages/one-port-grpc/index.ts';
-import { HTTP1_SERVER_TIMEOUTS, KEEP_ALIVE_TIMEOUT_MS, type ServerTimeouts } from '../../src/transports/http/server/server-timeouts.ts';
+import { HTTP1_SERVER_TIMEOUTS, KEEP_ALIVE_TIMEOUT_MS, type ServerTimeouts } from '../../src/transports/http/server/timeouts.ts';
 
 /**
  * Abuse on every REST side and the login on every transport: the login gate, HTTP/1.1
@@ -97,7 +97,7 @@ const loginGateCases: Case[] = [
 // ------------------------------------------------------------------------------ HTTP/1.1 timeouts
 
 /**
- * The timeouts the fake columns run with (set in composition, src/transports/http/server/platform-timeouts.ts):
+ * The timeouts the fake columns run with (set in composition, src/transports/http/server/timeouts.ts):
  * Node enforces them exactly as it enforces the declared 10 s and 30 s, in well under a second each.
  */
 const SHORT_HTTP1_TIMEOUTS = { headersMs: 300, requestMs: 900 } as const;
@@ -270,7 +270,7 @@ const parserCases: Case[] = PARSER_ERRORS.map((p): Case =>
 /**
  * Two Authorization fields, written by hand over HTTP/1.1. HTTP/1.1 only: node's HTTP/2 client refuses
  * to send the field twice, so the h2c column has no client to send it with (the server-side check,
- * http/rest/request-headers.ts, reads rawHeaders on both protocols).
+ * http/rest/request.ts, reads rawHeaders on both protocols).
  */
 async function twoAuthorizations(t: FlowContext, first: string, second: string): Promise<Reply> {
   const base = t.target.baseUrl;

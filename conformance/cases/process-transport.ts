@@ -15,7 +15,7 @@ import { startInProcess, type InProcessApp } from '../../test/support/in-process
 import { processCase, type Case, type ProcessContext } from '../case-model.ts';
 import { exitWithin, HANG_GUARD_MS, spawnBin, type SpawnedBin } from '../../test/support/spawn-bin.ts';
 import type { Transport } from '../../test/support/transports.ts';
-import type { PlatformTimeouts } from '../../src/transports/http/server/platform-timeouts.ts';
+import type { PlatformTimeouts } from '../../src/transports/http/server/timeouts.ts';
 import { freePort, listenLocal, waitForPort } from '../../test/support/ports.ts';
 
 /**
@@ -24,7 +24,7 @@ import { freePort, listenLocal, waitForPort } from '../../test/support/ports.ts'
  */
 
 const SECRET = randomBytes(32).toString('base64url');
-/** Timeouts Node enforces, set short in composition (src/transports/http/server/platform-timeouts.ts). */
+/** Timeouts Node enforces, set short in composition (src/transports/http/server/timeouts.ts). */
 const SHORT_TIMEOUTS = { keepAliveMs: 300, sniffMs: 500 } as const;
 
 /** The transport's app in process, stopped once `body` is done; returns the app (its logs stay readable). */

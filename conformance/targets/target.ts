@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Env } from '../../src/config/env.ts';
-import type { PlatformTimeouts } from '../../src/transports/http/server/platform-timeouts.ts';
+import type { PlatformTimeouts } from '../../src/transports/http/server/timeouts.ts';
 import { startInProcess, type BackendKind, type InProcessApp } from '../../test/support/in-process-app.ts';
 import type { LogLine } from '../../test/support/log-capture.ts';
 import { spawnBin } from '../../test/support/spawn-bin.ts';

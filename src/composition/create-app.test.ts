@@ -8,7 +8,7 @@ import { loadServiceConfig, type ServiceConfig } from '../config/service.ts';
 import { sessionKeyFromVerifiedSubject } from '../domain/session-key.ts';
 import { runComponents } from '../lifecycle/runner.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
-import { stdlibTransport } from '../transports/stdlib/stdlib-transport.ts';
+import { stdlibTransport } from '../transports/stdlib/server.ts';
 import type { Component } from '../lifecycle/component.ts';
 import { bucketDecision, type RateLimitStore } from '../rate-limit/store.ts';
 import type { Backends, SharedRateLimitFactory } from './backends.ts';

@@ -16,9 +16,9 @@ import { OutboxRelay, type OutboxRelayOptions } from '../service/outbox-relay.ts
 import { TokenService } from '../service/token-service.ts';
 import { SessionScope } from '../session/session-scope.ts';
 import { createAdminHandler, type AdminRoutes } from '../transports/http/admin/admin-handler.ts';
-import { closeHttpServer, trackConnections } from '../transports/http/server/http-shutdown.ts';
+import { closeHttpServer, trackConnections } from '../transports/http/server/shutdown.ts';
 import { Listener } from '../transports/http/server/listener.ts';
-import type { PlatformTimeouts } from '../transports/http/server/platform-timeouts.ts';
+import type { PlatformTimeouts } from '../transports/http/server/timeouts.ts';
 import { createServer } from 'node:http';
 import type { Registry } from 'prom-client';
 import { TokenBucketLimiter } from '../rate-limit/store.ts';
@@ -42,7 +42,7 @@ export interface AppOptions {
   readonly adminRoutes?: (registry: Registry) => AdminRoutes;
   /** Tests: faster relay polling or backoff. */
   readonly relayOptions?: OutboxRelayOptions;
-  /** Tests: shorter timeouts that Node's servers enforce (http/server/platform-timeouts.ts), to see them enforced fast. */
+  /** Tests: shorter timeouts that Node's servers enforce (http/server/timeouts.ts), to see them enforced fast. */
   readonly platformTimeouts?: PlatformTimeouts;
   /** The opt-in speed ring (speed-hooks.ts); the plain core without it. */
   readonly speed?: SpeedRing;

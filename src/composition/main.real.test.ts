@@ -12,7 +12,7 @@ import { realBackendsConfigured } from '../../test/support/in-process-app.ts';
 import { natsConfigFromEnv } from '../adapters/nats/nats-config.ts';
 import type { Env } from '../config/env.ts';
 import type { SignalSource } from '../lifecycle/stop-signals.ts';
-import { stdlibTransport } from '../transports/stdlib/stdlib-transport.ts';
+import { stdlibTransport } from '../transports/stdlib/server.ts';
 import { runMain } from './main.ts';
 
 describe.skipIf(!realBackendsConfigured())('runMain on the real backends', () => {

@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { until } from '../../test/support/eventually.ts';
 import type { Env } from '../config/env.ts';
 import type { SignalSource } from '../lifecycle/stop-signals.ts';
-import { stdlibTransport } from '../transports/stdlib/stdlib-transport.ts';
+import { stdlibTransport } from '../transports/stdlib/server.ts';
 import { DEMO_USERS } from '../../embedded/backends.ts';
 import { PROCESS_IO, runMain } from './main.ts';
 import { stdoutDestination } from '../observability/logger.ts';

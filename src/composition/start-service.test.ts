@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { createLogger } from '../observability/logger.ts';
-import { stdlibTransport } from '../transports/stdlib/stdlib-transport.ts';
+import { stdlibTransport } from '../transports/stdlib/server.ts';
 import { startService, type RunningService, type ServiceOptions } from './start-service.ts';
 
 const ENV = { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0', JWT_SECRET: 'a-test-signing-secret-of-at-least-32-bytes' };

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { until } from '../../test/support/eventually.ts';
-import { closeHttpServer, trackConnections } from '../transports/http/server/http-shutdown.ts';
+import { closeHttpServer, trackConnections } from '../transports/http/server/shutdown.ts';
 import { Listener } from '../transports/http/server/listener.ts';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -12,7 +12,7 @@ import { createLogger } from '../observability/logger.ts';
 import type { Placement } from '../ports/order-repository.ts';
 import { SessionScope } from '../session/session-scope.ts';
 import type { Principal } from './authenticate.ts';
-import { OrderService, type CallContext, type OrderServiceDeps } from './order-service.ts';
+import { OrderService, pageOf, type CallContext, type OrderServiceDeps } from './order-service.ts';
 
 const ALICE = '11111111-1111-4111-8111-111111111111';
 const BOB = '22222222-2222-4222-8222-222222222222';
@@ -202,7 +202,7 @@ describe('OrderService.get', () => {
     const { service, store } = harness();
     store.trouble.down();
     await expect(service.get(ctx(ALICE), '99999999-9999-4999-8999-999999999999')).rejects.toBeInstanceOf(ErrUnavailable);
-    await expect(service.list(ctx(ALICE), { limit: 20, offset: 0 })).rejects.toBeInstanceOf(ErrUnavailable);
+    await expect(service.list(ctx(ALICE))).rejects.toBeInstanceOf(ErrUnavailable);
   });
 });
 
@@ -214,7 +214,7 @@ describe('OrderService logging (spec 6 rule 3)', () => {
     const { service, store, cache, logs } = harness();
     const order = await service.create(ctx(ALICE), 'widget', 1);
     await service.get(ctx(ALICE), order.id);
-    await service.list(ctx(ALICE), { limit: 20, offset: 0 });
+    await service.list(ctx(ALICE));
     service.recent(ctx(ALICE));
     const uncached = storedOrder(ALICE);
     await store.insert(uncached);
@@ -236,5 +236,36 @@ describe('OrderService logging (spec 6 rule 3)', () => {
       order_id: order.id,
       err: 'cache: set: READONLY replica',
     });
+  });
+});
+
+// The clamps as a transport hands the numbers over (spec 4.1 rule 6): REST after parsing its query
+// (http/rest/dto.test.ts has the spellings), gRPC straight from the message, where an absent field is 0.
+describe('OrderService.list: the page (spec 4.1 rule 6)', () => {
+  it.each([
+    [undefined, undefined, { limit: 20, offset: 0 }],
+    [0, 0, { limit: 20, offset: 0 }],
+    [1, 1, { limit: 1, offset: 1 }],
+    [100, 30, { limit: 100, offset: 30 }],
+    [101, -1, { limit: 20, offset: 0 }],
+    [-5, -0, { limit: 20, offset: 0 }],
+    [2.5, 2.5, { limit: 20, offset: 0 }],
+    [Number.NaN, Number.POSITIVE_INFINITY, { limit: 20, offset: 0 }],
+  ])('limit %s, offset %s → %o', (limit, offset, page) => {
+    expect(pageOf(limit, offset)).toStrictEqual(page);
+    expect(Object.is(pageOf(limit, offset).offset, -0)).toBe(false);
+  });
+
+  it('asks the repository for the clamped page of the caller’s own orders', async () => {
+    const { service, store } = harness();
+    const asked: unknown[] = [];
+    const listByUser = store.listByUser.bind(store);
+    store.listByUser = (userId, page) => (asked.push([userId, page]), listByUser(userId, page));
+    await service.list(ctx(ALICE), 500, -3);
+    await service.list(ctx(ALICE), 5, 10);
+    expect(asked).toStrictEqual([
+      [ALICE, { limit: 20, offset: 0 }],
+      [ALICE, { limit: 5, offset: 10 }],
+    ]);
   });
 });

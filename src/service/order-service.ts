@@ -1,3 +1,7 @@
+/**
+ * The order use cases of spec 4.1 (create, get, list, recent), once for every transport: a transport
+ * parses its request, calls these with the caller it authenticated, and maps what they return or throw.
+ */
 import { createHash, randomUUID } from 'node:crypto';
 import { ErrForbidden, ErrIdempotencyKeyReused, ErrNotFound } from '../domain/errors.ts';
 import { IDEMPOTENCY_KEY_TTL_MS, parseIdempotencyKey } from '../domain/idempotency-key.ts';
@@ -93,8 +97,9 @@ export class OrderService {
     return order;
   }
 
-  async list(ctx: CallContext, page: Page): Promise<Order[]> {
-    return this.#deps.repository.listByUser(ctx.principal.userId, page);
+  /** The caller's orders, one page: `limit` and `offset` as the transport read them, clamped here (pageOf). */
+  async list(ctx: CallContext, limit?: number, offset?: number): Promise<Order[]> {
+    return this.#deps.repository.listByUser(ctx.principal.userId, pageOf(limit, offset));
   }
 
   /** Throws the session errors (no key, scope full, no done signal): transports map them to 503. */
@@ -125,6 +130,26 @@ export class OrderService {
       // A session that cannot be acquired (scope full) costs the view, not the fetch; recordView itself does not throw.
     }
   }
+}
+
+export const DEFAULT_PAGE_LIMIT = 20;
+export const MAX_PAGE_LIMIT = 100;
+
+/**
+ * Spec 4.1 rule 6, once for every transport: a limit that is absent, not a whole number, <= 0 or > 100
+ * is 20; an offset that is absent, not a whole number or negative is 0. Clamps, never errors. A REST
+ * query value that does not parse arrives as undefined; gRPC's proto3 0 for an absent field gives 20.
+ */
+export function pageOf(limit: number | undefined, offset: number | undefined): Page {
+  return {
+    limit: isWhole(limit) && limit > 0 && limit <= MAX_PAGE_LIMIT ? limit : DEFAULT_PAGE_LIMIT,
+    // `> 0`, not `>= 0`: a -0 becomes a plain 0 for the repository.
+    offset: isWhole(offset) && offset > 0 ? offset : 0,
+  };
+}
+
+function isWhole(value: number | undefined): value is number {
+  return Number.isSafeInteger(value);
 }
 
 /** The event payload (spec 6 rule 6, our choice). */

@@ -1,3 +1,9 @@
+/**
+ * The contract between the composition root and the three transports, transport-neutral: the
+ * composition root (composition/create-app.ts) builds a Core and hands it to the executable's
+ * TransportFactory. It lives here, not in composition/, so that transports import nothing from the
+ * composition root (.dependency-cruiser.cjs, transports-do-not-know-composition).
+ */
 import type { ServerResponse } from 'node:http';
 import type { Server } from 'node:net';
 import type { Tracer } from '@opentelemetry/api';
@@ -10,19 +16,11 @@ import type { AuthService } from '../service/auth-service.ts';
 import type { OrderService } from '../service/order-service.ts';
 import type { TokenService } from '../service/token-service.ts';
 import type { SessionScope } from '../session/session-scope.ts';
-import type { PlatformTimeouts } from './http/server/platform-timeouts.ts';
-import type { ServerTimeouts } from './http/server/server-timeouts.ts';
-
-/**
- * The contract between the composition root and the three transports, transport-neutral: the
- * composition root (composition/create-app.ts) builds a Core and hands it to the executable's
- * TransportFactory. It lives here, not in composition/, so that transports import nothing from the
- * composition root (.dependency-cruiser.cjs, transports-do-not-know-composition).
- */
+import type { PlatformTimeouts, ServerTimeouts } from './http/server/timeouts.ts';
 
 /**
  * What a transport is built from: the core services, shared by all three executables. A transport
- * builds its own protocol objects from them (REST: http/rest/rest-parts.ts; gRPC: grpc/grpc-handler.ts).
+ * builds its own protocol objects from them (REST: http/rest/api.ts restParts; gRPC: grpc/handler.ts).
  */
 export interface Core {
   readonly config: ServiceConfig;

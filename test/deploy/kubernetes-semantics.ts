@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseListenAddress } from '../../src/config/env.ts';
-import { SHUTDOWN_GRACE_MS } from '../../src/transports/http/server/http-shutdown.ts';
+import { SHUTDOWN_GRACE_MS } from '../../src/transports/http/server/shutdown.ts';
 import type { Manifest } from './kubernetes-schema.ts';
 
 /**

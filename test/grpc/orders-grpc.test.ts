@@ -119,7 +119,7 @@ describe('the unary gRPC server against malformed, oversized and unauthenticated
 });
 
 /**
- * The shorter platform timeouts a test harness passes in composition (http/server/platform-timeouts.ts)
+ * The shorter platform timeouts a test harness passes in composition (http/server/timeouts.ts)
  * reach orders-grpc's one-port listener and are enforced there. Production's are 10 s, 60 s and 30 s:
  * each deadline below is seen before a 1 s timer only if the short value got through.
  */

@@ -127,7 +127,7 @@ export function describeSigtermUnderLoad(kind: keyof typeof BACKENDS): void {
           // The listener closed and the workers learned it cleanly: each one ended on a refusal or its bound.
           expect(outcomes.some((o) => o.kind === 'refused')).toBe(true);
           // (That a response written after the stop says `Connection: close` is shown deterministically in
-          // src/transports/http/server/http-shutdown.test.ts; here, how many do depends on how busy the machine is.)
+          // src/transports/http/server/shutdown.test.ts; here, how many do depends on how busy the machine is.)
 
           // Every order the API created, including the last ones answered during shutdown, is notified: by
           // this process (the notifier drains after the API stopped), or, with real backends, by the next

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawHttp1 } from '../../conformance/cases/raw-http1.ts';
-import { stdlibTransport } from '../../src/transports/stdlib/stdlib-transport.ts';
+import { stdlibTransport } from '../../src/transports/stdlib/server.ts';
 import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
 
 // Edge cases of the standard-library transport that conformance's cases do not send: hand-written

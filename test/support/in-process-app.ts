@@ -9,7 +9,7 @@ import type { RealBackendIsolation } from '../../src/composition/real-backends.t
 import { startService } from '../../src/composition/start-service.ts';
 import { hashPassword } from '../../src/service/password-hasher.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import type { PlatformTimeouts } from '../../src/transports/http/server/platform-timeouts.ts';
+import type { PlatformTimeouts } from '../../src/transports/http/server/timeouts.ts';
 import { LogCapture } from './log-capture.ts';
 
 export type BackendKind = 'fake' | 'real';
@@ -22,7 +22,7 @@ export interface InProcessOptions {
   readonly env?: Env;
   readonly sessionLingerMs?: number;
   readonly sessionCap?: number;
-  /** Shorter timeouts that Node's servers enforce (src/transports/http/server/platform-timeouts.ts). */
+  /** Shorter timeouts that Node's servers enforce (src/transports/http/server/timeouts.ts). */
   readonly platformTimeouts?: PlatformTimeouts;
   /** The speed ring on, as the executables run it (speed/README.md); the plain core otherwise. */
   readonly speed?: boolean;

@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import type { TransportFactory } from '../../src/transports/transport.ts';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
-import { koaTransport } from '../../src/transports/koa/koa-transport.ts';
-import { stdlibTransport } from '../../src/transports/stdlib/stdlib-transport.ts';
+import { koaTransport } from '../../src/transports/koa/app.ts';
+import { stdlibTransport } from '../../src/transports/stdlib/server.ts';
 
 export type TransportName = 'stdlib' | 'koa' | 'grpc';
 

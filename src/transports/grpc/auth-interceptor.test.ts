@@ -5,7 +5,7 @@ import { Orders } from '../../gen/ordersv1/orders_pb.js';
 import { ErrMissingCredentials, type Principal } from '../../service/authenticate.ts';
 import { TokenService } from '../../service/token-service.ts';
 import { authInterceptor } from './auth-interceptor.ts';
-import { createOrdersMethods, fullMethodName } from './grpc-orders-handler.ts';
+import { createOrdersMethods, fullMethodName } from './orders-service.ts';
 import type { UnaryCall } from '../../../packages/one-port-grpc/index.ts';
 
 /** The interceptor and the handlers' own check on their own, without a server (rules GRPC-auth-exempt, GRPC-health). */

@@ -1,3 +1,7 @@
+/**
+ * orders-grpc's authentication (spec 4.4 rules 4-5): which methods need no token, the step the unary
+ * server runs on a call's headers before its message, and the check a protected method's handler makes.
+ */
 import type { IncomingHttpHeaders } from 'node:http2';
 import { authenticate, ErrMissingCredentials, type Principal } from '../../service/authenticate.ts';
 import type { TokenService } from '../../service/token-service.ts';
@@ -19,7 +23,7 @@ export const AUTH_EXEMPT_METHODS: ReadonlySet<string> = new Set([
  * The authentication step of this transport (spec 4.4 rules 4-5, spec 5 rule 6: exactly one place),
  * run by the server on the call's headers before its message is read (rule GRPC-auth-before-body).
  * It reads the `authorization` metadata and verifies it with the same authenticate() as HTTP;
- * failures are thrown as they are and mapped by the one table (errors/error-table.ts).
+ * failures are thrown as they are and mapped by the one table (errors/table.ts).
  */
 export function authInterceptor(
   tokens: TokenService,

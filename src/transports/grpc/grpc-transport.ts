@@ -1,7 +1,7 @@
 /**
  * orders-grpc's public listener (spec 1 transport 3, 4.4): ordersv1.Orders and the REST API on one port,
  * built on packages/one-port-grpc. This file adapts it to the service: the gRPC handler
- * (grpc-handler.ts, with its metrics and tracing observer), the REST side, the declared timeouts and
+ * (handler.ts, with its metrics and tracing observer), the REST side, the declared timeouts and
  * the graceful stop every executable shares.
  *
  * The REST side is orders-stdlib's handler (its chain: recovery, tracing, metrics, request logging, rate
@@ -16,17 +16,16 @@ import {
   type Http1Side,
 } from '../../../packages/one-port-grpc/index.ts';
 import type { TransportFactory } from '../transport.ts';
-import { createStdlibHandler } from '../stdlib/stdlib-server.ts';
-import { createGrpcHandler } from './grpc-handler.ts';
-import { createHttp1Server, type Http1Settings } from '../http/server/http1-server.ts';
-import { drainHttp1, SHUTDOWN_GRACE_MS, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from '../http/server/http-shutdown.ts';
-import { http1Timeouts } from '../http/server/platform-timeouts.ts';
-import { restParts } from '../http/rest/rest-parts.ts';
+import { createStdlibHandler } from '../stdlib/server.ts';
+import { createGrpcHandler } from './handler.ts';
+import { createHttp1Server, type Http1Settings } from '../http/server/http1.ts';
+import { drainHttp1, SHUTDOWN_GRACE_MS, SHUTDOWN_IDLE_QUIET_MS, trackConnections } from '../http/server/shutdown.ts';
+import { http1Timeouts } from '../http/server/timeouts.ts';
 
 export const grpcTransport: TransportFactory = (core, choices = {}) => {
   // The handler reads only what node:http and node:http2's compatibility API have in common.
-  const rest = createStdlibHandler(restParts(core)) as AnyRequestHandler;
-  // Production: the declared timeouts; a test harness's shorter ones otherwise (http/server/platform-timeouts.ts).
+  const rest = createStdlibHandler(core) as AnyRequestHandler;
+  // Production: the declared timeouts; a test harness's shorter ones otherwise (http/server/timeouts.ts).
   const overrides = choices.platformTimeouts ?? {};
   const http1 = http1Timeouts(overrides);
   const http2IdleMs = overrides.http2IdleMs ?? HTTP2_IDLE_TIMEOUT_MS;
@@ -51,9 +50,9 @@ export const grpcTransport: TransportFactory = (core, choices = {}) => {
 
 /**
  * The HTTP/1.1 side of the port: the same hardened node:http server as the other executables (timeouts
- * enforced as declared, JSON answers to parser errors, CONNECT, Expect: http/server/http1-server.ts),
+ * enforced as declared, JSON answers to parser errors, CONNECT, Expect: http/server/http1.ts),
  * stopped as they are: `Connection: close` on what is in flight, idle connections closed once quiet
- * (http/server/http-shutdown.ts).
+ * (http/server/shutdown.ts).
  */
 export function restHttp1Side(rest: AnyRequestHandler, settings?: Http1Settings): Http1Side {
   const server = createHttp1Server(rest, settings);

@@ -4,7 +4,7 @@ import type { Principal } from '../../service/authenticate.ts';
 import type { HealthReport } from '../../lifecycle/checker.ts';
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus, type HealthCheckRequest } from '../../gen/grpc/health/v1/health_pb.js';
 import { Orders } from '../../gen/ordersv1/orders_pb.js';
-import { fullMethodName } from './grpc-orders-handler.ts';
+import { fullMethodName } from './orders-service.ts';
 import type { ServerStreamMethod, UnaryMethod } from '../../../packages/one-port-grpc/index.ts';
 import { ErrNotFound } from '../../domain/errors.ts';
 

@@ -7,8 +7,7 @@ import { createLogger } from '../../observability/logger.ts';
 import { HttpMetrics } from '../../observability/metrics.ts';
 import { Tracing } from '../../observability/tracer.ts';
 import type { Logger } from '../../ports/logger.ts';
-import type { Handler } from './exchange.ts';
-import { metrics, recovery, requestLogging, tracing } from './middleware.ts';
+import { metrics, recovery, requestLogging, tracing, type Handler } from './middleware.ts';
 import { getOrCut } from '../../../test/support/get-or-cut.ts';
 
 let server: Server | undefined;
@@ -25,7 +24,7 @@ interface Chain {
   readonly statuses: string[];
 }
 
-/** The stdlib chain's recovery and observers (stdlib-server.ts order) around `inner`, on node:http. */
+/** The stdlib chain's recovery and observers (server.ts order) around `inner`, on node:http. */
 async function start(inner: (logger: Logger) => Handler): Promise<Chain> {
   const lines: Record<string, unknown>[] = [];
   const statuses: string[] = [];

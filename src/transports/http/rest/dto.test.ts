@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCreateOrderRequest, decodeLoginRequest, toCachedOrderDto, toOrderDto } from './dto.ts';
-import { ErrMalformedBody } from '../../errors/request-errors.ts';
+import { pageOf } from '../../../service/order-service.ts';
+import { decodeCreateOrderRequest, decodeLoginRequest, queryInteger, toOrderDto } from './dto.ts';
+import { ErrMalformedBody } from '../../errors/table.ts';
 
 function malformed(decode: (raw: string) => unknown, raw: string): unknown {
   try {
@@ -50,8 +51,8 @@ describe('decodeCreateOrderRequest', () => {
   });
 });
 
-describe('toCachedOrderDto', () => {
-  it('is toOrderDto, built once per Order object (the near cache hands out the same one on every hit)', () => {
+describe('toOrderDto', () => {
+  it('is the wire shape of spec 2.1: created_at in RFC 3339 with milliseconds, no user id', () => {
     const order = {
       id: '3f2504e0-4f89-41d3-9d01-0305e82c3301',
       userId: 'u',
@@ -60,12 +61,66 @@ describe('toCachedOrderDto', () => {
       status: 'pending',
       createdAt: new Date('2026-11-23T01:02:03.004Z'),
     } as const;
-    const dto = toCachedOrderDto(order);
-    expect(dto).toEqual(toOrderDto(order));
-    expect(dto).toEqual({ id: order.id, item: 'book', quantity: 2, status: 'pending', created_at: '2026-11-23T01:02:03.004Z' });
-    expect(toCachedOrderDto(order)).toBe(dto);
-    expect(Object.isFrozen(dto)).toBe(true);
-    // An equal but distinct object (a list's or a create's order) gets its own.
-    expect(toCachedOrderDto({ ...order })).not.toBe(dto);
+    expect(toOrderDto(order)).toStrictEqual({
+      id: order.id,
+      item: 'book',
+      quantity: 2,
+      status: 'pending',
+      created_at: '2026-11-23T01:02:03.004Z',
+    });
+  });
+});
+
+/**
+ * Spec 4.1 rule 6 (limit: default 20, <= 0 or > 100 gives 20; offset: default 0, negative gives 0), as a
+ * query string reaches the clamps: parsed here, clamped by the service. Absent, empty, unparsable, 0,
+ * 101, 100 and 1 limits and absent, empty, unparsable and -1 offsets are the list-limit-* and
+ * list-offset-* conformance cases; these are the other spellings.
+ */
+const LIMITS: [string | null | undefined, number][] = [
+  [null, 20],
+  ['-5', 20],
+  ['1000000', 20],
+  ['99', 99],
+  ['1.5', 20],
+  ['1e2', 20],
+  ['0x10', 20],
+  ['12abc', 20],
+  ['99999999999999999999', 20],
+  // Our choice: surrounding blanks are ignored (a query value rarely has them on purpose).
+  [' 7 ', 7],
+  ['+5', 5],
+];
+
+const OFFSETS: [string | null | undefined, number][] = [
+  [null, 0],
+  ['30', 30],
+  ['0', 0],
+  ['2.5', 0],
+  ['1000000', 1_000_000],
+  ['-7', 0],
+  // Not negative zero: the repository gets a plain 0.
+  ['-0', 0],
+];
+
+const page = (limit: string | null | undefined, offset: string | null | undefined) => pageOf(queryInteger(limit), queryInteger(offset));
+
+describe('queryInteger, then the service clamps (spec 4.1 rule 6): never an error', () => {
+  it.each(LIMITS)('limit %j → %i', (text, limit) => {
+    expect(page(text, undefined)).toStrictEqual({ limit, offset: 0 });
+  });
+
+  it.each(OFFSETS)('offset %j → %i', (text, offset) => {
+    expect(page(undefined, text)).toStrictEqual({ limit: 20, offset });
+  });
+
+  it('clamps each parameter independently', () => {
+    expect(page('101', '30')).toStrictEqual({ limit: 20, offset: 30 });
+    expect(page('5', '-1')).toStrictEqual({ limit: 5, offset: 0 });
+  });
+
+  it('only a whole decimal number is a number; anything else is left to the default', () => {
+    expect(['1.5', '1e2', '0x10', '12abc', '', ' ', '99999999999999999999'].map(queryInteger)).toStrictEqual(Array(7).fill(undefined));
+    expect(['-5', '+5', ' 7 ', '0'].map(queryInteger)).toStrictEqual([-5, 5, 7, 0]);
   });
 });

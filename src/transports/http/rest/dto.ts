@@ -1,5 +1,10 @@
+/**
+ * The wire shapes of spec 2.1 and their decoding, separate from the domain types: what a REST body or
+ * query says, and what an order looks like in JSON. Decoding only; the rules stay in the domain (spec 7
+ * rule 2) and the paging clamps in the service (spec 4.1 rule 6).
+ */
 import type { Order } from '../../../domain/order.ts';
-import { ErrMalformedBody } from '../../errors/request-errors.ts';
+import { ErrMalformedBody } from '../../errors/table.ts';
 
 /** Wire shape of an order (spec 2.1), independent of the domain type. */
 export interface OrderDto {
@@ -8,22 +13,6 @@ export interface OrderDto {
   readonly quantity: number;
   readonly status: string;
   readonly created_at: string;
-}
-
-/**
- * The wire shape of an order the near cache hands out again and again (the same immutable Order object
- * on every hit, service/near-order-cache.ts): built once per object. Only GET /orders/{id} uses it; a
- * list's or a create's orders are fresh objects, for which remembering would cost more than it saves.
- */
-const cachedDtos = new WeakMap<Order, OrderDto>();
-
-export function toCachedOrderDto(order: Order): OrderDto {
-  let dto = cachedDtos.get(order);
-  if (dto === undefined) {
-    dto = Object.freeze(toOrderDto(order));
-    cachedDtos.set(order, dto);
-  }
-  return dto;
 }
 
 export function toOrderDto(order: Order): OrderDto {
@@ -90,4 +79,15 @@ export function decodeLoginRequest(raw: string): LoginRequestDto {
 export function decodeCreateOrderRequest(raw: string): CreateOrderRequestDto {
   const body = decodeObject(raw);
   return { item: stringField(body, 'item'), quantity: integerField(body, 'quantity') };
+}
+
+/**
+ * A query parameter as a number for the service's page clamps (spec 4.1 rule 6): only a whole decimal
+ * number counts (surrounding blanks ignored); anything else, absent included, is undefined, and the
+ * service's default applies.
+ */
+export function queryInteger(text: string | null | undefined): number | undefined {
+  if (text == null || !/^[+-]?\d+$/.test(text.trim())) return undefined;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : undefined;
 }

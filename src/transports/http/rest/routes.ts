@@ -1,10 +1,11 @@
-import type { RestApi } from './rest-api.ts';
-
 /**
- * The business routes of spec 4.1, once, for every HTTP transport. Patterns use the spec's brace form,
- * which is also the metrics/span route label. Every route is protected unless it is in PUBLIC_ROUTES:
- * publishing one unauthenticated is an explicit edit here, never an omission (spec 4.1 rule 1).
+ * The business routes of spec 4.1, once, for every HTTP transport, and how a request path is matched
+ * against them. Paths use the spec's brace form, which is also the metrics/span route label (spec 4.5).
+ * Every route is protected unless it is in PUBLIC_ROUTES: publishing one unauthenticated is an explicit
+ * edit here, never an omission (spec 4.1 rule 1).
  */
+import type { RestApi } from './api.ts';
+
 export type Method = 'GET' | 'POST';
 
 export interface RouteDef {
@@ -43,7 +44,7 @@ export function allowHeader(routeMethods: readonly string[]): string {
   return methods.join(', ');
 }
 
-/** `/orders/{id}` → `/orders/:id` for routers that use the colon form (stdlib/router.ts, @koa/router). */
+/** `/orders/{id}` → `/orders/:id` for @koa/router, which uses the colon form. */
 export function toColonPattern(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
@@ -56,3 +57,62 @@ export function toBracePattern(path: string): string {
 /** Contract routes (spec 4.1): public, not business operations. */
 export const OPENAPI_PATH = '/openapi.yaml';
 export const SWAGGER_PATH = '/swagger/';
+
+/**
+ * `/orders/{id}` → /^\/orders\/(?<id>[^/]+)$/: a `{name}` segment is one non-empty segment, as in
+ * URLPattern's default, and everything else matches literally; case-sensitive, no trailing-slash
+ * tolerance, the same paths as @koa/router with `strict` and `sensitive`.
+ */
+export function compilePath(path: string): RegExp {
+  const source = path
+    .split('/')
+    .map((segment) => (/^\{\w+\}$/.test(segment) ? `(?<${segment.slice(1, -1)}>[^/]+)` : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('\\/');
+  return new RegExp(`^${source}$`);
+}
+
+/** A table entry: a method and a path in the brace form. */
+export interface RoutePath {
+  readonly method: string;
+  readonly path: string;
+}
+
+/** A request's route and its path parameters (still percent-encoded), or the methods its path's routes serve (none: 404). */
+export type RouteMatch<R> =
+  | { readonly route: R; readonly params: Readonly<Record<string, string>> }
+  | { readonly route: undefined; readonly allowed: readonly string[] };
+
+/**
+ * Routes matched in the order they were added: orders-stdlib's router dispatches on it, and orders-koa
+ * resolves on it the label of a request its rate limiter refused before @koa/router saw it (rule
+ * METRICS-429-route).
+ */
+export class RouteTable<R extends RoutePath> {
+  readonly #entries: { readonly route: R; readonly pattern: RegExp }[] = [];
+
+  constructor(routes: Iterable<R> = []) {
+    for (const route of routes) this.add(route);
+  }
+
+  add(route: R): void {
+    this.#entries.push({ route, pattern: compilePath(route.path) });
+  }
+
+  /** The first route whose path matches and whose method serves the request's (HEAD is served by GET). */
+  match(method: string, path: string): RouteMatch<R> {
+    const allowed: string[] = [];
+    for (const { route, pattern } of this.#entries) {
+      const found = pattern.exec(path);
+      if (found === null) continue;
+      if (routeMatchesMethod(route.method, method)) return { route, params: { ...found.groups } };
+      allowed.push(route.method);
+    }
+    return { route: undefined, allowed };
+  }
+
+  /** The spec 4.5 label of the route a request is for, or undefined when none serves it. */
+  label(method: string, path: string): string | undefined {
+    const { route } = this.match(method, path);
+    return route === undefined ? undefined : routeLabel(method, route.path);
+  }
+}

@@ -1,3 +1,7 @@
+/**
+ * A public server's listening socket as a lifecycle component (spec 3.3, 3.4): composition runs it beside
+ * the backends, and its readiness and stop follow the component contract.
+ */
 import { once } from 'node:events';
 import type { AddressInfo, Server } from 'node:net';
 import type { ListenAddress } from '../../../config/env.ts';

@@ -1,0 +1,107 @@
+/**
+ * The REST API of spec 4.1, framework-neutral: each operation parses what a transport hands it, calls the
+ * core service and shapes the result; node:http (stdlib/) and Koa (koa/) only route to these and write the
+ * answer. Also what every REST transport is built from (RestParts), made once from the core services.
+ */
+import { ClientAddressResolver } from '../../../rate-limit/client-address.ts';
+import { HttpRateLimiter } from '../../../rate-limit/limiter.ts';
+import type { AuthService } from '../../../service/auth-service.ts';
+import type { Principal } from '../../../service/authenticate.ts';
+import type { OrderService } from '../../../service/order-service.ts';
+import type { TokenService } from '../../../service/token-service.ts';
+import type { Core } from '../../transport.ts';
+import { decodeCreateOrderRequest, decodeLoginRequest, queryInteger, toOrderDto } from './dto.ts';
+import type { HttpObservability } from './observability.ts';
+
+/** What every HTTP transport hands an operation, whatever its framework. */
+export interface RestRequest {
+  readonly params: Readonly<Record<string, string | undefined>>;
+  readonly query: URLSearchParams;
+  readonly readBody: () => Promise<string>;
+  /** The caller's opaque key (request.ts clientKey) for the core's fair login gate. */
+  readonly client: string;
+  /** Aborts when the request ends: the session lease's fallback release hangs on it (spec 3.2 rule 2). */
+  readonly signal: AbortSignal;
+  /** Request headers, names lower-cased (node:http's IncomingHttpHeaders). */
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
+}
+
+export interface RestResult {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+export type PublicOperation = (req: RestRequest) => Promise<RestResult>;
+export type ProtectedOperation = (req: RestRequest, principal: Principal) => Promise<RestResult>;
+
+/** The business operations of spec 4.1. Errors are thrown, and answered from the one error table (errors/table.ts). */
+export class RestApi {
+  readonly #auth: AuthService;
+  readonly #orders: OrderService;
+
+  constructor(auth: AuthService, orders: OrderService) {
+    this.#auth = auth;
+    this.#orders = orders;
+  }
+
+  readonly login: PublicOperation = async (req) => {
+    const { username, password } = decodeLoginRequest(await req.readBody());
+    return { status: 200, body: { token: await this.#auth.login(username, password, req.client, req.signal) } };
+  };
+
+  readonly createOrder: ProtectedOperation = async (req, principal) => {
+    const { item, quantity } = decodeCreateOrderRequest(await req.readBody());
+    const idempotencyKey = singleHeader(req.headers?.['idempotency-key']);
+    const order = await this.#orders.create({ principal, signal: req.signal }, item, quantity, { idempotencyKey });
+    return { status: 201, body: toOrderDto(order) };
+  };
+
+  readonly getOrder: ProtectedOperation = async (req, principal) => {
+    const { id = '' } = req.params;
+    const order = await this.#orders.get({ principal, signal: req.signal }, id);
+    return { status: 200, body: toOrderDto(order) };
+  };
+
+  readonly listOrders: ProtectedOperation = async (req, principal) => {
+    const limit = queryInteger(req.query.get('limit'));
+    const offset = queryInteger(req.query.get('offset'));
+    const orders = await this.#orders.list({ principal, signal: req.signal }, limit, offset);
+    return { status: 200, body: { orders: orders.map(toOrderDto) } };
+  };
+
+  readonly recent: ProtectedOperation = async (req, principal) => {
+    return { status: 200, body: { recent: this.#orders.recent({ principal, signal: req.signal }) } };
+  };
+}
+
+/**
+ * A repeated header arrives as an array (or comma-joined): Idempotency-Key is a single Item, so a
+ * list is passed on as is and fails the key's parse (400) rather than picking one.
+ */
+function singleHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** What every REST transport (node:http, Koa, the one-port server's REST side) is built from. */
+export interface RestParts {
+  readonly api: RestApi;
+  readonly tokens: TokenService;
+  readonly observability: HttpObservability;
+  /** The one REST rate limiter, keyed per client (rule LIMIT-rate-keying) over the core's buckets. */
+  readonly limiter: HttpRateLimiter;
+}
+
+/** Builds the REST objects from the core services; each executable has one transport, so one set. */
+export function restParts(core: Core): RestParts {
+  return {
+    api: new RestApi(core.auth, core.orders),
+    tokens: core.tokens,
+    observability: { tracer: core.tracer, metrics: core.metrics, logger: core.logger },
+    limiter: new HttpRateLimiter({
+      resolver: new ClientAddressResolver(core.config.trustProxy),
+      local: core.rateLimits.local,
+      shared: core.rateLimits.shared,
+      logger: core.logger,
+    }),
+  };
+}
