@@ -2,7 +2,7 @@
 // the path was its own (false: the admin listener's 404); errors come from the one table, as Error bodies.
 import type { ServerResponse } from 'node:http';
 import type { AdminRoutes } from '../src/transports/http/admin/admin-handler.ts';
-import { ErrMalformedBody, toHttpError } from '../src/transports/errors/table.ts';
+import { ErrMalformedBody, mapError } from '../src/transports/errors/table.ts';
 import { readBody } from '../src/transports/http/rest/request.ts';
 import type { Simulator } from './simulator.ts';
 
@@ -42,10 +42,10 @@ export function simulatorRoutes(simulator: Simulator): AdminRoutes {
           return false;
       }
     } catch (error) {
-      const answer = toHttpError(error);
+      const answer = mapError(error);
       if (!answer.expected) throw error;
       if (answer.closeConnection) res.setHeader('connection', 'close');
-      return send(res, answer.status, { error: answer.message });
+      return send(res, answer.httpStatus, { error: answer.message });
     }
   };
 }

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { Trouble } from '../fakes/trouble.ts';
 import type { LogFields } from '../src/ports/logger.ts';
-import { toHttpError } from '../src/transports/errors/table.ts';
+import { mapError } from '../src/transports/errors/table.ts';
 import { SimulatedTime } from './simulated-time.ts';
 import { MAX_ADVANCE_MS, MAX_FAIL_NEXT, MAX_LATENCY_MS, MAX_OFFSET_MS, Simulator } from './simulator.ts';
 
@@ -28,8 +28,8 @@ function refusal(act: () => unknown): { status: number; body: { error: string } 
   try {
     act();
   } catch (error) {
-    const answer = toHttpError(error);
-    return { status: answer.status, body: { error: answer.message } };
+    const answer = mapError(error);
+    return { status: answer.httpStatus, body: { error: answer.message } };
   }
   throw new Error('accepted');
 }

@@ -441,7 +441,7 @@ class World {
       this.checks.hold(
         mapped.kind !== 'internal',
         INVARIANTS.answers,
-        () => `${operation} on replica ${replica.index} failed unexpectedly (${mapped.row.httpStatus}): ${String(error)}`,
+        () => `${operation} on replica ${replica.index} failed unexpectedly (${mapped.httpStatus}): ${String(error)}`,
       );
       if (mapped.kind === 'backend-unavailable') {
         this.checks.hold(
@@ -450,7 +450,7 @@ class World {
           () => `${operation}: 500 while the database was healthy: ${String(error)}`,
         );
       }
-      return { status: mapped.row.httpStatus, body: { error: mapped.message }, kind: mapped.kind };
+      return { status: mapped.httpStatus, body: { error: mapped.message }, kind: mapped.kind };
     } finally {
       controller.abort();
     }

@@ -24,7 +24,7 @@ export async function startConnectPeer(core: Pick<Core, 'orders' | 'tokens'>, tu
     } catch (error) {
       if (error instanceof ConnectError) throw error;
       const mapped = mapError(error);
-      throw new ConnectError(mapped.message, GRPC_STATUS[mapped.row.grpcCode] as number as Code);
+      throw new ConnectError(mapped.message, GRPC_STATUS[mapped.grpcCode] as number as Code);
     }
   };
   const auth: Interceptor = (next) => async (req) => {
@@ -38,7 +38,7 @@ export async function startConnectPeer(core: Pick<Core, 'orders' | 'tokens'>, tu
     } catch (error) {
       if (error instanceof ConnectError) throw error;
       const mapped = mapError(error);
-      throw new ConnectError(mapped.message, GRPC_STATUS[mapped.row.grpcCode] as number as Code);
+      throw new ConnectError(mapped.message, GRPC_STATUS[mapped.grpcCode] as number as Code);
     }
   };
   const handler = connectNodeAdapter({

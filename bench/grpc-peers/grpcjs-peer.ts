@@ -36,7 +36,7 @@ export async function startGrpcJsPeer(core: Pick<Core, 'orders' | 'tokens'>): Pr
           });
         } catch (error) {
           const mapped = mapError(error);
-          callback({ code: GRPC_STATUS[mapped.row.grpcCode] as number as grpc.status, details: mapped.message });
+          callback({ code: GRPC_STATUS[mapped.grpcCode] as number as grpc.status, details: mapped.message });
         } finally {
           done.abort();
         }

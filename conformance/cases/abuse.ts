@@ -6,7 +6,7 @@ import { parseScrape } from './observability.ts';
 import { keepSendingAfterAnswer, pastRateLimit, rawHttp1, rawHttp1PastRateLimit } from './raw-http1.ts';
 import { connect as netConnect } from 'node:net';
 import { SNIFF_TIMEOUT_MS } from '../../packages/one-port-grpc/index.ts';
-import { HTTP1_SERVER_TIMEOUTS, KEEP_ALIVE_TIMEOUT_MS, type ServerTimeouts } from '../../src/transports/http/server/timeouts.ts';
+import { HTTP1_SERVER_TIMEOUTS, type ServerTimeouts } from '../../src/transports/http/server/timeouts.ts';
 
 /**
  * Abuse on every REST side and the login on every transport: the login gate, HTTP/1.1
@@ -191,11 +191,11 @@ const timeoutCases: Case[] = [
     async (t) => {
       // Meanwhile: an idle keep-alive connection, and on the one-port listener a silent one, are closed at their production values.
       const url = new URL(t.target.baseUrl);
-      const idle = closedAfter(url, `GET /openapi.yaml HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`, KEEP_ALIVE_TIMEOUT_MS + 10_000);
+      const idle = closedAfter(url, `GET /openapi.yaml HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`, HTTP1_SERVER_TIMEOUTS.idleMs + 10_000);
       const silent = t.transport.name === 'grpc' ? closedAfter(url, undefined, SNIFF_TIMEOUT_MS + 10_000) : undefined;
       const declared = await timeoutsEnforced(t);
       for (const [label, probe, declaredMs] of [
-        ['idle keep-alive connection', await idle, KEEP_ALIVE_TIMEOUT_MS],
+        ['idle keep-alive connection', await idle, HTTP1_SERVER_TIMEOUTS.idleMs],
         ['silent connection (one-port sniff)', await silent, SNIFF_TIMEOUT_MS],
       ] as const) {
         if (probe === undefined) continue;

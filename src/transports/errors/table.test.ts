@@ -12,11 +12,20 @@ import {
 import { ErrMissingCredentials } from '../../service/authenticate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
 import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from '../../session/session-errors.ts';
-import { toHttpError } from '../errors/table.ts';
-import { GRPC_STATUS, mapError } from './table.ts';
-import { ErrBadHostHeader, ErrBodyTooLarge, ErrClientClosed, ErrMalformedBody, ErrUnsupportedMediaType } from './table.ts';
 import { ErrLoginBusy } from '../../service/login-gate.ts';
-import { REQUEST_ENDED } from './table.ts';
+import { createLogger } from '../../observability/logger.ts';
+import { LogCapture } from '../../../test/support/log-capture.ts';
+import {
+  ErrBadHostHeader,
+  ErrBodyTooLarge,
+  ErrClientClosed,
+  ErrMalformedBody,
+  ErrUnsupportedMediaType,
+  GRPC_STATUS,
+  httpErrorAnswer,
+  mapError,
+  REQUEST_ENDED,
+} from './table.ts';
 
 /**
  * Spec 7 (and 4.3 rule 1, 5 rule 8), restated by hand: the table is checked against the spec, not
@@ -84,40 +93,53 @@ const CASES: ReadonlyArray<readonly [string, unknown, number, string, number, st
 describe('the error table (spec 7)', () => {
   it.each(CASES)('%s', (_name, error, status, message, grpcCode, log) => {
     const mapped = mapError(error);
-    expect(mapped.row.httpStatus).toBe(status);
+    expect(mapped.httpStatus).toBe(status);
     expect(mapped.message).toBe(message);
-    expect(GRPC_STATUS[mapped.row.grpcCode]).toBe(grpcCode);
-    expect(mapped.row.log).toBe(log);
+    expect(GRPC_STATUS[mapped.grpcCode]).toBe(grpcCode);
+    expect(mapped.log).toBe(log);
     expect(mapped.expected).toBe(log !== 'api: panic recovered');
-    expect(mapped.logAs).toBe(mapped.expected ? log : undefined);
   });
 });
 
-describe('toHttpError: the table as both HTTP transports answer', () => {
+describe('httpErrorAnswer: the table as both HTTP transports answer', () => {
   it.each([
-    ['an expected error carries status and message', new ErrNotFound(), { status: 404, message: 'not found', expected: true }],
+    ['an expected error carries status and message', new ErrNotFound(), { status: 404, message: 'not found', headers: {} }],
     // Only answers that leave the body unread close the connection.
     [
       'a too large body closes the connection',
       new ErrBodyTooLarge(),
-      { status: 413, message: 'request body too large', expected: true, closeConnection: true },
+      { status: 413, message: 'request body too large', headers: { connection: 'close' } },
     ],
     [
       'an unsupported media type closes the connection',
       new ErrUnsupportedMediaType(),
-      { status: 415, message: 'Content-Type must be application/json', expected: true, closeConnection: true },
+      { status: 415, message: 'Content-Type must be application/json', headers: { connection: 'close' } },
+    ],
+    [
+      'a busy login gate says when to retry',
+      new ErrLoginBusy(),
+      { status: 429, message: 'too many login attempts', headers: { 'retry-after': '1' } },
     ],
     [
       'a backend outage is expected but logged for the operator',
       new ErrUnavailable(OUTAGE),
-      { status: 500, message: 'internal server error', expected: true, logAs: 'api: backend unavailable' },
-    ],
-    [
-      'anything else is the masked 500, left to the recovery step',
-      new TypeError('x'),
-      { status: 500, message: 'internal server error', expected: false },
+      { status: 500, message: 'internal server error', headers: {} },
     ],
   ])('%s', (_label, error, answer) => {
-    expect(toHttpError(error)).toStrictEqual(answer);
+    const capture = new LogCapture();
+    expect(httpErrorAnswer(error, createLogger('debug', capture), '/orders')).toStrictEqual(answer);
+    const logged = error instanceof ErrUnavailable ? [{ msg: 'api: backend unavailable', err: OUTAGE, path: '/orders' }] : [];
+    expect(capture.lines).toMatchObject(logged);
+  });
+
+  it('HTTP/2 forbids Connection: there the stream alone ends', () => {
+    expect(httpErrorAnswer(new ErrBodyTooLarge(), createLogger('debug', new LogCapture()), '/', true).headers).toStrictEqual({});
+  });
+
+  it('anything else is rethrown, unlogged, for the recovery step to log once and mask', () => {
+    const capture = new LogCapture();
+    const bug = new TypeError('x');
+    expect(() => httpErrorAnswer(bug, createLogger('debug', capture), '/')).toThrow(bug);
+    expect(capture.lines).toEqual([]);
   });
 });

@@ -1,9 +1,8 @@
 /**
- * The one classification of everything a request can fail with (spec 7), and how each transport answers
- * it: a status, a message, a gRPC code and an operator's log line are written once, here. The HTTP
- * transports answer with toHttpError, gRPC (grpc/handler.ts) with mapError's row; both log with
- * logPanic and logMappedFailure. It also holds the errors only a transport raises and the reason a
- * request's done signal aborts with, so that the gRPC side needs nothing of the REST code.
+ * The one error table (spec 7): everything a request can fail with, classified once, with its HTTP status,
+ * message, gRPC code and operator log line. HTTP answers with httpErrorAnswer, gRPC (grpc/handler.ts) with
+ * mapError; both log with logPanic and logMappedFailure. The errors only a transport raises and the done
+ * signal's reason live here too, so the gRPC side needs nothing of the REST code (grpc-knows-no-rest).
  */
 import type { Logger } from '../../ports/logger.ts';
 import { DomainError, ErrInvalidOrderId, ErrUnavailable } from '../../domain/errors.ts';
@@ -13,50 +12,20 @@ import { ErrLoginBusy } from '../../service/login-gate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
 import { isSessionError } from '../../session/session-errors.ts';
 
-/*
- * Errors only a transport raises: the request itself could not be read (spec 7, "other HTTP errors").
- * Their names and texts reach nobody: the table below classifies them by class and answers with its own
- * text, and none of them is logged.
- */
+// The request could not be read (spec 7, "other HTTP errors"): answered with the table's text, never logged.
 export class ErrMalformedBody extends namedError('ErrMalformedBody', 'malformed request body') {}
 export class ErrBodyTooLarge extends namedError('ErrBodyTooLarge', 'request body too large') {}
-/** The client went away while its request was being read; the answer reaches nobody. */
+/** The client went away while its request was read; the answer reaches nobody. */
 export class ErrClientClosed extends namedError('ErrClientClosed', 'client closed request') {}
-/** RFC 9112 §3.2: missing (HTTP/1.1) or repeated Host. */
+/** Rule HTTP-host-header (RFC 9112 §3.2). */
 export class ErrBadHostHeader extends namedError('ErrBadHostHeader', 'missing or duplicate Host header') {}
-/** A request body that does not say it is JSON (rule HTTP-json-content-type). */
+/** Rule HTTP-json-content-type. */
 export class ErrUnsupportedMediaType extends namedError('ErrUnsupportedMediaType', 'Content-Type must be application/json') {}
 
-/**
- * The reason every transport aborts a request's done signal with when the request ends (spec 3.2 rule 2).
- * A wait cut by it (a queued login whose caller went away) rejects with it: one named value, so the table
- * classifies it as the client having gone, never as a panic.
- */
+/** The reason a request's done signal aborts with (spec 3.2 rule 2): a wait it cuts is the client gone, never a panic. */
 export const REQUEST_ENDED: DOMException = new DOMException('the request ended', 'AbortError');
 
-export type ErrorKind =
-  | 'not-found'
-  | 'forbidden'
-  | 'invalid-credentials'
-  | 'validation'
-  | 'idempotency-key-reused'
-  | 'missing-credentials'
-  | 'invalid-token'
-  | 'invalid-order-id'
-  | 'malformed-body'
-  | 'body-too-large'
-  | 'bad-host-header'
-  | 'unsupported-media-type'
-  | 'client-closed'
-  | 'session-unavailable'
-  | 'login-busy'
-  | 'backend-unavailable'
-  | 'internal';
-
-/**
- * gRPC status codes used by the table, with their wire numbers (grpc/doc/statuscodes.md): the gRPC
- * server writes the number into `grpc-status`. Names as the gRPC specification spells them.
- */
+/** gRPC status codes as wire numbers (grpc/doc/statuscodes.md), written into `grpc-status`. */
 export const GRPC_STATUS = {
   CANCELLED: 1,
   INVALID_ARGUMENT: 3,
@@ -73,79 +42,58 @@ export type GrpcCodeName = keyof typeof GRPC_STATUS;
 
 export interface ErrorAnswer {
   readonly httpStatus: number;
-  /** What the caller reads on both transports; `null`: the error's own text (ErrValidation, spec 7 rule 4). */
+  /** What the caller reads on every transport; `null`: the error's own text (ErrValidation, spec 7 rule 4). */
   readonly message: string | null;
   readonly grpcCode: GrpcCodeName;
-  /**
-   * The operator's log line, or undefined for a caller's mistake (not logged: koa's rule, log only what
-   * the operator must act on). `internal` is logged by the transport's recovery step under this message.
-   */
-  readonly log: string | undefined;
-  /** HTTP only: the body was left unread, so an HTTP/1 connection cannot be reused. */
+  /** The operator's log line; none for a caller's mistake (log only what the operator must act on). */
+  readonly log?: string;
+  /** HTTP/1 only: the body was left unread, so the connection cannot be reused. */
   readonly closeConnection?: true;
-  /** HTTP only: a Retry-After header, in whole seconds. */
+  /** HTTP only: Retry-After, in whole seconds. */
   readonly retryAfterSeconds?: number;
 }
 
-/** Spec 4.3 rule 1: the message of a recovered panic, i.e. of anything the table does not know. */
+/** Spec 4.3 rule 1: the log line of a recovered panic, i.e. of anything the table does not know. */
 export const PANIC_LOG_LINE = 'api: panic recovered';
+/** The recovery layers' answer to anything thrown that the table does not know (spec 4.3 rule 1). */
+export const INTERNAL_ERROR: { readonly status: number; readonly message: string } = { status: 500, message: 'internal server error' };
 
-export const ERROR_TABLE: Readonly<Record<ErrorKind, ErrorAnswer>> = {
-  'not-found': { httpStatus: 404, message: 'not found', grpcCode: 'NOT_FOUND', log: undefined },
-  forbidden: { httpStatus: 403, message: 'forbidden', grpcCode: 'PERMISSION_DENIED', log: undefined },
-  'invalid-credentials': { httpStatus: 401, message: 'invalid credentials', grpcCode: 'UNAUTHENTICATED', log: undefined },
-  validation: { httpStatus: 400, message: null, grpcCode: 'INVALID_ARGUMENT', log: undefined },
+const ROWS = {
+  'not-found': { httpStatus: 404, message: 'not found', grpcCode: 'NOT_FOUND' },
+  forbidden: { httpStatus: 403, message: 'forbidden', grpcCode: 'PERMISSION_DENIED' },
+  'invalid-credentials': { httpStatus: 401, message: 'invalid credentials', grpcCode: 'UNAUTHENTICATED' },
+  validation: { httpStatus: 400, message: null, grpcCode: 'INVALID_ARGUMENT' },
   // draft-ietf-httpapi-idempotency-key-header: a key reused with another body is the client's mistake.
   'idempotency-key-reused': {
     httpStatus: 422,
     message: 'Idempotency-Key already used for a different request',
     grpcCode: 'FAILED_PRECONDITION',
-    log: undefined,
   },
-  'missing-credentials': {
-    httpStatus: 401,
-    message: 'missing or malformed Authorization header',
-    grpcCode: 'UNAUTHENTICATED',
-    log: undefined,
-  },
-  'invalid-token': { httpStatus: 401, message: 'invalid or expired token', grpcCode: 'UNAUTHENTICATED', log: undefined },
-  'invalid-order-id': { httpStatus: 400, message: 'invalid order id', grpcCode: 'INVALID_ARGUMENT', log: undefined },
-  'malformed-body': { httpStatus: 400, message: 'malformed request body', grpcCode: 'INVALID_ARGUMENT', log: undefined },
-  'body-too-large': {
-    httpStatus: 413,
-    message: 'request body too large',
-    grpcCode: 'RESOURCE_EXHAUSTED',
-    log: undefined,
-    closeConnection: true,
-  },
-  // REST only (RFC 9112 §3.2; rule HTTP-host-header).
-  'bad-host-header': { httpStatus: 400, message: 'missing or duplicate Host header', grpcCode: 'INVALID_ARGUMENT', log: undefined },
-  // REST only: the body is left unread (rule HTTP-json-content-type).
+  'missing-credentials': { httpStatus: 401, message: 'missing or malformed Authorization header', grpcCode: 'UNAUTHENTICATED' },
+  'invalid-token': { httpStatus: 401, message: 'invalid or expired token', grpcCode: 'UNAUTHENTICATED' },
+  'invalid-order-id': { httpStatus: 400, message: 'invalid order id', grpcCode: 'INVALID_ARGUMENT' },
+  'malformed-body': { httpStatus: 400, message: 'malformed request body', grpcCode: 'INVALID_ARGUMENT' },
+  'body-too-large': { httpStatus: 413, message: 'request body too large', grpcCode: 'RESOURCE_EXHAUSTED', closeConnection: true },
+  'bad-host-header': { httpStatus: 400, message: 'missing or duplicate Host header', grpcCode: 'INVALID_ARGUMENT' },
   'unsupported-media-type': {
     httpStatus: 415,
     message: 'Content-Type must be application/json',
     grpcCode: 'INVALID_ARGUMENT',
-    log: undefined,
     closeConnection: true,
   },
   // nginx's 499: recorded in metrics and the request log, never seen by a client.
-  'client-closed': { httpStatus: 499, message: 'client closed request', grpcCode: 'CANCELLED', log: undefined },
-  // The service is there but cannot hold a session for this caller right now (spec 7 rule 3).
-  'session-unavailable': { httpStatus: 503, message: 'session unavailable', grpcCode: 'UNAVAILABLE', log: undefined },
-  // The login gate is full for this caller (rule LOGIN-gate): refused at once; a slot frees within a
-  // derivation or two (~0.2 s each), so one second is the honest smallest Retry-After.
-  'login-busy': {
-    httpStatus: 429,
-    message: 'too many login attempts',
-    grpcCode: 'RESOURCE_EXHAUSTED',
-    log: undefined,
-    retryAfterSeconds: 1,
-  },
-  // A backend outage is not a bug: masked as 500 like one, but logged as what it is, not as a panic.
-  'backend-unavailable': { httpStatus: 500, message: 'internal server error', grpcCode: 'INTERNAL', log: 'api: backend unavailable' },
-  // Spec 7 "anything else": the cause is masked and logged once.
-  internal: { httpStatus: 500, message: 'internal server error', grpcCode: 'INTERNAL', log: PANIC_LOG_LINE },
-};
+  'client-closed': { httpStatus: 499, message: 'client closed request', grpcCode: 'CANCELLED' },
+  // Spec 7 rule 3: the service cannot hold a session for this caller right now.
+  'session-unavailable': { httpStatus: 503, message: 'session unavailable', grpcCode: 'UNAVAILABLE' },
+  // Rule LOGIN-gate: a slot frees within a derivation or two (~0.2 s each), so 1 s is the smallest honest Retry-After.
+  'login-busy': { httpStatus: 429, message: 'too many login attempts', grpcCode: 'RESOURCE_EXHAUSTED', retryAfterSeconds: 1 },
+  // An outage is no bug: masked as 500 like one, but logged as what it is.
+  'backend-unavailable': { httpStatus: 500, message: INTERNAL_ERROR.message, grpcCode: 'INTERNAL', log: 'api: backend unavailable' },
+  internal: { httpStatus: 500, message: INTERNAL_ERROR.message, grpcCode: 'INTERNAL', log: PANIC_LOG_LINE },
+} satisfies Record<string, ErrorAnswer>;
+
+export type ErrorKind = keyof typeof ROWS;
+export const ERROR_TABLE: Readonly<Record<ErrorKind, ErrorAnswer>> = ROWS;
 
 const DOMAIN_KIND: Record<DomainError['kind'], ErrorKind> = {
   ErrNotFound: 'not-found',
@@ -156,7 +104,7 @@ const DOMAIN_KIND: Record<DomainError['kind'], ErrorKind> = {
 };
 
 /** The single instanceof chain. Anything not named here (ErrConflict, a TypeError, a string) is internal. */
-export function classifyError(error: unknown): ErrorKind {
+function classifyError(error: unknown): ErrorKind {
   if (error instanceof DomainError) return DOMAIN_KIND[error.kind];
   if (error instanceof ErrMissingCredentials) return 'missing-credentials';
   if (error instanceof ErrInvalidToken) return 'invalid-token';
@@ -167,77 +115,55 @@ export function classifyError(error: unknown): ErrorKind {
   if (error instanceof ErrBodyTooLarge) return 'body-too-large';
   if (error instanceof ErrBadHostHeader) return 'bad-host-header';
   if (error instanceof ErrUnsupportedMediaType) return 'unsupported-media-type';
-  // The done signal's reason, which a wait on it rejects with.
   if (error instanceof ErrClientClosed || error === REQUEST_ENDED) return 'client-closed';
   if (error instanceof ErrUnavailable) return 'backend-unavailable';
   return 'internal';
 }
 
-/** `error` classified and its row read, as every transport's mapping needs it. */
-export interface MappedError {
+/** `error` classified, with its row and what the caller is told. */
+export interface MappedError extends ErrorAnswer {
   readonly kind: ErrorKind;
-  readonly row: ErrorAnswer;
-  /** What the caller is told, on any transport. */
   readonly message: string;
-  /** False for `internal` only: the transport's recovery step logs it (row.log) and masks it. */
+  /** False for `internal` only: the recovery step logs it as a panic and masks it. */
   readonly expected: boolean;
-  /** An expected failure the operator must still hear of (a backend outage), logged under this message. */
-  readonly logAs: string | undefined;
 }
 
 export function mapError(error: unknown): MappedError {
   const kind = classifyError(error);
   const row = ERROR_TABLE[kind];
-  const expected = kind !== 'internal';
-  return {
-    kind,
-    row,
-    message: row.message ?? (error instanceof Error ? error.message : String(error)),
-    expected,
-    logAs: expected ? row.log : undefined,
-  };
+  return { ...row, kind, message: row.message ?? errorText(error), expected: kind !== 'internal' };
 }
 
-/** What an HTTP transport answers for an error. */
-export interface HttpError {
-  readonly status: number;
-  readonly message: string;
-  /** Whether the error was expected; unexpected ones are rethrown to the recovery step, which logs them. */
-  readonly expected: boolean;
-  /** The request body was left unread: an HTTP/1 connection cannot be reused (HTTP/2 resets only the stream). */
-  readonly closeConnection?: boolean;
-  /** An expected failure the operator must still hear of (a backend outage), logged under this message. */
-  readonly logAs?: string;
-  /** Sent as Retry-After (whole seconds). */
-  readonly retryAfterSeconds?: number;
-}
-
-/** The recovery step's answer to anything thrown that the table does not know (spec 4.3 rule 1). */
-export const INTERNAL_ERROR: HttpError = {
-  status: ERROR_TABLE.internal.httpStatus,
-  message: ERROR_TABLE.internal.message ?? '',
-  expected: false,
-};
-
-/** Both HTTP transports' answer to `error`, read from the table. */
-export function toHttpError(error: unknown): HttpError {
+/**
+ * Both HTTP transports' answer to `error`, after logging what the operator must hear of (a backend outage).
+ * Anything the table does not know is rethrown, for the recovery layer to log once and mask.
+ */
+export function httpErrorAnswer(
+  error: unknown,
+  logger: Logger,
+  path: string,
+  http2 = false,
+): { status: number; message: string; headers: Record<string, string> } {
   const mapped = mapError(error);
-  return {
-    status: mapped.row.httpStatus,
-    message: mapped.message,
-    expected: mapped.expected,
-    ...(mapped.row.closeConnection ? { closeConnection: true } : {}),
-    ...(mapped.logAs !== undefined ? { logAs: mapped.logAs } : {}),
-    ...(mapped.row.retryAfterSeconds !== undefined ? { retryAfterSeconds: mapped.row.retryAfterSeconds } : {}),
-  };
+  if (!mapped.expected) throw error;
+  if (mapped.log !== undefined) logMappedFailure(logger, mapped.log, error, path);
+  const headers: Record<string, string> = {};
+  // HTTP/2 (orders-grpc's REST side) forbids the field; there the stream alone ends.
+  if (mapped.closeConnection && !http2) headers['connection'] = 'close';
+  if (mapped.retryAfterSeconds !== undefined) headers['retry-after'] = String(mapped.retryAfterSeconds);
+  return { status: mapped.httpStatus, message: mapped.message, headers };
 }
 
-/** Expected failures the operator must hear of (MappedError.logAs): the error's own (secret-free) text. */
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** An expected failure the operator must hear of (row.log), with the error's own secret-free text. */
 export function logMappedFailure(logger: Logger, message: string, error: unknown, path: string): void {
-  logger.error({ err: error instanceof Error ? error.message : String(error), path }, message);
+  logger.error({ err: errorText(error), path }, message);
 }
 
-/** Spec 4.3 rule 1, on every transport: anything the table does not know (gRPC's path is the method). */
+/** Spec 4.3 rule 1, on every transport (gRPC's path is the method). */
 export function logPanic(logger: Logger, error: unknown, path: string): void {
-  logger.error({ panic: error instanceof Error ? error.message : String(error), path }, PANIC_LOG_LINE);
+  logger.error({ panic: errorText(error), path }, PANIC_LOG_LINE);
 }

@@ -32,8 +32,8 @@ export function createGrpcHandler(
     toStatus: (error, method) => {
       const mapped = mapError(error);
       if (!mapped.expected) logPanic(core.logger, error, method);
-      if (mapped.logAs !== undefined) logMappedFailure(core.logger, mapped.logAs, error, method);
-      return { code: GRPC_STATUS[mapped.row.grpcCode], message: mapped.message };
+      else if (mapped.log !== undefined) logMappedFailure(core.logger, mapped.log, error, method);
+      return { code: GRPC_STATUS[mapped.grpcCode], message: mapped.message };
     },
   });
 }

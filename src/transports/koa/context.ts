@@ -4,30 +4,23 @@
  * route label the observers record (spec 4.5).
  */
 import type { RouterContext, RouterMiddleware } from '@koa/router';
-import type { Principal } from '../../service/authenticate.ts';
 import type { StaticReply } from '../http/docs/static-reply.ts';
 import { routeLabel, toBracePattern } from '../http/rest/routes.ts';
 
 /** What our layers keep on `ctx.state` for one request. */
 export interface KoaState {
-  /** Aborts when the request ends: the session lease's fallback (spec 3.2 rule 2). */
+  /** Aborts when the request ends (spec 3.2 rule 2); set by middleware.ts doneSignal. */
   done?: AbortSignal;
-  /** The caller, set by the authentication step of a protected route. */
-  principal?: Principal;
-  /** The login body, already read by the validation step, so the operation does not read the stream twice. */
+  /** The login body, already read by the validation step. */
   body?: string;
-  /** Set by the rate limiter when it refused the request: the label of the route it addressed. */
+  /** The label of the route a request the rate limiter refused addressed. */
   throttledRoute?: string;
 }
 
 export type KoaContext = RouterContext<KoaState>;
 export type KoaMiddleware = RouterMiddleware<KoaState>;
 
-/**
- * Koa would serialise an object body itself, and `ctx.type` would add `; charset=utf-8`: the header is set
- * as it is and the text written, so both are exactly what orders-stdlib sends. Koa keeps a content type
- * that is already set.
- */
+/** The header set as is and the text written (Koa keeps a set type), so both are exactly what orders-stdlib sends. */
 export function sendJson(ctx: KoaContext, status: number, body: unknown): void {
   ctx.status = status;
   ctx.set('Content-Type', 'application/json');
@@ -39,18 +32,14 @@ export function sendError(ctx: KoaContext, status: number, message: string): voi
   sendJson(ctx, status, { error: message });
 }
 
-/** Headers first: Koa keeps a content type that is already set, for a Buffer body too. */
+/** Headers first: Koa keeps a set content type, for a Buffer body too. */
 export function sendStatic(ctx: KoaContext, reply: StaticReply): void {
   ctx.status = reply.status;
   ctx.set(reply.headers);
   ctx.body = reply.body;
 }
 
-/**
- * The spec 4.5 label of the request's route, or undefined when none served it: the route @koa/router
- * ran (`ctx.routerPath`, set as a matched route starts, in its colon form), or the one the rate limiter
- * resolved for a request it refused.
- */
+/** The spec 4.5 label: the route @koa/router ran (`ctx.routerPath`, colon form), or the one a refused request addressed. */
 export function routeLabelOf(ctx: KoaContext): string | undefined {
   if (ctx.state.throttledRoute !== undefined) return ctx.state.throttledRoute;
   return ctx.routerPath === undefined ? undefined : routeLabel(ctx.method, toBracePattern(ctx.routerPath));

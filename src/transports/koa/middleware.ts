@@ -1,25 +1,21 @@
 /**
- * orders-koa's middleware, one Koa layer per step, in the order app.ts uses them: the spec 4.3 chain
- * (recovery, tracing, metrics, request logging, rate limiter), then what every routed request gets (its
- * done signal, the Host check, the one error table's answers) and the answers no route writes (404, 405).
- * Koa writes the response after the whole chain returns, so an outer layer reads the final status from
- * `ctx.status` once the layers below are done.
+ * orders-koa's middleware, one Koa layer per step in app.ts's order: the spec 4.3 chain (recovery, tracing,
+ * metrics, request logging, rate limiter), the error table's answers, the done signal, the Host check, and
+ * the 404/405 no route writes. Koa writes the response after the chain returns, so an outer layer reads
+ * the final `ctx.status` once the layers below are done.
  */
 import type { Tracer } from '@opentelemetry/api';
 import type { HttpMetrics } from '../../observability/metrics.ts';
 import { runInRequestScope } from '../../observability/request-trace.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { RATE_LIMITED_MESSAGE, setRateLimitHeaders, type HttpRateLimiter } from '../../rate-limit/limiter.ts';
-import { INTERNAL_ERROR, logMappedFailure, logPanic, toHttpError } from '../errors/table.ts';
+import { httpErrorAnswer, INTERNAL_ERROR, logPanic } from '../errors/table.ts';
 import { endRequestSpan, logRequest, recordRequestMetrics, startRequestSpan } from '../http/rest/observability.ts';
 import { checkHostHeader, requestDoneSignal } from '../http/rest/request.ts';
 import { allowHeader } from '../http/rest/routes.ts';
 import { routeLabelOf, sendError, type KoaContext, type KoaMiddleware } from './context.ts';
 
-/**
- * Runs the layers below, then `record`s the status answered: `ctx.status`, or 500 when they threw (the
- * recovery layer, outside the observers, answers that throw).
- */
+/** Runs the layers below, then records the status answered: `ctx.status`, or 500 for a throw left to recovery. */
 async function recordStatus(ctx: KoaContext, next: () => Promise<unknown>, record: (status: number) => void): Promise<void> {
   let status = INTERNAL_ERROR.status;
   try {
@@ -31,9 +27,8 @@ async function recordStatus(ctx: KoaContext, next: () => Promise<unknown>, recor
 }
 
 /**
- * Outermost layer (spec 4.3 rule 1), in place of Koa's own onerror: anything thrown below is a logged
- * 500, or a cut connection when the answer had already begun. It opens the request scope, so its panic
- * line carries the request's trace ids (rule TRACE-log-ids).
+ * Outermost (spec 4.3 rule 1), in place of Koa's onerror: anything thrown below is a logged 500, or a cut
+ * connection once the answer began. It opens the request scope, so its panic line carries the trace ids (rule TRACE-log-ids).
  */
 export function recovery(logger: Logger): KoaMiddleware {
   return (ctx, next) =>
@@ -73,11 +68,7 @@ export function requestLogging(logger: Logger): KoaMiddleware {
   };
 }
 
-/**
- * The one REST rate limiter around the whole router (spec 4.3), the same HttpRateLimiter and headers as
- * orders-stdlib (rules LIMIT-rate-keying, RATE-headers). A refused request never reaches the router, so
- * the label the observers record is resolved from the route table (rule METRICS-429-route).
- */
+/** Around the router: a refused request is labelled from the route table (rule METRICS-429-route). */
 export function rateLimiting(limiter: HttpRateLimiter, routeLabel: (method: string, path: string) => string | undefined): KoaMiddleware {
   return async (ctx, next) => {
     const decision = await limiter.take({ peer: ctx.req.socket.remoteAddress, forwardedFor: ctx.req.headers['x-forwarded-for'] });
@@ -91,22 +82,15 @@ export function rateLimiting(limiter: HttpRateLimiter, routeLabel: (method: stri
   };
 }
 
-/**
- * Expected errors thrown below are answered from the one error table; an unexpected one is rethrown so
- * the recovery layer logs it once and masks it as 500 (log only the unexpected, except the failures the
- * table marks for the operator).
- */
+/** The one error table's answer to what is thrown below; anything it does not know goes on to recovery. */
 export function errorAnswers(logger: Logger): KoaMiddleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (error) {
-      const mapped = toHttpError(error);
-      if (!mapped.expected) throw error;
-      if (mapped.logAs !== undefined) logMappedFailure(logger, mapped.logAs, error, ctx.path);
-      if (mapped.closeConnection) ctx.set('Connection', 'close');
-      if (mapped.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(mapped.retryAfterSeconds));
-      sendError(ctx, mapped.status, mapped.message);
+      const answer = httpErrorAnswer(error, logger, ctx.path);
+      ctx.set(answer.headers);
+      sendError(ctx, answer.status, answer.message);
     }
   };
 }
@@ -119,7 +103,7 @@ export function doneSignal(): KoaMiddleware {
   };
 }
 
-/** RFC 9112 §3.2: a missing or repeated Host is 400 before routing (rule HTTP-host-header). */
+/** Rule HTTP-host-header: 400 before routing. */
 export function hostCheck(): KoaMiddleware {
   return async (ctx, next) => {
     checkHostHeader(ctx.req);
@@ -128,11 +112,9 @@ export function hostCheck(): KoaMiddleware {
 }
 
 /**
- * Spec 4.1's answers for what no route served, after router.routes() (@koa/router's "404 handling"): a
- * path some route has, in a method none of them serves, is 405 with Allow (HEAD follows GET, as on
- * orders-stdlib); any other path is 404. `ctx.matched` holds the routes whose path matched.
- * router.allowedMethods() is not used: it answers OPTIONS 200 and a method outside the router's list 501,
- * where the spec wants 405.
+ * After router.routes() (@koa/router's "404 handling"): a path some route has (`ctx.matched`) in a method
+ * none serves is 405 with Allow, any other 404. Not router.allowedMethods(): it answers OPTIONS 200 and an
+ * unknown method 501, where the spec wants 405.
  */
 export function unrouted(): KoaMiddleware {
   return (ctx) => {

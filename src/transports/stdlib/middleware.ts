@@ -1,14 +1,13 @@
 /**
- * orders-stdlib's middleware on node:http: the exchange a request travels in, the JSON answer helpers, and
- * the layers of spec 4.3 that wrap the router, outermost first (server.ts composes them): recovery,
- * tracing, metrics, request logging, rate limiter. Each layer is a plain function around the next
- * handler. Also the error answer the router gives from the one error table (errors/table.ts).
+ * orders-stdlib's middleware on node:http: the exchange a request travels in, the JSON answers, and the
+ * spec 4.3 layers around the router, outermost first as server.ts composes them (rule CHAIN-order):
+ * recovery, tracing, metrics, request logging, rate limiter. Each layer is a plain function around the next.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../ports/logger.ts';
 import { runInRequestScope } from '../../observability/request-trace.ts';
 import { RATE_LIMITED_MESSAGE, setRateLimitHeaders, type HttpRateLimiter } from '../../rate-limit/limiter.ts';
-import { INTERNAL_ERROR, logMappedFailure, logPanic, toHttpError } from '../errors/table.ts';
+import { INTERNAL_ERROR, logPanic } from '../errors/table.ts';
 import { endRequestSpan, logRequest, recordRequestMetrics, startRequestSpan, type HttpObservability } from '../http/rest/observability.ts';
 
 /** One request/response pair travelling down the chain. */
@@ -18,9 +17,8 @@ export interface Exchange {
   readonly method: string;
   readonly path: string;
   readonly query: URLSearchParams;
-  /** Aborts when the request ends (http/rest/request.ts requestDoneSignal). */
   readonly signal: AbortSignal;
-  /** Filled in by the router; read by the outer layers after the response (spec 4.5 route label). */
+  /** The spec 4.5 label, set by the router (or the limiter), read by the outer layers after the response. */
   route: string | undefined;
 }
 
@@ -39,11 +37,7 @@ export function sendError(res: ServerResponse, status: number, message: string, 
   sendJson(res, status, { error: message }, headers);
 }
 
-/**
- * Runs the layers below, then `record`s the status answered: the response's, which defaults to 200 when
- * the handler never wrote a header (spec 4.5), or 500 for a throw not yet answered (the recovery layer,
- * outside the observers, answers it).
- */
+/** Runs the layers below, then records the status answered: the response's (200 if never set), or 500 for a throw left to recovery. */
 async function recordStatus(exchange: Exchange, next: Handler, record: (status: number) => void): Promise<void> {
   let failed = true;
   try {
@@ -55,9 +49,8 @@ async function recordStatus(exchange: Exchange, next: Handler, record: (status: 
 }
 
 /**
- * Outermost layer (spec 4.3 rule 1): anything thrown below becomes a logged 500, or a cut connection
- * when the answer had already begun. It opens the request scope, so its own panic line carries the trace
- * ids of the span started inside it (rule TRACE-log-ids).
+ * Outermost (spec 4.3 rule 1): anything thrown below is a logged 500, or a cut connection once the answer
+ * began. It opens the request scope, so its panic line carries the trace ids (rule TRACE-log-ids).
  */
 export function recovery(logger: Logger): Middleware {
   return (next) => (exchange) =>
@@ -97,10 +90,7 @@ export function requestLogging(logger: Logger): Middleware {
   return (next) => (exchange) => recordStatus(exchange, next, (status) => logRequest(logger, exchange.method, exchange.path, status));
 }
 
-/**
- * Around the router (CHAIN-order). A refused request never reaches the router, so the route label the
- * observers record is resolved here from the router's own table (rule METRICS-429-route).
- */
+/** Around the router: a refused request is labelled from the router's table (rule METRICS-429-route). */
 export function rateLimiting(limiter: HttpRateLimiter, routeLabel: (method: string, path: string) => string | undefined): Middleware {
   return (next) => async (exchange) => {
     const { req, res } = exchange;
@@ -113,20 +103,4 @@ export function rateLimiting(limiter: HttpRateLimiter, routeLabel: (method: stri
     }
     await next(exchange);
   };
-}
-
-/**
- * Writes the error table's answer. An unexpected error is rethrown after nothing was written, so the
- * recovery layer logs it once; expected ones (4xx, 503 session) are not logged here (log only the
- * unexpected), except those the table marks for the operator (backend outages).
- */
-export function respondWithError(exchange: Exchange, error: unknown, logger: Logger): void {
-  const mapped = toHttpError(error);
-  if (!mapped.expected) throw error;
-  if (mapped.logAs !== undefined) logMappedFailure(logger, mapped.logAs, error, exchange.path);
-  // HTTP/2 (the gRPC executable's REST side) forbids the header; there the stream alone ends.
-  const close = mapped.closeConnection && exchange.req.httpVersionMajor < 2;
-  const headers: Record<string, string> = close ? { connection: 'close' } : {};
-  if (mapped.retryAfterSeconds !== undefined) headers['retry-after'] = String(mapped.retryAfterSeconds);
-  sendError(exchange.res, mapped.status, mapped.message, headers);
 }

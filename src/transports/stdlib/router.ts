@@ -1,78 +1,70 @@
 /**
- * orders-stdlib's router: the spec's route table (http/rest/routes.ts) dispatched on node:http. A route is
- * registered as public, protected or raw, so authentication is a property of where a route is registered
- * (spec 4.1 rule 1). It checks Host first (rule HTTP-host-header), answers 404 and 405 itself, and answers
- * a handler's error from the one error table.
+ * orders-stdlib's router: the spec's route table (http/rest/routes.ts) dispatched on node:http. Whether a
+ * route authenticates is where it is registered (spec 4.1 rule 1). It checks Host first (rule
+ * HTTP-host-header), answers 404 and 405 itself, and a handler's error from the one error table.
  */
-import type { Logger } from '../../ports/logger.ts';
 import { authenticate } from '../../service/authenticate.ts';
-import type { TokenService } from '../../service/token-service.ts';
-import type { ProtectedOperation, PublicOperation, RestRequest } from '../http/rest/api.ts';
-import { authorizationHeader, checkHostHeader, clientKey, readBody } from '../http/rest/request.ts';
-import { allowHeader, routeLabel, RouteTable } from '../http/rest/routes.ts';
-import { respondWithError, sendError, sendJson, type Exchange, type Handler } from './middleware.ts';
-
-type Params = Readonly<Record<string, string>>;
+import { httpErrorAnswer } from '../errors/table.ts';
+import { CONTRACT_ROUTES } from '../http/docs/contract-routes.ts';
+import type { RestParts, RestRequest, RestResult } from '../http/rest/api.ts';
+import { authorizationHeader, checkHostHeader, restRequest } from '../http/rest/request.ts';
+import { allowHeader, PROTECTED_ROUTES, PUBLIC_ROUTES, routeLabel, RouteTable } from '../http/rest/routes.ts';
+import { sendError, sendJson, type Exchange, type Handler } from './middleware.ts';
 
 interface Route {
   readonly method: string;
-  /** The spec's brace form: the label, with the request's own method (a HEAD on a GET route is `HEAD …`). */
+  /** The brace form: the label, with the request's own method (a HEAD on a GET route is `HEAD …`). */
   readonly path: string;
-  readonly handler: (exchange: Exchange, params: Params) => Promise<void>;
+  readonly handler: (exchange: Exchange, params: Readonly<Record<string, string>>) => Promise<void>;
 }
 
-export class Router {
-  readonly #routes = new RouteTable<Route>();
-  readonly #tokens: TokenService;
-  readonly #logger: Logger;
-
-  constructor(tokens: TokenService, logger: Logger) {
-    this.#tokens = tokens;
-    this.#logger = logger;
-  }
-
-  /** Raw route (contract documents): no JSON body, no authentication. */
-  raw(method: string, path: string, handler: (exchange: Exchange) => void): void {
-    this.#routes.add({ method, path, handler: async (exchange) => handler(exchange) });
-  }
-
-  public(method: string, path: string, operation: PublicOperation): void {
-    this.#routes.add({
-      method,
-      path,
-      handler: async (exchange, params) => {
-        const result = await operation(toRestRequest(exchange, params));
-        sendJson(exchange.res, result.status, result.body);
-      },
-    });
-  }
-
-  /** The shared authentication step (spec 5 rule 6) runs before the operation, and only on a matched route. */
-  protected(method: string, path: string, operation: ProtectedOperation): void {
-    this.#routes.add({
-      method,
-      path,
-      handler: async (exchange, params) => {
-        const principal = await authenticate(authorizationHeader(exchange.req), this.#tokens);
-        const result = await operation(toRestRequest(exchange, params), principal);
-        sendJson(exchange.res, result.status, result.body);
-      },
-    });
-  }
-
+export interface Router {
+  readonly handle: Handler;
   /** The label of the route `handle` would run, without running it (a refused request's metrics). */
-  routeLabel(method: string, path: string): string | undefined {
-    return this.#routes.label(method, path);
+  readonly routeLabel: (method: string, path: string) => string | undefined;
+}
+
+export function createRouter({ api, tokens, observability: { logger } }: RestParts): Router {
+  const routes = new RouteTable<Route>();
+  const json = (method: string, path: string, operation: (req: RestRequest, exchange: Exchange) => Promise<RestResult>): void =>
+    routes.add({
+      method,
+      path,
+      handler: async (exchange, params) => {
+        const result = await operation(restRequest(exchange.req, params, exchange.query, exchange.signal), exchange);
+        sendJson(exchange.res, result.status, result.body);
+      },
+    });
+  for (const route of PUBLIC_ROUTES) json(route.method, route.path, (req) => api[route.operation](req));
+  // The shared authentication step (spec 5 rule 6), only once a route matched.
+  for (const route of PROTECTED_ROUTES) {
+    json(route.method, route.path, async (req, exchange) => {
+      const principal = await authenticate(authorizationHeader(exchange.req), tokens);
+      return api[route.operation](req, principal);
+    });
+  }
+  for (const route of CONTRACT_ROUTES) {
+    routes.add({
+      method: 'GET',
+      path: route.path,
+      handler: async ({ req, res }) => {
+        const reply = route.reply(req.headers['if-none-match']);
+        res.writeHead(reply.status, { ...reply.headers, 'content-length': Buffer.byteLength(reply.body) }).end(reply.body);
+      },
+    });
   }
 
-  readonly handle: Handler = async (exchange) => {
+  const answerError = (exchange: Exchange, error: unknown): void => {
+    const answer = httpErrorAnswer(error, logger, exchange.path, exchange.req.httpVersionMajor >= 2);
+    sendError(exchange.res, answer.status, answer.message, answer.headers);
+  };
+  const handle: Handler = async (exchange) => {
     try {
       checkHostHeader(exchange.req);
     } catch (error) {
-      respondWithError(exchange, error, this.#logger);
-      return;
+      return answerError(exchange, error);
     }
-    const match = this.#routes.match(exchange.method, exchange.path);
+    const match = routes.match(exchange.method, exchange.path);
     if (match.route === undefined) {
       if (match.allowed.length > 0) sendError(exchange.res, 405, 'method not allowed', { allow: allowHeader(match.allowed) });
       else sendError(exchange.res, 404, 'not found');
@@ -80,34 +72,10 @@ export class Router {
     }
     exchange.route = routeLabel(exchange.method, match.route.path);
     try {
-      await match.route.handler(exchange, decodeParams(match.params));
+      await match.route.handler(exchange, match.params);
     } catch (error) {
-      respondWithError(exchange, error, this.#logger);
+      answerError(exchange, error);
     }
   };
-}
-
-/** Path parameters arrive percent-encoded; decoded as @koa/router does, so both transports see the same id. */
-function decodeParams(params: Params): Params {
-  return Object.fromEntries(Object.entries(params).map(([name, value]) => [name, decodeOrKeep(value)]));
-}
-
-/** A malformed escape is left as it is, and fails validation. */
-function decodeOrKeep(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
-}
-
-function toRestRequest(exchange: Exchange, params: Params): RestRequest {
-  return {
-    params,
-    query: exchange.query,
-    signal: exchange.signal,
-    readBody: () => readBody(exchange.req),
-    headers: exchange.req.headers,
-    client: clientKey(exchange.req),
-  };
+  return { handle, routeLabel: (method, path) => routes.label(method, path) };
 }

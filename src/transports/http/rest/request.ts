@@ -1,12 +1,12 @@
 /**
- * What every REST transport reads from a node:http request (or node:http2's compatibility request, the
- * one-port server's REST side) the same way, whatever its framework: the JSON body within its limit, the
- * Host and Authorization fields as received, the caller's key for the login gate, and the request's done
- * signal. One place, so that node:http and Koa refuse and answer alike.
+ * What every REST transport reads from a node:http request (or node:http2's compatibility request, orders-grpc's
+ * REST side) the same way, whatever its framework: the JSON body within its limit, the Host and Authorization
+ * fields as received, the caller's key and the done signal. One place, so node:http and Koa refuse alike.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { ErrBadHostHeader, ErrBodyTooLarge, ErrClientClosed, ErrUnsupportedMediaType, REQUEST_ENDED } from '../../errors/table.ts';
+import type { RestRequest } from './api.ts';
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;
 
@@ -14,9 +14,8 @@ type AnyRequest = IncomingMessage | Http2ServerRequest;
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * Rule HTTP-json-content-type: a body is read only when it says it is JSON (`application/json` or a
- * `+json` type, charset UTF-8 if named), or says nothing; anything else (curl -d's form type, text,
- * XML) is 415 before a byte is read, never parsed as JSON by accident.
+ * Rule HTTP-json-content-type: a body is read only when it says it is JSON (`application/json` or `+json`,
+ * charset UTF-8 if named) or says nothing; anything else is 415 before a byte is read.
  */
 export function checkJsonContentType(contentType: string | undefined): void {
   if (contentType === undefined) return;
@@ -29,7 +28,7 @@ export function checkJsonContentType(contentType: string | undefined): void {
   if (!json || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) throw new ErrUnsupportedMediaType();
 }
 
-/** Reads a JSON request body as UTF-8, refusing more than `limit` bytes without buffering the rest (rule LIMIT-body-size). */
+/** A JSON body as UTF-8, refusing more than `limit` bytes without buffering the rest (rule LIMIT-body-size). */
 export async function readBody(req: AnyRequest, limit = MAX_BODY_BYTES): Promise<string> {
   checkJsonContentType(req.headers['content-type']);
   const declared = Number(req.headers['content-length']);
@@ -43,17 +42,14 @@ export async function readBody(req: AnyRequest, limit = MAX_BODY_BYTES): Promise
       chunks.push(chunk);
     }
   } catch (error) {
-    // A client that hangs up mid-body is not a server fault: no panic line, nobody left to answer.
+    // A client that hangs up mid-body is no server fault: no panic line, nobody left to answer.
     if (error instanceof ErrBodyTooLarge) throw error;
     throw new ErrClientClosed(undefined, { cause: error });
   }
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/**
- * Every value of a field, as received: node:http keeps only the first of a repeated singleton field.
- * rawHeaders is name, value pairs (node:http and node:http2 alike), so its length is even.
- */
+/** Every value of a field as received (node:http keeps only the first of a repeated singleton). */
 function fieldValues(req: AnyRequest, name: string): string[] {
   const values: string[] = [];
   const raw = req.rawHeaders;
@@ -61,20 +57,13 @@ function fieldValues(req: AnyRequest, name: string): string[] {
   return values;
 }
 
-/**
- * The Authorization header for the shared authentication step, or undefined when absent or sent more
- * than once: two credentials are no credential (rule AUTH-single-header), so the caller gets 401
- * `missing or malformed Authorization header` instead of the first one winning.
- */
+/** Rule AUTH-single-header: two Authorization fields are no credential (401), not the first one winning. */
 export function authorizationHeader(req: AnyRequest): string | undefined {
   const values = fieldValues(req, 'authorization');
   return values.length === 1 ? values[0] : undefined;
 }
 
-/**
- * RFC 9112 §3.2: an HTTP/1.1 request without Host, or any request with more than one, is answered
- * 400 (rule HTTP-host-header). HTTP/2 carries :authority instead and is left to its own framing.
- */
+/** Rule HTTP-host-header (RFC 9112 §3.2): 400 for HTTP/1.1 without Host or any HTTP/1 with two; HTTP/2 has :authority. */
 export function checkHostHeader(req: AnyRequest): void {
   if (req.httpVersionMajor !== 1) return;
   const count = fieldValues(req, 'host').length;
@@ -82,17 +71,30 @@ export function checkHostHeader(req: AnyRequest): void {
 }
 
 /**
- * The opaque caller key the core's login gate queues by (rule LOGIN-gate-fair): the TCP peer address, as
- * the rate limiter keys (X-Forwarded-For is not trusted, spec 4.3 rule 4).
+ * What an operation is handed, from any framework: `body` when a step before already read it. The client key
+ * is the TCP peer, as the rate limiter keys (rule LOGIN-gate-fair; X-Forwarded-For untrusted, spec 4.3 rule 4).
  */
-export function clientKey(req: AnyRequest): string {
-  return req.socket.remoteAddress ?? 'unknown';
+export function restRequest(
+  req: AnyRequest,
+  params: RestRequest['params'],
+  query: URLSearchParams,
+  signal: AbortSignal,
+  body?: string,
+): RestRequest {
+  const client = req.socket.remoteAddress ?? 'unknown';
+  return {
+    params,
+    query,
+    signal,
+    headers: req.headers,
+    client,
+    readBody: () => (body === undefined ? readBody(req) : Promise.resolve(body)),
+  };
 }
 
 /**
- * A request's done signal (spec 3.2 rule 2): it aborts when the response closes, whether the handler
- * answered or the client went away, so a session lease the handler forgot to release is released then,
- * and a holder that only checks `signal.aborted` later sees the request is over.
+ * A request's done signal (spec 3.2 rule 2): it aborts when the response closes, answered or abandoned, so a
+ * session lease the handler forgot is released then, and a holder reading `signal.aborted` later sees it over.
  */
 export function requestDoneSignal(res: ServerResponse | Http2ServerResponse): AbortSignal {
   const done = new AbortController();

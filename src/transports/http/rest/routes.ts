@@ -28,15 +28,7 @@ export function routeLabel(method: string, path: string): string {
   return `${method} ${path}`;
 }
 
-/**
- * RFC 9110 §9.1: a GET route answers HEAD too (the same status and headers, no body; rule
- * HTTP-head). Node's ServerResponse drops the body of a HEAD response itself.
- */
-export function routeMatchesMethod(routeMethod: string, requestMethod: string): boolean {
-  return routeMethod === requestMethod || (routeMethod === 'GET' && requestMethod === 'HEAD');
-}
-
-/** The Allow header of a 405 from the methods of the routes on that path: HEAD follows GET. */
+/** The Allow header of a 405 from the methods of the routes on that path: HEAD follows GET (rule HTTP-head). */
 export function allowHeader(routeMethods: readonly string[]): string {
   const methods = [...new Set(routeMethods.filter((method) => method !== 'HEAD'))];
   const get = methods.indexOf('GET');
@@ -59,9 +51,8 @@ export const OPENAPI_PATH = '/openapi.yaml';
 export const SWAGGER_PATH = '/swagger/';
 
 /**
- * `/orders/{id}` → /^\/orders\/(?<id>[^/]+)$/: a `{name}` segment is one non-empty segment, as in
- * URLPattern's default, and everything else matches literally; case-sensitive, no trailing-slash
- * tolerance, the same paths as @koa/router with `strict` and `sensitive`.
+ * `/orders/{id}` → /^\/orders\/(?<id>[^/]+)$/: a `{name}` is one non-empty segment (URLPattern's default), the
+ * rest literal; case-sensitive, no trailing-slash tolerance, as @koa/router with `strict` and `sensitive`.
  */
 export function compilePath(path: string): RegExp {
   const source = path
@@ -77,15 +68,14 @@ export interface RoutePath {
   readonly path: string;
 }
 
-/** A request's route and its path parameters (still percent-encoded), or the methods its path's routes serve (none: 404). */
+/** A request's route and its decoded path parameters, or the methods its path's routes serve (none: 404). */
 export type RouteMatch<R> =
   | { readonly route: R; readonly params: Readonly<Record<string, string>> }
   | { readonly route: undefined; readonly allowed: readonly string[] };
 
 /**
- * Routes matched in the order they were added: orders-stdlib's router dispatches on it, and orders-koa
- * resolves on it the label of a request its rate limiter refused before @koa/router saw it (rule
- * METRICS-429-route).
+ * Routes matched in the order they were added: orders-stdlib dispatches on it; orders-koa labels on it a
+ * request its rate limiter refused before @koa/router saw it (rule METRICS-429-route).
  */
 export class RouteTable<R extends RoutePath> {
   readonly #entries: { readonly route: R; readonly pattern: RegExp }[] = [];
@@ -98,13 +88,13 @@ export class RouteTable<R extends RoutePath> {
     this.#entries.push({ route, pattern: compilePath(route.path) });
   }
 
-  /** The first route whose path matches and whose method serves the request's (HEAD is served by GET). */
+  /** The first route whose path matches and whose method serves the request's (a GET route serves HEAD, rule HTTP-head). */
   match(method: string, path: string): RouteMatch<R> {
     const allowed: string[] = [];
     for (const { route, pattern } of this.#entries) {
       const found = pattern.exec(path);
       if (found === null) continue;
-      if (routeMatchesMethod(route.method, method)) return { route, params: { ...found.groups } };
+      if (route.method === method || (route.method === 'GET' && method === 'HEAD')) return { route, params: decodeParams(found.groups) };
       allowed.push(route.method);
     }
     return { route: undefined, allowed };
@@ -115,4 +105,17 @@ export class RouteTable<R extends RoutePath> {
     const { route } = this.match(method, path);
     return route === undefined ? undefined : routeLabel(method, route.path);
   }
+}
+
+/** Parameters decoded as @koa/router does, so both transports see the same id; a malformed escape stays, and fails validation. */
+function decodeParams(groups: Record<string, string> = {}): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(groups).map(([name, value]) => {
+      try {
+        return [name, decodeURIComponent(value)];
+      } catch {
+        return [name, value];
+      }
+    }),
+  );
 }

@@ -14,15 +14,11 @@ export interface ListenerOptions {
   readonly address: ListenAddress;
   /** Graceful close of whatever the server carries (HTTP keep-alive, HTTP/2 sessions). */
   readonly shutdown: () => Promise<void>;
-  /** Connections held at once (net.Server's maxConnections): one more is closed when accepted. */
+  /** Node's maxConnections: one more is closed when accepted (rule LIMIT-connections). */
   readonly maxConnections?: number;
 }
 
-/**
- * A TCP listener as a component, with the readiness machine of spec 3.3: not ready until the port is
- * bound; a failed bind makes run reject with `<name>: listen: …`; when the run signal aborts, run
- * returns without needing stop, and stop then shuts down gracefully.
- */
+/** Spec 3.3: not ready until bound; a failed bind rejects run with `<name>: listen: …`; run returns on abort, stop drains. */
 export class Listener implements Component {
   readonly name: string;
   readonly #options: ListenerOptions;
@@ -35,7 +31,6 @@ export class Listener implements Component {
 
   async run(signal: AbortSignal): Promise<void> {
     const { server, address, maxConnections } = this.#options;
-    // Node's own cap: past it, an accepted connection is closed at once and 'drop' is emitted.
     if (maxConnections !== undefined) server.maxConnections = maxConnections;
     try {
       server.listen({ port: address.port, host: address.host });

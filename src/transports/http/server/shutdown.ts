@@ -10,10 +10,9 @@ import type { Socket } from 'node:net';
 export const SHUTDOWN_GRACE_MS = 5_000;
 
 /**
- * Our choice: during a shutdown, a keep-alive connection is closed once it has carried no request for
- * this long. HTTP/1.1 cannot tell an idle client to go away, and closing a connection the moment it goes
- * idle races the client's next request (each busy client saw one ECONNRESET). A client under load sends
- * its next request well within this and is answered with `Connection: close` instead.
+ * Our choice: during a stop, a keep-alive connection is closed once it carried no request for this long.
+ * HTTP/1.1 cannot tell an idle client to go away, and closing the moment it goes idle races its next request
+ * (each busy client saw one ECONNRESET); a busy client asks well within this and gets `Connection: close`.
  */
 export const SHUTDOWN_IDLE_QUIET_MS = 500;
 
@@ -26,7 +25,6 @@ interface ConnectionState {
   lastActive: number;
 }
 
-/** Per server: its open connections, each with its own responses, and whether a stop has begun. */
 interface Tracker {
   readonly connections: Map<Socket, ConnectionState>;
   closing: boolean;
@@ -34,10 +32,7 @@ interface Tracker {
 
 const trackers = new WeakMap<Server, Tracker>();
 
-/**
- * Call once, right after creating an HTTP/1.1 server and before it takes a connection: from then on its
- * connections and requests are tracked, so that drainHttp1/closeHttpServer can close it without resets.
- */
+/** Call before the server takes a connection: drainHttp1/closeHttpServer need its connections and requests. */
 export function trackConnections(server: Server): void {
   if (trackers.has(server)) return;
   const tracker: Tracker = { connections: new Map(), closing: false };
@@ -60,24 +55,21 @@ export function trackConnections(server: Server): void {
 }
 
 /**
- * The HTTP/1.1 side of a graceful stop, once the listening socket no longer accepts: every response not
- * yet started says `Connection: close` (the client learns the connection ends, and Node closes it after
- * that response); in-flight requests complete; a connection that has carried no request for
- * SHUTDOWN_IDLE_QUIET_MS (a request still arriving byte by byte counts as none) is closed;
- * whatever is left after the grace is cut. Resolves when no connection is left.
+ * The graceful stop once the listening socket no longer accepts: every response not yet started says
+ * `Connection: close`; in-flight requests complete; a connection quiet for SHUTDOWN_IDLE_QUIET_MS (a request
+ * still arriving byte by byte counts as none) is closed; what is left after the grace is cut.
  */
 export async function drainHttp1(server: Server, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
   const tracker = trackers.get(server);
   if (tracker === undefined) throw new Error('drainHttp1: the server was not passed to trackConnections when it was created');
   tracker.closing = true;
-  // A response whose head is not written yet becomes the connection's last. Node reads shouldKeepAlive only
-  // while it builds the head, so setting it on a response already under way changes nothing.
+  // Node reads shouldKeepAlive while it builds the head: a response under way is unchanged.
   for (const { open } of tracker.connections.values()) for (const res of open) res.shouldKeepAlive = false;
   const deadline = Date.now() + graceMs;
   while (tracker.connections.size > 0) {
-    // Checked after the event loop's poll phase: a request that reached the socket while this process was
-    // stalled has been read (and counted as open) by then, so a stall never passes for a quiet client.
-    await afterPendingIo();
+    // After the poll phase (setImmediate): a request that arrived while this process stalled is read and
+    // counted by then, so a stall never passes for a quiet client.
+    await new Promise((resolve) => setImmediate(resolve));
     const now = Date.now();
     for (const [socket, state] of tracker.connections) {
       if (now >= deadline || (state.open.length === 0 && now - state.lastActive >= SHUTDOWN_IDLE_QUIET_MS)) socket.destroy();
@@ -87,10 +79,10 @@ export async function drainHttp1(server: Server, graceMs = SHUTDOWN_GRACE_MS): P
   }
 }
 
-/** Stop accepting, then drain (drainHttp1). Resolves when the server is closed. */
+/** Stop accepting, then drain. */
 export async function closeHttpServer(server: Server, graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
-  // http.Server#close also destroys every idle keep-alive connection at once, the race drainHttp1
-  // avoids; while it runs, closeIdleConnections is shadowed so close only stops accepting (and its timer).
+  // http.Server#close also destroys idle keep-alive connections at once, the race drainHttp1 avoids: while
+  // it runs, closeIdleConnections is shadowed so close only stops accepting (and its timer).
   const closed = new Promise<void>((resolve) => {
     const cull = Object.getOwnPropertyDescriptor(server, 'closeIdleConnections');
     server.closeIdleConnections = () => undefined;
@@ -103,9 +95,4 @@ export async function closeHttpServer(server: Server, graceMs = SHUTDOWN_GRACE_M
   });
   await drainHttp1(server, graceMs);
   await closed;
-}
-
-/** Resolves in the check phase of the event loop: after the poll phase has read whatever had arrived. */
-export function afterPendingIo(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

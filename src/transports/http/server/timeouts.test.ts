@@ -8,7 +8,7 @@ import { grpcTransport } from '../../grpc/grpc-transport.ts';
 import { HTTP2_IDLE_TIMEOUT_MS, HTTP2_STREAM_REQUEST_TIMEOUT_MS, SNIFF_TIMEOUT_MS } from '../../../../packages/one-port-grpc/index.ts';
 import { koaTransport } from '../../koa/app.ts';
 import { stdlibTransport } from '../../stdlib/server.ts';
-import { HTTP1_SERVER_OPTIONS, http1ServerOptions } from './http1.ts';
+import { http1ServerOptions } from './http1.ts';
 import { HTTP1_SERVER_TIMEOUTS, http1Timeouts } from './timeouts.ts';
 
 /**
@@ -36,7 +36,7 @@ describe('platform timeouts: the production values unless a test sets others', (
   it('the declared values: headers 10 s, request 30 s, keep-alive 5 s, swept every 250 ms; one-port sniff 10 s; HTTP/2 idle 60 s, stream request 30 s', () => {
     expect(HTTP1_SERVER_TIMEOUTS).toEqual({ headersMs: 10_000, requestMs: 30_000, idleMs: 5_000 });
     expect(http1Timeouts()).toEqual(HTTP1_SERVER_TIMEOUTS);
-    expect(HTTP1_SERVER_OPTIONS).toMatchObject({
+    expect(http1ServerOptions()).toMatchObject({
       headersTimeout: 10_000,
       requestTimeout: 30_000,
       keepAliveTimeout: 5_000,
