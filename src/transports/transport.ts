@@ -1,8 +1,7 @@
 /**
- * The contract between the composition root and the three transports, transport-neutral: the
- * composition root (composition/create-app.ts) builds a Core and hands it to the executable's
- * TransportFactory. It lives here, not in composition/, so that transports import nothing from the
- * composition root (.dependency-cruiser.cjs, transports-do-not-know-composition).
+ * The contract between the composition root and the three transports: composition/create-app.ts builds a
+ * Core and hands it to the executable's TransportFactory. Here, not in composition/, so transports import
+ * nothing from it (transports-do-not-know-composition in .dependency-cruiser.cjs).
  */
 import type { ServerResponse } from 'node:http';
 import type { Server } from 'node:net';
@@ -18,10 +17,7 @@ import type { TokenService } from '../service/token-service.ts';
 import type { SessionScope } from '../session/session-scope.ts';
 import type { PlatformTimeouts, ServerTimeouts } from './http/server/timeouts.ts';
 
-/**
- * What a transport is built from: the core services, shared by all three executables. A transport
- * builds its own protocol objects from them (REST: http/rest/api.ts restParts; gRPC: grpc/handler.ts).
- */
+/** The core services a transport builds its protocol objects from (http/rest/api.ts restParts, grpc/handler.ts). */
 export interface Core {
   readonly config: ServiceConfig;
   readonly logger: Logger;
@@ -30,30 +26,26 @@ export interface Core {
   readonly orders: OrderService;
   readonly sessions: SessionScope;
   readonly tracer: Tracer;
-  /** The service's metrics registry and its request families (spec 4.5). */
   readonly metrics: HttpMetrics;
-  /** The readiness report of the whole service (what /readyz answers), for a transport's own health service. */
+  /** What /readyz answers, for a transport's own health service. */
   readonly readiness: () => Promise<HealthReport>;
-  /**
-   * The rate-limit buckets (spec 4.3, 8): this process's own, and the shared store when
-   * RATE_LIMIT_STORE=redis (rule LIMIT-rate-store). Keyed per client by the transport.
-   */
+  /** This process's buckets, and the shared store when RATE_LIMIT_STORE=redis (rule LIMIT-rate-store). */
   readonly rateLimits: { readonly local: TokenBucketLimiter; readonly shared?: RateLimitStore };
 }
 
-/** How a transport builds its server: chosen in composition, and not services, so not in Core. */
+/** How a transport builds its server, chosen in composition (not services, so not in Core). */
 export interface ServerChoices {
   /** Tests only: shorter platform-enforced timeouts (undefined: the declared ones). */
   readonly platformTimeouts?: PlatformTimeouts;
-  /** The ServerResponse class of every HTTP/1.1 server, when the speed ring gives one; Node's own when absent. */
+  /** The speed ring's ServerResponse class for every HTTP/1.1 server; Node's own when absent. */
   readonly http1Response?: typeof ServerResponse;
 }
 
-/** A transport turns the core into a public server and knows how to shut it down gracefully. */
 export interface PublicTransport {
   readonly server: Server;
+  /** The graceful stop (rule LIFE-4-shutdown). */
   readonly shutdown: () => Promise<void>;
-  /** Declared limits against slow and idle clients (our choice for spec 8's "timeouts: not shown"). */
+  /** Declared limits against slow and idle clients (http/server/timeouts.ts). */
   readonly timeouts: ServerTimeouts;
 }
 export type TransportFactory = (core: Core, choices?: ServerChoices) => PublicTransport;

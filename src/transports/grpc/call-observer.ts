@@ -1,23 +1,19 @@
 /**
- * The gRPC server's observer (packages/one-port-grpc's CallObserver): the service's spans and metrics of
- * every call, and the request scope each call runs in.
+ * The gRPC server's CallObserver (rules TRACE-grpc, METRICS-grpc): the layer observes its own calls, as
+ * spec 4.3 rule 3 keeps the HTTP middleware off this path. A SERVER span per call (OpenTelemetry RPC
+ * conventions, child of `traceparent`), the go-grpc-prometheus counters and histogram, and a request scope
+ * per call, so its span's ids reach every line it logs (rule TRACE-log-ids).
  */
 import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import type { CallObserver } from '../../../packages/one-port-grpc/index.ts';
 import type { GrpcCallLabels, GrpcServerMetrics } from '../../observability/grpc-metrics.ts';
 import { runInRequestScope, startServerSpan } from '../../observability/request-trace.ts';
 
-/** Codes that are the server's fault (OpenTelemetry RPC conventions, gRPC server spans): the span's status is ERROR. */
+/** The server's fault (OpenTelemetry RPC conventions): the span's status is ERROR. */
 const SERVER_ERROR_CODES: ReadonlySet<number> = new Set([2, 4, 12, 13, 14, 15]);
 const UNKNOWN = 'unknown';
 
-/**
- * Rules TRACE-grpc and METRICS-grpc: the gRPC layer observes its own calls (spec 4.3 rule 3 keeps the
- * HTTP middleware off this path; the dispatcher is not wrapped). A SERVER span per call following the
- * OpenTelemetry RPC conventions, child of the caller's `traceparent` metadata, and the
- * go-grpc-prometheus counters and histogram. A path the server does not serve is labelled `unknown`.
- * Each call runs in its own request scope, so its span's ids reach every line it logs (rule TRACE-log-ids).
- */
+/** A path the server does not serve is labelled `unknown`. */
 export function grpcCallObserver(tracer: Tracer, metrics: GrpcServerMetrics): CallObserver {
   return {
     scope: runInRequestScope,

@@ -1,3 +1,7 @@
+/**
+ * grpc.health.v1.Health on the public port (rule GRPC-health): SERVING exactly when the readiness report
+ * (/readyz) is clean, NOT_SERVING otherwise.
+ */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { create, type Message } from '@bufbuild/protobuf';
 import type { Principal } from '../../service/authenticate.ts';
@@ -18,10 +22,6 @@ function statusOf(report: HealthReport): ServingStatus {
   return report.clean ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
 }
 
-/**
- * grpc.health.v1.Health on the public port (rule GRPC-health): SERVING exactly when the readiness
- * report (/readyz) is clean, NOT_SERVING otherwise; both names answer from the same report.
- */
 export function createHealthMethods(
   readiness: () => Promise<HealthReport>,
   watchIntervalMs = HEALTH_WATCH_INTERVAL_MS,
@@ -51,8 +51,7 @@ export function createHealthMethods(
         const status = statusOf(await readiness());
         if (status !== last && !call.signal.aborted) send(response(status));
         last = status;
-        // Until the next look or the call's end, whichever comes first; either way the timer and the abort
-        // listener go with it (one listener per look left on the signal would pile up on a long Watch).
+        // Until the next look or the call's end; the timer and its abort listener go either way (none piles up).
         await sleep(watchIntervalMs, undefined, { signal: call.signal }).catch(() => undefined);
       }
     },

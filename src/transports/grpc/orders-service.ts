@@ -1,7 +1,6 @@
 /**
- * ordersv1.Orders on the unary server: each method parses its message, calls the core service and maps
- * the result, as http/rest/api.ts does for REST. Errors are thrown as the core raises them; handler.ts
- * answers them from the one error table (errors/table.ts).
+ * ordersv1.Orders on the unary server: each method calls the core service and maps the result, as
+ * http/rest/api.ts does for REST; errors are thrown for handler.ts to answer from the one error table.
  */
 import { create, type DescMethod, type Message } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
@@ -47,19 +46,15 @@ export function fullMethodName(method: DescMethod): string {
 /** The methods by full name, as the unary server routes them. */
 export function createOrdersMethods(core: Pick<Core, 'auth' | 'orders'>): Map<string, UnaryMethod<Principal>> {
   const handlers: Record<keyof typeof Orders.method, (req: never, call: Call) => Promise<Message>> = {
-    // The peer address keys the core's login gate, so gRPC callers queue apart from each other (LOGIN-gate-fair).
+    // The peer keys the login gate (rule LOGIN-gate-fair).
     login: async (req: LoginRequest, call) =>
       create(Orders.method.login.output, { token: await core.auth.login(req.username, req.password, call.peer, call.signal) }),
     createOrder: async (req: CreateOrderRequest, call) => {
-      // The HTTP Idempotency-Key as metadata (rules IDEM-*); parsed and enforced by the service. node:http2
-      // gives a repeated header as one string joined with ', ' (an array only for set-cookie).
+      // Idempotency-Key as metadata (rules IDEM-*), parsed by the service; node:http2 joins a repeated one with ', '.
       const idempotencyKey = call.headers['idempotency-key'] as string | undefined;
       return toOrderMessage(await core.orders.create(callContext(call), req.item, req.quantity, { idempotencyKey }));
     },
-    // The id is parsed (UUID, lower-cased) by the service, once for every transport.
-    getOrder: async (req: GetOrderRequest, call) => {
-      return toOrderMessage(await core.orders.get(callContext(call), req.id));
-    },
+    getOrder: async (req: GetOrderRequest, call) => toOrderMessage(await core.orders.get(callContext(call), req.id)),
     listOrders: async (req: ListOrdersRequest, call) => {
       // The service clamps (spec 4.1 rule 6): proto3's 0 for an absent field gives the default 20.
       const orders = await core.orders.list(callContext(call), req.limit, req.offset);

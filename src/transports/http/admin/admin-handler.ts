@@ -1,18 +1,14 @@
+/**
+ * The admin listener's routes (spec 4.2), on the Checker interface so every executable serves them alike.
+ * For the cluster network only: it names components.
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Checker, HealthReport } from '../../../lifecycle/checker.ts';
 import type { HttpMetrics } from '../../../observability/metrics.ts';
 
 /**
- * The admin listener's routes (spec 4.2), written against the Checker interface so every executable
- * serves them the same way. Meant for the cluster network only: it names components.
- */
-/** The liveness answer: the health report's shape with no component consulted. */
-const LIVE: HealthReport = { clean: true, nodes: null };
-
-/**
- * More routes, tried before the 404: resolves true when it answered. The embedded ring's /simulator and
- * /console are the only ones; without them every such path is 404 like any unknown path (rules
- * SIM-embedded-only, CONSOLE-page).
+ * More routes, tried before the 404; true when one answered. Only the embedded ring's /simulator and
+ * /console (rules SIM-embedded-only, CONSOLE-page).
  */
 export type AdminRoutes = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 
@@ -25,19 +21,15 @@ export function createAdminHandler(
     res.writeHead(report.clean ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(report));
   };
   return (req, res) => {
-    // Origin-form is a path even when it begins with `//`; a target that is no valid URL must not throw
-    // out of the listener, where an uncaught exception ends the process (it matches no route instead).
+    // As stdlib/server.ts: origin-form is a path even after `//`; a target that is no URL matches no route, never throws.
     const target = req.url ?? '/';
-    const text = target.startsWith('/') ? `http://admin${target}` : target;
-    const url = URL.canParse(text) ? new URL(text) : undefined;
-    const path = url?.pathname ?? target;
-    const route = `${req.method} ${path}`;
+    const url = URL.parse(target.startsWith('/') ? `http://admin${target}` : target) ?? undefined;
+    const route = `${req.method} ${url?.pathname ?? target}`;
     const answer = async (): Promise<void> => {
       switch (route) {
         case 'GET /livez':
-          // Liveness (rule ADMIN-livez): answered by the event loop alone, never by a backend or the
-          // checker, so an orchestrator restarts a wedged process and never one whose database is down.
-          return sendReport(res, LIVE);
+          // Rule ADMIN-livez: the event loop alone answers, so a wedged process is restarted, never one whose database is down.
+          return sendReport(res, { clean: true, nodes: null });
         case 'GET /healthz':
           return sendReport(res, await checker.health());
         case 'GET /readyz':

@@ -1,16 +1,15 @@
+/**
+ * The public GET routes that are no business operation (spec 4.1): the contract, the docs page and its
+ * offline assets, registered unauthenticated by every HTTP transport. Each asset is its own literal path:
+ * any other name under /swagger/assets/ is the router's ordinary 404.
+ */
 import { OPENAPI_YAML } from '../../../gen/openapi-document.ts';
 import { OPENAPI_PATH, SWAGGER_PATH } from '../rest/routes.ts';
 import { SWAGGER_ASSETS, swaggerAssetReply } from './swagger-assets.ts';
 import { SWAGGER_ASSETS_URL, SWAGGER_PAGE_REPLY } from './swagger-page.ts';
 import type { StaticReply } from './static-reply.ts';
 
-/**
- * The public GET routes that are not business operations (spec 4.1 table): the contract, the docs page
- * and the page's offline assets. Every HTTP transport registers exactly these, unauthenticated, and
- * writes the reply as it is. Each asset is its own literal path, so the allow-list is the route table:
- * any other name under /swagger/assets/ matches no route and is the router's ordinary 404.
- */
-export interface ContractRoute {
+interface ContractRoute {
   readonly path: string;
   reply(ifNoneMatch: string | undefined): StaticReply;
 }

@@ -1,4 +1,4 @@
-/** A whole answer that needs neither a request body nor the service: the contract documents and the docs page. */
+/** A whole answer needing neither a request body nor the service: the contract documents and the docs page. */
 export interface StaticReply {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;

@@ -1,19 +1,15 @@
+/**
+ * The two Swagger UI files of the docs page's offline fallback (rule SWAGGER-offline-fallback), read once
+ * from the installed swagger-ui-dist (pinned exactly in package.json). The CDN URL names the installed
+ * version and each integrity value is the digest of the installed bytes, so the browser runs a CDN file only
+ * if it is byte for byte the one served here. Upgrading is `npm install --save-exact swagger-ui-dist@X`.
+ */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { StaticReply } from './static-reply.ts';
 
-/**
- * The two Swagger UI files the docs page needs, read once from the installed `swagger-ui-dist` package
- * (a production dependency pinned exactly in package.json). They are the page's offline fallback: the
- * page still loads them from the CDN first (spec 4.1), and only when that fails from here.
- *
- * One version for both sources by construction: the CDN URL is built from the installed package's
- * version, and each file's Subresource Integrity value is the digest of the installed bytes, so the
- * browser runs a CDN file only if it is byte-for-byte the one this service would serve itself.
- * Upgrading is `npm install --save-exact swagger-ui-dist@X` and nothing else.
- */
 const PACKAGE_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 export const SWAGGER_UI_VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string })
@@ -40,13 +36,6 @@ export const SWAGGER_BUNDLE: SwaggerAsset = load('swagger-ui-bundle.js', 'text/j
 export const SWAGGER_CSS: SwaggerAsset = load('swagger-ui.css', 'text/css; charset=utf-8');
 export const SWAGGER_ASSETS: readonly SwaggerAsset[] = [SWAGGER_BUNDLE, SWAGGER_CSS];
 
-/**
- * `no-cache`: the browser keeps the file but revalidates it on every page load (a 304 on a matching
- * ETag). The URL carries no version, so a longer freshness would let a browser run a stale file after an
- * upgrade, which the page's integrity check would then refuse: a blank page until the cache expired.
- */
-const ASSET_CACHE_CONTROL = 'no-cache';
-
 /** RFC 9110 13.1.2: `*` or a list of (possibly weak) entity tags, compared weakly. */
 function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
   if (ifNoneMatch === undefined) return false;
@@ -57,7 +46,8 @@ function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 export function swaggerAssetReply(asset: SwaggerAsset, ifNoneMatch: string | undefined): StaticReply {
-  const headers = { etag: asset.etag, 'cache-control': ASSET_CACHE_CONTROL, 'x-content-type-options': 'nosniff' };
+  // Revalidated on every load: the URL has no version, and a stale file after an upgrade fails the page's integrity check.
+  const headers = { etag: asset.etag, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' };
   if (matchesEtag(ifNoneMatch, asset.etag)) return { status: 304, headers, body: '' };
   return { status: 200, headers: { ...headers, 'content-type': asset.contentType }, body: asset.body };
 }

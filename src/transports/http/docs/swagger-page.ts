@@ -1,34 +1,24 @@
+/**
+ * The docs page at GET /swagger/ (spec 4.1): Swagger UI from a CDN, pinned to the installed swagger-ui-dist
+ * with Subresource Integrity, falling back to the same files under /swagger/assets/ when the CDN is out of
+ * reach (rule SWAGGER-offline-fallback).
+ */
 import { createHash } from 'node:crypto';
 import { SWAGGER_BUNDLE, SWAGGER_CSS, SWAGGER_UI_VERSION } from './swagger-assets.ts';
 import type { StaticReply } from './static-reply.ts';
 
-/**
- * The documentation page served at GET /swagger/. Spec 4.1: it loads its scripts from an external CDN,
- * pinned to the installed swagger-ui-dist version with Subresource Integrity. When the CDN is out of
- * reach (an offline developer, a locked-down network) the page falls back to the same files served by
- * this service under /swagger/assets/ (rule SWAGGER-offline-fallback).
- */
-export { SWAGGER_UI_VERSION };
-
 export const SWAGGER_CDN_ORIGIN = 'https://cdn.jsdelivr.net';
 const CDN = `${SWAGGER_CDN_ORIGIN}/npm/swagger-ui-dist@${SWAGGER_UI_VERSION}`;
 
-/** Relative to /swagger/, like the document URL, so both survive a proxy mounting the listener under a prefix. */
+// Relative to /swagger/, so both survive a proxy mounting the listener under a path prefix.
 export const SWAGGER_ASSETS_URL = 'assets/';
+const SWAGGER_DOCUMENT_URL = '../openapi.yaml';
 
 /**
- * Relative, so it resolves to /openapi.yaml from /swagger/ and still works when a proxy mounts the
- * public listener under a path prefix.
- */
-export const SWAGGER_DOCUMENT_URL = '../openapi.yaml';
-
-/**
- * The page's only inline script, allowed by its hash in the Content-Security-Policy. A parser-inserted
- * script runs only after the script and style sheet elements before it have loaded or failed, so it can
- * tell which CDN file is missing: a failed style sheet has no rules (Chromium keeps an empty `sheet`;
- * a loaded one is readable, being fetched with CORS), a failed bundle defines no SwaggerUIBundle. Each
- * missing file is loaded from this service with the same integrity value, so it too must be the pinned one.
- * `validatorUrl: null`: no badge image fetched from validator.swagger.io (the CSP would refuse it).
+ * The only inline script, allowed by its hash in the CSP. Parser-inserted, it runs once the elements before
+ * it loaded or failed: a failed style sheet has no rules, a failed bundle defines no SwaggerUIBundle. Each
+ * missing file is loaded from this service with the same integrity value. `validatorUrl: null`: no badge
+ * from validator.swagger.io (the CSP would refuse it).
  */
 const INIT_SCRIPT = `
       (function () {
@@ -67,12 +57,10 @@ const INIT_SCRIPT = `
 const INIT_SCRIPT_HASH = `'sha256-${createHash('sha256').update(INIT_SCRIPT).digest('base64')}'`;
 
 /**
- * Rule SWAGGER-csp: scripts and styles from exactly two origins, the CDN and this service ('self'),
- * plus the one inline script by hash; Try it out calls only this service. `img-src data:` is for the
- * icons inlined in swagger-ui.css. Everything else is refused (`default-src 'none'`), and the page cannot
- * be framed, so Try it out cannot be clickjacked.
+ * Rule SWAGGER-csp: scripts and styles from the CDN and 'self' only, plus the inline script by hash; Try it
+ * out calls only this service; `data:` images are swagger-ui.css's icons; no framing (no clickjacking).
  */
-export const SWAGGER_PAGE_CSP = [
+const SWAGGER_PAGE_CSP = [
   "default-src 'none'",
   `script-src ${SWAGGER_CDN_ORIGIN} 'self' ${INIT_SCRIPT_HASH}`,
   `style-src ${SWAGGER_CDN_ORIGIN} 'self'`,
@@ -99,10 +87,7 @@ export const SWAGGER_PAGE_HTML: string = `<!doctype html>
 </html>
 `;
 
-/**
- * `no-cache` so a browser picks up a new page (and with it new integrity values) after an upgrade;
- * `no-referrer` so the CDN is not told where the service runs.
- */
+/** `no-cache`: an upgrade's new integrity values are seen at once; `no-referrer`: the CDN is not told where the service runs. */
 export const SWAGGER_PAGE_REPLY: StaticReply = {
   status: 200,
   headers: {

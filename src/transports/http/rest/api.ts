@@ -1,7 +1,7 @@
 /**
  * The REST API of spec 4.1, framework-neutral: each operation parses what a transport hands it, calls the
- * core service and shapes the result; node:http (stdlib/) and Koa (koa/) only route to these and write the
- * answer. Also what every REST transport is built from (RestParts), made once from the core services.
+ * core service and shapes the result; stdlib/ and koa/ only route to these and write the answer. Also
+ * what every REST transport is built from (RestParts).
  */
 import { ClientAddressResolver } from '../../../rate-limit/client-address.ts';
 import { HttpRateLimiter } from '../../../rate-limit/limiter.ts';
@@ -18,11 +18,11 @@ export interface RestRequest {
   readonly params: Readonly<Record<string, string | undefined>>;
   readonly query: URLSearchParams;
   readonly readBody: () => Promise<string>;
-  /** The caller's opaque key (request.ts clientKey) for the core's fair login gate. */
+  /** The caller's key for the core's fair login gate (rule LOGIN-gate-fair). */
   readonly client: string;
-  /** Aborts when the request ends: the session lease's fallback release hangs on it (spec 3.2 rule 2). */
+  /** Aborts when the request ends (spec 3.2 rule 2). */
   readonly signal: AbortSignal;
-  /** Request headers, names lower-cased (node:http's IncomingHttpHeaders). */
+  /** Names lower-cased, as node:http gives them. */
   readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
 }
 
@@ -34,7 +34,7 @@ export interface RestResult {
 export type PublicOperation = (req: RestRequest) => Promise<RestResult>;
 export type ProtectedOperation = (req: RestRequest, principal: Principal) => Promise<RestResult>;
 
-/** The business operations of spec 4.1. Errors are thrown, and answered from the one error table (errors/table.ts). */
+/** The operations of spec 4.1; errors are thrown, for the one error table (errors/table.ts). */
 export class RestApi {
   readonly #auth: AuthService;
   readonly #orders: OrderService;
@@ -51,7 +51,9 @@ export class RestApi {
 
   readonly createOrder: ProtectedOperation = async (req, principal) => {
     const { item, quantity } = decodeCreateOrderRequest(await req.readBody());
-    const idempotencyKey = singleHeader(req.headers?.['idempotency-key']);
+    // Idempotency-Key is a single Item: a repeated one is passed on joined, and fails the key's parse (400).
+    const key = req.headers?.['idempotency-key'];
+    const idempotencyKey = Array.isArray(key) ? key.join(', ') : key;
     const order = await this.#orders.create({ principal, signal: req.signal }, item, quantity, { idempotencyKey });
     return { status: 201, body: toOrderDto(order) };
   };
@@ -74,15 +76,7 @@ export class RestApi {
   };
 }
 
-/**
- * A repeated header arrives as an array (or comma-joined): Idempotency-Key is a single Item, so a
- * list is passed on as is and fails the key's parse (400) rather than picking one.
- */
-function singleHeader(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
-}
-
-/** What every REST transport (node:http, Koa, the one-port server's REST side) is built from. */
+/** What every REST transport is built from. */
 export interface RestParts {
   readonly api: RestApi;
   readonly tokens: TokenService;
@@ -91,7 +85,6 @@ export interface RestParts {
   readonly limiter: HttpRateLimiter;
 }
 
-/** Builds the REST objects from the core services; each executable has one transport, so one set. */
 export function restParts(core: Core): RestParts {
   return {
     api: new RestApi(core.auth, core.orders),

@@ -1,12 +1,10 @@
 /**
- * The wire shapes of spec 2.1 and their decoding, separate from the domain types: what a REST body or
- * query says, and what an order looks like in JSON. Decoding only; the rules stay in the domain (spec 7
- * rule 2) and the paging clamps in the service (spec 4.1 rule 6).
+ * The wire shapes of spec 2.1 and their decoding, apart from the domain types. Decoding only: the rules
+ * stay in the domain (spec 7 rule 2), the paging clamps in the service (spec 4.1 rule 6).
  */
 import type { Order } from '../../../domain/order.ts';
 import { ErrMalformedBody } from '../../errors/table.ts';
 
-/** Wire shape of an order (spec 2.1), independent of the domain type. */
 export interface OrderDto {
   readonly id: string;
   readonly item: string;
@@ -36,17 +34,15 @@ export interface CreateOrderRequestDto {
 }
 
 /**
- * Decoding, not validation: the body must be a JSON object whose known fields have the right JSON
- * type. An absent field decodes to its zero value ('' or 0), so rules such as "quantity must be
- * positive" stay in the domain (spec 7 rule 2). A wrong type cannot be decoded: 400
- * `malformed request body`.
+ * A JSON object whose known fields have the right type; an absent one decodes to its zero value ('' or 0),
+ * so "quantity must be positive" stays in the domain. Anything else is 400 `malformed request body`.
  */
 function decodeObject(raw: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch {
-    // Not JSON: value stays undefined and is refused below like any other non-object.
+    // Not JSON: refused below like any other non-object.
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ErrMalformedBody();
   return value as Record<string, unknown>;
@@ -59,15 +55,10 @@ function stringField(body: Record<string, unknown>, name: string): string {
   return value;
 }
 
-/** Number.isInteger as the type guard it is: false for anything but a number. */
-function isInteger(value: unknown): value is number {
-  return Number.isInteger(value);
-}
-
 function integerField(body: Record<string, unknown>, name: string): number {
   const value = body[name];
   if (value === undefined || value === null) return 0;
-  if (!isInteger(value)) throw new ErrMalformedBody();
+  if (typeof value !== 'number' || !Number.isInteger(value)) throw new ErrMalformedBody();
   return value;
 }
 
@@ -81,11 +72,7 @@ export function decodeCreateOrderRequest(raw: string): CreateOrderRequestDto {
   return { item: stringField(body, 'item'), quantity: integerField(body, 'quantity') };
 }
 
-/**
- * A query parameter as a number for the service's page clamps (spec 4.1 rule 6): only a whole decimal
- * number counts (surrounding blanks ignored); anything else, absent included, is undefined, and the
- * service's default applies.
- */
+/** For the service's page clamps (spec 4.1 rule 6): a whole decimal number (blanks around ignored), or undefined. */
 export function queryInteger(text: string | null | undefined): number | undefined {
   if (text == null || !/^[+-]?\d+$/.test(text.trim())) return undefined;
   const value = Number(text);
