@@ -26,7 +26,7 @@ export interface Router {
 
 export function createRouter({ api, tokens, observability: { logger } }: RestParts): Router {
   const routes = new RouteTable<Route>();
-  const json = (method: string, path: string, operation: (req: RestRequest, exchange: Exchange) => Promise<RestResult>): void =>
+  const addOperation = (method: string, path: string, operation: (req: RestRequest, exchange: Exchange) => Promise<RestResult>): void =>
     routes.add({
       method,
       path,
@@ -35,10 +35,10 @@ export function createRouter({ api, tokens, observability: { logger } }: RestPar
         sendJson(exchange.res, result.status, result.body);
       },
     });
-  for (const route of PUBLIC_ROUTES) json(route.method, route.path, (req) => api[route.operation](req));
+  for (const route of PUBLIC_ROUTES) addOperation(route.method, route.path, (req) => api[route.operation](req));
   // The shared authentication step (spec 5 rule 6), only once a route matched.
   for (const route of PROTECTED_ROUTES) {
-    json(route.method, route.path, async (req, exchange) => {
+    addOperation(route.method, route.path, async (req, exchange) => {
       const principal = await authenticate(authorizationHeader(exchange.req), tokens);
       return api[route.operation](req, principal);
     });
