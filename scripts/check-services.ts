@@ -4,7 +4,7 @@
  * parsing, so a malformed value fails the same way the service would. bench/real-env.ts asks the same.
  */
 import { Socket } from 'node:net';
-import { natsConfigFromEnv } from '../src/adapters/nats/nats-config.ts';
+import { natsConfigFromEnv } from '../src/adapters/nats/config.ts';
 import { describeDsn } from '../src/adapters/postgres/postgres-config.ts';
 import { redisConfigFromEnv } from '../src/adapters/redis/redis-config.ts';
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LogCapture } from '../test/support/log-capture.ts';
 import type { Backends } from '../src/composition/backends.ts';
 import { createApp } from '../src/composition/create-app.ts';
-import { createEmbeddedBackends } from '../src/composition/embedded-backends.ts';
+import { createEmbeddedBackends } from '../embedded/backends.ts';
 import { loadServiceConfig } from '../src/config/service-config.ts';
 import { sessionKeyFromVerifiedSubject } from '../src/domain/session-key.ts';
 import { createLogger } from '../src/observability/logger.ts';

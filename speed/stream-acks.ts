@@ -14,7 +14,7 @@
  * acknowledgement timeout. Off: the bus's own jetstreamPublisher (js.publish).
  */
 import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
-import type { StreamPublisher, StreamPublisherFactory } from '../src/adapters/nats/nats-event-bus.ts';
+import type { StreamPublisher, StreamPublisherFactory } from '../src/adapters/nats/event-bus.ts';
 
 interface Waiter {
   readonly resolve: () => void;

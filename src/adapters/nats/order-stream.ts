@@ -1,3 +1,7 @@
+/**
+ * The order-placed stream and its one durable consumer, declared at start-up (rule EVT-7-delivery): created
+ * when missing; an existing stream (an operator's, with its own limits, which we respect) must capture our subject.
+ */
 import {
   AckPolicy,
   DeliverPolicy,
@@ -10,7 +14,6 @@ import {
 import { nanos } from '@nats-io/transport-node';
 import { ErrUnavailable } from '../../domain/errors.ts';
 
-/** Names and limits of the order-placed stream and its one shared consumer (spec/rules.yaml EVT-7-delivery). */
 export interface OrderStreamSettings {
   readonly stream: string;
   readonly subject: string;
@@ -38,10 +41,6 @@ function isNotFound(error: unknown, code: number): boolean {
   return error instanceof JetStreamApiError && error.code === code;
 }
 
-/**
- * Start-up (rule EVT-7-delivery): creates the stream and the durable consumer when missing; an existing stream
- * must capture our subject (an operator may have created it with other limits, which we respect).
- */
 export async function ensureOrderStream(jsm: JetStreamManager, settings: OrderStreamSettings): Promise<void> {
   let subjects: readonly string[] | undefined;
   try {
