@@ -5,7 +5,7 @@
  */
 import { Socket } from 'node:net';
 import { natsConfigFromEnv } from '../src/adapters/nats/config.ts';
-import { describeDsn } from '../src/adapters/postgres/postgres-config.ts';
+import { describeDsn } from '../src/adapters/postgres/config.ts';
 import { redisConfigFromEnv } from '../src/adapters/redis/redis-config.ts';
 
 export function reachable(host: string, port: number, timeoutMs = 3_000): Promise<boolean> {

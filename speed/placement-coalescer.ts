@@ -17,9 +17,9 @@
  */
 import type { Order } from '../src/domain/order.ts';
 import type { OrderRepository, Page, Placement, PlacementResult } from '../src/ports/order-repository.ts';
-import { translatePgError } from '../src/adapters/postgres/pg-errors.ts';
-import type { Queryable } from '../src/adapters/postgres/postgres-database.ts';
-import { named, ORDER_COLUMNS, orderValues } from '../src/adapters/postgres/postgres-order-repository.ts';
+import { translatePgError } from '../src/adapters/postgres/errors.ts';
+import type { Queryable } from '../src/adapters/postgres/database.ts';
+import { ORDER_COLUMNS, orderValues } from '../src/adapters/postgres/order-repository.ts';
 
 /** A create without an Idempotency-Key: the order and its outbox event, as the statement takes them. */
 export interface PlacementRow {
@@ -140,6 +140,6 @@ export class CoalescingOrderRepository implements OrderRepository {
     for (const { order, eventId, payload } of rows) {
       [...orderValues(order), eventId, payload].forEach((value, i) => (columns[i] as unknown[]).push(value));
     }
-    await this.#db.query(named('orders_place_many', PLACE_MANY_SQL, columns));
+    await this.#db.query({ name: 'orders_place_many', text: PLACE_MANY_SQL, values: columns });
   }
 }

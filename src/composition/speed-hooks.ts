@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Tracer } from '@opentelemetry/api';
 import type { DestinationStream } from 'pino';
 import type { StreamPublisherFactory } from '../adapters/nats/event-bus.ts';
-import type { Queryable } from '../adapters/postgres/postgres-database.ts';
+import type { Queryable } from '../adapters/postgres/database.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { OrderCache } from '../ports/order-cache.ts';
 import type { OrderRepository } from '../ports/order-repository.ts';

@@ -1,16 +1,16 @@
+/**
+ * The outbox table (migrations/003_outbox_idempotency.sql, rule EVT-7-delivery) for the relay and, its rows
+ * being deleted as they are announced, the notifier's ledger; also the purge of expired idempotency keys.
+ */
 import type { OrderPlaced } from '../../domain/order-placed.ts';
 import { isUuid } from '../../domain/order.ts';
 import type { NotificationLedger, OutboxBacklog, OutboxStore, SendBatch } from '../../ports/outbox.ts';
-import { translatePgError } from './pg-errors.ts';
-import type { Transactional } from './postgres-database.ts';
+import { translatePgError } from './errors.ts';
+import type { Transactional } from './database.ts';
 
 /** Deletes in bounded chunks so housekeeping never holds a long lock or a long statement. */
 const PURGE_CHUNK = 5_000;
 
-/**
- * The outbox table (migrations/003_outbox_idempotency.sql) for the relay, and, its rows being deleted
- * as they are announced, the notifier's ledger.
- */
 export class PostgresOutbox implements OutboxStore, NotificationLedger {
   readonly #db: Transactional;
 
@@ -18,10 +18,7 @@ export class PostgresOutbox implements OutboxStore, NotificationLedger {
     this.#db = db;
   }
 
-  /**
-   * FOR UPDATE SKIP LOCKED: each relay replica claims rows no other holds; the locks (and the
-   * transaction) last while the batch is sent, and end with the sent_at update.
-   */
+  /** FOR UPDATE SKIP LOCKED: each replica claims rows no other holds, until its sent_at update commits. */
   async relayPending(limit: number, send: SendBatch): Promise<{ claimed: number; sent: number }> {
     try {
       return await this.#db.transaction(async (tx) => {

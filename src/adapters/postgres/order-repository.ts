@@ -1,15 +1,17 @@
-import type { Order } from '../../domain/order.ts';
-import { ORDER_STATUS_PENDING } from '../../domain/order.ts';
+/**
+ * Orders in PostgreSQL (rules SVC-create-durable, IDEM-*): a create is one transaction of its order row, its
+ * outbox event and its Idempotency-Key claim, if any (migrations/003_outbox_idempotency.sql).
+ */
+import { ORDER_STATUS_PENDING, type Order } from '../../domain/order.ts';
 import type { OrderRepository, Page, Placement, PlacementResult } from '../../ports/order-repository.ts';
-import { translatePgError } from './pg-errors.ts';
-import type { NamedStatement, Queryable, Transactional } from './postgres-database.ts';
+import { translatePgError } from './errors.ts';
+import type { Queryable, Transactional } from './database.ts';
 
 interface OrderRow {
   id: string;
   user_id: string;
   item: string;
   quantity: number;
-  status: string;
   created_at: Date;
 }
 
@@ -72,11 +74,6 @@ export function listSql(offset: number): string {
 
 const FIND_SQL = `SELECT ${selectList('orders')} FROM orders WHERE id = $1`;
 
-/** The statements of every request, prepared once per connection (NamedStatement). */
-export function named(name: string, text: string, values: unknown[]): NamedStatement {
-  return { name, text, values };
-}
-
 export class PostgresOrderRepository implements OrderRepository {
   readonly #db: Transactional;
 
@@ -92,7 +89,6 @@ export class PostgresOrderRepository implements OrderRepository {
     }
   }
 
-  /** One transaction: key claim (if any), order row, outbox row (migrations/003_outbox_idempotency.sql). */
   async place(placement: Placement): Promise<PlacementResult> {
     const { order, event, idempotency } = placement;
     try {
@@ -119,7 +115,7 @@ export class PostgresOrderRepository implements OrderRepository {
 
   async findById(id: string): Promise<Order | undefined> {
     try {
-      const { rows } = await this.#db.query<OrderRow>(named('orders_find', FIND_SQL, [id]));
+      const { rows } = await this.#db.query<OrderRow>({ name: 'orders_find', text: FIND_SQL, values: [id] });
       return rows[0] === undefined ? undefined : toOrder(rows[0]);
     } catch (error) {
       throw translatePgError(error, 'find order');
@@ -130,7 +126,7 @@ export class PostgresOrderRepository implements OrderRepository {
     try {
       const text = listSql(page.offset);
       const name = text === LIST_DEEP_SQL ? 'orders_list_deep' : 'orders_list_shallow';
-      const { rows } = await this.#db.query<OrderRow>(named(name, text, [userId, page.limit, page.offset]));
+      const { rows } = await this.#db.query<OrderRow>({ name, text, values: [userId, page.limit, page.offset] });
       return rows.map(toOrder);
     } catch (error) {
       throw translatePgError(error, 'list orders');
@@ -141,14 +137,13 @@ export class PostgresOrderRepository implements OrderRepository {
 async function replayOf(tx: Queryable, userId: string, key: string, fingerprint: string): Promise<PlacementResult> {
   const { rows } = await tx.query<OrderRow & { fingerprint: string }>(CLAIMED_ORDER, [userId, key]);
   const row = rows[0];
-  // The claim exists (the INSERT conflicted) and its order was written in the same transaction.
   if (row === undefined) throw new Error('idempotency key claimed but its order is missing');
   if (row.fingerprint !== fingerprint) return { outcome: 'key-mismatch' };
   return { outcome: 'replayed', order: toOrder(row) };
 }
 
+/** status is always pending: the table's CHECK (migrations/001_init.sql) holds no other. */
 function toOrder(row: OrderRow): Order {
-  if (row.status !== ORDER_STATUS_PENDING) throw new Error(`unexpected order status in database: ${row.status}`);
   return {
     id: row.id,
     userId: row.user_id,

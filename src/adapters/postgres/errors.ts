@@ -1,5 +1,3 @@
-import { ErrConflict, ErrUnavailable } from '../../domain/errors.ts';
-
 /**
  * The one place driver errors become domain errors, at the adapter boundary (the core never sees a
  * pg type):
@@ -13,6 +11,8 @@ import { ErrConflict, ErrUnavailable } from '../../domain/errors.ts';
  * No `cause` is attached: a driver error may carry the connection string (Node's URL errors keep their
  * input), and a logger serialising the cause would leak it. Messages are scrubbed of known secrets.
  */
+import { ErrConflict, ErrUnavailable } from '../../domain/errors.ts';
+
 export function translatePgError(error: unknown, operation: string, secrets: readonly string[] = []): ErrConflict | ErrUnavailable {
   if (error instanceof ErrConflict || error instanceof ErrUnavailable) return error;
   const { code, message, constraint } = describe(error);

@@ -1,6 +1,6 @@
+/** The database's settings (spec 8.1: each component reads its own variables), and the DSN's safe forms for messages. */
 import { ConfigError, optionalVar, requireVar, type Env } from '../../config/env.ts';
 
-/** Settings of the relational database component (spec 8.1: it reads its own variables). */
 export interface PostgresConfig {
   /** POSTGRES_DSN (required): a `postgres://` URL. Holds the password, so never log it; use describeDsn. */
   readonly dsn: string;
@@ -17,21 +17,12 @@ export interface PostgresConfig {
   readonly queryTimeoutMs: number;
   readonly poolSize: number;
   /**
-   * Prepare the per-request statements once per connection (NamedStatement, postgres-database.ts).
-   * Off sends them unnamed, for a server whose connections share one session (PGlite behind
-   * pglite-socket) or a pooler that does not track prepared statements.
+   * Prepare the per-request statements once per connection (NamedStatement, database.ts). Off sends them
+   * unnamed, for connections that share one session (PGlite behind pglite-socket) or a pooler that does not
+   * track prepared statements.
    */
   readonly preparedStatements?: boolean;
-  /**
-   * Connections of the second pool the outbox relay and the notifier's ledger use (rule EVT-7-delivery: their
-   * transactions stay open across a broker round trip, and on the request pool they kept creates
-   * waiting). Default BACKGROUND_POOL_SIZE.
-   */
-  readonly backgroundPoolSize?: number;
 }
-
-/** Relay and ledger run one transaction at a time each: two connections. */
-export const BACKGROUND_POOL_SIZE = 2;
 
 export const POSTGRES_DEFAULTS = {
   connectTimeoutMs: 5_000,
