@@ -1,3 +1,16 @@
+/**
+ * The login gate (rule LOGIN-gate): bounds the CPU that password derivations take, in the core so every
+ * transport has it (spec 4.3 rule 3). Unbounded, ~19 scrypt logins/s (below one client's REST rate limit)
+ * pushed every other login past 13 s. A fixed number of derivations run at once; the rest wait in
+ * per-client FIFO queues (fair queuing keyed by an opaque client key the transport gives: the peer address),
+ * and a freed slot goes to the waiting client with the fewest derivations running, then to the least recently
+ * served, so a newcomer waits for one slot to free, never behind a flooder's queue. Overflow is refused at
+ * once: a client past its own queue, or, when the total queue is full, the newest waiter of the longest queue
+ * (longest-queue drop), so the flooder, never a newcomer, pays for a full gate.
+ *
+ * Not a per-username limiter: that would let anyone lock a victim out of their own account by flooding wrong
+ * passwords for it, and does nothing against a flood spread over names.
+ */
 import { availableParallelism } from 'node:os';
 import { namedError } from '../domain/named-error.ts';
 
@@ -36,18 +49,6 @@ interface Waiter {
 /** Whose logins share one queue when the transport cannot tell callers apart. */
 export const UNIDENTIFIED_CLIENT = 'unidentified';
 
-/**
- * Bounds the CPU that logins can take (rule LOGIN-gate: ~19 scrypt logins/s, below one client's REST rate
- * limit, pushed every other login past 13 s). A fixed number of derivations run at once; the rest wait
- * in per-client FIFO queues, and a freed slot goes to the waiting client with the fewest derivations
- * running, then to the least recently served, so a newcomer waits for one slot to free, never behind a flooder's queue
- * (fair queuing keyed by an opaque client key the transport gives: the peer address). Overflow is refused at once: a client past its own queue, or, when the
- * total queue is full, the newest waiter of the longest queue (longest-queue drop), so the flooder,
- * never a newcomer, pays for a full gate.
- *
- * Not a per-username limiter: a limiter on the name lets anyone lock a victim out of their own
- * account by flooding wrong passwords for it, and does nothing against a flood spread over names.
- */
 export class LoginGate {
   readonly #limits: LoginGateLimits;
   #running = 0;
@@ -85,7 +86,7 @@ export class LoginGate {
     }
   }
 
-  /** For tests and the bench: what the gate holds right now. */
+  /** What the gate holds right now (tests and the bench). */
   get load(): { readonly running: number; readonly waiting: number } {
     return { running: this.#running, waiting: this.#waiting };
   }
@@ -100,10 +101,8 @@ export class LoginGate {
     if (own.length >= this.#limits.queuePerClient) return Promise.reject(new ErrLoginBusy());
     if (this.#waiting >= this.#limits.queueTotal && !this.#dropFromLongerThan(own.length)) return Promise.reject(new ErrLoginBusy());
     return new Promise<void>((admit, refuse) => {
+      // Listens only while its waiter is queued: admit and refuse remove it as the waiter leaves its queue.
       const leave = (): void => {
-        // Runs only while its waiter is queued: admit and refuse remove this listener before the waiter
-        // leaves its queue (#next and #dropFromLongerThan take it out and call one of them at once), so the
-        // client's queue exists and holds the waiter.
         const queue = this.#queues.get(client)!;
         queue.splice(queue.indexOf(waiter), 1);
         this.#waiting -= 1;
@@ -115,9 +114,7 @@ export class LoginGate {
         refuse: (error) => (signal?.removeEventListener('abort', leave), refuse(error)),
       };
       own.push(waiter);
-      // A client already waiting keeps its place in the round-robin order: `own` is its queue, and setting
-      // a key the Map holds does not move it.
-      this.#queues.set(client, own);
+      this.#queues.set(client, own); // a key the Map holds keeps its place in the round-robin order
       this.#waiting += 1;
       signal?.addEventListener('abort', leave, { once: true });
     });
@@ -150,12 +147,7 @@ export class LoginGate {
     return true;
   }
 
-  /**
-   * A derivation finished: its slot goes to the waiting client with the fewest derivations running
-   * (a flooder already holding slots yields to a newcomer), then the least recently served (the
-   * client whose derivation just ended goes last), or is freed. At most queueTotal clients wait, so
-   * the scan is bounded.
-   */
+  /** A derivation finished: its slot goes to the next waiting client (#before), or is freed. At most queueTotal wait. */
   #next(): void {
     let turn: [string, Waiter[]] | undefined;
     for (const entry of this.#queues) {

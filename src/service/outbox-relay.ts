@@ -1,3 +1,9 @@
+/**
+ * The outbox relay (rule EVT-7-delivery): publishes pending outbox events to the broker and marks them sent,
+ * retrying with backoff while the broker (or the database) is away. Every replica runs one; the store's
+ * claims (FOR UPDATE SKIP LOCKED) keep them off each other's rows, and the broker's duplicate window drops a
+ * re-publish of an event whose `sent` mark was lost. Stop (after the API stopped): one bounded flush.
+ */
 import { ErrUnavailable } from '../domain/errors.ts';
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../ports/logger.ts';
@@ -6,45 +12,28 @@ import type { OrderEventPublisher, OrderPlacedEnvelope } from '../ports/order-ev
 import type { OutboxStore } from '../ports/outbox.ts';
 import { systemTimers, type Timers } from '../ports/timers.ts';
 
-/** Our choices for the outbox relay (spec/rules.yaml EVT-7-delivery). */
-export interface OutboxRelayOptions {
+/** Our choices for the relay (spec/rules.yaml EVT-7-delivery). */
+const DEFAULTS = {
   /** Events claimed and published per round. */
-  readonly batchSize?: number;
-  /** Pause between rounds that found less than a full batch. */
-  readonly pollMs?: number;
-  /** Backoff after a failed round: doubles from initial to max, with ±20% jitter. */
-  readonly backoffInitialMs?: number;
-  readonly backoffMaxMs?: number;
-  /** How often the backlog is measured (metric and health). */
-  readonly sampleMs?: number;
-  /** Health reports the backlog once this many events are pending… */
-  readonly unhealthyPending?: number;
-  /** …or the oldest pending event is this old. */
-  readonly unhealthyAgeMs?: number;
-  /** How often expired idempotency keys are deleted. */
-  readonly purgeEveryMs?: number;
-  /** Bound on the stop-time flush. */
-  readonly flushTimeoutMs?: number;
-  readonly clock?: Clock;
-  /**
-   * Where the relay waits (poll, backoff, sample and purge cadence) and measures its stop-time budget:
-   * real timers unless given. An injected seam (as MemoryEventBus's `timers`) so unit tests observe the
-   * backoff delays and the flush deadline on a stepped clock instead of waiting them out.
-   */
-  readonly timers?: Timers;
-}
-
-export const OUTBOX_RELAY_DEFAULTS = {
   batchSize: 256,
+  /** Pause between rounds that found less than a full batch. */
   pollMs: 50,
+  /** Backoff after a failed round: doubles from initial to max, with ±20% jitter. */
   backoffInitialMs: 100,
   backoffMaxMs: 2_000,
+  /** How often the backlog is measured (metric and health). */
   sampleMs: 1_000,
+  /** Health reports the backlog once this many events are pending, or the oldest is this old. */
   unhealthyPending: 10_000,
   unhealthyAgeMs: 10_000,
+  /** How often expired idempotency keys are deleted. */
   purgeEveryMs: 60_000,
+  /** Bound on the stop-time flush. */
   flushTimeoutMs: 5_000,
-} as const;
+};
+
+/** `timers`: where the relay waits and measures its stop budget, so tests step time instead of waiting. */
+export type OutboxRelayOptions = Partial<typeof DEFAULTS> & { readonly clock?: Clock; readonly timers?: Timers };
 
 /** What the relay knows about itself, for metrics (observability/outbox-metrics.ts) and health. */
 export interface OutboxRelayStats {
@@ -55,19 +44,12 @@ export interface OutboxRelayStats {
   readonly publishFailures: number;
 }
 
-/**
- * The outbox relay (rule EVT-7-delivery): publishes pending outbox events to the broker and marks them sent;
- * retries with backoff while the broker (or the database) is away. Every replica runs one; the
- * store's claims (FOR UPDATE SKIP LOCKED) keep them off each other's rows, and the broker's
- * duplicate window drops a re-publish of an event whose `sent` mark was lost (crash, timeout).
- * Stop (after the API stopped taking requests): one bounded flush of what is pending.
- */
 export class OutboxRelay implements Component {
   readonly name = 'relay';
   readonly #outbox: OutboxStore;
   readonly #publisher: OrderEventPublisher;
   readonly #logger: Logger;
-  readonly #options: Required<Omit<OutboxRelayOptions, 'clock' | 'timers'>>;
+  readonly #options: typeof DEFAULTS;
   readonly #clock: Clock;
   readonly #timers: Timers;
   #pending: number | undefined;
@@ -78,14 +60,13 @@ export class OutboxRelay implements Component {
   #failing = false;
 
   constructor(outbox: OutboxStore, publisher: OrderEventPublisher, logger: Logger, options: OutboxRelayOptions = {}) {
-    if (outbox === undefined || publisher === undefined || logger === undefined) throw new TypeError('OutboxRelay: missing dependency');
     this.#outbox = outbox;
     this.#publisher = publisher;
     this.#logger = logger;
-    this.#clock = options.clock ?? systemClock;
-    this.#timers = options.timers ?? systemTimers;
-    const { clock: _clock, timers: _timers, ...rest } = options;
-    this.#options = { ...OUTBOX_RELAY_DEFAULTS, ...stripUndefined(rest) };
+    const { clock = systemClock, timers = systemTimers, ...rest } = options;
+    this.#clock = clock;
+    this.#timers = timers;
+    this.#options = { ...DEFAULTS, ...rest };
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -147,12 +128,9 @@ export class OutboxRelay implements Component {
   }
 
   stats(): OutboxRelayStats {
-    return {
-      pending: this.#pending,
-      oldestAgeSeconds: this.#oldestAgeMs() === undefined ? undefined : (this.#oldestAgeMs() as number) / 1_000,
-      published: this.#published,
-      publishFailures: this.#publishFailures,
-    };
+    const ageMs = this.#oldestAgeMs();
+    const oldestAgeSeconds = ageMs === undefined ? undefined : ageMs / 1_000;
+    return { pending: this.#pending, oldestAgeSeconds, published: this.#published, publishFailures: this.#publishFailures };
   }
 
   /**
@@ -186,7 +164,7 @@ export class OutboxRelay implements Component {
       const failed = batch.length - acked.length;
       this.#publishFailures += failed;
       this.#failing = true;
-      // Spec 6 rule 3's publish failure path, now here: one line per failed round, not per event.
+      // Spec 6 rule 3: a failed publish is logged, one line per failed round, not per event.
       this.#logger.warn(
         {
           component: this.name,
@@ -228,10 +206,6 @@ export class OutboxRelay implements Component {
     const base = Math.min(this.#options.backoffMaxMs, this.#options.backoffInitialMs * 2 ** Math.min(failures - 1, 20));
     return Math.round(base * (0.8 + Math.random() * 0.4));
   }
-}
-
-function stripUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 function messageOf(error: unknown): string {

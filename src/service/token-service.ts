@@ -1,3 +1,7 @@
+/**
+ * HS256 tokens (spec 5 rule 1), independent of any transport (rule 7). The algorithm is pinned on
+ * verification so a token cannot choose its own (`alg: none`, RS/HS confusion).
+ */
 import { webcrypto } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { namedError } from '../domain/named-error.ts';
@@ -31,10 +35,6 @@ function isCanonicalCompact(token: string): boolean {
   return token.split('.').every((segment) => Buffer.from(segment, 'base64url').toString('base64url') === segment);
 }
 
-/**
- * HS256 tokens (spec 5 rule 1), independent of any transport (rule 7). The algorithm is pinned on
- * verification so a token cannot choose its own (`alg: none`, RS/HS confusion).
- */
 export class TokenService {
   readonly #key: Uint8Array;
   /** Imported once: jose would otherwise import the raw secret into WebCrypto on every call. */
