@@ -13,7 +13,7 @@ import { createRealBackends, type RealBackendIsolation } from './real-backends.t
 import type { NatsEventBus } from '../adapters/nats/event-bus.ts';
 import { natsConfigFromEnv } from '../adapters/nats/config.ts';
 import { redisConfigFromEnv } from '../adapters/redis/redis-config.ts';
-import { registerServiceMetrics } from '../observability/backend-metrics.ts';
+import { registerServiceMetrics } from '../observability/metrics.ts';
 import { createLogger } from '../observability/logger.ts';
 import { sampleOrder } from '../../test/contracts/order-cache.contract.ts';
 import { until } from '../../test/support/eventually.ts';

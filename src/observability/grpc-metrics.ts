@@ -1,26 +1,15 @@
+/**
+ * Rule METRICS-grpc: the go-grpc-prometheus server families, by name and labels, in the service's own
+ * registry, fed by the gRPC layer itself (spec 4.3 rule 3: no HTTP middleware on that path).
+ */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { HTTP_DURATION_BUCKETS } from './metrics.ts';
 
 /** The grpc_code label: gRPC status names as go-grpc-prometheus writes them (Go's codes.Code.String()). */
-const CODE_NAMES = [
-  'OK',
-  'Canceled',
-  'Unknown',
-  'InvalidArgument',
-  'DeadlineExceeded',
-  'NotFound',
-  'AlreadyExists',
-  'PermissionDenied',
-  'ResourceExhausted',
-  'FailedPrecondition',
-  'Aborted',
-  'OutOfRange',
-  'Unimplemented',
-  'Internal',
-  'Unavailable',
-  'DataLoss',
-  'Unauthenticated',
-] as const;
+const CODE_NAMES = (
+  'OK Canceled Unknown InvalidArgument DeadlineExceeded NotFound AlreadyExists PermissionDenied ResourceExhausted ' +
+  'FailedPrecondition Aborted OutOfRange Unimplemented Internal Unavailable DataLoss Unauthenticated'
+).split(' ');
 
 export function grpcCodeName(code: number): string {
   return CODE_NAMES[code] ?? 'Unknown';
@@ -33,10 +22,6 @@ export interface GrpcCallLabels {
   readonly grpc_method: string;
 }
 
-/**
- * Rule METRICS-grpc: the go-grpc-prometheus server families, by name and labels, in the service's own
- * registry, fed by the gRPC layer itself (spec 4.3 rule 3: no HTTP middleware on that path).
- */
 export class GrpcServerMetrics {
   readonly #started: Counter<keyof GrpcCallLabels>;
   readonly #handled: Counter<keyof GrpcCallLabels | 'grpc_code'>;

@@ -1,3 +1,7 @@
+/**
+ * The server span of a request (or gRPC call) and its ids on every log line inside it (rules TRACE-context,
+ * TRACE-log-ids), shared by every transport.
+ */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingHttpHeaders } from 'node:http';
 import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, type Attributes, type Span, type Tracer } from '@opentelemetry/api';

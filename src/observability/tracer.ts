@@ -1,3 +1,10 @@
+/**
+ * The tracer component (spec 4.5), complete after its constructor (the API server needs a working tracer at
+ * once; no separate start step). The exporter does not connect on construction, so an unreachable endpoint
+ * fails only at export time, asynchronously, reported by ReportingExporter. The provider is not registered
+ * globally: each instance is its own. With nothing to export to there is no span processor: a span ends and
+ * is handed to nothing (rule TRACE-no-exporter-work).
+ */
 import type { Tracer as OtelTracer } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -23,19 +30,10 @@ export interface TracingOptions {
   readonly processors?: readonly SpanProcessor[];
   /** Where failed exports are reported (rate-limited); without one they are dropped silently. */
   readonly logger?: Logger;
-  /** Tests: the clock of the rate limit. */
-  readonly now?: () => number;
   /** The tracer when there is nothing to export to (composition's speed ring may give one); the SDK's otherwise. */
   readonly unexported?: () => OtelTracer;
 }
 
-/**
- * Complete after its constructor (spec 4.5: no separate start step; the API server needs a working
- * tracer at once). The exporter does not connect on construction, so an unreachable endpoint fails only
- * at export time, asynchronously, and is reported by ReportingExporter. The provider is not registered
- * globally: each instance is its own. With nothing to export to, the provider has no span processor: a
- * span ends and is handed to nothing (rule TRACE-no-exporter-work).
- */
 export class Tracing implements Component {
   readonly name = 'tracer';
   readonly tracer: OtelTracer;
@@ -49,7 +47,6 @@ export class Tracing implements Component {
         new OTLPTraceExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS }),
         options.otlpEndpoint,
         options.logger,
-        options.now,
       );
       processors.push(new BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS }));
     }
