@@ -12,7 +12,7 @@ import { Notifier } from '../service/notifier.ts';
 import { OrderService } from '../service/order-service.ts';
 import { OutboxRelay, type OutboxRelayOptions } from '../service/outbox-relay.ts';
 import { TokenService } from '../service/token-service.ts';
-import { SessionScope } from '../session/session-scope.ts';
+import { SessionScope } from '../session/scope.ts';
 import { createAdminHandler, type AdminRoutes } from '../transports/http/admin/admin-handler.ts';
 import { closeHttpServer, trackConnections } from '../transports/http/server/http-shutdown.ts';
 import { Listener } from '../transports/http/server/listener.ts';

@@ -10,7 +10,7 @@ import type { TokenBucketLimiter } from '../rate-limit/token-bucket-limiter.ts';
 import type { AuthService } from '../service/auth-service.ts';
 import type { OrderService } from '../service/order-service.ts';
 import type { TokenService } from '../service/token-service.ts';
-import type { SessionScope } from '../session/session-scope.ts';
+import type { SessionScope } from '../session/scope.ts';
 import type { PlatformTimeouts } from './http/server/platform-timeouts.ts';
 import type { ServerTimeouts } from './http/server/server-timeouts.ts';
 

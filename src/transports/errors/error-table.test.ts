@@ -11,7 +11,7 @@ import {
 } from '../../domain/errors.ts';
 import { ErrMissingCredentials } from '../../service/authenticate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
-import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from '../../session/session-errors.ts';
+import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from '../../session/scope.ts';
 import { toHttpError } from '../http/rest/http-errors.ts';
 import { GRPC_STATUS, mapError } from './error-table.ts';
 import { ErrBadHostHeader, ErrBodyTooLarge, ErrClientClosed, ErrMalformedBody, ErrUnsupportedMediaType } from './request-errors.ts';

@@ -2,7 +2,7 @@ import { DomainError, ErrInvalidOrderId, ErrUnavailable } from '../../domain/err
 import { ErrMissingCredentials } from '../../service/authenticate.ts';
 import { ErrLoginBusy } from '../../service/login-gate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
-import { isSessionError } from '../../session/session-errors.ts';
+import { isSessionError } from '../../session/scope.ts';
 import { ErrBadHostHeader, ErrBodyTooLarge, ErrClientClosed, ErrMalformedBody, ErrUnsupportedMediaType } from './request-errors.ts';
 import { REQUEST_ENDED } from '../http/rest/request-ended.ts';
 

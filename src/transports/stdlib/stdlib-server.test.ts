@@ -12,7 +12,7 @@ import { Tracing } from '../../observability/tracer.ts';
 import { AuthService } from '../../service/auth-service.ts';
 import { OrderService } from '../../service/order-service.ts';
 import { TokenService } from '../../service/token-service.ts';
-import { SessionScope } from '../../session/session-scope.ts';
+import { SessionScope } from '../../session/scope.ts';
 import type { RateLimitDecision } from '../../rate-limit/rate-limit-store.ts';
 import { ClientAddressResolver } from '../../rate-limit/client-address.ts';
 import { HttpRateLimiter } from '../../rate-limit/http-rate-limiter.ts';

@@ -6,7 +6,7 @@ import { listenLocal } from '../../../../test/support/ports.ts';
 import { until } from '../../../../test/support/eventually.ts';
 import { sessionKeyFromVerifiedSubject } from '../../../domain/session-key.ts';
 import { createLogger } from '../../../observability/logger.ts';
-import { SessionScope } from '../../../session/session-scope.ts';
+import { SessionScope } from '../../../session/scope.ts';
 import { REQUEST_ENDED, requestDoneSignal } from './request-ended.ts';
 
 /** One request to a node:http server whose handler is `handle`; resolves with the request's done signal once its response closed. */

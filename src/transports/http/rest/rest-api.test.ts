@@ -9,7 +9,7 @@ import { AuthService } from '../../../service/auth-service.ts';
 import type { Principal } from '../../../service/authenticate.ts';
 import { OrderService } from '../../../service/order-service.ts';
 import { TokenService } from '../../../service/token-service.ts';
-import { SessionScope } from '../../../session/session-scope.ts';
+import { SessionScope } from '../../../session/scope.ts';
 import { RestApi, type RestRequest } from './rest-api.ts';
 
 const ALICE = '11111111-1111-4111-8111-111111111111';

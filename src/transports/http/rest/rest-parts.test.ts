@@ -14,7 +14,7 @@ import { AuthService } from '../../../service/auth-service.ts';
 import { LoginGate } from '../../../service/login-gate.ts';
 import { OrderService } from '../../../service/order-service.ts';
 import { TokenService } from '../../../service/token-service.ts';
-import { SessionScope } from '../../../session/session-scope.ts';
+import { SessionScope } from '../../../session/scope.ts';
 import { createStdlibHandler } from '../../stdlib/stdlib-server.ts';
 import type { Core } from '../../transport.ts';
 import { restParts } from './rest-parts.ts';

@@ -1,9 +1,59 @@
+/**
+ * Per-user in-memory sessions (spec 2.2, 3.2): each user's Session, and the scope that holds one instance per
+ * session key with the acquire/release/linger state machine of spec 3.2. The scope is a Component only for
+ * its stop (every instance flushed at shutdown); it has no health or readiness (spec 3.2 rule 5).
+ */
+import { namedError } from '../domain/named-error.ts';
 import type { SessionKey } from '../domain/session-key.ts';
+import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../ports/logger.ts';
 import { systemTimers, type Timers } from '../ports/timers.ts';
-import type { Component } from '../lifecycle/component.ts';
-import { Session } from './session.ts';
-import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from './session-errors.ts';
+
+/** Session acquisition errors (spec 7 rule 3). Transports map all three to 503 `session unavailable`. */
+export class ErrNoScopeKey extends namedError('ErrNoScopeKey', 'session: no scope key in context') {}
+
+export class ErrScopeFull extends namedError('ErrScopeFull') {
+  constructor(cap: number) {
+    super(`session: scope full (${cap} live instances)`);
+  }
+}
+
+/** Spec 3.2 rule 2: the fallback release needs a done signal, so a call without one is refused. */
+export class ErrNoDoneSignal extends namedError('ErrNoDoneSignal', 'session: context has no done signal') {}
+
+export function isSessionError(error: unknown): error is ErrNoScopeKey | ErrScopeFull | ErrNoDoneSignal {
+  return error instanceof ErrNoScopeKey || error instanceof ErrScopeFull || error instanceof ErrNoDoneSignal;
+}
+
+/**
+ * One user's in-memory session (spec 2.2): the recently viewed order ids, most recent first, without
+ * duplicates (a re-view moves the id to the front: our choice for spec 4.1 rule 7), and a count of views.
+ */
+export class Session {
+  readonly #capacity: number;
+  /** Replaced, never changed in place: a snapshot taken by flush (spec 3.2 rule 4) stays as it was. */
+  #recent: readonly string[] = [];
+  #views = 0;
+
+  constructor(capacity: number) {
+    if (!Number.isSafeInteger(capacity) || capacity <= 0) throw new RangeError('session: capacity must be a positive integer');
+    this.#capacity = capacity;
+  }
+
+  recordView(orderId: string): void {
+    this.#views += 1;
+    this.#recent = [orderId, ...this.#recent.filter((id) => id !== orderId)].slice(0, this.#capacity);
+  }
+
+  recent(): string[] {
+    return [...this.#recent];
+  }
+
+  /** A consistent copy of the state, safe to read while handlers keep writing (spec 3.2 rule 4). */
+  snapshot(): { views: number; recent: readonly string[] } {
+    return { views: this.#views, recent: this.recent() };
+  }
+}
 
 /** Spec 8: fixed constants, not configuration. Tests construct a scope with other values. */
 export const SESSION_LINGER_MS = 5 * 60_000;
@@ -37,11 +87,6 @@ interface Instance {
   lingerTimer: unknown;
 }
 
-/**
- * Per-key session instances with the acquire/release/linger state machine of spec 3.2. It is a
- * Component only for its stop (flush every instance at shutdown); it has no health or readiness
- * (rule 5).
- */
 export class SessionScope implements Component {
   readonly name = 'sessions';
   readonly #instances = new Map<SessionKey, Instance>();
