@@ -2,11 +2,9 @@
  * Speed ring: JetStream publishes acknowledged through one reply subscription (the outbox relay's hot
  * path, rule EVT-7-delivery).
  *
- * Measured gain: the service's CPU per create fell from ~117 to ~104 µs in 32-connection POST runs
- * (server pinned to one core, the relay publishing ~200 events a round; README "Performance"). js.publish
- * is a full request per message: its own timer, two deferred promises, a mux entry, and an Error built
- * (stack captured) when the request is cleaned up after every successful reply. Here every publish shares
- * one wildcard reply subscription and one deadline sweep.
+ * Measured gain: the service's CPU per create fell from ~117 to ~104 µs in 32-connection POST runs. js.publish
+ * is a full request per message (its own timer, two deferred promises, a mux entry, an Error built at
+ * cleanup); here every publish shares one wildcard reply subscription and one deadline sweep.
  *
  * Rules kept (EVT-7-delivery): the wire exchange is js.publish's: PUB to the stream's subject with a reply
  * subject and a Nats-Msg-Id header, answered by the stream with a PubAck (JSON naming the stream and the
