@@ -82,44 +82,32 @@ export function registerServiceMetrics(
   backends: BackendMetricSources | undefined,
 ): void {
   for (const metric of processMetrics()) registry.registerMetric(metric);
-  const registers = [registry];
-  new Gauge({
-    name: 'orders_sessions',
-    help: 'Session instances by state: live (held by a request) or lingering (kept after the last holder)',
-    labelNames: ['state'],
-    registers,
-    collect() {
-      const counts = sessions.counts();
-      this.set({ state: 'live' }, counts.live);
-      this.set({ state: 'lingering' }, counts.lingering);
-    },
-  });
+  const help = 'Session instances by state: live (held by a request) or lingering (kept after the last holder)';
+  gauge(registry, 'orders_sessions', help, () => sessions.counts(), 'state');
   const pool = backends?.pool;
   if (pool !== undefined) {
-    new Gauge({
-      name: 'orders_db_pool_connections',
-      help: 'PostgreSQL pool connections by state: idle or in_use',
-      labelNames: ['state'],
-      registers,
-      collect() {
-        const stats = pool.poolStats();
-        this.set({ state: 'idle' }, stats.idle);
-        this.set({ state: 'in_use' }, stats.total - stats.idle);
+    gauge(
+      registry,
+      'orders_db_pool_connections',
+      'PostgreSQL pool connections by state: idle or in_use',
+      () => {
+        const { total, idle } = pool.poolStats();
+        return { idle, in_use: total - idle };
       },
-    });
+      'state',
+    );
     gauge(registry, 'orders_db_pool_waiting_requests', 'Queries waiting for a PostgreSQL pool connection', () => pool.poolStats().waiting);
   }
   const connections = backends?.connections ?? [];
   if (connections.length > 0) {
-    new Gauge({
-      name: 'orders_backend_connected',
-      help: 'Whether the connection of a backend component is up (1) or not (0): cache (Redis), publisher (NATS)',
-      labelNames: ['component'],
-      registers,
-      collect() {
-        for (const source of connections) this.set({ component: source.name }, source.connected() ? 1 : 0);
-      },
-    });
+    const connected = 'Whether the connection of a backend component is up (1) or not (0): cache (Redis), publisher (NATS)';
+    gauge(
+      registry,
+      'orders_backend_connected',
+      connected,
+      () => Object.fromEntries(connections.map((c) => [c.name, c.connected() ? 1 : 0])),
+      'component',
+    );
   }
 }
 
@@ -150,14 +138,17 @@ export function registerOutboxMetrics(registry: Registry, relay: { stats(): Outb
   }
 }
 
-/** A gauge read at scrape time. */
-function gauge(registry: Registry, name: string, help: string, read: () => number): void {
+/** A gauge read at scrape time: one value, or one per value of its one label. */
+function gauge(registry: Registry, name: string, help: string, read: () => number | Record<string, number>, label?: string): void {
   new Gauge({
     name,
     help,
+    labelNames: label === undefined ? [] : [label],
     registers: [registry],
     collect() {
-      this.set(read());
+      const value = read();
+      if (typeof value === 'number') this.set(value);
+      else for (const [key, each] of Object.entries(value)) this.set({ [label!]: key }, each);
     },
   });
 }

@@ -71,7 +71,7 @@ export class OutboxRelay implements Component {
 
   async run(signal: AbortSignal): Promise<void> {
     const sampler = this.#every(this.#options.sampleMs, signal, () => this.#sample());
-    const purger = this.#every(this.#options.purgeEveryMs, signal, () => this.#purge());
+    const purger = this.#every(this.#options.purgeEveryMs, signal, () => this.#outbox.purge(this.#clock.now()));
     let failures = 0;
     while (!signal.aborted) {
       const round = await this.relayOnce();
@@ -186,12 +186,8 @@ export class OutboxRelay implements Component {
     this.#oldest = backlog.oldestCreatedAt;
   }
 
-  async #purge(): Promise<void> {
-    await this.#outbox.purge(this.#clock.now());
-  }
-
   /** Runs `task` now and every `ms` until the signal aborts; a failed task is retried next time. */
-  async #every(ms: number, signal: AbortSignal, task: () => Promise<void>): Promise<void> {
+  async #every(ms: number, signal: AbortSignal, task: () => Promise<unknown>): Promise<void> {
     while (!signal.aborted) {
       await task().catch(() => undefined);
       await this.#timers.sleep(ms, signal);

@@ -22,35 +22,7 @@ import type { Component } from '../../lifecycle/component.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { OrderEventPublisher, OrderEventSubscriber, OrderPlacedEnvelope, OrderPlacedHandler } from '../../ports/order-events.ts';
 import type { NatsConfig } from './config.ts';
-import { ensureOrderStream, ORDER_STREAM_DEFAULTS, type OrderStreamSettings } from './order-stream.ts';
-
-export interface NatsEventBusOptions extends Partial<OrderStreamSettings> {
-  /** Bound on the single start-up connect and stream check. */
-  readonly connectTimeoutMs?: number;
-  /** Bound on the health round trip (a JetStream API request). */
-  readonly healthTimeoutMs?: number;
-  /** Bound on waiting for the stream's acknowledgement of one publish. */
-  readonly publishTimeoutMs?: number;
-  /** Bound on draining the connection at stop before a hard close. */
-  readonly drainTimeoutMs?: number;
-  /** Client pings: a connection is declared stale after two unanswered ones (not the client's 4 min default). */
-  readonly pingIntervalMs?: number;
-  /** Tests on a shared server: delete the stream (and its consumer) at stop. */
-  readonly deleteStreamOnStop?: boolean;
-  /** How the relay's publishes are sent and acknowledged: js.publish unless the speed ring gives another. */
-  readonly streamPublisher?: StreamPublisherFactory;
-}
-
-const DEFAULTS = {
-  ...ORDER_STREAM_DEFAULTS,
-  subject: ORDER_PLACED_SUBJECT,
-  connectTimeoutMs: 2_000,
-  healthTimeoutMs: 1_000,
-  publishTimeoutMs: 2_000,
-  drainTimeoutMs: 2_000,
-  pingIntervalMs: 2_000,
-  deleteStreamOnStop: false,
-};
+import { ensureOrderStream, ORDER_STREAM_DEFAULTS } from './order-stream.ts';
 
 /** Publishes to the stream, each resolved once the stream stored it (or already had its id). */
 export interface StreamPublisher {
@@ -68,6 +40,27 @@ export const jetstreamPublisher: StreamPublisherFactory = (_nc, js) => ({
   close: () => undefined,
 });
 
+const DEFAULTS = {
+  ...ORDER_STREAM_DEFAULTS,
+  subject: ORDER_PLACED_SUBJECT,
+  /** Bound on the single start-up connect and stream check. */
+  connectTimeoutMs: 2_000,
+  /** Bound on the health round trip (a JetStream API request). */
+  healthTimeoutMs: 1_000,
+  /** Bound on waiting for the stream's acknowledgement of one publish. */
+  publishTimeoutMs: 2_000,
+  /** Bound on draining the connection at stop before a hard close. */
+  drainTimeoutMs: 2_000,
+  /** Client pings: a connection is declared stale after two unanswered ones (not the client's 4 min default). */
+  pingIntervalMs: 2_000,
+  /** Tests on a shared server: delete the stream (and its consumer) at stop. */
+  deleteStreamOnStop: false,
+  /** How the relay's publishes are sent and acknowledged: js.publish unless the speed ring gives another. */
+  streamPublisher: jetstreamPublisher,
+};
+
+export type NatsEventBusOptions = Partial<typeof DEFAULTS>;
+
 /** Messages pulled ahead per replica, and the bound of one handled batch. */
 const PULL_BATCH = 64;
 const NOT_READY = Symbol('not ready');
@@ -81,7 +74,7 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
   readonly name = 'publisher';
   readonly #config: NatsConfig;
   readonly #logger: Logger;
-  readonly #options: Required<NatsEventBusOptions>;
+  readonly #options: typeof DEFAULTS;
   #nc: NatsConnection | undefined;
   #js: JetStreamClient | undefined;
   #acks: StreamPublisher | undefined;
@@ -334,7 +327,7 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
 
 /** The event in `text`, or undefined when it is no JSON object with every field of its type; other fields are dropped. */
 export function decodeOrderPlaced(text: string): OrderPlaced | undefined {
-  let value: Partial<OrderPlaced> | null = null;
+  let value: Partial<OrderPlaced> | null;
   try {
     value = JSON.parse(text) as Partial<OrderPlaced> | null;
   } catch {

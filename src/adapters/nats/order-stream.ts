@@ -27,7 +27,7 @@ export interface OrderStreamSettings {
   readonly ackWaitMs: number;
 }
 
-export const ORDER_STREAM_DEFAULTS = {
+export const ORDER_STREAM_DEFAULTS: Omit<OrderStreamSettings, 'subject'> = {
   stream: 'ORDERS',
   durable: 'orders-notifier',
   duplicateWindowMs: 10 * 60_000,
@@ -35,7 +35,7 @@ export const ORDER_STREAM_DEFAULTS = {
   // Short: a delivery lost with a dropped connection (a stalled broker) comes back soon; the notifier's
   // ledger makes an early redelivery of an event still being handled harmless.
   ackWaitMs: 4_000,
-} as const;
+};
 
 function isNotFound(error: unknown, code: number): boolean {
   return error instanceof JetStreamApiError && error.code === code;
