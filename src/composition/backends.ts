@@ -1,3 +1,7 @@
+/**
+ * Everything the core needs from the outside world, as ports, plus the components that own the connections
+ * (health nodes database, cache, publisher). The embedded ring's fakes and the real adapters both produce it.
+ */
 import type { Component } from '../lifecycle/component.ts';
 import type { CredentialStore } from '../ports/credential-store.ts';
 import type { OrderCache } from '../ports/order-cache.ts';
@@ -10,11 +14,6 @@ import type { BackendMetricSources } from '../observability/metrics.ts';
 /** Builds the store shared by every replica (RATE_LIMIT_STORE=redis); a component, so it connects in init. */
 export type SharedRateLimitFactory = (bucket: { readonly rate: number; readonly burst: number }) => RateLimitStore & Component;
 
-/**
- * Everything the core needs from the outside world, as ports, plus the components that own the
- * connections (each with a health node: database, cache, publisher). Embedded (fakes) and real
- * adapters both produce this.
- */
 export interface Backends {
   readonly repository: OrderRepository;
   readonly credentials: CredentialStore;

@@ -1,3 +1,8 @@
+/**
+ * The one composition root: every executable, the in-process test harness and the bench build the service
+ * here (one createApp per process). Constructors reject what is missing; nothing here connects: init does,
+ * in the runner.
+ */
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ServiceConfig } from '../config/service-config.ts';
 import { ComponentChecker, type Checker } from '../lifecycle/checker.ts';
@@ -58,10 +63,6 @@ export interface App {
   readonly relay: OutboxRelay;
 }
 
-/**
- * The one composition root (one createApp per executable, the test target built on it).
- * Constructors reject missing dependencies; nothing here connects: Init does, in the runner.
- */
 export function createApp(options: AppOptions): App {
   const { config, logger, backends, speed = {} } = options;
   const tracing = new Tracing({

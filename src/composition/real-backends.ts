@@ -1,3 +1,8 @@
+/**
+ * PostgreSQL, Redis and NATS adapters, each reading its own variables (spec 8.1). Every config is validated
+ * before anything connects, so a missing variable fails construction (spec 3.4 rule 3); connecting happens
+ * in each component's init.
+ */
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Env } from '../config/env.ts';
@@ -26,11 +31,6 @@ export interface RealBackendIsolation {
   readonly dropSchemaOnStop?: boolean;
 }
 
-/**
- * PostgreSQL, Redis and NATS adapters, each reading its own variables (spec 8.1). Every config is
- * validated before anything connects, so a missing variable fails construction (spec 3.4 rule 3);
- * connecting happens in each component's init.
- */
 export async function createRealBackends(
   env: Env,
   logger: Logger,

@@ -1,3 +1,8 @@
+/**
+ * What an opt-in speed ring may replace (speed/README.md). Every hook is optional and its plain default is
+ * the core's own code, named below; behaviour to the spec is the same with or without the ring. The
+ * executables switch the ring on in main.ts (one line); createApp and startService run plain unless given one.
+ */
 import type { ServerResponse } from 'node:http';
 import type { Tracer } from '@opentelemetry/api';
 import type { DestinationStream } from 'pino';
@@ -8,12 +13,6 @@ import type { OrderCache } from '../ports/order-cache.ts';
 import type { OrderRepository } from '../ports/order-repository.ts';
 import type { TokenService } from '../service/token-service.ts';
 
-/**
- * What an opt-in speed ring may replace (speed/README.md). Every hook is optional and its plain default
- * is the core's own code, named below; behaviour to the spec is the same with or without the ring. The
- * executables switch the ring on in main.ts (one line); createApp and startService run plain unless
- * given one, so tests see the core unless they ask.
- */
 export interface SpeedRing {
   /** The ServerResponse class of every public HTTP/1.1 server (rule CHAIN-turn-end-writes). Plain: Node's own. */
   readonly http1Response?: typeof ServerResponse;

@@ -128,11 +128,8 @@ export class LoginGate {
 
   /** Whether `a` goes before `b`: fewer derivations running, then served less recently (round robin). */
   #before(a: string, b: string): boolean {
-    const runningA = this.#runningBy.get(a) ?? 0;
-    const runningB = this.#runningBy.get(b) ?? 0;
-    if (runningA < runningB) return true;
-    if (runningA > runningB) return false;
-    return (this.#servedAt.get(a) ?? 0) < (this.#servedAt.get(b) ?? 0);
+    const running = (this.#runningBy.get(a) ?? 0) - (this.#runningBy.get(b) ?? 0);
+    return running === 0 ? (this.#servedAt.get(a) ?? 0) < (this.#servedAt.get(b) ?? 0) : running < 0;
   }
 
   /** Longest-queue drop: refuses the newest waiter of the longest queue, if it is longer than `length`. */
@@ -150,9 +147,7 @@ export class LoginGate {
   /** A derivation finished: its slot goes to the next waiting client (#before), or is freed. At most queueTotal wait. */
   #next(): void {
     let turn: [string, Waiter[]] | undefined;
-    for (const entry of this.#queues) {
-      if (turn === undefined || this.#before(entry[0], turn[0])) turn = entry;
-    }
+    for (const entry of this.#queues) if (turn === undefined || this.#before(entry[0], turn[0])) turn = entry;
     if (turn === undefined) {
       this.#running -= 1;
       return;

@@ -173,10 +173,7 @@ export class SessionScope implements Component {
     // listener itself.
     if (signal.aborted) queueMicrotask(release);
     else signal.addEventListener('abort', release);
-    const lease = release as (() => void) & { [Symbol.dispose]: () => void; session: Session };
-    lease[Symbol.dispose] = release;
-    lease.session = instance.session;
-    return lease;
+    return Object.assign(release, { [Symbol.dispose]: release, session: instance.session });
   }
 
   #release(instance: Instance): void {

@@ -42,17 +42,12 @@ function selectList(t: string): string {
 }
 
 /**
- * Spec 4.1 rule 6 fixes limit/offset paging, newest first (created_at desc, id desc); both queries read
- * orders_user_created_idx (user_id, created_at DESC, id DESC; migrations/001_init.sql) in order, so
- * nothing is sorted. test/contracts/list-plan.contract.ts holds both plans to that with EXPLAIN, on
- * PostgreSQL and on PGlite.
- *
- * Deep pages: OFFSET has to walk past `offset` rows, so the walk is a deferred join: the page's keys come
- * from an index-only scan, which skips entries without visiting the table, and only the page's rows are
- * fetched by primary key (a nested loop, which keeps the index order). The fetch is a LATERAL subquery
- * kept apart by OFFSET 0, so the nested loop holds even in the generic plan of the prepared statement:
- * that plan knows no limit, and as a plain join it estimated many rows and chose a hash join over a
- * sequential scan of the table (test/contracts/list-plan.contract.ts).
+ * Spec 4.1 rule 6: limit/offset paging, newest first. Both list queries read orders_user_created_idx
+ * (migrations/001_init.sql) in order, so nothing is sorted (test/contracts/list-plan.contract.ts holds both
+ * plans to that). Deep pages are a deferred join: the page's keys come from an index-only scan, which skips
+ * entries without visiting the table, and only the page's rows are fetched by primary key. The fetch is a
+ * LATERAL subquery kept apart by OFFSET 0, so the nested loop holds even in the prepared statement's generic
+ * plan, which as a plain join chose a hash join over a sequential scan of the table.
  */
 export const LIST_DEEP_SQL = `SELECT ${selectList('o')}
 FROM (SELECT id, created_at FROM orders WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3) AS page
@@ -62,10 +57,7 @@ ORDER BY page.created_at DESC, page.id DESC`;
 /** First pages: one index scan through the table. Cheaper than planning and running the join there. */
 export const LIST_SHALLOW_SQL = `SELECT ${selectList('orders')} FROM orders WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`;
 
-/**
- * Where the join starts to pay: below it, walking the skipped rows through the table costs less than
- * the join's extra planning and probes (~0.15 ms at offset 0; even at about 1,000, bench/list-query.ts).
- */
+/** Where the join starts to pay: below it, walking the skipped rows costs less than its extra planning (bench/list-query.ts). */
 export const DEFERRED_JOIN_MIN_OFFSET = 1_000;
 
 export function listSql(offset: number): string {
