@@ -8,12 +8,7 @@ import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, type Attributes, type Spa
 import { TRACE_PARENT_HEADER, W3CTraceContextPropagator } from '@opentelemetry/core';
 
 /** The ids of the span a request (or gRPC call) runs under, once its transport has started it. */
-interface RequestScope {
-  traceId: string | undefined;
-  spanId: string | undefined;
-}
-
-const scopes = new AsyncLocalStorage<RequestScope>();
+const scopes = new AsyncLocalStorage<{ traceId?: string; spanId?: string }>();
 const propagator = new W3CTraceContextPropagator();
 
 /**
@@ -24,10 +19,9 @@ const propagator = new W3CTraceContextPropagator();
  * runs in the same async context later, and is not the request's work.
  */
 export function runInRequestScope<T>(work: (close: () => void) => T): T {
-  const scope: RequestScope = { traceId: undefined, spanId: undefined };
+  const scope: { traceId?: string; spanId?: string } = {};
   return scopes.run(scope, work, () => {
-    scope.traceId = undefined;
-    scope.spanId = undefined;
+    scope.traceId = scope.spanId = undefined;
   });
 }
 

@@ -9,24 +9,19 @@ import { hashPassword, verifyPassword } from './password-hasher.ts';
 import { LoginGate, UNIDENTIFIED_CLIENT } from './login-gate.ts';
 import type { TokenService } from './token-service.ts';
 
-/** One per process: the explorer restarts replicas in one process hundreds of times a second, each a full scrypt otherwise. */
+/** One per process, made with the first AuthService: the explorer restarts replicas hundreds of times a second. */
 let dummyHash: Promise<string> | undefined;
-function sharedDummyHash(): Promise<string> {
-  dummyHash ??= hashPassword('not a password of anyone');
-  return dummyHash;
-}
 
 export class AuthService {
   readonly #credentials: CredentialStore;
   readonly #tokens: TokenService;
-  readonly #dummyHash: Promise<string>;
   readonly #gate: LoginGate;
 
   constructor(credentials: CredentialStore, tokens: TokenService, gate: LoginGate = new LoginGate()) {
     this.#credentials = credentials;
     this.#tokens = tokens;
     this.#gate = gate;
-    this.#dummyHash = sharedDummyHash();
+    dummyHash ??= hashPassword('not a password of anyone');
   }
 
   /**
@@ -35,7 +30,7 @@ export class AuthService {
    */
   async login(username: string, password: string, client: string = UNIDENTIFIED_CLIENT, signal?: AbortSignal): Promise<string> {
     const user = username === '' ? undefined : await this.#credentials.findByUsername(username);
-    const stored = user?.passwordHash ?? (await this.#dummyHash);
+    const stored = user?.passwordHash ?? (await dummyHash!);
     const matches = await this.#gate.run(client, () => verifyPassword(password, stored), signal);
     if (user === undefined || !matches) throw new ErrInvalidCredentials();
     return this.#tokens.issue(user.id, user.username);

@@ -1,15 +1,10 @@
 /**
- * The login gate (rule LOGIN-gate): bounds the CPU that password derivations take, in the core so every
- * transport has it (spec 4.3 rule 3). Unbounded, ~19 scrypt logins/s (below one client's REST rate limit)
- * pushed every other login past 13 s. A fixed number of derivations run at once; the rest wait in
- * per-client FIFO queues (fair queuing keyed by an opaque client key the transport gives: the peer address),
- * and a freed slot goes to the waiting client with the fewest derivations running, then to the least recently
- * served, so a newcomer waits for one slot to free, never behind a flooder's queue. Overflow is refused at
- * once: a client past its own queue, or, when the total queue is full, the newest waiter of the longest queue
- * (longest-queue drop), so the flooder, never a newcomer, pays for a full gate.
- *
- * Not a per-username limiter: that would let anyone lock a victim out of their own account by flooding wrong
- * passwords for it, and does nothing against a flood spread over names.
+ * The login gate (rule LOGIN-gate), in the core so every transport has it (spec 4.3 rule 3): unbounded, ~19
+ * scrypt logins/s pushed every other login past 13 s. A fixed number of derivations run at once; the rest
+ * wait in per-client FIFO queues (keyed by the peer address the transport gives), and a freed slot goes to
+ * the waiting client with the fewest running, then the least recently served, so a newcomer never waits
+ * behind a flooder's queue. Overflow is refused at once: past a client's own queue, or, with the total queue
+ * full, the newest waiter of the longest queue. Not per username: that would let anyone lock a victim out.
  */
 import { availableParallelism } from 'node:os';
 import { namedError } from '../domain/named-error.ts';
@@ -27,13 +22,9 @@ export interface LoginGateLimits {
 }
 
 /**
- * Sized from measurement (bench/login-flood.ts; spec/rules.yaml LOGIN-gate). One scrypt derivation
- * (N=16384, r=8) takes a core ~50 ms idle and ~200 ms on the shared 2-core CI machine, and running more
- * at once than there are cores only stretches each (there: 5.1 logins/s with 1 at once, 5.3 with 2,
- * 4.9 with 4). So one derivation per core but one, which the event loop keeps for parsing, gRPC and
- * every other request (with 2 at once on 2 cores a victim's login waited ~2 s behind a gRPC flood),
- * capped at libuv's default thread pool (4), where scrypt runs. A client may wait behind 2 of its
- * own (a retry is not refused); the whole queue holds 8 per running derivation.
+ * Measured (bench/login-flood.ts): more derivations at once than cores only stretches each, so one per core
+ * but one, which the event loop keeps for every other request, capped at libuv's thread pool (4) where
+ * scrypt runs. A client may wait behind 2 of its own; the whole queue holds 8 per running derivation.
  */
 export function defaultLoginGateLimits(cores: number = availableParallelism()): LoginGateLimits {
   const concurrency = Math.max(1, Math.min(4, cores - 1));

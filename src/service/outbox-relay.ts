@@ -102,10 +102,7 @@ export class OutboxRelay implements Component {
     }
   }
 
-  /**
-   * One claim-publish-mark round: 'full' when a whole batch went out (more may be waiting),
-   * 'partial' when the outbox had less than a batch, 'failed' when anything failed.
-   */
+  /** One claim-publish-mark round: 'full' (more may be waiting), 'partial' (less than a batch) or 'failed'. */
   async relayOnce(): Promise<'full' | 'partial' | 'failed'> {
     let failed = false;
     try {
@@ -135,8 +132,7 @@ export class OutboxRelay implements Component {
 
   /**
    * Part of the publisher's health node (rule EVT-7-delivery): fails once the last sampled backlog passes a
-   * threshold. The sample is the relay's own; a database outage shows on the database node instead.
-   * Not named `health`: the relay is no health node of its own (spec 2.3 names three).
+   * threshold. Not named `health`: the relay is no health node of its own (spec 2.3 names three).
    */
   async backlogHealth(): Promise<void> {
     const pending = this.#pending ?? 0;
@@ -152,28 +148,18 @@ export class OutboxRelay implements Component {
   /** Publishes a batch concurrently; resolves with the acknowledged ids, logs the failures once per round. */
   async #publishAll(batch: readonly OrderPlacedEnvelope[]): Promise<string[]> {
     const results = await Promise.allSettled(batch.map((envelope) => this.#publisher.publishOrderPlaced(envelope)));
-    const acked: string[] = [];
-    let firstFailure: { id: string; orderId: string; reason: unknown } | undefined;
-    results.forEach((result, i) => {
-      const envelope = batch[i] as OrderPlacedEnvelope;
-      if (result.status === 'fulfilled') acked.push(envelope.id);
-      else firstFailure ??= { id: envelope.id, orderId: envelope.event.order_id, reason: result.reason };
-    });
+    const acked = batch.filter((_, i) => results[i]!.status === 'fulfilled').map((envelope) => envelope.id);
     this.#published += acked.length;
-    if (firstFailure !== undefined) {
+    const first = results.findIndex((result) => result.status === 'rejected');
+    if (first >= 0) {
       const failed = batch.length - acked.length;
       this.#publishFailures += failed;
       this.#failing = true;
+      const { id, event } = batch[first]!;
+      const err = messageOf((results[first] as PromiseRejectedResult).reason);
       // Spec 6 rule 3: a failed publish is logged, one line per failed round, not per event.
       this.#logger.warn(
-        {
-          component: this.name,
-          failed,
-          published: acked.length,
-          event_id: firstFailure.id,
-          order_id: firstFailure.orderId,
-          err: messageOf(firstFailure.reason),
-        },
+        { component: this.name, failed, published: acked.length, event_id: id, order_id: event.order_id, err },
         'outbox relay: publish failed',
       );
     }

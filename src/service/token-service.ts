@@ -36,19 +36,16 @@ function isCanonicalCompact(token: string): boolean {
 }
 
 export class TokenService {
-  readonly #key: Uint8Array;
   /** Imported once: jose would otherwise import the raw secret into WebCrypto on every call. */
-  #cryptoKey: Promise<webcrypto.CryptoKey> | undefined;
-  readonly #lifetimeMs: number;
+  readonly #key: Promise<webcrypto.CryptoKey>;
+  readonly #lifetimeS: number;
   readonly #now: () => number;
 
   constructor(secret: string, lifetimeMs: number, now: () => number = Date.now) {
     const key = new TextEncoder().encode(secret);
-    if (key.byteLength < MIN_SECRET_BYTES) {
-      throw new RangeError(`JWT_SECRET must be at least ${MIN_SECRET_BYTES} bytes`);
-    }
-    this.#key = key;
-    this.#lifetimeMs = lifetimeMs;
+    if (key.byteLength < MIN_SECRET_BYTES) throw new RangeError(`JWT_SECRET must be at least ${MIN_SECRET_BYTES} bytes`);
+    this.#key = webcrypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    this.#lifetimeS = Math.max(1, Math.round(lifetimeMs / 1000));
     this.#now = now;
   }
 
@@ -59,23 +56,14 @@ export class TokenService {
       .setSubject(userId)
       .setIssuer(ISSUER)
       .setIssuedAt(iat)
-      .setExpirationTime(iat + this.#lifetimeSeconds())
-      .sign(await this.#signingKey());
-  }
-
-  #lifetimeSeconds(): number {
-    return Math.max(1, Math.round(this.#lifetimeMs / 1000));
-  }
-
-  #signingKey(): Promise<webcrypto.CryptoKey> {
-    this.#cryptoKey ??= webcrypto.subtle.importKey('raw', this.#key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
-    return this.#cryptoKey;
+      .setExpirationTime(iat + this.#lifetimeS)
+      .sign(await this.#key);
   }
 
   async verify(token: string): Promise<Claims> {
     if (!isCanonicalCompact(token)) throw new ErrInvalidToken();
     try {
-      const { payload } = await jwtVerify(token, await this.#signingKey(), {
+      const { payload } = await jwtVerify(token, await this.#key, {
         algorithms: [ALGORITHM],
         issuer: ISSUER,
         requiredClaims: ['sub', 'exp', 'iat'],
@@ -87,7 +75,7 @@ export class TokenService {
       const exp = payload.exp as number;
       const iat = payload.iat as number;
       // Only tokens as this service issues them: not from the future, not living longer than JWT_EXPIRY.
-      if (iat > this.#now() / 1000 + IAT_LEEWAY_S || exp - iat > this.#lifetimeSeconds()) throw new ErrInvalidToken();
+      if (iat > this.#now() / 1000 + IAT_LEEWAY_S || exp - iat > this.#lifetimeS) throw new ErrInvalidToken();
       return { sub: payload.sub, name: payload['name'], exp, iat };
     } catch (error) {
       if (error instanceof ErrInvalidToken || error instanceof joseErrors.JOSEError || error instanceof TypeError) {

@@ -93,7 +93,6 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
   get subject(): string {
     return this.#options.subject;
   }
-
   get stream(): string {
     return this.#options.stream;
   }
