@@ -29,24 +29,18 @@ export class GrpcServerMetrics {
 
   constructor(registry: Registry) {
     const labelNames = ['grpc_type', 'grpc_service', 'grpc_method'] as const;
-    this.#started = new Counter({
-      name: 'grpc_server_started_total',
-      help: 'Total number of RPCs started on the server.',
-      labelNames,
-      registers: [registry],
-    });
-    this.#handled = new Counter({
-      name: 'grpc_server_handled_total',
-      help: 'Total number of RPCs completed on the server, regardless of success or failure.',
-      labelNames: [...labelNames, 'grpc_code'],
-      registers: [registry],
-    });
+    const registers = [registry];
+    const started = 'Total number of RPCs started on the server.';
+    this.#started = new Counter({ name: 'grpc_server_started_total', help: started, labelNames, registers });
+    const handled = 'Total number of RPCs completed on the server, regardless of success or failure.';
+    this.#handled = new Counter({ name: 'grpc_server_handled_total', help: handled, labelNames: [...labelNames, 'grpc_code'], registers });
+    const seconds = 'Histogram of response latency (seconds) of gRPC that had been application-level handled by the server.';
     this.#seconds = new Histogram({
       name: 'grpc_server_handling_seconds',
-      help: 'Histogram of response latency (seconds) of gRPC that had been application-level handled by the server.',
+      help: seconds,
       labelNames,
       buckets: HTTP_DURATION_BUCKETS,
-      registers: [registry],
+      registers,
     });
   }
 

@@ -44,10 +44,11 @@ export class LoginGate {
   readonly #limits: LoginGateLimits;
   #running = 0;
   #waiting = 0;
-  /** Derivations running per client: the next slot goes to the waiting client with the fewest. */
-  readonly #runningBy = new Map<string, number>();
-  /** When each client running or waiting last got a slot (a counter): ties go to the least recently served. */
-  readonly #servedAt = new Map<string, number>();
+  /**
+   * Per client running or waiting: its derivations running (the next slot goes to the waiting client with the
+   * fewest) and when it last got a slot (a counter: ties go to the least recently served).
+   */
+  readonly #clients = new Map<string, { running: number; servedAt: number }>();
   #served = 0;
   /** Insertion order is the round-robin order: a client served moves to the back. */
   readonly #queues = new Map<string, Waiter[]>();
@@ -69,11 +70,10 @@ export class LoginGate {
     try {
       return await work();
     } finally {
-      const left = (this.#runningBy.get(client) ?? 1) - 1;
-      if (left === 0) this.#runningBy.delete(client);
-      else this.#runningBy.set(client, left);
+      const state = this.#clients.get(client)!;
+      state.running -= 1;
       this.#next();
-      if (!this.#runningBy.has(client) && !this.#queues.has(client)) this.#servedAt.delete(client);
+      if (state.running === 0 && !this.#queues.has(client)) this.#clients.delete(client);
     }
   }
 
@@ -112,15 +112,17 @@ export class LoginGate {
   }
 
   #startedFor(client: string): void {
-    this.#runningBy.set(client, (this.#runningBy.get(client) ?? 0) + 1);
-    this.#served += 1;
-    this.#servedAt.set(client, this.#served);
+    const state = this.#clients.get(client) ?? { running: 0, servedAt: 0 };
+    state.running += 1;
+    state.servedAt = ++this.#served;
+    this.#clients.set(client, state);
   }
 
   /** Whether `a` goes before `b`: fewer derivations running, then served less recently (round robin). */
   #before(a: string, b: string): boolean {
-    const running = (this.#runningBy.get(a) ?? 0) - (this.#runningBy.get(b) ?? 0);
-    return running === 0 ? (this.#servedAt.get(a) ?? 0) < (this.#servedAt.get(b) ?? 0) : running < 0;
+    const none = { running: 0, servedAt: 0 };
+    const [x, y] = [this.#clients.get(a) ?? none, this.#clients.get(b) ?? none];
+    return x.running === y.running ? x.servedAt < y.servedAt : x.running < y.running;
   }
 
   /** Longest-queue drop: refuses the newest waiter of the longest queue, if it is longer than `length`. */

@@ -124,11 +124,7 @@ export class SessionScope implements Component {
     return this.#lease(this.#enter(context), context.signal as AbortSignal);
   }
 
-  /**
-   * Acquire, `work`, release, all in one synchronous call: what every holder in the order service
-   * does. The same checks and transitions as acquire and release, without the abort listener a lease
-   * registers: a release that cannot be forgotten needs no fallback.
-   */
+  /** Acquire, `work`, release in one synchronous call: a release that cannot be forgotten needs no abort fallback. */
   use<T>(context: SessionContext, work: (session: Session) => T): T {
     const instance = this.#enter(context);
     try {
@@ -150,8 +146,7 @@ export class SessionScope implements Component {
       instance = { key, session: new Session(this.#capacity), state: 'live', holders: 0, lingerTimer: undefined };
       this.#instances.set(key, instance);
     } else {
-      // Taken again: a lingering instance's timer stops and it is live again (SESSION-linger-reacquire); a
-      // live one has no timer and keeps its state, so no test of the state is needed.
+      // Taken again: a lingering instance's timer stops and it is live again (SESSION-linger-reacquire).
       this.#timers.clearTimeout(instance.lingerTimer);
       instance.lingerTimer = undefined;
       instance.state = 'live';
@@ -168,9 +163,8 @@ export class SessionScope implements Component {
       signal.removeEventListener('abort', release);
       this.#release(instance);
     };
-    // Rule 2: a forgotten release happens when the call's context ends. Rule 3: abort only releases
-    // this holder; the instance lingers like after any release. No `{ once: true }`: release removes the
-    // listener itself.
+    // Rule 2: a forgotten release happens when the call's context ends. Rule 3: abort only releases this
+    // holder; the instance lingers like after any release.
     if (signal.aborted) queueMicrotask(release);
     else signal.addEventListener('abort', release);
     return Object.assign(release, { [Symbol.dispose]: release, session: instance.session });
