@@ -15,10 +15,10 @@
  * Off: PostgresOrderRepository writes every create in its own transaction.
  */
 import type { Order } from '../src/domain/order.ts';
-import type { OrderRepository, Page, Placement, PlacementResult } from '../src/ports/order-repository.ts';
+import type { Placement, PlacementResult } from '../src/ports/order-repository.ts';
 import { translatePgError } from '../src/adapters/postgres/errors.ts';
-import type { Queryable } from '../src/adapters/postgres/database.ts';
-import { ORDER_COLUMNS, orderValues } from '../src/adapters/postgres/order-repository.ts';
+import type { Queryable, Transactional } from '../src/adapters/postgres/database.ts';
+import { ORDER_COLUMNS, orderValues, PostgresOrderRepository } from '../src/adapters/postgres/order-repository.ts';
 
 /** A create without an Idempotency-Key: the order and its outbox event, as the statement takes them. */
 export interface PlacementRow {
@@ -94,41 +94,27 @@ const PLACE_MANY_SQL = `WITH placed AS (
 INSERT INTO order_outbox (id, payload, created_at) SELECT * FROM unnest($7::uuid[], $8::jsonb[], $6::timestamptz[])`;
 
 /**
- * The repository with creates without a key coalesced (PlacementCoalescer); creates with a key (their
- * claim needs a transaction of its own) and every read go to the plain repository unchanged.
+ * The repository with creates without a key coalesced (PlacementCoalescer); creates with a key (their claim
+ * needs a transaction of its own) and every read are the plain repository's.
  */
-export class CoalescingOrderRepository implements OrderRepository {
-  readonly #inner: OrderRepository;
+export class CoalescingOrderRepository extends PostgresOrderRepository {
   readonly #db: Queryable;
-  readonly #placements: PlacementCoalescer;
+  readonly #placements = new PlacementCoalescer((rows) => this.#placeMany(rows));
 
-  constructor(inner: OrderRepository, db: Queryable) {
-    this.#inner = inner;
+  constructor(db: Transactional) {
+    super(db);
     this.#db = db;
-    this.#placements = new PlacementCoalescer((rows) => this.#placeMany(rows));
   }
 
-  insert(order: Order): Promise<void> {
-    return this.#inner.insert(order);
-  }
-
-  async place(placement: Placement): Promise<PlacementResult> {
+  override async place(placement: Placement): Promise<PlacementResult> {
     const { order, event, idempotency } = placement;
-    if (idempotency !== undefined) return this.#inner.place(placement);
+    if (idempotency !== undefined) return super.place(placement);
     try {
       await this.#placements.place({ order, eventId: event.id, payload: JSON.stringify(event.event) });
       return { outcome: 'created', order };
     } catch (error) {
       throw translatePgError(error, 'place order');
     }
-  }
-
-  findById(id: string): Promise<Order | undefined> {
-    return this.#inner.findById(id);
-  }
-
-  listByUser(userId: string, page: Page): Promise<Order[]> {
-    return this.#inner.listByUser(userId, page);
   }
 
   /** One column array per parameter of PLACE_MANY_SQL: the order's columns (orderValues), event id, payload. */
