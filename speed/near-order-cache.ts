@@ -16,31 +16,26 @@ import { systemClock, type Clock } from '../src/ports/clock.ts';
 import type { OrderCache } from '../src/ports/order-cache.ts';
 
 /** Our choices (spec/rules.yaml SVC-near-cache). */
-export const NEAR_CACHE_DEFAULTS = {
+const DEFAULTS = {
   /** Entries held, the least recently used going first. An entry is a few hundred bytes: ~3 MB at the bound. */
   maxEntries: 10_000,
   /** Well under the shared cache's five minutes (SVC-cache-ttl), so an entry never outlives its source for long. */
   ttlMs: 30_000,
-} as const;
-
-export interface NearOrderCacheOptions {
-  readonly maxEntries?: number;
-  readonly ttlMs?: number;
-  readonly clock?: Clock;
-}
+};
 
 /** The bound and the lapse are lru-cache's (max, ttl), on the Clock port's time so that simulated time ages entries too. */
 export class NearOrderCache implements OrderCache {
   readonly #inner: OrderCache;
   readonly #entries: LRUCache<string, Order>;
 
-  constructor(inner: OrderCache, options: NearOrderCacheOptions = {}) {
+  constructor(inner: OrderCache, options: Partial<typeof DEFAULTS> & { readonly clock?: Clock | undefined } = {}) {
+    const { maxEntries, ttlMs } = { ...DEFAULTS, ...options };
     const clock = options.clock ?? systemClock;
     this.#inner = inner;
+    // Every read asks the clock (no cached time): a simulated clock's advance counts at once.
     this.#entries = new LRUCache<string, Order>({
-      max: options.maxEntries ?? NEAR_CACHE_DEFAULTS.maxEntries,
-      ttl: options.ttlMs ?? NEAR_CACHE_DEFAULTS.ttlMs,
-      // Every read asks the clock (no cached time): a simulated clock's advance counts at once.
+      max: maxEntries,
+      ttl: ttlMs,
       perf: { now: () => clock.now().getTime() },
       ttlResolution: 0,
     });

@@ -13,7 +13,7 @@ import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter, type SpanPr
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../ports/logger.ts';
 
-/** OpenTelemetry semantic conventions' service.name (ATTR_SERVICE_NAME; stable, so not worth a package). */
+/** Semantic conventions' ATTR_SERVICE_NAME (stable, so not worth a package). */
 const ATTR_SERVICE_NAME = 'service.name';
 
 /** One export attempt, and the whole shutdown flush: our bounds, so a dead collector costs little. */

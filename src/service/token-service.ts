@@ -24,12 +24,9 @@ const ISSUER = 'orders';
 export const IAT_LEEWAY_S = 30;
 
 /**
- * Segments of canonical base64url (RFC 7515 §2: no padding; RFC 4648 §3.5: unused bits zero), so one
- * token has exactly one text (RFC 8725 §2.x malleability): `=` appended, `+` or `/` for `-` or `_`, or the
- * low bits of the last character changed decode to the same bytes and would otherwise verify. A segment
- * is canonical when its bytes encode back to it: the encoder writes only the base64url alphabet, so this
- * also refuses any other character. The count of segments and an empty one are jose's to refuse (not a
- * compact JWS, no JSON claims, no signature): checking them here too would refuse nothing more.
+ * Canonical base64url segments (RFC 7515 §2, RFC 4648 §3.5), so one token has exactly one text (rule
+ * AUTH-token-canonical): padding, `+`/`/`, or changed unused low bits decode to the same bytes and would
+ * otherwise verify. A segment is canonical when its bytes encode back to it; the segment count is jose's.
  */
 function isCanonicalCompact(token: string): boolean {
   return token.split('.').every((segment) => Buffer.from(segment, 'base64url').toString('base64url') === segment);

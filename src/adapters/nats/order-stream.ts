@@ -21,7 +21,7 @@ export interface OrderStreamSettings {
   readonly durable: string;
   /** The broker drops a second message with the same Nats-Msg-Id within this window. */
   readonly duplicateWindowMs: number;
-  /** How long the stream keeps a message (limits retention: the count of published events stays visible). */
+  /** Limits retention: the count of published events stays visible. */
   readonly maxAgeMs: number;
   /** An unacknowledged delivery is redelivered (possibly to another replica) after this long. */
   readonly ackWaitMs: number;

@@ -12,10 +12,7 @@ import { describeDsn, dsnSecrets, validSchemaName, type PostgresConfig } from '.
 import { scrub, translatePgError } from './errors.ts';
 import { migrate } from './migrations.ts';
 
-/**
- * A statement the hot paths run on every request, prepared once per connection under `name`: later runs
- * skip parsing and, once Postgres settles on a generic plan, planning (bench/list-query.ts). One name, one text.
- */
+/** Prepared once per connection under `name` (one name, one text): later runs skip parsing and planning. */
 export interface NamedStatement {
   readonly name: string;
   readonly text: string;
@@ -33,9 +30,8 @@ export interface Transactional extends Queryable {
 }
 
 /**
- * Connections of the second pool, for the outbox relay and the notifier's ledger: their transactions stay open
- * across a broker round trip (rule EVT-7-delivery), and on the request pool they kept creates waiting. Each
- * runs one transaction at a time.
+ * The relay's and the ledger's own pool, one transaction at a time each: they hold a transaction across a
+ * broker round trip (rule EVT-7-delivery), and on the request pool they kept creates waiting.
  */
 const BACKGROUND_POOL_SIZE = 2;
 
@@ -45,7 +41,6 @@ export class PostgresDatabase implements Component, Transactional {
   readonly #logger: Logger;
   readonly #pool: pg.Pool;
   readonly #backgroundPool: pg.Pool;
-  /** The background pool as a Transactional: the outbox relay's and the notifier ledger's database. */
   readonly background: Transactional;
   readonly #secrets: string[];
   readonly #target: string;
@@ -175,9 +170,7 @@ export class PostgresDatabase implements Component, Transactional {
 
 /**
  * pg-pool stops listening for a client's 'error' while it is checked out, and a connection that dies between
- * two queries (Postgres stopped while the relay awaits the broker inside its transaction) emits one: unheard,
- * it would crash the process. The next query on it fails and the caller destroys it, so the event needs no
- * handling; the listener goes with the release.
+ * two queries emits one: unheard, it would crash the process. The next query fails and the caller destroys it.
  */
 function checkedOut(client: PoolClient): PoolClient {
   const ignore = (): void => undefined;

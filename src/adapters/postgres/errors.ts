@@ -17,13 +17,10 @@ export function translatePgError(error: unknown, operation: string, secrets: rea
   if (error instanceof ErrConflict || error instanceof ErrUnavailable) return error;
   const { code, message, constraint } = describe(error);
   const safe = scrub(message, secrets);
-  if (code === '23505') {
-    return new ErrConflict(`database: ${operation}: duplicate key${constraint ? ` (constraint ${constraint})` : ''}`);
-  }
+  const named = constraint === undefined ? '' : ` (constraint ${constraint})`;
+  if (code === '23505') return new ErrConflict(`database: ${operation}: duplicate key${named}`);
   if (code !== undefined && (code.startsWith('23') || code.startsWith('22'))) {
-    return new ErrUnavailable(
-      `database: ${operation}: integrity: row rejected by the database${constraint ? ` (constraint ${constraint})` : ''}: ${safe} (SQLSTATE ${code})`,
-    );
+    return new ErrUnavailable(`database: ${operation}: integrity: row rejected by the database${named}: ${safe} (SQLSTATE ${code})`);
   }
   // An absent code reads "undefined", which is no SQLSTATE.
   const suffix = /^[0-9A-Z]{5}$/.test(String(code)) ? ` (SQLSTATE ${code})` : '';

@@ -18,10 +18,7 @@ export interface Migration {
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
-/**
- * Arbitrary constant shared by every replica: whoever holds it migrates, the others wait, then find
- * everything recorded. Session-level, so it must be taken and released on one connection.
- */
+/** Shared by every replica: whoever holds it migrates, the others wait. Session-level: one connection. */
 const MIGRATION_LOCK_KEY = '4205921784413075001';
 
 /** Migrations may legitimately run longer than a request query (index builds). */
@@ -42,13 +39,9 @@ export interface MigrateOptions {
 }
 
 /**
- * Applies pending migrations under pg_advisory_lock (several replicas may start at once), each in
- * its own transaction together with its schema_migrations row, so a re-run is a no-op and a failed
- * migration leaves nothing half-applied. Returns the versions applied by this call.
- *
- * On PGlite every socket connection shares one backend session, where the advisory lock is
- * re-entrant; there the PGlite socket server's own rule (one transaction at a time) serialises the
- * migrations, and the applied-check inside each transaction keeps concurrent runs correct.
+ * Each migration in its own transaction with its schema_migrations row: a re-run is a no-op and a failure
+ * leaves nothing half-applied. Returns the versions applied. On PGlite (one shared session, where the lock
+ * is re-entrant) the socket server's one-transaction-at-a-time rule serialises them instead.
  */
 export async function migrate(client: MigrationClient, options: MigrateOptions = {}): Promise<string[]> {
   const migrations = options.migrations ?? (await loadMigrations());

@@ -63,11 +63,9 @@ export class PostgresOutbox implements OutboxStore, NotificationLedger {
   }
 
   /**
-   * A row that is gone has been announced (migrations/004_outbox_delete_on_announce.sql). The DELETE
-   * takes the rows' locks: a second replica announcing the same id waits for this transaction and then
-   * finds the row gone; a relay still holding the row (FOR UPDATE, until its sent mark commits) is
-   * waited for too. `announce` runs before COMMIT, so a failed commit leaves the rows in place
-   * (announced again on redelivery: at least once).
+   * A row that is gone has been announced (migrations/004_outbox_delete_on_announce.sql). The DELETE takes the
+   * rows' locks, so a second replica announcing the same id (or a relay still holding it) is waited for.
+   * `announce` runs before COMMIT: a failed commit leaves the rows, announced again on redelivery.
    */
   async announceOnce(ids: readonly string[], announce: (fresh: ReadonlySet<string>) => void): Promise<void> {
     // Ids are outbox row ids (uuid); anything else was never written by a relay and is never announced.
