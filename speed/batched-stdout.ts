@@ -7,9 +7,8 @@
  * 6 interleaved rounds). sonic-boom 4.2 measures the byte length of the whole chunk it appends to on every
  * write, which flattens and copies the pending batch once per line.
  *
- * Rules kept (LOG-turn-batched, as with pino's options): a line waits at most 10 ms, 64 KiB held are written
- * at once, order is kept, and at exit (a crash included) what is held is written synchronously. Off:
- * observability/logger.ts's stdoutDestination.
+ * Rules kept (LOG-turn-batched): a line waits at most 10 ms, 64 KiB held are written at once, order is kept,
+ * and at exit what is held is written synchronously. Off: observability/logger.ts's stdoutDestination.
  */
 import { writeSync } from 'node:fs';
 import { pino, type DestinationStream } from 'pino';

@@ -4,11 +4,10 @@
  * Measured gain: the service's own CPU per read (20,000 sequential reads of one order on loopback) is
  * 42-64 µs through RedisOrderCache, 0.3-0.8 µs for a near hit.
  *
- * Rules kept (SVC-cache-aside, SVC-cache-ttl): a near miss reads the shared cache, and a hit there fills
- * the near tier; every write goes to the shared cache first and is remembered here only once it succeeded,
- * so the shared cache is still filled for the other replicas. Orders are immutable (spec 3.1), so an entry
- * never needs invalidating; it lapses after ttlMs, well under the shared cache's five minutes. Off: the
- * order service reads the shared cache on every fetch.
+ * Rules kept (SVC-cache-aside, SVC-cache-ttl): a near miss reads the shared cache and a hit there fills the
+ * near tier; a write goes to the shared cache first (still filled for the other replicas) and is remembered
+ * only once it succeeded. Orders are immutable (spec 3.1): an entry only lapses. Off: every fetch reads the
+ * shared cache.
  */
 import { LRUCache } from 'lru-cache';
 import type { Order } from '../src/domain/order.ts';

@@ -6,13 +6,11 @@
  * single-row INSERT (the project's target: ≥ 50%), about 20 rows a statement: each statement costs the
  * server a round trip, a plan and a commit whatever its row count.
  *
- * Rules kept (SVC-create-durable, EVT-1-publish): each order is written with its outbox event, all rows of
- * a statement committed or none, and a caller hears of its create only after the statement that holds it
- * committed. A statement error that one row's content can cause (SQLSTATE class 22, data exception; 23,
- * integrity) must not fail the others: the rows are then written one statement each, so every caller gets
- * its own outcome. Any other error (connection, timeout, shutdown) fails every row of the statement, as it
- * would have failed each of them alone. Creates with a key keep their own transaction (the key claim).
- * Off: PostgresOrderRepository writes every create in its own transaction.
+ * Rules kept (SVC-create-durable, EVT-1-publish): each order with its outbox event, all rows of a statement
+ * committed or none, a caller answered only after its statement committed. An error one row's content can
+ * cause (SQLSTATE class 22 or 23) is retried one row per statement, so only that create fails; any other
+ * error fails every row, as it would each alone. Creates with a key keep their own transaction (the key
+ * claim). Off: PostgresOrderRepository writes every create in its own transaction.
  */
 import type { Order } from '../src/domain/order.ts';
 import type { Placement, PlacementResult } from '../src/ports/order-repository.ts';

@@ -6,10 +6,9 @@
  * is a full request per message (its own timer, two deferred promises, a mux entry, an Error built at
  * cleanup); here every publish shares one wildcard reply subscription and one deadline sweep.
  *
- * Rules kept (EVT-7-delivery): the wire exchange is js.publish's: PUB to the stream's subject with a reply
- * subject and a Nats-Msg-Id header, answered by the stream with a PubAck (JSON naming the stream and the
- * sequence) or an error; a publish resolves only once the stream stored it, and fails after the
- * acknowledgement timeout. Off: the bus's own jetstreamPublisher (js.publish).
+ * Rules kept (EVT-7-delivery): the wire exchange is js.publish's (PUB with a reply subject and a Nats-Msg-Id
+ * header, answered by a PubAck or an error); a publish resolves only once the stream stored it, and fails
+ * after the acknowledgement timeout. Off: the bus's own jetstreamPublisher (js.publish).
  */
 import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { StreamPublisher, StreamPublisherFactory } from '../src/adapters/nats/event-bus.ts';

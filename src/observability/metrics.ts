@@ -82,32 +82,22 @@ export function registerServiceMetrics(
   backends: BackendMetricSources | undefined,
 ): void {
   for (const metric of processMetrics()) registry.registerMetric(metric);
-  const help = 'Session instances by state: live (held by a request) or lingering (kept after the last holder)';
-  gauge(registry, 'orders_sessions', help, () => sessions.counts(), 'state');
+  const states = 'Session instances by state: live (held by a request) or lingering (kept after the last holder)';
+  gauge(registry, 'orders_sessions', states, () => sessions.counts(), 'state');
   const pool = backends?.pool;
   if (pool !== undefined) {
-    gauge(
-      registry,
-      'orders_db_pool_connections',
-      'PostgreSQL pool connections by state: idle or in_use',
-      () => {
-        const { total, idle } = pool.poolStats();
-        return { idle, in_use: total - idle };
-      },
-      'state',
-    );
+    const byState = (): Record<string, number> => {
+      const { total, idle } = pool.poolStats();
+      return { idle, in_use: total - idle };
+    };
+    gauge(registry, 'orders_db_pool_connections', 'PostgreSQL pool connections by state: idle or in_use', byState, 'state');
     gauge(registry, 'orders_db_pool_waiting_requests', 'Queries waiting for a PostgreSQL pool connection', () => pool.poolStats().waiting);
   }
   const connections = backends?.connections ?? [];
   if (connections.length > 0) {
-    const connected = 'Whether the connection of a backend component is up (1) or not (0): cache (Redis), publisher (NATS)';
-    gauge(
-      registry,
-      'orders_backend_connected',
-      connected,
-      () => Object.fromEntries(connections.map((c) => [c.name, c.connected() ? 1 : 0])),
-      'component',
-    );
+    const help = 'Whether the connection of a backend component is up (1) or not (0): cache (Redis), publisher (NATS)';
+    const up = (): Record<string, number> => Object.fromEntries(connections.map((c) => [c.name, c.connected() ? 1 : 0]));
+    gauge(registry, 'orders_backend_connected', help, up, 'component');
   }
 }
 
@@ -117,25 +107,22 @@ export function registerOutboxMetrics(registry: Registry, relay: { stats(): Outb
   gauge(registry, 'orders_outbox_pending_events', pending, () => relay.stats().pending ?? -1);
   const age = 'Age of the oldest unsent order-placed event (0 when none is pending)';
   gauge(registry, 'orders_outbox_oldest_pending_age_seconds', age, () => relay.stats().oldestAgeSeconds ?? 0);
-  for (const [name, help, read] of [
-    ['orders_outbox_published_total', 'Order-placed events the broker acknowledged', () => relay.stats().published],
-    [
-      'orders_outbox_publish_failures_total',
-      'Publish attempts of order-placed events that failed (each is retried)',
-      () => relay.stats().publishFailures,
-    ],
-  ] as const) {
-    // Follows the total the relay keeps.
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
-  }
+  total(registry, 'orders_outbox_published_total', 'Order-placed events the broker acknowledged', () => relay.stats().published);
+  const failures = 'Publish attempts of order-placed events that failed (each is retried)';
+  total(registry, 'orders_outbox_publish_failures_total', failures, () => relay.stats().publishFailures);
+}
+
+/** A counter following a total kept elsewhere. */
+function total(registry: Registry, name: string, help: string, read: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
 }
 
 /** A gauge read at scrape time: one value, or one per value of its one label. */

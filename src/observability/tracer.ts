@@ -61,10 +61,7 @@ export class Tracing implements Component {
     this.tracer = this.#provider.getTracer('orders');
   }
 
-  /**
-   * Spec 3.4 rule 5: flush and shut the provider down. Bounded: an unreachable collector (whose
-   * exporter retries) must not hold the process's exit; spans it could not take are dropped.
-   */
+  /** Spec 3.4 rule 5: flush and shut down, bounded: an unreachable collector must not hold the process's exit. */
   async stop(): Promise<void> {
     if (this.#provider === undefined) return;
     let timer: NodeJS.Timeout | undefined;

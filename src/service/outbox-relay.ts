@@ -35,9 +35,8 @@ const DEFAULTS = {
 /** `timers`: where the relay waits and measures its stop budget, so tests step time instead of waiting. */
 export type OutboxRelayOptions = Partial<typeof DEFAULTS> & { readonly clock?: Clock; readonly timers?: Timers };
 
-/** What the relay knows about itself, for metrics (observability/metrics.ts) and health. */
+/** What the relay knows about itself, for metrics (observability/metrics.ts); pending is undefined before the first sample. */
 export interface OutboxRelayStats {
-  /** Pending events at the last sample; undefined before the first one succeeded. */
   readonly pending: number | undefined;
   readonly oldestAgeSeconds: number | undefined;
   readonly published: number;

@@ -78,7 +78,6 @@ export interface SessionScopeOptions {
 
 type State = 'live' | 'lingering' | 'closed';
 
-/** A session and the scope's bookkeeping of it: its state, its holders and its linger timer. */
 interface Instance {
   readonly key: SessionKey;
   readonly session: Session;
@@ -134,7 +133,6 @@ export class SessionScope implements Component {
     }
   }
 
-  /** Acquire's checks and transitions; the caller owns one holder count of the returned instance. */
   #enter(context: SessionContext): Instance {
     const key = context.sessionKey;
     if (key === undefined) throw new ErrNoScopeKey();

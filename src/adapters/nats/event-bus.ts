@@ -34,7 +34,6 @@ export interface StreamPublisher {
 /** Built once connected; `timeoutMs` bounds the wait for one acknowledgement. */
 export type StreamPublisherFactory = (nc: NatsConnection, js: JetStreamClient, timeoutMs: number) => StreamPublisher;
 
-/** The client library's acknowledged publish (its own timeout is publishTimeoutMs). */
 export const jetstreamPublisher: StreamPublisherFactory = (_nc, js) => ({
   publish: async (subject, payload, msgId) => void (await js.publish(subject, payload, { msgID: msgId })),
   close: () => undefined,
@@ -146,10 +145,7 @@ export class NatsEventBus implements OrderEventPublisher, OrderEventSubscriber, 
     });
   }
 
-  /**
-   * While disconnected, rejects at once instead of letting the client buffer the message: the relay
-   * backs off and retries, and memory does not grow for the length of an outage.
-   */
+  /** While disconnected, rejects at once rather than let the client buffer: memory does not grow with an outage. */
   async publishOrderPlaced(envelope: OrderPlacedEnvelope): Promise<void> {
     const acks = this.#acks;
     if (acks === undefined) throw new ErrUnavailable('publisher: publish: not connected');
