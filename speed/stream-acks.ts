@@ -13,12 +13,6 @@
 import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { StreamPublisher, StreamPublisherFactory } from '../src/adapters/nats/event-bus.ts';
 
-interface Waiter {
-  readonly resolve: () => void;
-  readonly reject: (error: Error) => void;
-  readonly deadline: number;
-}
-
 /** How often waiters past their deadline are failed. */
 const SWEEP_MS = 100;
 
@@ -28,7 +22,7 @@ export class StreamAcks implements StreamPublisher {
   readonly #timeoutMs: number;
   readonly #prefix: string;
   /** In publish order, so the sweep stops at the first waiter still in time. */
-  readonly #waiting = new Map<string, Waiter>();
+  readonly #waiting = new Map<string, { resolve: () => void; reject: (error: Error) => void; deadline: number }>();
   #next = 0;
   #sweeper: NodeJS.Timeout | undefined;
 
