@@ -67,7 +67,7 @@ export const SETS = {
       'src/service/**/*.test.ts',
       'src/transports/errors/*.test.ts',
       'src/transports/http/rest/*.test.ts',
-      'src/observability/backend-metrics.test.ts',
+      'src/observability/metrics.test.ts',
       'src/config/rules.test.ts',
       'conformance/columns/stdlib-fake-rest-http1.test.ts',
       'conformance/columns/grpc-fake-grpc.test.ts',

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The list query on its own: a user holding 20,000 of 100,000 orders (interleaved with other
 // users') in a private schema on the real PostgreSQL, read 20 at a time at offsets 0, 1,000 and 10,000
-// with each of: the shallow statement and the deferred join (postgres-order-repository.ts, prepared as
+// with each of: the shallow statement and the deferred join (adapters/postgres/order-repository.ts, prepared as
 // the repository prepares them), and the single unprepared LIMIT/OFFSET query with a timestamptz column
 // they replaced. Calls alternate between the three in rounds, so a busy machine hits all alike. Twice:
 // right after the bulk load (no statistics yet: the planner's worst case) and after VACUUM (ANALYZE)
@@ -11,9 +11,9 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { PostgresDatabase, type NamedStatement } from '../src/adapters/postgres/postgres-database.ts';
-import { POSTGRES_DEFAULTS } from '../src/adapters/postgres/postgres-config.ts';
-import { LIST_DEEP_SQL, LIST_SHALLOW_SQL } from '../src/adapters/postgres/postgres-order-repository.ts';
+import { PostgresDatabase, type NamedStatement } from '../src/adapters/postgres/database.ts';
+import { POSTGRES_DEFAULTS } from '../src/adapters/postgres/config.ts';
+import { LIST_DEEP_SQL, LIST_SHALLOW_SQL } from '../src/adapters/postgres/order-repository.ts';
 import { createLogger } from '../src/observability/logger.ts';
 import { median, percentiles } from './percentiles.ts';
 import { dropSchemas, newSchemaName, realEnvFrom, realUnavailableReason } from './real-env.ts';

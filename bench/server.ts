@@ -6,7 +6,7 @@ import type { Env } from '../src/config/env.ts';
 import type { Backends } from '../src/composition/backends.ts';
 import type { Core } from '../src/transports/transport.ts';
 import { startService } from '../src/composition/start-service.ts';
-import { PostgresDatabase } from '../src/adapters/postgres/postgres-database.ts';
+import { PostgresDatabase } from '../src/adapters/postgres/database.ts';
 import { createOrder, type Order } from '../src/domain/order.ts';
 import { createLogger, type LogLevel } from '../src/observability/logger.ts';
 import { speedRing } from '../speed/ring.ts';

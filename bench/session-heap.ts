@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { sessionKeyFromVerifiedSubject } from '../src/domain/session-key.ts';
-import { SESSION_CAP, SessionScope } from '../src/session/session-scope.ts';
+import { SESSION_CAP, SessionScope } from '../src/session/scope.ts';
 
 const RECENT = 10;
 const gc = (globalThis as { gc?: () => void }).gc;

@@ -13,7 +13,7 @@ import { Notifier } from '../src/service/notifier.ts';
 import { OrderService, type OrderServiceDeps } from '../src/service/order-service.ts';
 import { OutboxRelay } from '../src/service/outbox-relay.ts';
 import { TokenService } from '../src/service/token-service.ts';
-import { SessionScope } from '../src/session/session-scope.ts';
+import { SessionScope } from '../src/session/scope.ts';
 import { ClientAddressResolver } from '../src/rate-limit/client-address.ts';
 import { HttpRateLimiter } from '../src/rate-limit/limiter.ts';
 import { TokenBucketLimiter } from '../src/rate-limit/store.ts';

@@ -4,7 +4,7 @@ import { IDEMPOTENCY_KEY_TTL_MS } from '../src/domain/idempotency-key.ts';
 import type { Order } from '../src/domain/order.ts';
 import { pageOf } from '../src/service/order-service.ts';
 import { hashPassword } from '../src/service/password-hasher.ts';
-import { SESSION_LINGER_MS } from '../src/session/session-scope.ts';
+import { SESSION_LINGER_MS } from '../src/session/scope.ts';
 import { mapError, type ErrorKind } from '../src/transports/errors/table.ts';
 import { authenticate } from '../src/service/authenticate.ts';
 import { queryInteger, toOrderDto, type OrderDto } from '../src/transports/http/rest/dto.ts';

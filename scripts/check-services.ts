@@ -4,8 +4,8 @@
  * parsing, so a malformed value fails the same way the service would. bench/real-env.ts asks the same.
  */
 import { Socket } from 'node:net';
-import { natsConfigFromEnv } from '../src/adapters/nats/nats-config.ts';
-import { describeDsn } from '../src/adapters/postgres/postgres-config.ts';
+import { natsConfigFromEnv } from '../src/adapters/nats/config.ts';
+import { describeDsn } from '../src/adapters/postgres/config.ts';
 import { redisConfigFromEnv } from '../src/adapters/redis/connection.ts';
 
 export function reachable(host: string, port: number, timeoutMs = 3_000): Promise<boolean> {

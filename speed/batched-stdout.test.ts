@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
-import { batchedDestination } from './batched-stdout.ts';
+import { batchedDestination, type BatchInner } from './batched-stdout.ts';
 
-function recorder(): { writes: string[]; inner: { write(text: string): void; flush(): void; flushSync(): void } } {
+function recorder(): { writes: string[]; inner: BatchInner } {
   const writes: string[] = [];
-  return { writes, inner: { write: (text: string) => void writes.push(text), flush: () => undefined, flushSync: () => undefined } };
+  return { writes, inner: { write: (text: string) => void writes.push(text), flush: () => undefined, flushSync: () => undefined, fd: 1 } };
 }
 
 describe('batchedDestination (the speed ring stdout): lines leave in batches, in order', () => {

@@ -2,17 +2,13 @@
  * Speed ring: the executables' stdout for log lines, held in an array and joined once per batch, written
  * through pino.destination (rule LOG-turn-batched, whose batching pino's own options already keep).
  *
- * Measured gain: 0.9 µs of CPU per line against 12 µs with pino's minLength 64 KiB (3.0 µs with 4 KiB, at
- * the price of more writes), 120 lines of ~250 bytes per batch; orders-stdlib on real backends: -10% CPU
- * per POST /orders and -14% per cache-hit GET (bench/ab.ts, 6 interleaved rounds, every pair in its
- * favour). Why: sonic-boom 4.2 (pino.destination) measures the byte length of the whole chunk it appends
- * to on every write (`Buffer.byteLength` of a growing string, index.js write()), which flattens and copies
- * the pending batch once per line.
+ * Measured gain: 0.9 µs of CPU per line against 12 µs with pino's minLength 64 KiB, 120 lines of ~250 bytes
+ * per batch; orders-stdlib on real backends: -10% CPU per POST /orders and -14% per cache-hit GET (bench/ab.ts,
+ * 6 interleaved rounds). sonic-boom 4.2 measures the byte length of the whole chunk it appends to on every
+ * write, which flattens and copies the pending batch once per line.
  *
- * Rules kept (LOG-turn-batched, as with pino's options): a line waits at most 10 ms, 64 KiB held are
- * written at once, order is kept, and at exit (a crash included) what is held is written synchronously,
- * so only SIGKILL can lose lines, those of the last 10 ms at most. Off: observability/logger.ts's
- * stdoutDestination (sonic-boom with minLength and periodicFlush).
+ * Rules kept (LOG-turn-batched): a line waits at most 10 ms, 64 KiB held are written at once, order is kept,
+ * and at exit what is held is written synchronously. Off: observability/logger.ts's stdoutDestination.
  */
 import { writeSync } from 'node:fs';
 import { pino, type DestinationStream } from 'pino';
@@ -28,7 +24,7 @@ export interface BatchInner {
   write(text: string): unknown;
   flush(callback?: (error?: Error) => void): void;
   flushSync(): void;
-  /** sonic-boom's file descriptor, once open. */
+  /** sonic-boom's descriptor, once open (its .d.ts leaves it out). */
   readonly fd?: number;
 }
 
@@ -36,33 +32,27 @@ export function batchedDestination(inner: BatchInner, options: { flushEveryMs: n
   let held: string[] = [];
   let heldBytes = 0;
   let timer: NodeJS.Timeout | undefined;
-  const release = (): void => {
-    clearTimeout(timer); // none pending is a no-op
-    timer = undefined;
-    if (held.length === 0) return;
-    const text = held.length === 1 ? (held[0] as string) : held.join('');
-    held = [];
-    heldBytes = 0;
-    inner.write(text);
-  };
-  process.on('exit', () => {
-    // What sonic-boom holds goes first, then what is held here, both synchronously: handed to sonic-boom's
-    // write, the held lines would start an asynchronous write that the exiting process never completes.
+  const take = (): string => {
     const text = held.join('');
     held = [];
     heldBytes = 0;
+    return text;
+  };
+  const release = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+    const text = take();
+    if (text !== '') inner.write(text);
+  };
+  process.on('exit', () => {
+    // sonic-boom's first, then ours, both synchronously: handed to its write, the held lines would start an
+    // asynchronous write that the exiting process never completes.
+    const text = take();
     try {
       inner.flushSync();
-      if (text === '') return;
-      const fd = inner.fd ?? -1;
-      if (fd >= 0) writeSync(fd, text);
-      else {
-        // No descriptor to write to (sonic-boom's flushSync has already thrown when it has none open): its own write, flushed.
-        inner.write(text);
-        inner.flushSync();
-      }
+      if (text !== '') writeSync(inner.fd!, text);
     } catch {
-      // Closed or never opened: nothing more can be written.
+      // Closed or never opened (sonic-boom's flushSync throws then): nothing more can be written.
     }
   });
   return {

@@ -1,17 +1,13 @@
 /**
  * Speed ring: a bounded in-process tier in front of the shared order cache (rule SVC-near-cache, optional).
  *
- * Measured gain: the Redis round trip was the largest cost of a cache-hit GET when this tier was added.
- * Re-measured when it moved here (the service's own CPU per read, 20,000 sequential reads of one order
- * on loopback, load ~10): 42-64 µs through RedisOrderCache, 0.3-0.8 µs for a near hit. In the full bench
- * a cache-hit GET on orders-stdlib costs 31 µs of CPU against 95 µs for the Fastify peer, which reads
- * Redis every time (README "Performance"; the two differ in more than this tier).
+ * Measured gain: the service's own CPU per read (20,000 sequential reads of one order on loopback) is
+ * 42-64 µs through RedisOrderCache, 0.3-0.8 µs for a near hit.
  *
- * Rules kept (SVC-cache-aside, SVC-cache-ttl): a near miss reads the shared cache, and a hit there fills
- * the near tier; every write goes to the shared cache first and is remembered here only once it succeeded,
- * so the shared cache is still filled for the other replicas. Orders are immutable (spec 3.1), so an entry
- * never needs invalidating; it lapses after ttlMs, well under the shared cache's five minutes. Off: the
- * order service reads the shared cache on every fetch.
+ * Rules kept (SVC-cache-aside, SVC-cache-ttl): a near miss reads the shared cache and a hit there fills the
+ * near tier; a write goes to the shared cache first (still filled for the other replicas) and is remembered
+ * only once it succeeded. Orders are immutable (spec 3.1): an entry only lapses. Off: every fetch reads the
+ * shared cache.
  */
 import { LRUCache } from 'lru-cache';
 import type { Order } from '../src/domain/order.ts';
@@ -19,38 +15,26 @@ import { systemClock, type Clock } from '../src/ports/clock.ts';
 import type { OrderCache } from '../src/ports/order-cache.ts';
 
 /** Our choices (spec/rules.yaml SVC-near-cache). */
-export const NEAR_CACHE_DEFAULTS = {
+const DEFAULTS = {
   /** Entries held, the least recently used going first. An entry is a few hundred bytes: ~3 MB at the bound. */
   maxEntries: 10_000,
   /** Well under the shared cache's five minutes (SVC-cache-ttl), so an entry never outlives its source for long. */
   ttlMs: 30_000,
-} as const;
+};
 
-export interface NearOrderCacheOptions {
-  readonly maxEntries?: number;
-  readonly ttlMs?: number;
-  readonly clock?: Clock;
-}
-
-/**
- * The near tier over a shared cache. The bound and the lapse are lru-cache's (max, ttl), on the Clock
- * port's time so that simulated time ages entries too. (A Map that dropped its oldest key one at a time
- * had cost ~6 µs per create at 10,000 entries: V8 steps over deleted slots.)
- */
+/** The bound and the lapse are lru-cache's (max, ttl), on the Clock port's time so that simulated time ages entries too. */
 export class NearOrderCache implements OrderCache {
   readonly #inner: OrderCache;
   readonly #entries: LRUCache<string, Order>;
 
-  constructor(inner: OrderCache, options: NearOrderCacheOptions = {}) {
-    if (inner === undefined) throw new TypeError('NearOrderCache: missing the shared cache');
-    const maxEntries = options.maxEntries ?? NEAR_CACHE_DEFAULTS.maxEntries;
-    if (!(maxEntries >= 1)) throw new RangeError('NearOrderCache: maxEntries must be at least 1');
+  constructor(inner: OrderCache, options: Partial<typeof DEFAULTS> & { readonly clock?: Clock | undefined } = {}) {
+    const { maxEntries, ttlMs } = { ...DEFAULTS, ...options };
     const clock = options.clock ?? systemClock;
     this.#inner = inner;
+    // Every read asks the clock (no cached time): a simulated clock's advance counts at once.
     this.#entries = new LRUCache<string, Order>({
       max: maxEntries,
-      ttl: options.ttlMs ?? NEAR_CACHE_DEFAULTS.ttlMs,
-      // Every read asks the clock (no cached time): a simulated clock's advance counts at once.
+      ttl: ttlMs,
       perf: { now: () => clock.now().getTime() },
       ttlResolution: 0,
     });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ErrUnavailable } from '../src/domain/errors.ts';
-import type { OrderRepository, Placement } from '../src/ports/order-repository.ts';
+import type { Queryable, Transactional } from '../src/adapters/postgres/database.ts';
+import type { Placement } from '../src/ports/order-repository.ts';
 import { CoalescingOrderRepository, PlacementCoalescer, type PlacementRow } from './placement-coalescer.ts';
 
 const row = (n: number): PlacementRow => ({
@@ -93,12 +94,7 @@ describe('PlacementCoalescer: which errors are retried row by row', () => {
     expect(await retried(error, 2)).toEqual({ statements: [['o1', 'o2']], results: [error, error] });
   });
 
-  it('[SVC-create-durable] maxRows must be at least 1; 1 writes every create alone', async () => {
-    for (const bad of [0, -1, Number.NaN]) {
-      expect(() => new PlacementCoalescer(async () => undefined, bad)).toThrow(
-        new RangeError('PlacementCoalescer: maxRows must be at least 1'),
-      );
-    }
+  it('[SVC-create-durable] maxRows 1 writes every create alone', async () => {
     const statements: string[][] = [];
     const coalescer = new PlacementCoalescer(async (rows) => void statements.push(ids(rows)), 1);
     await Promise.all([1, 2].map((n) => coalescer.place(row(n))));
@@ -109,36 +105,33 @@ describe('PlacementCoalescer: which errors are retried row by row', () => {
 describe('CoalescingOrderRepository', () => {
   const order = row(1).order;
   const placement = { order, event: { id: 'e1', event: { order_id: 'o1' } } } as unknown as Placement;
-  const inner = {
-    place: async () => ({ outcome: 'replayed', order }),
-    insert: async () => 'inserted',
-    findById: async () => order,
-    listByUser: async () => [order],
-  } as unknown as OrderRepository;
+  /** A database that records each statement (a named one by its name) and answers one row for every query. */
+  function recording(fail?: Error): { db: Transactional; statements: string[] } {
+    const statements: string[] = [];
+    const query = (async (statement: string | { name: string }) => {
+      statements.push(typeof statement === 'string' ? statement : statement.name);
+      if (fail !== undefined) throw fail;
+      return { rows: [], rowCount: 1 };
+    }) as unknown as Queryable['query'];
+    return { db: { query, transaction: (work) => work({ query }) }, statements };
+  }
 
   it('[SVC-create-durable] a create without a key is one statement and answers created; a key goes to the plain repository', async () => {
-    const statements: unknown[] = [];
-    const repository = new CoalescingOrderRepository(inner, {
-      query: async (statement: unknown) => void statements.push(statement),
-    } as never);
+    const { db, statements } = recording();
+    const repository = new CoalescingOrderRepository(db);
     expect(await repository.place(placement)).toEqual({ outcome: 'created', order });
-    expect(statements).toHaveLength(1);
     // A named statement: prepared once per connection, as every request's statements are.
-    expect(statements[0]).toMatchObject({ name: 'orders_place_many' });
-    expect(await repository.place({ ...placement, idempotency: {} } as Placement)).toEqual({ outcome: 'replayed', order });
-    expect(statements).toHaveLength(1);
-  });
-
-  it("[SVC-create-durable] inserts and reads are the plain repository's", async () => {
-    const repository = new CoalescingOrderRepository(inner, { query: () => Promise.reject(new Error('unused')) } as never);
-    await expect(repository.insert(order)).resolves.toBe('inserted');
-    expect(await repository.findById('o1')).toBe(order);
-    expect(await repository.listByUser('u', { limit: 1, offset: 0 } as never)).toEqual([order]);
+    expect(statements).toEqual(['orders_place_many']);
+    const keyed = { ...placement, idempotency: { key: 'k', fingerprint: 'f', now: new Date(0), expiresAt: new Date(1) } };
+    expect(await repository.place(keyed)).toEqual({ outcome: 'created', order });
+    // The plain repository's transaction: the key claim, the order, its event.
+    expect(statements.slice(1)).toHaveLength(3);
+    expect(statements.slice(1)[0]).toMatch(/^INSERT INTO idempotency_keys/);
   });
 
   it('[ERR-internal] a failed statement is translated for the caller', async () => {
-    const failing = { query: () => Promise.reject(Object.assign(new Error('terminating connection'), { code: '57P01' })) } as never;
-    const error = await new CoalescingOrderRepository(inner, failing).place(placement).catch((e: unknown) => e);
+    const { db } = recording(Object.assign(new Error('terminating connection'), { code: '57P01' }));
+    const error = await new CoalescingOrderRepository(db).place(placement).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ErrUnavailable);
     expect((error as Error).message).toBe('database: place order: terminating connection (SQLSTATE 57P01)');
   });

@@ -3,23 +3,20 @@
  * one statement (rule SVC-create-durable; real backends only).
  *
  * Measured gain: with 32 concurrent POSTs (bench/ab.ts), POST /orders went from 35% to 63% of a bare
- * single-row INSERT (the project's target: ≥ 50%); about 20 rows shared each statement, and the
- * database's CPU per create fell from ~87 to ~30 µs, the service's by ~40 µs (README "Performance"). Each
- * statement costs the server a round trip, a plan execution and a commit whatever its row count.
+ * single-row INSERT (the project's target: ≥ 50%), about 20 rows a statement: each statement costs the
+ * server a round trip, a plan and a commit whatever its row count.
  *
- * Rules kept (SVC-create-durable, EVT-1-publish): each order is written with its outbox event, all rows of
- * a statement committed or none, and a caller hears of its create only after the statement that holds it
- * committed. A statement error that one row's content can cause (SQLSTATE class 22, data exception; 23,
- * integrity) must not fail the others: the rows are then written one statement each, so every caller gets
- * its own outcome. Any other error (connection, timeout, shutdown) fails every row of the statement, as it
- * would have failed each of them alone. Creates with a key keep their own transaction (the key claim).
- * Off: PostgresOrderRepository writes every create in its own transaction.
+ * Rules kept (SVC-create-durable, EVT-1-publish): each order with its outbox event, all rows of a statement
+ * committed or none, a caller answered only after its statement committed. An error one row's content can
+ * cause (SQLSTATE class 22 or 23) is retried one row per statement, so only that create fails; any other
+ * error fails every row, as it would each alone. Creates with a key keep their own transaction (the key
+ * claim). Off: PostgresOrderRepository writes every create in its own transaction.
  */
 import type { Order } from '../src/domain/order.ts';
-import type { OrderRepository, Page, Placement, PlacementResult } from '../src/ports/order-repository.ts';
-import { translatePgError } from '../src/adapters/postgres/pg-errors.ts';
-import type { Queryable } from '../src/adapters/postgres/postgres-database.ts';
-import { named, ORDER_COLUMNS, orderValues } from '../src/adapters/postgres/postgres-order-repository.ts';
+import type { Placement, PlacementResult } from '../src/ports/order-repository.ts';
+import { translatePgError } from '../src/adapters/postgres/errors.ts';
+import type { Queryable, Transactional } from '../src/adapters/postgres/database.ts';
+import { ORDER_COLUMNS, orderValues, PostgresOrderRepository } from '../src/adapters/postgres/order-repository.ts';
 
 /** A create without an Idempotency-Key: the order and its outbox event, as the statement takes them. */
 export interface PlacementRow {
@@ -48,7 +45,6 @@ export class PlacementCoalescer {
   #held: Held[] = [];
 
   constructor(write: WriteRows, maxRows: number = COALESCED_ROWS_MAX) {
-    if (!(maxRows >= 1)) throw new RangeError('PlacementCoalescer: maxRows must be at least 1');
     this.#write = write;
     this.#maxRows = maxRows;
   }
@@ -56,9 +52,8 @@ export class PlacementCoalescer {
   place(row: PlacementRow): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#held.push({ row, resolve, reject });
-      // setImmediate runs after this turn's I/O callbacks and their promise jobs: every create parsed
-      // in the turn is held by then. A flush for a full statement leaves it nothing (a no-op). Fullness
-      // first: with maxRows 1 the first row is a full statement.
+      // setImmediate runs after this turn's I/O callbacks and their promise jobs: every create parsed in the
+      // turn is held by then (after a flush for a full statement, it finds nothing).
       if (this.#held.length >= this.#maxRows) this.#flush();
       else if (this.#held.length === 1) setImmediate(this.#flush);
     });
@@ -97,27 +92,21 @@ const PLACE_MANY_SQL = `WITH placed AS (
 INSERT INTO order_outbox (id, payload, created_at) SELECT * FROM unnest($7::uuid[], $8::jsonb[], $6::timestamptz[])`;
 
 /**
- * The repository with creates without a key coalesced (PlacementCoalescer); creates with a key (their
- * claim needs a transaction of its own) and every read go to the plain repository unchanged.
+ * The repository with creates without a key coalesced (PlacementCoalescer); creates with a key (their claim
+ * needs a transaction of its own) and every read are the plain repository's.
  */
-export class CoalescingOrderRepository implements OrderRepository {
-  readonly #inner: OrderRepository;
+export class CoalescingOrderRepository extends PostgresOrderRepository {
   readonly #db: Queryable;
-  readonly #placements: PlacementCoalescer;
+  readonly #placements = new PlacementCoalescer((rows) => this.#placeMany(rows));
 
-  constructor(inner: OrderRepository, db: Queryable, maxRows: number = COALESCED_ROWS_MAX) {
-    this.#inner = inner;
+  constructor(db: Transactional) {
+    super(db);
     this.#db = db;
-    this.#placements = new PlacementCoalescer((rows) => this.#placeMany(rows), maxRows);
   }
 
-  insert(order: Order): Promise<void> {
-    return this.#inner.insert(order);
-  }
-
-  async place(placement: Placement): Promise<PlacementResult> {
+  override async place(placement: Placement): Promise<PlacementResult> {
     const { order, event, idempotency } = placement;
-    if (idempotency !== undefined) return this.#inner.place(placement);
+    if (idempotency !== undefined) return super.place(placement);
     try {
       await this.#placements.place({ order, eventId: event.id, payload: JSON.stringify(event.event) });
       return { outcome: 'created', order };
@@ -126,20 +115,12 @@ export class CoalescingOrderRepository implements OrderRepository {
     }
   }
 
-  findById(id: string): Promise<Order | undefined> {
-    return this.#inner.findById(id);
-  }
-
-  listByUser(userId: string, page: Page): Promise<Order[]> {
-    return this.#inner.listByUser(userId, page);
-  }
-
   /** One column array per parameter of PLACE_MANY_SQL: the order's columns (orderValues), event id, payload. */
   async #placeMany(rows: readonly PlacementRow[]): Promise<void> {
     const columns = Array.from({ length: 8 }, (): unknown[] => []);
     for (const { order, eventId, payload } of rows) {
       [...orderValues(order), eventId, payload].forEach((value, i) => (columns[i] as unknown[]).push(value));
     }
-    await this.#db.query(named('orders_place_many', PLACE_MANY_SQL, columns));
+    await this.#db.query({ name: 'orders_place_many', text: PLACE_MANY_SQL, values: columns });
   }
 }

@@ -1,8 +1,6 @@
 /**
- * The speed ring: every speed-only mechanism, as the one value composition applies (src/composition/main.ts
- * for the executables; startService's `speed` option for tests and the bench). Each hook replaces plain
- * core code that keeps the same rules (src/composition/speed-hooks.ts names the defaults); the measured
- * gain of each is in its file's header and in README.md here.
+ * The speed ring as the one value composition applies (src/composition/main.ts for the executables; the
+ * `speed` option of startService for tests and the bench). Each hook's plain default: src/composition/speed-hooks.ts.
  */
 import type { SpeedRing } from '../src/composition/speed-hooks.ts';
 import { batchedStdout } from './batched-stdout.ts';
@@ -19,6 +17,6 @@ export const speedRing: SpeedRing = {
   unexportedTracer: () => new UnexportedTracer(),
   tokenService: RememberedTokens,
   orderCache: (shared, clock) => new NearOrderCache(shared, { clock }),
-  orderRepository: (plain, database) => new CoalescingOrderRepository(plain, database),
+  orderRepository: (database) => new CoalescingOrderRepository(database),
   streamPublisher: sharedReplyPublisher,
 };

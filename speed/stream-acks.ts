@@ -2,25 +2,16 @@
  * Speed ring: JetStream publishes acknowledged through one reply subscription (the outbox relay's hot
  * path, rule EVT-7-delivery).
  *
- * Measured gain: the service's CPU per create fell from ~117 to ~104 µs in 32-connection POST runs
- * (server pinned to one core, the relay publishing ~200 events a round; README "Performance"). js.publish
- * is a full request per message: its own timer, two deferred promises, a mux entry, and an Error built
- * (stack captured) when the request is cleaned up after every successful reply. Here every publish shares
- * one wildcard reply subscription and one deadline sweep.
+ * Measured gain: the service's CPU per create fell from ~117 to ~104 µs in 32-connection POST runs. js.publish
+ * is a full request per message (its own timer, two deferred promises, a mux entry, an Error built at
+ * cleanup); here every publish shares one wildcard reply subscription and one deadline sweep.
  *
- * Rules kept (EVT-7-delivery): the wire exchange is js.publish's: PUB to the stream's subject with a reply
- * subject and a Nats-Msg-Id header, answered by the stream with a PubAck (JSON naming the stream and the
- * sequence) or an error; a publish resolves only once the stream stored it, and fails after the
- * acknowledgement timeout. Off: the bus's own jetstreamPublisher (js.publish).
+ * Rules kept (EVT-7-delivery): the wire exchange is js.publish's (PUB with a reply subject and a Nats-Msg-Id
+ * header, answered by a PubAck or an error); a publish resolves only once the stream stored it, and fails
+ * after the acknowledgement timeout. Off: the bus's own jetstreamPublisher (js.publish).
  */
 import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
-import type { StreamPublisher, StreamPublisherFactory } from '../src/adapters/nats/nats-event-bus.ts';
-
-interface Waiter {
-  readonly resolve: () => void;
-  readonly reject: (error: Error) => void;
-  readonly deadline: number;
-}
+import type { StreamPublisher, StreamPublisherFactory } from '../src/adapters/nats/event-bus.ts';
 
 /** How often waiters past their deadline are failed. */
 const SWEEP_MS = 100;
@@ -31,7 +22,7 @@ export class StreamAcks implements StreamPublisher {
   readonly #timeoutMs: number;
   readonly #prefix: string;
   /** In publish order, so the sweep stops at the first waiter still in time. */
-  readonly #waiting = new Map<string, Waiter>();
+  readonly #waiting = new Map<string, { resolve: () => void; reject: (error: Error) => void; deadline: number }>();
   #next = 0;
   #sweeper: NodeJS.Timeout | undefined;
 

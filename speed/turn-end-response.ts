@@ -4,13 +4,11 @@
  * that turn (rule CHAIN-turn-end-writes, optional).
  *
  * Measured gain: server CPU per cache-hit GET -33% on orders-stdlib, -28% on orders-koa (bench/ab.ts,
- * interleaved A/B rounds, server pinned to one core; README "Performance"). Each socket write on
- * loopback wakes the peer waiting for it; a peer woken once reads several responses.
+ * interleaved A/B rounds): each socket write on loopback wakes the waiting peer; woken once, it reads several.
  *
- * Rules kept: status, headers and body are the handler's (the head is set when it calls writeHead/end,
- * only the write is later, by the rest of the turn); a second end() before the write is ignored, as Node
- * ignores one after it; destroy() writes a pending end first. Off: Node's own ServerResponse writes each
- * response when it ends.
+ * Rules kept: status, headers and body are the handler's (only the write is later); a second end() before
+ * the write is ignored, as Node ignores one after it; destroy() writes a pending end first. Off: Node's own
+ * ServerResponse writes each response when it ends.
  */
 import { ServerResponse, type IncomingMessage } from 'node:http';
 

@@ -3,10 +3,8 @@
 import { Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { LogTail } from './log-tail.ts';
-import { registerServiceMetrics } from '../../src/observability/backend-metrics.ts';
+import { HttpMetrics, registerOutboxMetrics, registerServiceMetrics } from '../../src/observability/metrics.ts';
 import { GrpcServerMetrics } from '../../src/observability/grpc-metrics.ts';
-import { HttpMetrics } from '../../src/observability/metrics.ts';
-import { registerOutboxMetrics } from '../../src/observability/outbox-metrics.ts';
 import { CONSOLE_SAMPLE_MS, CONSOLE_WINDOW_MS, ConsoleFeed, isError } from './feed.ts';
 import { SimulatedTime } from '../simulated-time.ts';
 

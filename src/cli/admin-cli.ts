@@ -9,9 +9,9 @@ import { ConfigError, type Env } from '../config/env.ts';
 import { ErrConflict, ErrUnavailable } from '../domain/errors.ts';
 import { createLogger } from '../observability/logger.ts';
 import { hashPassword } from '../service/password-hasher.ts';
-import { PostgresCredentialStore } from '../adapters/postgres/postgres-credential-store.ts';
-import { PostgresDatabase } from '../adapters/postgres/postgres-database.ts';
-import { postgresConfigFromEnv } from '../adapters/postgres/postgres-config.ts';
+import { PostgresCredentialStore } from '../adapters/postgres/credential-store.ts';
+import { PostgresDatabase } from '../adapters/postgres/database.ts';
+import { postgresConfigFromEnv } from '../adapters/postgres/config.ts';
 
 export interface AdminCliIo {
   readonly env: Env;

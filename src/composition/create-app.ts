@@ -1,11 +1,14 @@
+/**
+ * The one composition root: every executable, the in-process test harness and the bench build the service
+ * here (one createApp per process). Constructors reject what is missing; nothing here connects: init does,
+ * in the runner.
+ */
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ServiceConfig } from '../config/service.ts';
 import { ComponentChecker, type Checker } from '../lifecycle/checker.ts';
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../observability/logger.ts';
-import { HttpMetrics } from '../observability/metrics.ts';
-import { registerOutboxMetrics } from '../observability/outbox-metrics.ts';
-import { registerServiceMetrics } from '../observability/backend-metrics.ts';
+import { HttpMetrics, registerOutboxMetrics, registerServiceMetrics } from '../observability/metrics.ts';
 import { Tracing } from '../observability/tracer.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Timers } from '../ports/timers.ts';
@@ -14,7 +17,7 @@ import { Notifier } from '../service/notifier.ts';
 import { OrderService } from '../service/order-service.ts';
 import { OutboxRelay, type OutboxRelayOptions } from '../service/outbox-relay.ts';
 import { TokenService } from '../service/token-service.ts';
-import { SessionScope } from '../session/session-scope.ts';
+import { SessionScope } from '../session/scope.ts';
 import { createAdminHandler, type AdminRoutes } from '../transports/http/admin/admin-handler.ts';
 import { closeHttpServer, trackConnections } from '../transports/http/server/shutdown.ts';
 import { Listener } from '../transports/http/server/listener.ts';
@@ -60,10 +63,6 @@ export interface App {
   readonly relay: OutboxRelay;
 }
 
-/**
- * The one composition root (one createApp per executable, the test target built on it).
- * Constructors reject missing dependencies; nothing here connects: Init does, in the runner.
- */
 export function createApp(options: AppOptions): App {
   const { config, logger, backends, speed = {} } = options;
   const tracing = new Tracing({

@@ -1,4 +1,9 @@
-// What --embedded adds to composition: the interface the embedded ring (embedded/) implements.
+/**
+ * What `--embedded` adds to composition, as the embedded ring (embedded/ at the repo root) provides it:
+ * in-memory backends on a simulated clock, and the simulator and console routes on the admin listener
+ * (rules SIM-*, CONSOLE-*). Declared here so that src/ never names the ring's modules: start-service.ts
+ * loads it with one dynamic import, only when asked for.
+ */
 import type { DestinationStream } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ServiceConfig } from '../config/service.ts';
@@ -8,12 +13,6 @@ import type { Timers } from '../ports/timers.ts';
 import type { AdminRoutes } from '../transports/http/admin/admin-handler.ts';
 import type { Backends } from './backends.ts';
 
-/**
- * What `--embedded` adds to composition, as the embedded ring (embedded/ at the repo root) provides it:
- * in-memory backends on a simulated clock, and the simulator and console routes on the admin listener
- * (rules SIM-*, CONSOLE-*). Declared here so that src/ never names the ring's modules: start-service.ts
- * loads it with one dynamic import, only when asked for.
- */
 export interface EmbeddedRing {
   /** runMain, before its logger exists: stdout as the console's log tail sees it (rule CONSOLE-feed). */
   tee(stdout: DestinationStream): DestinationStream;

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { until } from '../../test/support/eventually.ts';
 import { realBackendsConfigured } from '../../test/support/in-process-app.ts';
-import { natsConfigFromEnv } from '../adapters/nats/nats-config.ts';
+import { natsConfigFromEnv } from '../adapters/nats/config.ts';
 import type { Env } from '../config/env.ts';
 import type { SignalSource } from '../lifecycle/stop-signals.ts';
 import { stdlibTransport } from '../transports/stdlib/server.ts';

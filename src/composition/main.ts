@@ -1,3 +1,7 @@
+/**
+ * runMain: one executable run to completion (spec 3.4), its exit code 0 after a signal-driven shutdown, 1 when
+ * start-up or a component failed, 2 on bad arguments. The executables (bin/) are this with their transport.
+ */
 import { parseArgs } from 'node:util';
 import type { DestinationStream } from 'pino';
 import { ConfigError, type Env } from '../config/env.ts';
@@ -32,10 +36,6 @@ export const PROCESS_IO: MainIo = {
   exit: (code) => process.exit(code),
 };
 
-/**
- * Runs one executable to completion (spec 3.4) and returns its exit code: 0 after a signal-driven
- * shutdown, 1 when start-up or a component failed, 2 on bad arguments.
- */
 export async function runMain(options: MainOptions): Promise<number> {
   // The executables run with the speed ring (speed/README.md). Delete the line inside, and speed/ may go:
   // the plain core keeps every rule.

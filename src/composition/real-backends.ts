@@ -1,15 +1,20 @@
+/**
+ * PostgreSQL, Redis and NATS adapters, each reading its own variables (spec 8.1). Every config is validated
+ * before anything connects, so a missing variable fails construction (spec 3.4 rule 3); connecting happens
+ * in each component's init.
+ */
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Env } from '../config/env.ts';
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../observability/logger.ts';
-import { natsConfigFromEnv } from '../adapters/nats/nats-config.ts';
-import { NatsEventBus, type NatsEventBusOptions } from '../adapters/nats/nats-event-bus.ts';
-import { postgresConfigFromEnv } from '../adapters/postgres/postgres-config.ts';
-import { PostgresCredentialStore } from '../adapters/postgres/postgres-credential-store.ts';
-import { PostgresDatabase } from '../adapters/postgres/postgres-database.ts';
-import { PostgresOrderRepository } from '../adapters/postgres/postgres-order-repository.ts';
-import { PostgresOutbox } from '../adapters/postgres/postgres-outbox.ts';
+import { natsConfigFromEnv } from '../adapters/nats/config.ts';
+import { NatsEventBus, type NatsEventBusOptions } from '../adapters/nats/event-bus.ts';
+import { postgresConfigFromEnv } from '../adapters/postgres/config.ts';
+import { PostgresCredentialStore } from '../adapters/postgres/credential-store.ts';
+import { PostgresDatabase } from '../adapters/postgres/database.ts';
+import { PostgresOrderRepository } from '../adapters/postgres/order-repository.ts';
+import { PostgresOutbox } from '../adapters/postgres/outbox.ts';
 import { redisConfigFromEnv } from '../adapters/redis/connection.ts';
 import { RedisOrderCache } from '../adapters/redis/order-cache.ts';
 import { DEFAULT_RATE_LIMIT_KEY_PREFIX, RedisRateLimitStore } from '../rate-limit/redis-store.ts';
@@ -26,11 +31,6 @@ export interface RealBackendIsolation {
   readonly dropSchemaOnStop?: boolean;
 }
 
-/**
- * PostgreSQL, Redis and NATS adapters, each reading its own variables (spec 8.1). Every config is
- * validated before anything connects, so a missing variable fails construction (spec 3.4 rule 3);
- * connecting happens in each component's init.
- */
 export async function createRealBackends(
   env: Env,
   logger: Logger,
@@ -57,9 +57,8 @@ export async function createRealBackends(
     components.unshift(schemaDropper(postgres.dsn, isolation.schema));
   }
   if (suffix !== undefined) components.unshift(keyCleaner(redis.host, redis.port, keyPrefix));
-  const repository = new PostgresOrderRepository(database);
   return {
-    repository: speed.orderRepository?.(repository, database) ?? repository,
+    repository: speed.orderRepository?.(database) ?? new PostgresOrderRepository(database),
     credentials: new PostgresCredentialStore(database),
     cache,
     publisher: bus,

@@ -1,3 +1,8 @@
+/**
+ * The one place that composes and runs the service: the executables (runMain), the in-process test harness,
+ * the conformance targets and the bench all start it here. Configuration errors reject; everything else
+ * (connect failures, a port in use) shows in `ready` and `done`.
+ */
 import type { Server } from 'node:net';
 import type { Env } from '../config/env.ts';
 import { loadServiceConfig, type ServiceConfig } from '../config/service.ts';
@@ -51,11 +56,6 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/**
- * The one place that composes and runs the service: the executables (runMain), the in-process test
- * harness, the conformance targets and the bench all start it here. Configuration errors reject;
- * everything else (connect failures, a port in use) shows in `ready` and `done`.
- */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { logger, env } = options;
   const config = loadServiceConfig(env, { embedded: options.embedded !== false });

@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryOrderCache } from '../../fakes/memory-cache.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
-import { natsConfigFromEnv } from '../adapters/nats/nats-config.ts';
-import { NatsEventBus } from '../adapters/nats/nats-event-bus.ts';
+import { natsConfigFromEnv } from '../adapters/nats/config.ts';
+import { NatsEventBus } from '../adapters/nats/event-bus.ts';
 import { redisConfigFromEnv } from '../adapters/redis/connection.ts';
 import { createRealBackends } from '../composition/real-backends.ts';
 import { ORDER_PLACED_SUBJECT } from '../domain/order-placed.ts';

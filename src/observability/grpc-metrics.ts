@@ -1,26 +1,15 @@
+/**
+ * Rule METRICS-grpc: the go-grpc-prometheus server families, by name and labels, in the service's own
+ * registry, fed by the gRPC layer itself (spec 4.3 rule 3: no HTTP middleware on that path).
+ */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { HTTP_DURATION_BUCKETS } from './metrics.ts';
 
 /** The grpc_code label: gRPC status names as go-grpc-prometheus writes them (Go's codes.Code.String()). */
-const CODE_NAMES = [
-  'OK',
-  'Canceled',
-  'Unknown',
-  'InvalidArgument',
-  'DeadlineExceeded',
-  'NotFound',
-  'AlreadyExists',
-  'PermissionDenied',
-  'ResourceExhausted',
-  'FailedPrecondition',
-  'Aborted',
-  'OutOfRange',
-  'Unimplemented',
-  'Internal',
-  'Unavailable',
-  'DataLoss',
-  'Unauthenticated',
-] as const;
+const CODE_NAMES = (
+  'OK Canceled Unknown InvalidArgument DeadlineExceeded NotFound AlreadyExists PermissionDenied ResourceExhausted ' +
+  'FailedPrecondition Aborted OutOfRange Unimplemented Internal Unavailable DataLoss Unauthenticated'
+).split(' ');
 
 export function grpcCodeName(code: number): string {
   return CODE_NAMES[code] ?? 'Unknown';
@@ -33,10 +22,6 @@ export interface GrpcCallLabels {
   readonly grpc_method: string;
 }
 
-/**
- * Rule METRICS-grpc: the go-grpc-prometheus server families, by name and labels, in the service's own
- * registry, fed by the gRPC layer itself (spec 4.3 rule 3: no HTTP middleware on that path).
- */
 export class GrpcServerMetrics {
   readonly #started: Counter<keyof GrpcCallLabels>;
   readonly #handled: Counter<keyof GrpcCallLabels | 'grpc_code'>;
@@ -44,24 +29,18 @@ export class GrpcServerMetrics {
 
   constructor(registry: Registry) {
     const labelNames = ['grpc_type', 'grpc_service', 'grpc_method'] as const;
-    this.#started = new Counter({
-      name: 'grpc_server_started_total',
-      help: 'Total number of RPCs started on the server.',
-      labelNames,
-      registers: [registry],
-    });
-    this.#handled = new Counter({
-      name: 'grpc_server_handled_total',
-      help: 'Total number of RPCs completed on the server, regardless of success or failure.',
-      labelNames: [...labelNames, 'grpc_code'],
-      registers: [registry],
-    });
+    const registers = [registry];
+    const started = 'Total number of RPCs started on the server.';
+    this.#started = new Counter({ name: 'grpc_server_started_total', help: started, labelNames, registers });
+    const handled = 'Total number of RPCs completed on the server, regardless of success or failure.';
+    this.#handled = new Counter({ name: 'grpc_server_handled_total', help: handled, labelNames: [...labelNames, 'grpc_code'], registers });
+    const seconds = 'Histogram of response latency (seconds) of gRPC that had been application-level handled by the server.';
     this.#seconds = new Histogram({
       name: 'grpc_server_handling_seconds',
-      help: 'Histogram of response latency (seconds) of gRPC that had been application-level handled by the server.',
+      help: seconds,
       labelNames,
       buckets: HTTP_DURATION_BUCKETS,
-      registers: [registry],
+      registers,
     });
   }
 

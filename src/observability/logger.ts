@@ -1,3 +1,7 @@
+/**
+ * The service's logger (spec 4.5): JSON lines on stdout with keys time (ISO 8601), level (label) and msg, the
+ * process default (rule LOG-default), written in batches (rule LOG-turn-batched).
+ */
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { traceLogFields } from './request-trace.ts';
 
@@ -12,10 +16,7 @@ export function parseLogLevel(value: string | undefined): LogLevel {
 
 let processDefault: Logger | undefined;
 
-/**
- * JSON on stdout with keys time (ISO 8601), level (label) and msg (spec 4.5). Building it installs it
- * as the process default (see defaultLogger) and routes Node's process warnings through it.
- */
+/** Building it installs it as the process default (defaultLogger), which Node's process warnings go through. */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   const logger = pino(
     {
@@ -32,7 +33,10 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
     },
     destination ?? stdoutDestination(),
   );
-  installDefaultLogger(logger);
+  if (processDefault === undefined) {
+    process.on('warning', (warning) => defaultLogger().warn({ warning: warning.message, name: warning.name }, 'process warning'));
+  }
+  processDefault = logger;
   return logger;
 }
 
@@ -40,11 +44,9 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
 export const LOG_BATCH = { flushEveryMs: 10, minBytes: 64 * 1024 } as const;
 
 /**
- * The process's stdout through pino's sonic-boom, asynchronous and in batches (rule LOG-turn-batched):
- * lines are held until `minBytes` are (then written at once) or the periodic flush comes, every 10 ms.
- * Each line handed to the thread pool on its own was ~17% of a cache-hit GET's CPU (bench/ab.ts).
- * pino registers the stream for exit: on a crash or process.exit() what is held is written
- * synchronously, on a quiet exit asynchronously before the loop ends; only SIGKILL loses lines.
+ * The process's stdout through pino's sonic-boom, asynchronous and in batches (rule LOG-turn-batched): each
+ * line handed to the thread pool on its own was ~17% of a cache-hit GET's CPU (bench/ab.ts). pino registers
+ * the stream for exit, so what is held is still written on a crash or process.exit(); only SIGKILL loses lines.
  */
 export function stdoutDestination(): DestinationStream {
   return pino.destination({
@@ -54,13 +56,6 @@ export function stdoutDestination(): DestinationStream {
     maxWrite: 4 * LOG_BATCH.minBytes,
     periodicFlush: LOG_BATCH.flushEveryMs,
   });
-}
-
-function installDefaultLogger(logger: Logger): void {
-  if (processDefault === undefined) {
-    process.on('warning', (warning) => defaultLogger().warn({ warning: warning.message, name: warning.name }, 'process warning'));
-  }
-  processDefault = logger;
 }
 
 /** The process-wide default for code that is handed no logger (libraries, last-resort handlers). */

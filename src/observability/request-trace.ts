@@ -1,15 +1,14 @@
+/**
+ * The server span of a request (or gRPC call) and its ids on every log line inside it (rules TRACE-context,
+ * TRACE-log-ids), shared by every transport.
+ */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingHttpHeaders } from 'node:http';
 import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { TRACE_PARENT_HEADER, W3CTraceContextPropagator } from '@opentelemetry/core';
 
 /** The ids of the span a request (or gRPC call) runs under, once its transport has started it. */
-interface RequestScope {
-  traceId: string | undefined;
-  spanId: string | undefined;
-}
-
-const scopes = new AsyncLocalStorage<RequestScope>();
+const scopes = new AsyncLocalStorage<{ traceId?: string; spanId?: string }>();
 const propagator = new W3CTraceContextPropagator();
 
 /**
@@ -20,10 +19,9 @@ const propagator = new W3CTraceContextPropagator();
  * runs in the same async context later, and is not the request's work.
  */
 export function runInRequestScope<T>(work: (close: () => void) => T): T {
-  const scope: RequestScope = { traceId: undefined, spanId: undefined };
+  const scope: { traceId?: string; spanId?: string } = {};
   return scopes.run(scope, work, () => {
-    scope.traceId = undefined;
-    scope.spanId = undefined;
+    scope.traceId = scope.spanId = undefined;
   });
 }
 

@@ -1,3 +1,10 @@
+/**
+ * The tracer component (spec 4.5), complete after its constructor (the API server needs a working tracer at
+ * once; no separate start step). The exporter does not connect on construction, so an unreachable endpoint
+ * fails only at export time, asynchronously, reported by ReportingExporter. The provider is not registered
+ * globally: each instance is its own. With nothing to export to there is no span processor: a span ends and
+ * is handed to nothing (rule TRACE-no-exporter-work).
+ */
 import type { Tracer as OtelTracer } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -6,7 +13,7 @@ import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter, type SpanPr
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../ports/logger.ts';
 
-/** OpenTelemetry semantic conventions' service.name (ATTR_SERVICE_NAME; stable, so not worth a package). */
+/** Semantic conventions' ATTR_SERVICE_NAME (stable, so not worth a package). */
 const ATTR_SERVICE_NAME = 'service.name';
 
 /** One export attempt, and the whole shutdown flush: our bounds, so a dead collector costs little. */
@@ -23,19 +30,10 @@ export interface TracingOptions {
   readonly processors?: readonly SpanProcessor[];
   /** Where failed exports are reported (rate-limited); without one they are dropped silently. */
   readonly logger?: Logger;
-  /** Tests: the clock of the rate limit. */
-  readonly now?: () => number;
   /** The tracer when there is nothing to export to (composition's speed ring may give one); the SDK's otherwise. */
   readonly unexported?: () => OtelTracer;
 }
 
-/**
- * Complete after its constructor (spec 4.5: no separate start step; the API server needs a working
- * tracer at once). The exporter does not connect on construction, so an unreachable endpoint fails only
- * at export time, asynchronously, and is reported by ReportingExporter. The provider is not registered
- * globally: each instance is its own. With nothing to export to, the provider has no span processor: a
- * span ends and is handed to nothing (rule TRACE-no-exporter-work).
- */
 export class Tracing implements Component {
   readonly name = 'tracer';
   readonly tracer: OtelTracer;
@@ -49,7 +47,6 @@ export class Tracing implements Component {
         new OTLPTraceExporter({ url, timeoutMillis: EXPORT_TIMEOUT_MS }),
         options.otlpEndpoint,
         options.logger,
-        options.now,
       );
       processors.push(new BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS }));
     }
@@ -64,10 +61,7 @@ export class Tracing implements Component {
     this.tracer = this.#provider.getTracer('orders');
   }
 
-  /**
-   * Spec 3.4 rule 5: flush and shut the provider down. Bounded: an unreachable collector (whose
-   * exporter retries) must not hold the process's exit; spans it could not take are dropped.
-   */
+  /** Spec 3.4 rule 5: flush and shut down, bounded: an unreachable collector must not hold the process's exit. */
   async stop(): Promise<void> {
     if (this.#provider === undefined) return;
     let timer: NodeJS.Timeout | undefined;

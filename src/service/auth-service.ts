@@ -1,37 +1,27 @@
+/**
+ * Login (spec 5 rule 2). An unknown user is checked against a dummy hash, so it costs the same scrypt as a
+ * wrong password and both give the same ErrInvalidCredentials: timing does not reveal which usernames exist.
+ * Every derivation passes the login gate (login-gate.ts, rule LOGIN-gate).
+ */
 import { ErrInvalidCredentials } from '../domain/errors.ts';
 import type { CredentialStore } from '../ports/credential-store.ts';
 import { hashPassword, verifyPassword } from './password-hasher.ts';
 import { LoginGate, UNIDENTIFIED_CLIENT } from './login-gate.ts';
 import type { TokenService } from './token-service.ts';
 
-/**
- * The hash an unknown user's password is checked against: one per process, made when the first
- * AuthService is built (a replica restarted in the same process, as the explorer does hundreds of
- * times a second, must not pay a full-cost scrypt each time; the hash never changes).
- */
+/** One per process, made with the first AuthService: the explorer restarts replicas hundreds of times a second. */
 let dummyHash: Promise<string> | undefined;
-function sharedDummyHash(): Promise<string> {
-  dummyHash ??= hashPassword('not a password of anyone');
-  return dummyHash;
-}
 
-/**
- * Login (spec 5 rule 2). An unknown user is checked against a dummy hash, so it costs the same scrypt
- * as a wrong password and both give the same ErrInvalidCredentials: timing does not reveal which
- * usernames exist. Every derivation passes the login gate (login-gate.ts): bounded, fair per client,
- * overflow refused with ErrLoginBusy, in the core so every transport has it (spec 4.3 rule 3).
- */
 export class AuthService {
   readonly #credentials: CredentialStore;
   readonly #tokens: TokenService;
-  readonly #dummyHash: Promise<string>;
   readonly #gate: LoginGate;
 
   constructor(credentials: CredentialStore, tokens: TokenService, gate: LoginGate = new LoginGate()) {
     this.#credentials = credentials;
     this.#tokens = tokens;
     this.#gate = gate;
-    this.#dummyHash = sharedDummyHash();
+    dummyHash ??= hashPassword('not a password of anyone');
   }
 
   /**
@@ -40,7 +30,7 @@ export class AuthService {
    */
   async login(username: string, password: string, client: string = UNIDENTIFIED_CLIENT, signal?: AbortSignal): Promise<string> {
     const user = username === '' ? undefined : await this.#credentials.findByUsername(username);
-    const stored = user?.passwordHash ?? (await this.#dummyHash);
+    const stored = user?.passwordHash ?? (await dummyHash!);
     const matches = await this.#gate.run(client, () => verifyPassword(password, stored), signal);
     if (user === undefined || !matches) throw new ErrInvalidCredentials();
     return this.#tokens.issue(user.id, user.username);

@@ -1,8 +1,12 @@
+/**
+ * The one authentication step, shared by every transport: the HTTP header and gRPC `authorization` metadata
+ * carry the same `Bearer <token>` form (spec 5 rules 3-6: exactly one space, `Bearer` case-sensitive, a
+ * non-empty token). The principal it yields goes into the call context (spec 5 rule 6).
+ */
 import { namedError } from '../domain/named-error.ts';
 import { sessionKeyFromVerifiedSubject, type SessionKey } from '../domain/session-key.ts';
 import type { Claims, TokenService } from './token-service.ts';
 
-/** Who is calling: verified claims and the session key, placed in the call context (spec 5 rule 6). */
 export interface Principal {
   readonly userId: string;
   readonly claims: Claims;
@@ -13,11 +17,6 @@ export class ErrMissingCredentials extends namedError('ErrMissingCredentials', '
 
 const BEARER_PREFIX = 'Bearer ';
 
-/**
- * The one authentication step, shared by every transport (HTTP header and gRPC `authorization`
- * metadata carry the same `Bearer <token>` form). Spec 5 rules 3-6: exactly one space, the word
- * `Bearer` case-sensitive, a non-empty token.
- */
 export async function authenticate(authorization: string | undefined, tokens: TokenService): Promise<Principal> {
   if (authorization === undefined || !authorization.startsWith(BEARER_PREFIX)) throw new ErrMissingCredentials();
   const token = authorization.slice(BEARER_PREFIX.length);

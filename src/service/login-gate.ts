@@ -1,3 +1,11 @@
+/**
+ * The login gate (rule LOGIN-gate), in the core so every transport has it (spec 4.3 rule 3): unbounded, ~19
+ * scrypt logins/s pushed every other login past 13 s. A fixed number of derivations run at once; the rest
+ * wait in per-client FIFO queues (keyed by the peer address the transport gives), and a freed slot goes to
+ * the waiting client with the fewest running, then the least recently served, so a newcomer never waits
+ * behind a flooder's queue. Overflow is refused at once: past a client's own queue, or, with the total queue
+ * full, the newest waiter of the longest queue. Not per username: that would let anyone lock a victim out.
+ */
 import { availableParallelism } from 'node:os';
 import { namedError } from '../domain/named-error.ts';
 
@@ -14,13 +22,9 @@ export interface LoginGateLimits {
 }
 
 /**
- * Sized from measurement (bench/login-flood.ts; spec/rules.yaml LOGIN-gate). One scrypt derivation
- * (N=16384, r=8) takes a core ~50 ms idle and ~200 ms on the shared 2-core CI machine, and running more
- * at once than there are cores only stretches each (there: 5.1 logins/s with 1 at once, 5.3 with 2,
- * 4.9 with 4). So one derivation per core but one, which the event loop keeps for parsing, gRPC and
- * every other request (with 2 at once on 2 cores a victim's login waited ~2 s behind a gRPC flood),
- * capped at libuv's default thread pool (4), where scrypt runs. A client may wait behind 2 of its
- * own (a retry is not refused); the whole queue holds 8 per running derivation.
+ * Measured (bench/login-flood.ts): more derivations at once than cores only stretches each, so one per core
+ * but one, which the event loop keeps for every other request, capped at libuv's thread pool (4) where
+ * scrypt runs. A client may wait behind 2 of its own; the whole queue holds 8 per running derivation.
  */
 export function defaultLoginGateLimits(cores: number = availableParallelism()): LoginGateLimits {
   const concurrency = Math.max(1, Math.min(4, cores - 1));
@@ -36,26 +40,15 @@ interface Waiter {
 /** Whose logins share one queue when the transport cannot tell callers apart. */
 export const UNIDENTIFIED_CLIENT = 'unidentified';
 
-/**
- * Bounds the CPU that logins can take (rule LOGIN-gate: ~19 scrypt logins/s, below one client's REST rate
- * limit, pushed every other login past 13 s). A fixed number of derivations run at once; the rest wait
- * in per-client FIFO queues, and a freed slot goes to the waiting client with the fewest derivations
- * running, then to the least recently served, so a newcomer waits for one slot to free, never behind a flooder's queue
- * (fair queuing keyed by an opaque client key the transport gives: the peer address). Overflow is refused at once: a client past its own queue, or, when the
- * total queue is full, the newest waiter of the longest queue (longest-queue drop), so the flooder,
- * never a newcomer, pays for a full gate.
- *
- * Not a per-username limiter: a limiter on the name lets anyone lock a victim out of their own
- * account by flooding wrong passwords for it, and does nothing against a flood spread over names.
- */
 export class LoginGate {
   readonly #limits: LoginGateLimits;
   #running = 0;
   #waiting = 0;
-  /** Derivations running per client: the next slot goes to the waiting client with the fewest. */
-  readonly #runningBy = new Map<string, number>();
-  /** When each client running or waiting last got a slot (a counter): ties go to the least recently served. */
-  readonly #servedAt = new Map<string, number>();
+  /**
+   * Per client running or waiting: its derivations running (the next slot goes to the waiting client with the
+   * fewest) and when it last got a slot (a counter: ties go to the least recently served).
+   */
+  readonly #clients = new Map<string, { running: number; servedAt: number }>();
   #served = 0;
   /** Insertion order is the round-robin order: a client served moves to the back. */
   readonly #queues = new Map<string, Waiter[]>();
@@ -77,15 +70,14 @@ export class LoginGate {
     try {
       return await work();
     } finally {
-      const left = (this.#runningBy.get(client) ?? 1) - 1;
-      if (left === 0) this.#runningBy.delete(client);
-      else this.#runningBy.set(client, left);
+      const state = this.#clients.get(client)!;
+      state.running -= 1;
       this.#next();
-      if (!this.#runningBy.has(client) && !this.#queues.has(client)) this.#servedAt.delete(client);
+      if (state.running === 0 && !this.#queues.has(client)) this.#clients.delete(client);
     }
   }
 
-  /** For tests and the bench: what the gate holds right now. */
+  /** What the gate holds right now (tests and the bench). */
   get load(): { readonly running: number; readonly waiting: number } {
     return { running: this.#running, waiting: this.#waiting };
   }
@@ -100,10 +92,8 @@ export class LoginGate {
     if (own.length >= this.#limits.queuePerClient) return Promise.reject(new ErrLoginBusy());
     if (this.#waiting >= this.#limits.queueTotal && !this.#dropFromLongerThan(own.length)) return Promise.reject(new ErrLoginBusy());
     return new Promise<void>((admit, refuse) => {
+      // Listens only while its waiter is queued: admit and refuse remove it as the waiter leaves its queue.
       const leave = (): void => {
-        // Runs only while its waiter is queued: admit and refuse remove this listener before the waiter
-        // leaves its queue (#next and #dropFromLongerThan take it out and call one of them at once), so the
-        // client's queue exists and holds the waiter.
         const queue = this.#queues.get(client)!;
         queue.splice(queue.indexOf(waiter), 1);
         this.#waiting -= 1;
@@ -115,27 +105,24 @@ export class LoginGate {
         refuse: (error) => (signal?.removeEventListener('abort', leave), refuse(error)),
       };
       own.push(waiter);
-      // A client already waiting keeps its place in the round-robin order: `own` is its queue, and setting
-      // a key the Map holds does not move it.
-      this.#queues.set(client, own);
+      this.#queues.set(client, own); // a key the Map holds keeps its place in the round-robin order
       this.#waiting += 1;
       signal?.addEventListener('abort', leave, { once: true });
     });
   }
 
   #startedFor(client: string): void {
-    this.#runningBy.set(client, (this.#runningBy.get(client) ?? 0) + 1);
-    this.#served += 1;
-    this.#servedAt.set(client, this.#served);
+    const state = this.#clients.get(client) ?? { running: 0, servedAt: 0 };
+    state.running += 1;
+    state.servedAt = ++this.#served;
+    this.#clients.set(client, state);
   }
 
   /** Whether `a` goes before `b`: fewer derivations running, then served less recently (round robin). */
   #before(a: string, b: string): boolean {
-    const runningA = this.#runningBy.get(a) ?? 0;
-    const runningB = this.#runningBy.get(b) ?? 0;
-    if (runningA < runningB) return true;
-    if (runningA > runningB) return false;
-    return (this.#servedAt.get(a) ?? 0) < (this.#servedAt.get(b) ?? 0);
+    const none = { running: 0, servedAt: 0 };
+    const [x, y] = [this.#clients.get(a) ?? none, this.#clients.get(b) ?? none];
+    return x.running === y.running ? x.servedAt < y.servedAt : x.running < y.running;
   }
 
   /** Longest-queue drop: refuses the newest waiter of the longest queue, if it is longer than `length`. */
@@ -150,17 +137,10 @@ export class LoginGate {
     return true;
   }
 
-  /**
-   * A derivation finished: its slot goes to the waiting client with the fewest derivations running
-   * (a flooder already holding slots yields to a newcomer), then the least recently served (the
-   * client whose derivation just ended goes last), or is freed. At most queueTotal clients wait, so
-   * the scan is bounded.
-   */
+  /** A derivation finished: its slot goes to the next waiting client (#before), or is freed. At most queueTotal wait. */
   #next(): void {
     let turn: [string, Waiter[]] | undefined;
-    for (const entry of this.#queues) {
-      if (turn === undefined || this.#before(entry[0], turn[0])) turn = entry;
-    }
+    for (const entry of this.#queues) if (turn === undefined || this.#before(entry[0], turn[0])) turn = entry;
     if (turn === undefined) {
       this.#running -= 1;
       return;

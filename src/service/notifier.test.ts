@@ -69,17 +69,6 @@ describe('Notifier (spec 6 rules 2, 4; rule EVT-7-delivery)', () => {
     await expect((await setup()).notifier.run(AbortSignal.abort())).resolves.toBeUndefined();
   });
 
-  it('is built with its three dependencies or not at all (a missing one is a wiring mistake, found at start-up)', () => {
-    const bus = new MemoryEventBus();
-    const store = new MemoryStore();
-    const logger = createLogger('error', new LogCapture());
-    expect(() => new Notifier(bus, store, logger)).not.toThrow();
-    const missing = new TypeError('Notifier: missing dependency');
-    expect(() => new Notifier(undefined as never, store, logger)).toThrow(missing);
-    expect(() => new Notifier(bus, undefined as never, logger)).toThrow(missing);
-    expect(() => new Notifier(bus, store, undefined as never)).toThrow(missing);
-  });
-
   it('[EVT-4-notifier-stop] stop drains what the relay just published and announces it, within the default budget', async () => {
     const { bus, store, logs } = await setup();
     const notifier = new Notifier(bus, store, createLogger('debug', logs));

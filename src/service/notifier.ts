@@ -1,3 +1,9 @@
+/**
+ * The notifier (spec 6 rule 2): consumes order-placed events and logs `order placed` with order_id, user_id and
+ * item. Every replica consumes through the one shared durable consumer, and the ledger records each announced
+ * event, so a redelivered event (lost ack, broker restart) is not announced again; the broker's
+ * acknowledgement follows the line (rule EVT-7-delivery).
+ */
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { OrderEventSubscriber, OrderPlacedEnvelope } from '../ports/order-events.ts';
@@ -6,12 +12,6 @@ import type { NotificationLedger } from '../ports/outbox.ts';
 /** Bound on the stop-time drain (rule EVT-4-notifier-stop: after the relay's flush). */
 export const NOTIFIER_DRAIN_MS = 3_000;
 
-/**
- * Spec 6 rule 2: consumes order-placed events and logs `order placed` with order_id, user_id, item.
- * Every replica consumes through the one shared durable consumer, and the ledger records each
- * announced event, so a redelivered event (lost ack, broker restart) is not announced again; the
- * broker's acknowledgement follows the line (rule EVT-7-delivery).
- */
 export class Notifier implements Component {
   readonly name = 'notifier';
   readonly #subscriber: OrderEventSubscriber;
@@ -20,7 +20,6 @@ export class Notifier implements Component {
   readonly #drainMs: number;
 
   constructor(subscriber: OrderEventSubscriber, ledger: NotificationLedger, logger: Logger, options: { drainMs?: number } = {}) {
-    if (subscriber === undefined || ledger === undefined || logger === undefined) throw new TypeError('Notifier: missing dependency');
     this.#subscriber = subscriber;
     this.#ledger = ledger;
     this.#logger = logger;

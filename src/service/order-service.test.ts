@@ -10,7 +10,7 @@ import type { OrderPlaced } from '../domain/order-placed.ts';
 import { sessionKeyFromVerifiedSubject } from '../domain/session-key.ts';
 import { createLogger } from '../observability/logger.ts';
 import type { Placement } from '../ports/order-repository.ts';
-import { SessionScope } from '../session/session-scope.ts';
+import { SessionScope } from '../session/scope.ts';
 import type { Principal } from './authenticate.ts';
 import { OrderService, pageOf, type CallContext, type OrderServiceDeps } from './order-service.ts';
 

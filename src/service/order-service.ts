@@ -11,7 +11,7 @@ import type { Logger } from '../ports/logger.ts';
 import { systemClock, type Clock, type IdGenerator } from '../ports/clock.ts';
 import type { OrderCache } from '../ports/order-cache.ts';
 import type { IdempotencyClaim, OrderRepository, Page } from '../ports/order-repository.ts';
-import type { SessionScope } from '../session/session-scope.ts';
+import type { SessionScope } from '../session/scope.ts';
 import type { Principal } from './authenticate.ts';
 
 /** The caller of a business operation: who (from authentication) and the call's done signal. */

@@ -171,17 +171,6 @@ describe('OutboxRelay (rule EVT-7-delivery)', () => {
     await running;
   });
 
-  it('is built with its three dependencies or not at all (a missing one is a wiring mistake, found at start-up)', () => {
-    const store = new MemoryStore();
-    const bus = new MemoryEventBus();
-    const logger = createLogger('error', new LogCapture());
-    const missing = new TypeError('OutboxRelay: missing dependency');
-    expect(() => new OutboxRelay(store, bus, logger)).not.toThrow();
-    expect(() => new OutboxRelay(undefined as never, bus, logger)).toThrow(missing);
-    expect(() => new OutboxRelay(store, undefined as never, logger)).toThrow(missing);
-    expect(() => new OutboxRelay(store, bus, undefined as never)).toThrow(missing);
-  });
-
   it('a round says `full` when it claimed a whole batch (more may wait) and `partial` otherwise', async () => {
     const { store, bus, relay } = setup({ batchSize: 2 });
     await place(store, 3);

@@ -1,3 +1,9 @@
+/**
+ * The outbox relay (rule EVT-7-delivery): publishes pending outbox events to the broker and marks them sent,
+ * retrying with backoff while the broker (or the database) is away. Every replica runs one; the store's
+ * claims (FOR UPDATE SKIP LOCKED) keep them off each other's rows, and the broker's duplicate window drops a
+ * re-publish of an event whose `sent` mark was lost. Stop (after the API stopped): one bounded flush.
+ */
 import { ErrUnavailable } from '../domain/errors.ts';
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../ports/logger.ts';
@@ -6,68 +12,43 @@ import type { OrderEventPublisher, OrderPlacedEnvelope } from '../ports/order-ev
 import type { OutboxStore } from '../ports/outbox.ts';
 import { systemTimers, type Timers } from '../ports/timers.ts';
 
-/** Our choices for the outbox relay (spec/rules.yaml EVT-7-delivery). */
-export interface OutboxRelayOptions {
+/** Our choices for the relay (spec/rules.yaml EVT-7-delivery). */
+const DEFAULTS = {
   /** Events claimed and published per round. */
-  readonly batchSize?: number;
-  /** Pause between rounds that found less than a full batch. */
-  readonly pollMs?: number;
-  /** Backoff after a failed round: doubles from initial to max, with ±20% jitter. */
-  readonly backoffInitialMs?: number;
-  readonly backoffMaxMs?: number;
-  /** How often the backlog is measured (metric and health). */
-  readonly sampleMs?: number;
-  /** Health reports the backlog once this many events are pending… */
-  readonly unhealthyPending?: number;
-  /** …or the oldest pending event is this old. */
-  readonly unhealthyAgeMs?: number;
-  /** How often expired idempotency keys are deleted. */
-  readonly purgeEveryMs?: number;
-  /** Bound on the stop-time flush. */
-  readonly flushTimeoutMs?: number;
-  readonly clock?: Clock;
-  /**
-   * Where the relay waits (poll, backoff, sample and purge cadence) and measures its stop-time budget:
-   * real timers unless given. An injected seam (as MemoryEventBus's `timers`) so unit tests observe the
-   * backoff delays and the flush deadline on a stepped clock instead of waiting them out.
-   */
-  readonly timers?: Timers;
-}
-
-export const OUTBOX_RELAY_DEFAULTS = {
   batchSize: 256,
+  /** Pause between rounds that found less than a full batch. */
   pollMs: 50,
+  /** Backoff after a failed round: doubles from initial to max, with ±20% jitter. */
   backoffInitialMs: 100,
   backoffMaxMs: 2_000,
+  /** How often the backlog is measured (metric and health). */
   sampleMs: 1_000,
+  /** Health reports the backlog once this many events are pending, or the oldest is this old. */
   unhealthyPending: 10_000,
   unhealthyAgeMs: 10_000,
+  /** How often expired idempotency keys are deleted. */
   purgeEveryMs: 60_000,
+  /** Bound on the stop-time flush. */
   flushTimeoutMs: 5_000,
-} as const;
+};
 
-/** What the relay knows about itself, for metrics (observability/outbox-metrics.ts) and health. */
+/** `timers`: where the relay waits and measures its stop budget, so tests step time instead of waiting. */
+export type OutboxRelayOptions = Partial<typeof DEFAULTS> & { readonly clock?: Clock; readonly timers?: Timers };
+
+/** What the relay knows about itself, for metrics (observability/metrics.ts); pending is undefined before the first sample. */
 export interface OutboxRelayStats {
-  /** Pending events at the last sample; undefined before the first one succeeded. */
   readonly pending: number | undefined;
   readonly oldestAgeSeconds: number | undefined;
   readonly published: number;
   readonly publishFailures: number;
 }
 
-/**
- * The outbox relay (rule EVT-7-delivery): publishes pending outbox events to the broker and marks them sent;
- * retries with backoff while the broker (or the database) is away. Every replica runs one; the
- * store's claims (FOR UPDATE SKIP LOCKED) keep them off each other's rows, and the broker's
- * duplicate window drops a re-publish of an event whose `sent` mark was lost (crash, timeout).
- * Stop (after the API stopped taking requests): one bounded flush of what is pending.
- */
 export class OutboxRelay implements Component {
   readonly name = 'relay';
   readonly #outbox: OutboxStore;
   readonly #publisher: OrderEventPublisher;
   readonly #logger: Logger;
-  readonly #options: Required<Omit<OutboxRelayOptions, 'clock' | 'timers'>>;
+  readonly #options: typeof DEFAULTS;
   readonly #clock: Clock;
   readonly #timers: Timers;
   #pending: number | undefined;
@@ -78,19 +59,18 @@ export class OutboxRelay implements Component {
   #failing = false;
 
   constructor(outbox: OutboxStore, publisher: OrderEventPublisher, logger: Logger, options: OutboxRelayOptions = {}) {
-    if (outbox === undefined || publisher === undefined || logger === undefined) throw new TypeError('OutboxRelay: missing dependency');
     this.#outbox = outbox;
     this.#publisher = publisher;
     this.#logger = logger;
-    this.#clock = options.clock ?? systemClock;
-    this.#timers = options.timers ?? systemTimers;
-    const { clock: _clock, timers: _timers, ...rest } = options;
-    this.#options = { ...OUTBOX_RELAY_DEFAULTS, ...stripUndefined(rest) };
+    const { clock = systemClock, timers = systemTimers, ...rest } = options;
+    this.#clock = clock;
+    this.#timers = timers;
+    this.#options = { ...DEFAULTS, ...rest };
   }
 
   async run(signal: AbortSignal): Promise<void> {
     const sampler = this.#every(this.#options.sampleMs, signal, () => this.#sample());
-    const purger = this.#every(this.#options.purgeEveryMs, signal, () => this.#purge());
+    const purger = this.#every(this.#options.purgeEveryMs, signal, () => this.#outbox.purge(this.#clock.now()));
     let failures = 0;
     while (!signal.aborted) {
       const round = await this.relayOnce();
@@ -121,10 +101,7 @@ export class OutboxRelay implements Component {
     }
   }
 
-  /**
-   * One claim-publish-mark round: 'full' when a whole batch went out (more may be waiting),
-   * 'partial' when the outbox had less than a batch, 'failed' when anything failed.
-   */
+  /** One claim-publish-mark round: 'full' (more may be waiting), 'partial' (less than a batch) or 'failed'. */
   async relayOnce(): Promise<'full' | 'partial' | 'failed'> {
     let failed = false;
     try {
@@ -147,18 +124,14 @@ export class OutboxRelay implements Component {
   }
 
   stats(): OutboxRelayStats {
-    return {
-      pending: this.#pending,
-      oldestAgeSeconds: this.#oldestAgeMs() === undefined ? undefined : (this.#oldestAgeMs() as number) / 1_000,
-      published: this.#published,
-      publishFailures: this.#publishFailures,
-    };
+    const ageMs = this.#oldestAgeMs();
+    const oldestAgeSeconds = ageMs === undefined ? undefined : ageMs / 1_000;
+    return { pending: this.#pending, oldestAgeSeconds, published: this.#published, publishFailures: this.#publishFailures };
   }
 
   /**
    * Part of the publisher's health node (rule EVT-7-delivery): fails once the last sampled backlog passes a
-   * threshold. The sample is the relay's own; a database outage shows on the database node instead.
-   * Not named `health`: the relay is no health node of its own (spec 2.3 names three).
+   * threshold. Not named `health`: the relay is no health node of its own (spec 2.3 names three).
    */
   async backlogHealth(): Promise<void> {
     const pending = this.#pending ?? 0;
@@ -174,28 +147,18 @@ export class OutboxRelay implements Component {
   /** Publishes a batch concurrently; resolves with the acknowledged ids, logs the failures once per round. */
   async #publishAll(batch: readonly OrderPlacedEnvelope[]): Promise<string[]> {
     const results = await Promise.allSettled(batch.map((envelope) => this.#publisher.publishOrderPlaced(envelope)));
-    const acked: string[] = [];
-    let firstFailure: { id: string; orderId: string; reason: unknown } | undefined;
-    results.forEach((result, i) => {
-      const envelope = batch[i] as OrderPlacedEnvelope;
-      if (result.status === 'fulfilled') acked.push(envelope.id);
-      else firstFailure ??= { id: envelope.id, orderId: envelope.event.order_id, reason: result.reason };
-    });
+    const acked = batch.filter((_, i) => results[i]!.status === 'fulfilled').map((envelope) => envelope.id);
     this.#published += acked.length;
-    if (firstFailure !== undefined) {
+    const first = results.findIndex((result) => result.status === 'rejected');
+    if (first >= 0) {
       const failed = batch.length - acked.length;
       this.#publishFailures += failed;
       this.#failing = true;
-      // Spec 6 rule 3's publish failure path, now here: one line per failed round, not per event.
+      const { id, event } = batch[first]!;
+      const err = messageOf((results[first] as PromiseRejectedResult).reason);
+      // Spec 6 rule 3: a failed publish is logged, one line per failed round, not per event.
       this.#logger.warn(
-        {
-          component: this.name,
-          failed,
-          published: acked.length,
-          event_id: firstFailure.id,
-          order_id: firstFailure.orderId,
-          err: messageOf(firstFailure.reason),
-        },
+        { component: this.name, failed, published: acked.length, event_id: id, order_id: event.order_id, err },
         'outbox relay: publish failed',
       );
     }
@@ -208,12 +171,8 @@ export class OutboxRelay implements Component {
     this.#oldest = backlog.oldestCreatedAt;
   }
 
-  async #purge(): Promise<void> {
-    await this.#outbox.purge(this.#clock.now());
-  }
-
   /** Runs `task` now and every `ms` until the signal aborts; a failed task is retried next time. */
-  async #every(ms: number, signal: AbortSignal, task: () => Promise<void>): Promise<void> {
+  async #every(ms: number, signal: AbortSignal, task: () => Promise<unknown>): Promise<void> {
     while (!signal.aborted) {
       await task().catch(() => undefined);
       await this.#timers.sleep(ms, signal);
@@ -228,10 +187,6 @@ export class OutboxRelay implements Component {
     const base = Math.min(this.#options.backoffMaxMs, this.#options.backoffInitialMs * 2 ** Math.min(failures - 1, 20));
     return Math.round(base * (0.8 + Math.random() * 0.4));
   }
-}
-
-function stripUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 function messageOf(error: unknown): string {

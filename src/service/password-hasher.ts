@@ -1,9 +1,9 @@
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-
 /**
  * scrypt password hashes in a self-describing string: `scrypt$N$r$p$salt$hash` (base64url), so the
  * cost can be raised later without breaking stored hashes.
  */
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+
 const DEFAULT_COST = { N: 16_384, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
 

@@ -5,7 +5,7 @@ import { DomainError, ErrForbidden, ErrInvalidCredentials, ErrValidation } from 
 import { validateNewOrder } from '../domain/order.ts';
 import { sessionKeyFromVerifiedSubject as key } from '../domain/session-key.ts';
 import { createLogger } from '../observability/logger.ts';
-import { SessionScope } from '../session/session-scope.ts';
+import { SessionScope } from '../session/scope.ts';
 import { decodeCreateOrderRequest } from '../transports/http/rest/dto.ts';
 import { AuthService } from './auth-service.ts';
 import { OrderService } from './order-service.ts';

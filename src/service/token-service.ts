@@ -1,3 +1,7 @@
+/**
+ * HS256 tokens (spec 5 rule 1), independent of any transport (rule 7). The algorithm is pinned on
+ * verification so a token cannot choose its own (`alg: none`, RS/HS confusion).
+ */
 import { webcrypto } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { namedError } from '../domain/named-error.ts';
@@ -20,35 +24,25 @@ const ISSUER = 'orders';
 export const IAT_LEEWAY_S = 30;
 
 /**
- * Segments of canonical base64url (RFC 7515 §2: no padding; RFC 4648 §3.5: unused bits zero), so one
- * token has exactly one text (RFC 8725 §2.x malleability): `=` appended, `+` or `/` for `-` or `_`, or the
- * low bits of the last character changed decode to the same bytes and would otherwise verify. A segment
- * is canonical when its bytes encode back to it: the encoder writes only the base64url alphabet, so this
- * also refuses any other character. The count of segments and an empty one are jose's to refuse (not a
- * compact JWS, no JSON claims, no signature): checking them here too would refuse nothing more.
+ * Canonical base64url segments (RFC 7515 §2, RFC 4648 §3.5), so one token has exactly one text (rule
+ * AUTH-token-canonical): padding, `+`/`/`, or changed unused low bits decode to the same bytes and would
+ * otherwise verify. A segment is canonical when its bytes encode back to it; the segment count is jose's.
  */
 function isCanonicalCompact(token: string): boolean {
   return token.split('.').every((segment) => Buffer.from(segment, 'base64url').toString('base64url') === segment);
 }
 
-/**
- * HS256 tokens (spec 5 rule 1), independent of any transport (rule 7). The algorithm is pinned on
- * verification so a token cannot choose its own (`alg: none`, RS/HS confusion).
- */
 export class TokenService {
-  readonly #key: Uint8Array;
   /** Imported once: jose would otherwise import the raw secret into WebCrypto on every call. */
-  #cryptoKey: Promise<webcrypto.CryptoKey> | undefined;
-  readonly #lifetimeMs: number;
+  readonly #key: Promise<webcrypto.CryptoKey>;
+  readonly #lifetimeS: number;
   readonly #now: () => number;
 
   constructor(secret: string, lifetimeMs: number, now: () => number = Date.now) {
     const key = new TextEncoder().encode(secret);
-    if (key.byteLength < MIN_SECRET_BYTES) {
-      throw new RangeError(`JWT_SECRET must be at least ${MIN_SECRET_BYTES} bytes`);
-    }
-    this.#key = key;
-    this.#lifetimeMs = lifetimeMs;
+    if (key.byteLength < MIN_SECRET_BYTES) throw new RangeError(`JWT_SECRET must be at least ${MIN_SECRET_BYTES} bytes`);
+    this.#key = webcrypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    this.#lifetimeS = Math.max(1, Math.round(lifetimeMs / 1000));
     this.#now = now;
   }
 
@@ -59,23 +53,14 @@ export class TokenService {
       .setSubject(userId)
       .setIssuer(ISSUER)
       .setIssuedAt(iat)
-      .setExpirationTime(iat + this.#lifetimeSeconds())
-      .sign(await this.#signingKey());
-  }
-
-  #lifetimeSeconds(): number {
-    return Math.max(1, Math.round(this.#lifetimeMs / 1000));
-  }
-
-  #signingKey(): Promise<webcrypto.CryptoKey> {
-    this.#cryptoKey ??= webcrypto.subtle.importKey('raw', this.#key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
-    return this.#cryptoKey;
+      .setExpirationTime(iat + this.#lifetimeS)
+      .sign(await this.#key);
   }
 
   async verify(token: string): Promise<Claims> {
     if (!isCanonicalCompact(token)) throw new ErrInvalidToken();
     try {
-      const { payload } = await jwtVerify(token, await this.#signingKey(), {
+      const { payload } = await jwtVerify(token, await this.#key, {
         algorithms: [ALGORITHM],
         issuer: ISSUER,
         requiredClaims: ['sub', 'exp', 'iat'],
@@ -87,7 +72,7 @@ export class TokenService {
       const exp = payload.exp as number;
       const iat = payload.iat as number;
       // Only tokens as this service issues them: not from the future, not living longer than JWT_EXPIRY.
-      if (iat > this.#now() / 1000 + IAT_LEEWAY_S || exp - iat > this.#lifetimeSeconds()) throw new ErrInvalidToken();
+      if (iat > this.#now() / 1000 + IAT_LEEWAY_S || exp - iat > this.#lifetimeS) throw new ErrInvalidToken();
       return { sub: payload.sub, name: payload['name'], exp, iat };
     } catch (error) {
       if (error instanceof ErrInvalidToken || error instanceof joseErrors.JOSEError || error instanceof TypeError) {

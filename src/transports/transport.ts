@@ -14,7 +14,7 @@ import type { RateLimitStore, TokenBucketLimiter } from '../rate-limit/store.ts'
 import type { AuthService } from '../service/auth-service.ts';
 import type { OrderService } from '../service/order-service.ts';
 import type { TokenService } from '../service/token-service.ts';
-import type { SessionScope } from '../session/session-scope.ts';
+import type { SessionScope } from '../session/scope.ts';
 import type { PlatformTimeouts, ServerTimeouts } from './http/server/timeouts.ts';
 
 /** The core services a transport builds its protocol objects from (http/rest/api.ts restParts, grpc/handler.ts). */

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { PostgresCredentialStore } from '../../src/adapters/postgres/postgres-credential-store.ts';
-import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
+import { PostgresCredentialStore } from '../../src/adapters/postgres/credential-store.ts';
+import { PostgresDatabase } from '../../src/adapters/postgres/database.ts';
 import type { Env } from '../../src/config/env.ts';
 import { verifyPassword } from '../../src/service/password-hasher.ts';
 import { captureLogger, dropSchemas, postgresConfig, testSchemaName } from './postgres-harness.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Transactional } from '../../src/adapters/postgres/postgres-database.ts';
-import { DEFERRED_JOIN_MIN_OFFSET, listSql, PostgresOrderRepository } from '../../src/adapters/postgres/postgres-order-repository.ts';
+import type { Transactional } from '../../src/adapters/postgres/database.ts';
+import { DEFERRED_JOIN_MIN_OFFSET, listSql, PostgresOrderRepository } from '../../src/adapters/postgres/order-repository.ts';
 
 /** The scale of the list benchmark (bench/list-query.ts): one user with 20,000 orders, read 20 at a time. */
 const ORDERS = 20_000;
@@ -54,7 +54,7 @@ export function listPlanContract(name: string, database: () => Transactional): v
 
     /**
      * The plan of the statement listByUser sends for this offset: as planned for these values, and as the
-     * generic plan Postgres may settle on for the prepared statement (postgres-database.ts NamedStatement),
+     * generic plan Postgres may settle on for the prepared statement (adapters/postgres/database.ts NamedStatement),
      * which knows no offset.
      */
     async function plan(offset: number, mode: PlanMode): Promise<PlanNode[]> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { scrub, translatePgError } from '../../src/adapters/postgres/pg-errors.ts';
-import { describeDsn, dsnSecrets, postgresConfigFromEnv } from '../../src/adapters/postgres/postgres-config.ts';
+import { scrub, translatePgError } from '../../src/adapters/postgres/errors.ts';
+import { describeDsn, dsnSecrets, postgresConfigFromEnv } from '../../src/adapters/postgres/config.ts';
 import { ErrConflict, ErrUnavailable } from '../../src/domain/errors.ts';
 
 function pgError(code: string, message: string, constraint?: string): Error {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
+import type { PostgresDatabase } from '../../src/adapters/postgres/database.ts';
 import { postgresDatabaseContract, VERSIONS } from './postgres-database.contract.ts';
 import { captureLogger, startPgliteDatabase, type PgliteDatabase } from './postgres-harness.ts';
 

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { PostgresCredentialStore } from '../../src/adapters/postgres/postgres-credential-store.ts';
-import type { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
+import { PostgresCredentialStore } from '../../src/adapters/postgres/credential-store.ts';
+import type { PostgresDatabase } from '../../src/adapters/postgres/database.ts';
 import { loadMigrations } from '../../src/adapters/postgres/migrations.ts';
-import { PostgresOrderRepository } from '../../src/adapters/postgres/postgres-order-repository.ts';
+import { PostgresOrderRepository } from '../../src/adapters/postgres/order-repository.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import type { Order } from '../../src/domain/order.ts';
 import { credentialStoreContract } from './credential-store.contract.ts';
 import { listPlanContract } from './list-plan.contract.ts';
 import { orderRepositoryContract } from './order-repository.contract.ts';
 import { outboxContract } from './outbox.contract.ts';
-import { PostgresOutbox } from '../../src/adapters/postgres/postgres-outbox.ts';
+import { PostgresOutbox } from '../../src/adapters/postgres/outbox.ts';
 import { CoalescingOrderRepository } from '../../speed/placement-coalescer.ts';
 
 /** Every migration file, in order (001_init, 003_outbox_idempotency, …). */
@@ -27,7 +27,7 @@ export function postgresDatabaseContract(name: string, database: () => PostgresD
   outboxContract(name, () => ({ repository: new PostgresOrderRepository(database()), outbox: new PostgresOutbox(database()) }));
   // With the speed ring's repository (speed/placement-coalescer.ts): creates without a key coalesced.
   outboxContract(`${name}, creates coalesced (speed ring)`, () => ({
-    repository: new CoalescingOrderRepository(new PostgresOrderRepository(database()), database()),
+    repository: new CoalescingOrderRepository(database()),
     outbox: new PostgresOutbox(database()),
   }));
   credentialStoreContract(name, () => new PostgresCredentialStore(database()));

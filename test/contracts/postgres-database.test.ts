@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import { Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
+import { PostgresDatabase } from '../../src/adapters/postgres/database.ts';
 import { ConfigError } from '../../src/config/env.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import { startFakePostgres, type FakePostgres } from '../support/fake-postgres.ts';

@@ -1,6 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
+import { PostgresDatabase } from '../../src/adapters/postgres/database.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import { captureLogger, postgresConfig } from './postgres-harness.ts';
 import { listenLocal } from '../support/ports.ts';

@@ -3,8 +3,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pg from 'pg';
 import { createLogger, type Logger } from '../../src/observability/logger.ts';
-import { POSTGRES_DEFAULTS, type PostgresConfig } from '../../src/adapters/postgres/postgres-config.ts';
-import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
+import { POSTGRES_DEFAULTS, type PostgresConfig } from '../../src/adapters/postgres/config.ts';
+import { PostgresDatabase } from '../../src/adapters/postgres/database.ts';
 
 /** A logger whose JSON lines a test can read back. */
 export function captureLogger(): { logger: Logger; lines: () => Array<Record<string, unknown>> } {

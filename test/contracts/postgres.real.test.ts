@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresDatabase } from '../../src/adapters/postgres/postgres-database.ts';
+import { PostgresDatabase } from '../../src/adapters/postgres/database.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import { postgresDatabaseContract, VERSIONS } from './postgres-database.contract.ts';
 import { captureLogger, dropSchemas, postgresConfig, testSchemaName } from './postgres-harness.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NatsEventBus } from '../../src/adapters/nats/nats-event-bus.ts';
+import { NatsEventBus } from '../../src/adapters/nats/event-bus.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import { sampleEnvelope } from '../contracts/order-events.contract.ts';
 import { findBinary, startNatsServer, type LocalServer } from './local-servers.ts';

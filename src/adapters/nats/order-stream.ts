@@ -1,3 +1,7 @@
+/**
+ * The order-placed stream and its one durable consumer, declared at start-up (rule EVT-7-delivery): created
+ * when missing; an existing stream (an operator's, with its own limits, which we respect) must capture our subject.
+ */
 import {
   AckPolicy,
   DeliverPolicy,
@@ -10,7 +14,6 @@ import {
 import { nanos } from '@nats-io/transport-node';
 import { ErrUnavailable } from '../../domain/errors.ts';
 
-/** Names and limits of the order-placed stream and its one shared consumer (spec/rules.yaml EVT-7-delivery). */
 export interface OrderStreamSettings {
   readonly stream: string;
   readonly subject: string;
@@ -18,13 +21,13 @@ export interface OrderStreamSettings {
   readonly durable: string;
   /** The broker drops a second message with the same Nats-Msg-Id within this window. */
   readonly duplicateWindowMs: number;
-  /** How long the stream keeps a message (limits retention: the count of published events stays visible). */
+  /** Limits retention: the count of published events stays visible. */
   readonly maxAgeMs: number;
   /** An unacknowledged delivery is redelivered (possibly to another replica) after this long. */
   readonly ackWaitMs: number;
 }
 
-export const ORDER_STREAM_DEFAULTS = {
+export const ORDER_STREAM_DEFAULTS: Omit<OrderStreamSettings, 'subject'> = {
   stream: 'ORDERS',
   durable: 'orders-notifier',
   duplicateWindowMs: 10 * 60_000,
@@ -32,16 +35,12 @@ export const ORDER_STREAM_DEFAULTS = {
   // Short: a delivery lost with a dropped connection (a stalled broker) comes back soon; the notifier's
   // ledger makes an early redelivery of an event still being handled harmless.
   ackWaitMs: 4_000,
-} as const;
+};
 
 function isNotFound(error: unknown, code: number): boolean {
   return error instanceof JetStreamApiError && error.code === code;
 }
 
-/**
- * Start-up (rule EVT-7-delivery): creates the stream and the durable consumer when missing; an existing stream
- * must capture our subject (an operator may have created it with other limits, which we respect).
- */
 export async function ensureOrderStream(jsm: JetStreamManager, settings: OrderStreamSettings): Promise<void> {
   let subjects: readonly string[] | undefined;
   try {

@@ -1,3 +1,7 @@
+/**
+ * The schema's migrations: SQL files beside this module, applied in file-name order, once each, by whichever
+ * replica holds the advisory lock (spec 3.4 rule 2: init migrates).
+ */
 import { readdir, readFile } from 'node:fs/promises';
 import type { QueryConfig, QueryResult, QueryResultRow } from 'pg';
 
@@ -12,22 +16,17 @@ export interface Migration {
   readonly sql: string;
 }
 
-export const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 
-/**
- * Arbitrary constant shared by every replica: whoever holds it migrates, the others wait, then find
- * everything recorded. Session-level, so it must be taken and released on one connection.
- */
-export const MIGRATION_LOCK_KEY = '4205921784413075001';
+/** Shared by every replica: whoever holds it migrates, the others wait. Session-level: one connection. */
+const MIGRATION_LOCK_KEY = '4205921784413075001';
 
 /** Migrations may legitimately run longer than a request query (index builds). */
 const MIGRATION_QUERY_TIMEOUT_MS = 10 * 60_000;
 
-/** SQL kept as files beside this module, applied in file-name order. */
 export async function loadMigrations(dir: URL = MIGRATIONS_DIR): Promise<Migration[]> {
-  const names = (await readdir(dir)).filter((name) => /^\d+_[a-z0-9_]+\.sql$/.test(name));
-  // Node's readdir lists names sorted already (libuv sorts them); nothing promises that on every platform.
-  names.sort();
+  // Sorted here: nothing promises readdir's order on every platform.
+  const names = (await readdir(dir)).filter((name) => /^\d+_[a-z0-9_]+\.sql$/.test(name)).sort();
   return Promise.all(
     names.map(async (name) => ({ version: name.slice(0, -'.sql'.length), sql: await readFile(new URL(name, dir), 'utf8') })),
   );
@@ -40,13 +39,9 @@ export interface MigrateOptions {
 }
 
 /**
- * Applies pending migrations under pg_advisory_lock (several replicas may start at once), each in
- * its own transaction together with its schema_migrations row, so a re-run is a no-op and a failed
- * migration leaves nothing half-applied. Returns the versions applied by this call.
- *
- * On PGlite every socket connection shares one backend session, where the advisory lock is
- * re-entrant; there the PGlite socket server's own rule (one transaction at a time) serialises the
- * migrations, and the applied-check inside each transaction keeps concurrent runs correct.
+ * Each migration in its own transaction with its schema_migrations row: a re-run is a no-op and a failure
+ * leaves nothing half-applied. Returns the versions applied. On PGlite (one shared session, where the lock
+ * is re-entrant) the socket server's one-transaction-at-a-time rule serialises them instead.
  */
 export async function migrate(client: MigrationClient, options: MigrateOptions = {}): Promise<string[]> {
   const migrations = options.migrations ?? (await loadMigrations());
@@ -88,7 +83,7 @@ export async function migrate(client: MigrationClient, options: MigrateOptions =
   }
 }
 
-/** Names the failing migration and keeps the driver's SQLSTATE so pg-errors can classify it. */
+/** Names the failing migration and keeps the driver's SQLSTATE so errors.ts can classify it. */
 export class MigrationError extends Error {
   readonly version: string;
   readonly code: string | undefined;

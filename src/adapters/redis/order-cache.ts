@@ -43,7 +43,7 @@ export class RedisOrderCache implements OrderCache, Component {
     this.#options = options;
   }
 
-  /** Whether the client is connected and ready for commands (observability/backend-metrics.ts). */
+  /** Whether the client is connected and ready for commands (observability/metrics.ts). */
   connected(): boolean {
     return this.#client?.status === 'ready';
   }

@@ -11,7 +11,7 @@ import {
 } from '../../domain/errors.ts';
 import { ErrMissingCredentials } from '../../service/authenticate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
-import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from '../../session/session-errors.ts';
+import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from '../../session/scope.ts';
 import { ErrLoginBusy } from '../../service/login-gate.ts';
 import { createLogger } from '../../observability/logger.ts';
 import { LogCapture } from '../../../test/support/log-capture.ts';

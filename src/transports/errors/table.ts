@@ -10,7 +10,7 @@ import { namedError } from '../../domain/named-error.ts';
 import { ErrMissingCredentials } from '../../service/authenticate.ts';
 import { ErrLoginBusy } from '../../service/login-gate.ts';
 import { ErrInvalidToken } from '../../service/token-service.ts';
-import { isSessionError } from '../../session/session-errors.ts';
+import { isSessionError } from '../../session/scope.ts';
 
 // The request could not be read (spec 7, "other HTTP errors"): answered with the table's text, never logged.
 export class ErrMalformedBody extends namedError('ErrMalformedBody', 'malformed request body') {}

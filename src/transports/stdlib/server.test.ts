@@ -11,7 +11,7 @@ import { Tracing } from '../../observability/tracer.ts';
 import { AuthService } from '../../service/auth-service.ts';
 import { OrderService } from '../../service/order-service.ts';
 import { TokenService } from '../../service/token-service.ts';
-import { SessionScope } from '../../session/session-scope.ts';
+import { SessionScope } from '../../session/scope.ts';
 import { type RateLimitDecision, TokenBucketLimiter } from '../../rate-limit/store.ts';
 import type { Core } from '../transport.ts';
 import { createStdlibHandler } from './server.ts';

@@ -16,7 +16,7 @@ import type { Principal } from '../../../service/authenticate.ts';
 import { LoginGate } from '../../../service/login-gate.ts';
 import { OrderService } from '../../../service/order-service.ts';
 import { TokenService } from '../../../service/token-service.ts';
-import { SessionScope } from '../../../session/session-scope.ts';
+import { SessionScope } from '../../../session/scope.ts';
 import { createStdlibHandler } from '../../stdlib/server.ts';
 import type { Core } from '../../transport.ts';
 import { RestApi, type RestRequest } from './api.ts';

@@ -7,7 +7,7 @@ import { listenLocal } from '../../../../test/support/ports.ts';
 import { until } from '../../../../test/support/eventually.ts';
 import { sessionKeyFromVerifiedSubject } from '../../../domain/session-key.ts';
 import { createLogger } from '../../../observability/logger.ts';
-import { SessionScope } from '../../../session/session-scope.ts';
+import { SessionScope } from '../../../session/scope.ts';
 import { ErrBadHostHeader, ErrBodyTooLarge, ErrClientClosed, ErrUnsupportedMediaType, REQUEST_ENDED } from '../../errors/table.ts';
 import { authorizationHeader, checkHostHeader, checkJsonContentType, readBody, requestDoneSignal } from './request.ts';
 

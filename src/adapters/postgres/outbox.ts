@@ -1,16 +1,16 @@
+/**
+ * The outbox table (migrations/003_outbox_idempotency.sql, rule EVT-7-delivery) for the relay and, its rows
+ * being deleted as they are announced, the notifier's ledger; also the purge of expired idempotency keys.
+ */
 import type { OrderPlaced } from '../../domain/order-placed.ts';
 import { isUuid } from '../../domain/order.ts';
 import type { NotificationLedger, OutboxBacklog, OutboxStore, SendBatch } from '../../ports/outbox.ts';
-import { translatePgError } from './pg-errors.ts';
-import type { Transactional } from './postgres-database.ts';
+import { translatePgError } from './errors.ts';
+import type { Transactional } from './database.ts';
 
 /** Deletes in bounded chunks so housekeeping never holds a long lock or a long statement. */
 const PURGE_CHUNK = 5_000;
 
-/**
- * The outbox table (migrations/003_outbox_idempotency.sql) for the relay, and, its rows being deleted
- * as they are announced, the notifier's ledger.
- */
 export class PostgresOutbox implements OutboxStore, NotificationLedger {
   readonly #db: Transactional;
 
@@ -18,10 +18,7 @@ export class PostgresOutbox implements OutboxStore, NotificationLedger {
     this.#db = db;
   }
 
-  /**
-   * FOR UPDATE SKIP LOCKED: each relay replica claims rows no other holds; the locks (and the
-   * transaction) last while the batch is sent, and end with the sent_at update.
-   */
+  /** FOR UPDATE SKIP LOCKED: each replica claims rows no other holds, until its sent_at update commits. */
   async relayPending(limit: number, send: SendBatch): Promise<{ claimed: number; sent: number }> {
     try {
       return await this.#db.transaction(async (tx) => {
@@ -66,11 +63,9 @@ export class PostgresOutbox implements OutboxStore, NotificationLedger {
   }
 
   /**
-   * A row that is gone has been announced (migrations/004_outbox_delete_on_announce.sql). The DELETE
-   * takes the rows' locks: a second replica announcing the same id waits for this transaction and then
-   * finds the row gone; a relay still holding the row (FOR UPDATE, until its sent mark commits) is
-   * waited for too. `announce` runs before COMMIT, so a failed commit leaves the rows in place
-   * (announced again on redelivery: at least once).
+   * A row that is gone has been announced (migrations/004_outbox_delete_on_announce.sql). The DELETE takes the
+   * rows' locks, so a second replica announcing the same id (or a relay still holding it) is waited for.
+   * `announce` runs before COMMIT: a failed commit leaves the rows, announced again on redelivery.
    */
   async announceOnce(ids: readonly string[], announce: (fresh: ReadonlySet<string>) => void): Promise<void> {
     // Ids are outbox row ids (uuid); anything else was never written by a relay and is never announced.

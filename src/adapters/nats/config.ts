@@ -1,6 +1,6 @@
+/** The broker's settings from NATS_URL (spec 8.1): the server list and its credentials, never echoed. */
 import { ConfigError, requireVar, type Env } from '../../config/env.ts';
 
-/** Broker settings (spec 8.1). */
 export interface NatsConfig {
   /** NATS_URL split on commas, as NATS clients accept a server list. */
   readonly servers: readonly string[];

@@ -1,7 +1,8 @@
+/** Users in PostgreSQL (spec 5 rule 2's credential store); written by the operator CLI, read at login. */
 import type { User } from '../../domain/user.ts';
 import type { CredentialStore } from '../../ports/credential-store.ts';
-import { translatePgError } from './pg-errors.ts';
-import type { Queryable } from './postgres-database.ts';
+import { translatePgError } from './errors.ts';
+import type { Queryable } from './database.ts';
 
 interface UserRow {
   id: string;

@@ -1,13 +1,10 @@
+/** The database's settings (spec 8.1: each component reads its own variables), and the DSN's safe forms for messages. */
 import { ConfigError, optionalVar, requireVar, type Env } from '../../config/env.ts';
 
-/** Settings of the relational database component (spec 8.1: it reads its own variables). */
 export interface PostgresConfig {
   /** POSTGRES_DSN (required): a `postgres://` URL. Holds the password, so never log it; use describeDsn. */
   readonly dsn: string;
-  /**
-   * POSTGRES_SCHEMA (optional, not in spec 8.1): tables live in this schema instead of the server's
-   * default search_path. Exists so tests and the operator CLI can isolate themselves on a shared server.
-   */
+  /** POSTGRES_SCHEMA (optional, not in spec 8.1): a schema of their own, for tests and the CLI on a shared server. */
   readonly schema: string | undefined;
   /** Bound on opening one connection (init and every new pool client); init does not retry (spec 3.4 rule 2). */
   readonly connectTimeoutMs: number;
@@ -16,22 +13,9 @@ export interface PostgresConfig {
   /** Client-side bound on one request query, so a hung server cannot hold a request forever. */
   readonly queryTimeoutMs: number;
   readonly poolSize: number;
-  /**
-   * Prepare the per-request statements once per connection (NamedStatement, postgres-database.ts).
-   * Off sends them unnamed, for a server whose connections share one session (PGlite behind
-   * pglite-socket) or a pooler that does not track prepared statements.
-   */
+  /** Off sends NamedStatements unnamed: for connections sharing one session (PGlite behind pglite-socket). */
   readonly preparedStatements?: boolean;
-  /**
-   * Connections of the second pool the outbox relay and the notifier's ledger use (rule EVT-7-delivery: their
-   * transactions stay open across a broker round trip, and on the request pool they kept creates
-   * waiting). Default BACKGROUND_POOL_SIZE.
-   */
-  readonly backgroundPoolSize?: number;
 }
-
-/** Relay and ledger run one transaction at a time each: two connections. */
-export const BACKGROUND_POOL_SIZE = 2;
 
 export const POSTGRES_DEFAULTS = {
   connectTimeoutMs: 5_000,
@@ -58,12 +42,8 @@ export function validSchemaName(schema: string): string {
 
 /** `host:port/database` only: what an operator needs to recognise the target, and never the password. */
 export function describeDsn(dsn: string): string {
-  let url: URL;
-  try {
-    url = new URL(dsn);
-  } catch {
-    return '(unparseable DSN)';
-  }
+  const url = URL.parse(dsn);
+  if (url === null) return '(unparseable DSN)';
   const host = url.hostname === '' ? 'localhost' : url.hostname;
   const port = url.port === '' ? '5432' : url.port;
   const database = decodeURIComponent(url.pathname.replace(/^\//, ''));

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { QueryResult } from 'pg';
 import { ErrUnavailable } from '../../domain/errors.ts';
 import type { OrderPlacedEnvelope } from '../../ports/order-events.ts';
-import type { Queryable, Transactional } from './postgres-database.ts';
-import { PostgresOutbox } from './postgres-outbox.ts';
+import type { Queryable, Transactional } from './database.ts';
+import { PostgresOutbox } from './outbox.ts';
 
 type Answer = { rows: Array<Record<string, unknown>>; rowCount?: number | null } | Error;
 

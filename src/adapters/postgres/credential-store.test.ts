@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrConflict, ErrUnavailable } from '../../domain/errors.ts';
 import type { User } from '../../domain/user.ts';
 import { captureLogger, startPgliteDatabase, type PgliteDatabase } from '../../../test/contracts/postgres-harness.ts';
-import { PostgresCredentialStore } from './postgres-credential-store.ts';
-import type { PostgresDatabase, Queryable } from './postgres-database.ts';
+import { PostgresCredentialStore } from './credential-store.ts';
+import type { PostgresDatabase, Queryable } from './database.ts';
 
 /** The store over the unmodified pg Pool and PGlite (startPgliteDatabase). */
 let pglite: PgliteDatabase | undefined;

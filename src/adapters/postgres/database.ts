@@ -1,17 +1,18 @@
+/**
+ * The relational database component (health node `database`, spec 2.3): owns the pg pools the repositories
+ * borrow, migrates at init (spec 3.4 rule 2: one connection attempt, no retry) and never lets a lost
+ * connection crash the process (spec 3.4).
+ */
 import pg from 'pg';
 import type { PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { ErrUnavailable } from '../../domain/errors.ts';
 import type { Component } from '../../lifecycle/component.ts';
 import type { Logger } from '../../ports/logger.ts';
+import { describeDsn, dsnSecrets, validSchemaName, type PostgresConfig } from './config.ts';
+import { scrub, translatePgError } from './errors.ts';
 import { migrate } from './migrations.ts';
-import { scrub, translatePgError } from './pg-errors.ts';
-import { BACKGROUND_POOL_SIZE, describeDsn, dsnSecrets, validSchemaName, type PostgresConfig } from './postgres-config.ts';
 
-/**
- * A statement the hot paths run on every request, prepared once per connection under `name`: each later
- * execution skips parsing and, once Postgres settles on a generic plan, planning (measured in
- * bench/list-query.ts). One name always carries the same text.
- */
+/** Prepared once per connection under `name` (one name, one text): later runs skip parsing and planning. */
 export interface NamedStatement {
   readonly name: string;
   readonly text: string;
@@ -23,43 +24,35 @@ export interface Queryable {
   query<R extends QueryResultRow = QueryResultRow>(text: string | NamedStatement, values?: unknown[]): Promise<QueryResult<R>>;
 }
 
-/** A Queryable that can also run work in one transaction on one connection. */
 export interface Transactional extends Queryable {
-  /**
-   * BEGIN, `work` on one connection, COMMIT; ROLLBACK when `work` (or the COMMIT) rejects, and the
-   * rejection is passed on untranslated (callers translate at their own boundary).
-   */
+  /** BEGIN, `work` on one connection, COMMIT; ROLLBACK when either rejects, the rejection passed on untranslated. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
 }
 
 /**
- * The relational database component (spec 2.3 health node `database`). Owns the pg Pool; the
- * repositories borrow it through `query`.
+ * The relay's and the ledger's own pool, one transaction at a time each: they hold a transaction across a
+ * broker round trip (rule EVT-7-delivery), and on the request pool they kept creates waiting.
  */
+const BACKGROUND_POOL_SIZE = 2;
+
 export class PostgresDatabase implements Component, Transactional {
   readonly name = 'database';
   readonly #config: PostgresConfig;
   readonly #logger: Logger;
   readonly #pool: pg.Pool;
-  /** Background work's own connections (PostgresConfig.backgroundPoolSize), opened on first use. */
   readonly #backgroundPool: pg.Pool;
-  /** The background pool as a Transactional: the outbox relay's and the notifier ledger's database. */
   readonly background: Transactional;
   readonly #secrets: string[];
   readonly #target: string;
-  /** Each new connection's first statement when a schema is configured (SET, not the startup `options`: PGlite ignores those). */
-  readonly #searchPath: string | undefined;
   #ended = false;
 
   constructor(config: PostgresConfig, logger: Logger) {
-    // The schema goes into SQL: checked before anything else, whoever built the config.
-    this.#searchPath = config.schema === undefined ? undefined : `SET search_path TO "${validSchemaName(config.schema)}"`;
     this.#config = config;
     this.#logger = logger;
     this.#secrets = dsnSecrets(config.dsn);
     this.#target = describeDsn(config.dsn);
     this.#pool = this.#newPool(config.poolSize, 'orders');
-    this.#backgroundPool = this.#newPool(config.backgroundPoolSize ?? BACKGROUND_POOL_SIZE, 'orders-background');
+    this.#backgroundPool = this.#newPool(BACKGROUND_POOL_SIZE, 'orders-background');
     this.background = {
       query: (text, values) => this.#run(this.#backgroundPool, text, values),
       transaction: (work) => this.#transaction(this.#backgroundPool, work),
@@ -67,7 +60,8 @@ export class PostgresDatabase implements Component, Transactional {
   }
 
   #newPool(max: number, applicationName: string): pg.Pool {
-    const searchPath = this.#searchPath;
+    // The schema goes into SQL: checked here, whoever built the config. SET, not the startup `options`: PGlite ignores those.
+    const searchPath = this.#config.schema === undefined ? undefined : `SET search_path TO "${validSchemaName(this.#config.schema)}"`;
     const pool = new pg.Pool({
       connectionString: this.#config.dsn,
       max,
@@ -76,26 +70,18 @@ export class PostgresDatabase implements Component, Transactional {
       keepAlive: true,
       application_name: applicationName,
       // Awaited by the pool before it hands a new client out; a failure fails that acquisition.
-      onConnect:
-        searchPath === undefined
-          ? undefined
-          : async (client) => {
-              await client.query(searchPath);
-            },
+      onConnect: searchPath === undefined ? undefined : async (client) => void (await client.query(searchPath)),
     });
     // An idle client whose server went away emits here; unhandled, it would crash the process.
-    pool.on('error', (error) => {
-      this.#logger.error({ error: this.#safe(error) }, 'database: idle connection lost');
-    });
+    pool.on('error', (error) => this.#logger.error({ error: this.#safe(error) }, 'database: idle connection lost'));
     return pool;
   }
 
-  /** The pool's connections right now (observability/backend-metrics.ts), read at scrape time. */
+  /** The request pool's connections right now, read at scrape time (orders_db_pool_* gauges). */
   poolStats(): { readonly total: number; readonly idle: number; readonly waiting: number } {
     return { total: this.#pool.totalCount, idle: this.#pool.idleCount, waiting: this.#pool.waitingCount };
   }
 
-  /** Spec 3.4 rule 2: one connection attempt, bounded by connectTimeoutMs, no retry; then migrate. */
   async init(): Promise<void> {
     await this.migrate();
   }
@@ -108,17 +94,13 @@ export class PostgresDatabase implements Component, Transactional {
     } catch (error) {
       throw new ErrUnavailable(`database: cannot connect to POSTGRES_DSN (${this.#target}): ${this.#safe(error)}`);
     }
-    return this.#migrateOn(client);
-  }
-
-  async #migrateOn(client: PoolClient): Promise<string[]> {
     try {
       const applied = await migrate(client, { schema: this.#config.schema });
       client.release();
       if (applied.length > 0) this.#logger.info({ applied }, 'database: migrations applied');
       return applied;
     } catch (error) {
-      // Destroy rather than return the connection: it may be mid-transaction or still hold the lock.
+      // Destroyed rather than returned: it may be mid-transaction or still hold the lock.
       client.release(true);
       throw translatePgError(error, `migrate (${this.#target})`, this.#secrets);
     }
@@ -146,7 +128,7 @@ export class PostgresDatabase implements Component, Transactional {
       client.release();
       return result;
     } catch (error) {
-      // A connection whose ROLLBACK fails is in an unknown state: destroy it rather than pool it.
+      // A connection whose ROLLBACK fails is in an unknown state: destroyed rather than pooled.
       const rolledBack = await client.query('ROLLBACK').then(
         () => true,
         () => false,
@@ -156,14 +138,13 @@ export class PostgresDatabase implements Component, Transactional {
     }
   }
 
+  /** Bounded by healthTimeoutMs, the wait for a pool connection included (a stalled server holds both). */
   async health(): Promise<void> {
     const probe = this.#pool.query('SELECT 1');
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new ErrUnavailable(`database: health check timed out after ${this.#config.healthTimeoutMs} ms`)),
-        this.#config.healthTimeoutMs,
-      );
+      const { healthTimeoutMs } = this.#config;
+      timer = setTimeout(() => reject(new ErrUnavailable(`database: health check timed out after ${healthTimeoutMs} ms`)), healthTimeoutMs);
     });
     try {
       await Promise.race([probe, timeout]);
@@ -188,10 +169,8 @@ export class PostgresDatabase implements Component, Transactional {
 }
 
 /**
- * pg-pool stops listening for a client's 'error' while it is checked out, and a connection that dies
- * between two queries (Postgres stopped while the relay awaits the broker inside its transaction) emits
- * one: unheard, it would crash the process (spec 3.4: an outage never does). The next query on it fails
- * and the caller destroys it, so the event itself needs no handling; the listener goes with the release.
+ * pg-pool stops listening for a client's 'error' while it is checked out, and a connection that dies between
+ * two queries emits one: unheard, it would crash the process. The next query fails and the caller destroys it.
  */
 function checkedOut(client: PoolClient): PoolClient {
   const ignore = (): void => undefined;

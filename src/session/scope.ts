@@ -1,9 +1,59 @@
+/**
+ * Per-user in-memory sessions (spec 2.2, 3.2): each user's Session, and the scope that holds one instance per
+ * session key with the acquire/release/linger state machine of spec 3.2. The scope is a Component only for
+ * its stop (every instance flushed at shutdown); it has no health or readiness (spec 3.2 rule 5).
+ */
+import { namedError } from '../domain/named-error.ts';
 import type { SessionKey } from '../domain/session-key.ts';
+import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../ports/logger.ts';
 import { systemTimers, type Timers } from '../ports/timers.ts';
-import type { Component } from '../lifecycle/component.ts';
-import { Session } from './session.ts';
-import { ErrNoDoneSignal, ErrNoScopeKey, ErrScopeFull } from './session-errors.ts';
+
+/** Session acquisition errors (spec 7 rule 3). Transports map all three to 503 `session unavailable`. */
+export class ErrNoScopeKey extends namedError('ErrNoScopeKey', 'session: no scope key in context') {}
+
+export class ErrScopeFull extends namedError('ErrScopeFull') {
+  constructor(cap: number) {
+    super(`session: scope full (${cap} live instances)`);
+  }
+}
+
+/** Spec 3.2 rule 2: the fallback release needs a done signal, so a call without one is refused. */
+export class ErrNoDoneSignal extends namedError('ErrNoDoneSignal', 'session: context has no done signal') {}
+
+export function isSessionError(error: unknown): error is ErrNoScopeKey | ErrScopeFull | ErrNoDoneSignal {
+  return error instanceof ErrNoScopeKey || error instanceof ErrScopeFull || error instanceof ErrNoDoneSignal;
+}
+
+/**
+ * One user's in-memory session (spec 2.2): the recently viewed order ids, most recent first, without
+ * duplicates (a re-view moves the id to the front: our choice for spec 4.1 rule 7), and a count of views.
+ */
+export class Session {
+  readonly #capacity: number;
+  /** Replaced, never changed in place: a snapshot taken by flush (spec 3.2 rule 4) stays as it was. */
+  #recent: readonly string[] = [];
+  #views = 0;
+
+  constructor(capacity: number) {
+    if (!Number.isSafeInteger(capacity) || capacity <= 0) throw new RangeError('session: capacity must be a positive integer');
+    this.#capacity = capacity;
+  }
+
+  recordView(orderId: string): void {
+    this.#views += 1;
+    this.#recent = [orderId, ...this.#recent.filter((id) => id !== orderId)].slice(0, this.#capacity);
+  }
+
+  recent(): string[] {
+    return [...this.#recent];
+  }
+
+  /** A consistent copy of the state, safe to read while handlers keep writing (spec 3.2 rule 4). */
+  snapshot(): { views: number; recent: readonly string[] } {
+    return { views: this.#views, recent: this.recent() };
+  }
+}
 
 /** Spec 8: fixed constants, not configuration. Tests construct a scope with other values. */
 export const SESSION_LINGER_MS = 5 * 60_000;
@@ -28,7 +78,6 @@ export interface SessionScopeOptions {
 
 type State = 'live' | 'lingering' | 'closed';
 
-/** A session and the scope's bookkeeping of it: its state, its holders and its linger timer. */
 interface Instance {
   readonly key: SessionKey;
   readonly session: Session;
@@ -37,11 +86,6 @@ interface Instance {
   lingerTimer: unknown;
 }
 
-/**
- * Per-key session instances with the acquire/release/linger state machine of spec 3.2. It is a
- * Component only for its stop (flush every instance at shutdown); it has no health or readiness
- * (rule 5).
- */
 export class SessionScope implements Component {
   readonly name = 'sessions';
   readonly #instances = new Map<SessionKey, Instance>();
@@ -79,11 +123,7 @@ export class SessionScope implements Component {
     return this.#lease(this.#enter(context), context.signal as AbortSignal);
   }
 
-  /**
-   * Acquire, `work`, release, all in one synchronous call: what every holder in the order service
-   * does. The same checks and transitions as acquire and release, without the abort listener a lease
-   * registers: a release that cannot be forgotten needs no fallback.
-   */
+  /** Acquire, `work`, release in one synchronous call: a release that cannot be forgotten needs no abort fallback. */
   use<T>(context: SessionContext, work: (session: Session) => T): T {
     const instance = this.#enter(context);
     try {
@@ -93,7 +133,6 @@ export class SessionScope implements Component {
     }
   }
 
-  /** Acquire's checks and transitions; the caller owns one holder count of the returned instance. */
   #enter(context: SessionContext): Instance {
     const key = context.sessionKey;
     if (key === undefined) throw new ErrNoScopeKey();
@@ -105,8 +144,7 @@ export class SessionScope implements Component {
       instance = { key, session: new Session(this.#capacity), state: 'live', holders: 0, lingerTimer: undefined };
       this.#instances.set(key, instance);
     } else {
-      // Taken again: a lingering instance's timer stops and it is live again (SESSION-linger-reacquire); a
-      // live one has no timer and keeps its state, so no test of the state is needed.
+      // Taken again: a lingering instance's timer stops and it is live again (SESSION-linger-reacquire).
       this.#timers.clearTimeout(instance.lingerTimer);
       instance.lingerTimer = undefined;
       instance.state = 'live';
@@ -123,15 +161,11 @@ export class SessionScope implements Component {
       signal.removeEventListener('abort', release);
       this.#release(instance);
     };
-    // Rule 2: a forgotten release happens when the call's context ends. Rule 3: abort only releases
-    // this holder; the instance lingers like after any release. No `{ once: true }`: release removes the
-    // listener itself.
+    // Rule 2: a forgotten release happens when the call's context ends. Rule 3: abort only releases this
+    // holder; the instance lingers like after any release.
     if (signal.aborted) queueMicrotask(release);
     else signal.addEventListener('abort', release);
-    const lease = release as (() => void) & { [Symbol.dispose]: () => void; session: Session };
-    lease[Symbol.dispose] = release;
-    lease.session = instance.session;
-    return lease;
+    return Object.assign(release, { [Symbol.dispose]: release, session: instance.session });
   }
 
   #release(instance: Instance): void {

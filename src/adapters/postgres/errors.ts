@@ -1,5 +1,3 @@
-import { ErrConflict, ErrUnavailable } from '../../domain/errors.ts';
-
 /**
  * The one place driver errors become domain errors, at the adapter boundary (the core never sees a
  * pg type):
@@ -13,17 +11,16 @@ import { ErrConflict, ErrUnavailable } from '../../domain/errors.ts';
  * No `cause` is attached: a driver error may carry the connection string (Node's URL errors keep their
  * input), and a logger serialising the cause would leak it. Messages are scrubbed of known secrets.
  */
+import { ErrConflict, ErrUnavailable } from '../../domain/errors.ts';
+
 export function translatePgError(error: unknown, operation: string, secrets: readonly string[] = []): ErrConflict | ErrUnavailable {
   if (error instanceof ErrConflict || error instanceof ErrUnavailable) return error;
   const { code, message, constraint } = describe(error);
   const safe = scrub(message, secrets);
-  if (code === '23505') {
-    return new ErrConflict(`database: ${operation}: duplicate key${constraint ? ` (constraint ${constraint})` : ''}`);
-  }
+  const named = constraint === undefined ? '' : ` (constraint ${constraint})`;
+  if (code === '23505') return new ErrConflict(`database: ${operation}: duplicate key${named}`);
   if (code !== undefined && (code.startsWith('23') || code.startsWith('22'))) {
-    return new ErrUnavailable(
-      `database: ${operation}: integrity: row rejected by the database${constraint ? ` (constraint ${constraint})` : ''}: ${safe} (SQLSTATE ${code})`,
-    );
+    return new ErrUnavailable(`database: ${operation}: integrity: row rejected by the database${named}: ${safe} (SQLSTATE ${code})`);
   }
   // An absent code reads "undefined", which is no SQLSTATE.
   const suffix = /^[0-9A-Z]{5}$/.test(String(code)) ? ` (SQLSTATE ${code})` : '';

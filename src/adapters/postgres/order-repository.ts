@@ -1,15 +1,17 @@
-import type { Order } from '../../domain/order.ts';
-import { ORDER_STATUS_PENDING } from '../../domain/order.ts';
+/**
+ * Orders in PostgreSQL (rules SVC-create-durable, IDEM-*): a create is one transaction of its order row, its
+ * outbox event and its Idempotency-Key claim, if any (migrations/003_outbox_idempotency.sql).
+ */
+import { ORDER_STATUS_PENDING, type Order } from '../../domain/order.ts';
 import type { OrderRepository, Page, Placement, PlacementResult } from '../../ports/order-repository.ts';
-import { translatePgError } from './pg-errors.ts';
-import type { NamedStatement, Queryable, Transactional } from './postgres-database.ts';
+import { translatePgError } from './errors.ts';
+import type { Queryable, Transactional } from './database.ts';
 
 interface OrderRow {
   id: string;
   user_id: string;
   item: string;
   quantity: number;
-  status: string;
   created_at: Date;
 }
 
@@ -40,17 +42,12 @@ function selectList(t: string): string {
 }
 
 /**
- * Spec 4.1 rule 6 fixes limit/offset paging, newest first (created_at desc, id desc); both queries read
- * orders_user_created_idx (user_id, created_at DESC, id DESC; migrations/001_init.sql) in order, so
- * nothing is sorted. test/contracts/list-plan.contract.ts holds both plans to that with EXPLAIN, on
- * PostgreSQL and on PGlite.
- *
- * Deep pages: OFFSET has to walk past `offset` rows, so the walk is a deferred join: the page's keys come
- * from an index-only scan, which skips entries without visiting the table, and only the page's rows are
- * fetched by primary key (a nested loop, which keeps the index order). The fetch is a LATERAL subquery
- * kept apart by OFFSET 0, so the nested loop holds even in the generic plan of the prepared statement:
- * that plan knows no limit, and as a plain join it estimated many rows and chose a hash join over a
- * sequential scan of the table (test/contracts/list-plan.contract.ts).
+ * Spec 4.1 rule 6: limit/offset paging, newest first. Both list queries read orders_user_created_idx
+ * (migrations/001_init.sql) in order, so nothing is sorted (test/contracts/list-plan.contract.ts holds both
+ * plans to that). Deep pages are a deferred join: the page's keys come from an index-only scan, which skips
+ * entries without visiting the table, and only the page's rows are fetched by primary key. The fetch is a
+ * LATERAL subquery kept apart by OFFSET 0, so the nested loop holds even in the prepared statement's generic
+ * plan, which as a plain join chose a hash join over a sequential scan of the table.
  */
 export const LIST_DEEP_SQL = `SELECT ${selectList('o')}
 FROM (SELECT id, created_at FROM orders WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3) AS page
@@ -60,10 +57,7 @@ ORDER BY page.created_at DESC, page.id DESC`;
 /** First pages: one index scan through the table. Cheaper than planning and running the join there. */
 export const LIST_SHALLOW_SQL = `SELECT ${selectList('orders')} FROM orders WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`;
 
-/**
- * Where the join starts to pay: below it, walking the skipped rows through the table costs less than
- * the join's extra planning and probes (~0.15 ms at offset 0; even at about 1,000, bench/list-query.ts).
- */
+/** Where the join starts to pay: below it, walking the skipped rows costs less than its extra planning (bench/list-query.ts). */
 export const DEFERRED_JOIN_MIN_OFFSET = 1_000;
 
 export function listSql(offset: number): string {
@@ -71,11 +65,6 @@ export function listSql(offset: number): string {
 }
 
 const FIND_SQL = `SELECT ${selectList('orders')} FROM orders WHERE id = $1`;
-
-/** The statements of every request, prepared once per connection (NamedStatement). */
-export function named(name: string, text: string, values: unknown[]): NamedStatement {
-  return { name, text, values };
-}
 
 export class PostgresOrderRepository implements OrderRepository {
   readonly #db: Transactional;
@@ -92,7 +81,6 @@ export class PostgresOrderRepository implements OrderRepository {
     }
   }
 
-  /** One transaction: key claim (if any), order row, outbox row (migrations/003_outbox_idempotency.sql). */
   async place(placement: Placement): Promise<PlacementResult> {
     const { order, event, idempotency } = placement;
     try {
@@ -119,7 +107,7 @@ export class PostgresOrderRepository implements OrderRepository {
 
   async findById(id: string): Promise<Order | undefined> {
     try {
-      const { rows } = await this.#db.query<OrderRow>(named('orders_find', FIND_SQL, [id]));
+      const { rows } = await this.#db.query<OrderRow>({ name: 'orders_find', text: FIND_SQL, values: [id] });
       return rows[0] === undefined ? undefined : toOrder(rows[0]);
     } catch (error) {
       throw translatePgError(error, 'find order');
@@ -130,7 +118,7 @@ export class PostgresOrderRepository implements OrderRepository {
     try {
       const text = listSql(page.offset);
       const name = text === LIST_DEEP_SQL ? 'orders_list_deep' : 'orders_list_shallow';
-      const { rows } = await this.#db.query<OrderRow>(named(name, text, [userId, page.limit, page.offset]));
+      const { rows } = await this.#db.query<OrderRow>({ name, text, values: [userId, page.limit, page.offset] });
       return rows.map(toOrder);
     } catch (error) {
       throw translatePgError(error, 'list orders');
@@ -141,14 +129,13 @@ export class PostgresOrderRepository implements OrderRepository {
 async function replayOf(tx: Queryable, userId: string, key: string, fingerprint: string): Promise<PlacementResult> {
   const { rows } = await tx.query<OrderRow & { fingerprint: string }>(CLAIMED_ORDER, [userId, key]);
   const row = rows[0];
-  // The claim exists (the INSERT conflicted) and its order was written in the same transaction.
   if (row === undefined) throw new Error('idempotency key claimed but its order is missing');
   if (row.fingerprint !== fingerprint) return { outcome: 'key-mismatch' };
   return { outcome: 'replayed', order: toOrder(row) };
 }
 
+/** status is always pending: the table's CHECK (migrations/001_init.sql) holds no other. */
 function toOrder(row: OrderRow): Order {
-  if (row.status !== ORDER_STATUS_PENDING) throw new Error(`unexpected order status in database: ${row.status}`);
   return {
     id: row.id,
     userId: row.user_id,
