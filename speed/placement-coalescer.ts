@@ -16,10 +16,10 @@
  * Off: PostgresOrderRepository writes every create in its own transaction.
  */
 import type { Order } from '../src/domain/order.ts';
-import type { OrderRepository, Page, Placement, PlacementResult } from '../src/ports/order-repository.ts';
+import type { Placement, PlacementResult } from '../src/ports/order-repository.ts';
 import { translatePgError } from '../src/adapters/postgres/pg-errors.ts';
-import type { Queryable } from '../src/adapters/postgres/postgres-database.ts';
-import { named, ORDER_COLUMNS, orderValues } from '../src/adapters/postgres/postgres-order-repository.ts';
+import type { Queryable, Transactional } from '../src/adapters/postgres/postgres-database.ts';
+import { named, ORDER_COLUMNS, orderValues, PostgresOrderRepository } from '../src/adapters/postgres/postgres-order-repository.ts';
 
 /** A create without an Idempotency-Key: the order and its outbox event, as the statement takes them. */
 export interface PlacementRow {
@@ -97,41 +97,29 @@ const PLACE_MANY_SQL = `WITH placed AS (
 INSERT INTO order_outbox (id, payload, created_at) SELECT * FROM unnest($7::uuid[], $8::jsonb[], $6::timestamptz[])`;
 
 /**
- * The repository with creates without a key coalesced (PlacementCoalescer); creates with a key (their
- * claim needs a transaction of its own) and every read go to the plain repository unchanged.
+ * PostgresOrderRepository with creates without a key coalesced (PlacementCoalescer). Only `place` is
+ * its own: creates with a key (their claim needs a transaction of its own) and every other method are
+ * the plain repository's, inherited, so a method added to the port needs nothing here.
  */
-export class CoalescingOrderRepository implements OrderRepository {
-  readonly #inner: OrderRepository;
+export class CoalescingOrderRepository extends PostgresOrderRepository {
   readonly #db: Queryable;
   readonly #placements: PlacementCoalescer;
 
-  constructor(inner: OrderRepository, db: Queryable, maxRows: number = COALESCED_ROWS_MAX) {
-    this.#inner = inner;
+  constructor(db: Transactional, maxRows: number = COALESCED_ROWS_MAX) {
+    super(db);
     this.#db = db;
     this.#placements = new PlacementCoalescer((rows) => this.#placeMany(rows), maxRows);
   }
 
-  insert(order: Order): Promise<void> {
-    return this.#inner.insert(order);
-  }
-
-  async place(placement: Placement): Promise<PlacementResult> {
+  override async place(placement: Placement): Promise<PlacementResult> {
     const { order, event, idempotency } = placement;
-    if (idempotency !== undefined) return this.#inner.place(placement);
+    if (idempotency !== undefined) return super.place(placement);
     try {
       await this.#placements.place({ order, eventId: event.id, payload: JSON.stringify(event.event) });
       return { outcome: 'created', order };
     } catch (error) {
       throw translatePgError(error, 'place order');
     }
-  }
-
-  findById(id: string): Promise<Order | undefined> {
-    return this.#inner.findById(id);
-  }
-
-  listByUser(userId: string, page: Page): Promise<Order[]> {
-    return this.#inner.listByUser(userId, page);
   }
 
   /** One column array per parameter of PLACE_MANY_SQL: the order's columns (orderValues), event id, payload. */

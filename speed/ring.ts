@@ -19,6 +19,6 @@ export const speedRing: SpeedRing = {
   unexportedTracer: () => new UnexportedTracer(),
   tokenService: RememberedTokens,
   orderCache: (shared, clock) => new NearOrderCache(shared, { clock }),
-  orderRepository: (plain, database) => new CoalescingOrderRepository(plain, database),
+  orderRepository: (database) => new CoalescingOrderRepository(database),
   streamPublisher: sharedReplyPublisher,
 };

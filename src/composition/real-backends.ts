@@ -57,9 +57,8 @@ export async function createRealBackends(
     components.unshift(schemaDropper(postgres.dsn, isolation.schema));
   }
   if (suffix !== undefined) components.unshift(keyCleaner(redis.host, redis.port, keyPrefix));
-  const repository = new PostgresOrderRepository(database);
   return {
-    repository: speed.orderRepository?.(repository, database) ?? repository,
+    repository: speed.orderRepository?.(database) ?? new PostgresOrderRepository(database),
     credentials: new PostgresCredentialStore(database),
     cache,
     publisher: bus,

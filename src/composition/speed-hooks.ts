@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Tracer } from '@opentelemetry/api';
 import type { DestinationStream } from 'pino';
 import type { StreamPublisherFactory } from '../adapters/nats/nats-event-bus.ts';
-import type { Queryable } from '../adapters/postgres/postgres-database.ts';
+import type { Transactional } from '../adapters/postgres/postgres-database.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { OrderCache } from '../ports/order-cache.ts';
 import type { OrderRepository } from '../ports/order-repository.ts';
@@ -25,8 +25,8 @@ export interface SpeedRing {
   readonly tokenService?: typeof TokenService;
   /** What the order service reads orders through (rule SVC-near-cache). Plain: the shared cache itself. */
   readonly orderCache?: (shared: OrderCache, clock: Clock | undefined) => OrderCache;
-  /** Real backends: the order repository (rule SVC-create-durable). Plain: PostgresOrderRepository itself. */
-  readonly orderRepository?: (plain: OrderRepository, database: Queryable) => OrderRepository;
+  /** Real backends: the order repository (rule SVC-create-durable). Plain: PostgresOrderRepository on the same database. */
+  readonly orderRepository?: (database: Transactional) => OrderRepository;
   /** Real backends: how the relay's publishes are acknowledged (rule EVT-7-delivery). Plain: js.publish. */
   readonly streamPublisher?: StreamPublisherFactory;
 }

@@ -27,7 +27,7 @@ export function postgresDatabaseContract(name: string, database: () => PostgresD
   outboxContract(name, () => ({ repository: new PostgresOrderRepository(database()), outbox: new PostgresOutbox(database()) }));
   // With the speed ring's repository (speed/placement-coalescer.ts): creates without a key coalesced.
   outboxContract(`${name}, creates coalesced (speed ring)`, () => ({
-    repository: new CoalescingOrderRepository(new PostgresOrderRepository(database()), database()),
+    repository: new CoalescingOrderRepository(database()),
     outbox: new PostgresOutbox(database()),
   }));
   credentialStoreContract(name, () => new PostgresCredentialStore(database()));
