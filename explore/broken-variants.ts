@@ -40,8 +40,6 @@ export const marksBeforeAck: Variant = {
           void send(batch).catch(() => undefined);
           return batch.map((envelope) => envelope.id);
         }),
-      backlog: () => ports.outbox.backlog(),
-      purge: (now) => ports.outbox.purge(now),
     },
   }),
 };
@@ -66,9 +64,8 @@ export const lookupOutsideTransaction: Variant = {
     return {
       ...ports,
       repository: {
-        insert: (order) => ports.repository.insert(order),
-        findById: (id) => ports.repository.findById(id),
-        listByUser: (userId, page) => ports.repository.listByUser(userId, page),
+        // Every other method as the replica gave it (a plain object, so spreading keeps them all).
+        ...ports.repository,
         async place(placement): Promise<PlacementResult> {
           const claim: IdempotencyClaim | undefined = placement.idempotency;
           if (claim === undefined) return ports.repository.place(placement);

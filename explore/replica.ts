@@ -212,25 +212,18 @@ export class Replica {
     };
     return {
       repository: {
-        insert: (order) => guard(() => store.insert(order)),
+        ...fenced<OrderRepository>(store, guard),
         place: (placement: Placement) =>
           guard(async (): Promise<PlacementResult> => {
             const result = await store.place(placement);
             if (result.outcome === 'created') onCommitted(result.order, placement.event.id);
             return result;
           }),
-        findById: (id) => guard(() => store.findById(id)),
-        listByUser: (userId, page) => guard(() => store.listByUser(userId, page)),
       },
-      credentials: {
-        findByUsername: (username) => guard(() => store.findByUsername(username)),
-        add: (user) => guard(() => store.add(user)),
-      },
-      cache: {
-        get: (id) => guard(() => cache.get(id)),
-        set: (order) => guard(() => cache.set(order)),
-      },
+      credentials: fenced<CredentialStore>(store, guard),
+      cache: fenced<OrderCache>(cache, guard),
       outbox: {
+        ...fenced<OutboxStore>(store, guard),
         relayPending: (limit, send) =>
           guard(() =>
             store.relayPending(limit, async (batch) => {
@@ -241,8 +234,6 @@ export class Replica {
               return acked;
             }),
           ),
-        backlog: () => guard(() => store.backlog()),
-        purge: (now) => guard(() => store.purge(now)),
       },
       ledger: {
         announceOnce: (ids, announce) =>
@@ -281,4 +272,19 @@ export class Replica {
       }
     };
   }
+}
+
+/**
+ * `port` as a plain object whose every method (its class's and its ancestors') runs behind `guard`: a
+ * method added to a port is fenced without a line here. Every port method is async, as `guard` is.
+ */
+function fenced<T extends object>(port: T, guard: <R>(call: () => Promise<R>) => Promise<R>): T {
+  const methods: Record<string, unknown> = {};
+  for (let proto = Object.getPrototypeOf(port) as object; proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object) {
+    for (const [name, { value }] of Object.entries(Object.getOwnPropertyDescriptors(proto))) {
+      if (name === 'constructor' || name in methods || typeof value !== 'function') continue;
+      methods[name] = (...args: unknown[]) => guard(() => (value as (...a: unknown[]) => Promise<unknown>).apply(port, args));
+    }
+  }
+  return methods as T;
 }

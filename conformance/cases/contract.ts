@@ -1,7 +1,8 @@
 import { parse } from 'yaml';
 import { OPENAPI_YAML } from '../../src/gen/openapi-document.ts';
-import { openapiOperations } from '../../test/openapi/openapi-operations.ts';
+import { openapiOperations, type OpenapiOperation } from '../../test/openapi/openapi-operations.ts';
 import { flow, type Case } from '../case-model.ts';
+import type { RawRequest } from '../drivers/driver.ts';
 import { MSG, restCase } from './messages.ts';
 
 /** The served contract (spec 4.1 table and rule 10, 9 rules 2-4); the docs page is in docs-page.ts. */
@@ -14,6 +15,16 @@ const TABLE: Readonly<Record<string, readonly number[]>> = {
   'GET /orders': [200, 401, 429],
   'GET /me/recent': [200, 401, 429, 503],
 };
+
+/** A request for a documented operation: a fresh UUID for `{id}`, `{}` as a POST body, these headers. */
+export function documentedRequest(op: OpenapiOperation, headers: Readonly<Record<string, string>> = {}): RawRequest {
+  return {
+    method: op.method,
+    path: op.path.replace('{id}', crypto.randomUUID()),
+    headers: { 'content-type': 'application/json', ...headers },
+    ...(op.method === 'POST' ? { body: '{}' } : {}),
+  };
+}
 
 function templateMatches(template: string, path: string): boolean {
   const pattern = new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`);
@@ -72,14 +83,7 @@ export const CONTRACT_CASES: Case[] = [
     { api: 'rest' },
     async (t) => {
       for (const op of openapiOperations()) {
-        const path = op.path.replace('{id}', crypto.randomUUID());
-        const body = op.method === 'POST' ? '{}' : undefined;
-        const reply = await t.driver.raw!({
-          method: op.method,
-          path,
-          headers: { 'content-type': 'application/json' },
-          ...(body === undefined ? {} : { body }),
-        });
+        const reply = await t.driver.raw!(documentedRequest(op));
         if (op.authenticated) {
           t.check(reply, { http: { status: 401, error: MSG.missingAuth } }, `${op.method} ${op.path} without a token`);
         } else {

@@ -2,12 +2,10 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { adminProbe } from './rest-reply.ts';
-import type { Driver, DriverOptions, ListQuery, Reply } from './driver.ts';
+import { operations, type Driver, type DriverOptions, type Reply, type RpcMethod } from './driver.ts';
 
 export const PROTO_PATH = fileURLToPath(new URL('../../proto/ordersv1/orders.proto', import.meta.url));
 const DEADLINE_MS = 10_000;
-
-export type RpcMethod = 'Login' | 'CreateOrder' | 'GetOrder' | 'ListOrders' | 'Recent';
 
 /**
  * An independent gRPC client (@grpc/grpc-js + @grpc/proto-loader over the .proto, not the service's
@@ -54,13 +52,6 @@ function normalise(value: unknown): unknown {
   return out;
 }
 
-function toInt(value: number | string | undefined, name: string): number {
-  if (value === undefined) return 0;
-  const n = typeof value === 'number' ? value : /^[+-]?\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n)) throw new Error(`grpc driver: ${name}=${String(value)} cannot be sent as int32`);
-  return n;
-}
-
 export function grpcDriver(options: DriverOptions): Driver {
   const address = new URL(options.baseUrl).host;
   const client = new grpc.Client(address, grpc.credentials.createInsecure());
@@ -70,13 +61,11 @@ export function grpcDriver(options: DriverOptions): Driver {
     serialize: (value: never) => Buffer,
     deserialize: (bytes: Buffer) => unknown,
     message: unknown,
-    auth: string | null | undefined,
-    extra: Readonly<Record<string, string>> = {},
+    headers: Readonly<Record<string, string>>,
   ): Promise<Reply> =>
     new Promise((resolve) => {
       const metadata = new grpc.Metadata();
-      if (auth !== null && auth !== undefined) metadata.set('authorization', auth);
-      for (const [name, value] of Object.entries(extra)) metadata.set(name, value);
+      for (const [name, value] of Object.entries(headers)) metadata.set(name, value);
       client.makeUnaryRequest(
         path,
         serialize,
@@ -94,33 +83,23 @@ export function grpcDriver(options: DriverOptions): Driver {
       );
     });
 
-  const unary = (
-    method: RpcMethod,
-    request: Record<string, unknown>,
-    auth: string | null,
-    extra?: Record<string, string>,
-  ): Promise<Reply> => {
-    const def = SERVICE[method] as protoLoader.MethodDefinition<object, object>;
-    return call(def.path, def.requestSerialize as (value: never) => Buffer, def.responseDeserialize, request, auth, extra);
-  };
-
   return {
     name: 'grpc',
     api: 'grpc',
-    login: (input) => unary('Login', { username: input.username, password: input.password }, null),
-    createOrder: (auth, input, options) =>
-      unary(
-        'CreateOrder',
-        { item: input['item'], quantity: input['quantity'] },
-        auth,
-        options?.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey },
-      ),
-    getOrder: (auth, id) => unary('GetOrder', { id }, auth),
-    listOrders: (auth, query: ListQuery) =>
-      unary('ListOrders', { limit: toInt(query.limit, 'limit'), offset: toInt(query.offset, 'offset') }, auth),
-    recent: (auth) => unary('Recent', {}, auth),
+    // Each operation's gRPC call from driver.ts OPERATIONS, through the method's definition in the .proto.
+    ...operations((forms) => {
+      const { method, message, metadata } = forms.grpc();
+      const def = SERVICE[method] as protoLoader.MethodDefinition<object, object>;
+      return call(def.path, def.requestSerialize as (value: never) => Buffer, def.responseDeserialize, message, metadata);
+    }),
     rawRpc: (fullMethod, message, auth) =>
-      call(fullMethod, ((bytes: Uint8Array) => Buffer.from(bytes)) as (value: never) => Buffer, (bytes) => bytes, message, auth ?? null),
+      call(
+        fullMethod,
+        ((bytes: Uint8Array) => Buffer.from(bytes)) as (value: never) => Buffer,
+        (bytes) => bytes,
+        message,
+        auth === null || auth === undefined ? {} : { authorization: auth },
+      ),
     admin: options.adminUrl === undefined ? undefined : adminProbe(options.adminUrl),
     hooks: options.hooks,
     async close() {
