@@ -32,6 +32,64 @@ describe('spec/README.md rule items (scripts/spec-readme.ts)', () => {
     expect(renderSpecReadme(rendered.text, RULES).changed).toEqual([]);
   });
 
+  test("places a rule the README does not list under its section's heading, in catalogue order", () => {
+    const rules: Rule[] = [
+      { id: 'LOGIN-200', section: '4.1 table', statement: 'Login answers 200.', applies: 'all' },
+      { id: 'COUNT-own', section: '4.1 table', statement: 'A caller counts its orders.', applies: 'all', chosen: 'GET /me/order-count.' },
+      { id: 'LIST-200', section: '4.1 table', statement: 'List answers 200.', applies: 'all' },
+      { id: 'FIRST-item', section: '4.1 table', statement: 'Placed first.', applies: 'http' },
+      { id: 'SVC-one', section: '1', statement: 'The first of its section.', applies: 'process' },
+      { id: 'ROUTE-1', section: '4.1 rule 1', statement: 'Under an empty heading.', applies: 'http' },
+    ];
+    const readme = [
+      '## 1. What it does',
+      '',
+      'Prose.',
+      '',
+      '#### 4.1 table',
+      '',
+      '- Login answers 200. — `LOGIN-200` (all)',
+      '  - Our choice: stale',
+      '- List answers 200. — `LIST-200` (all)',
+      '',
+      '#### 4.1 rule 1',
+      '',
+    ].join('\n');
+    const rendered = renderSpecReadme(readme, [...rules.slice(0, 3), rules[4]!, rules[5]!]);
+    expect(rendered.changed).toEqual(['LOGIN-200', 'COUNT-own', 'SVC-one', 'ROUTE-1']);
+    expect(rendered.text).toBe(
+      [
+        '## 1. What it does',
+        '',
+        '- The first of its section. — `SVC-one` (process)',
+        '',
+        'Prose.',
+        '',
+        '#### 4.1 table',
+        '',
+        '- Login answers 200. — `LOGIN-200` (all)',
+        '- A caller counts its orders. — `COUNT-own` (all)',
+        '  - Our choice: GET /me/order-count.',
+        '- List answers 200. — `LIST-200` (all)',
+        '',
+        '#### 4.1 rule 1',
+        '',
+        '- Under an empty heading. — `ROUTE-1` (http)',
+        '',
+      ].join('\n'),
+    );
+    // A rule first in its section's catalogue order goes before the section's first item.
+    const first = renderSpecReadme(rendered.text, [rules[3]!, ...rules.slice(0, 3), rules[4]!, rules[5]!]);
+    expect(first.changed).toEqual(['FIRST-item']);
+    expect(first.text.split('\n').slice(8, 10)).toEqual([
+      '- Placed first. — `FIRST-item` (http)',
+      '- Login answers 200. — `LOGIN-200` (all)',
+    ]);
+    expect(() =>
+      renderSpecReadme(readme, [...rules, { id: 'NO-heading', section: '9 rule 9', statement: 'Nowhere.', applies: 'all' }]),
+    ).toThrow(/no heading for section 9 rule 9/);
+  });
+
   test('an item naming an id the catalogue does not have fails', () => {
     expect(() => renderSpecReadme('- Gone. — `GONE-rule` (all)', RULES)).toThrow(/GONE-rule/);
   });

@@ -15,6 +15,17 @@ export interface Rule {
 
 export const RULES_PATH = new URL('./rules.yaml', import.meta.url);
 
+/**
+ * The spec/README.md heading a rule's section names: `1` is `## 1. …`, `2.1` is `### 2.1 …`, and a
+ * section with a label (`4.4 rule 3`, `7 table`) is exactly `#### 4.4 rule 3`.
+ */
+export function sectionHeading(section: string): RegExp {
+  const [number = '', ...label] = section.split(' ');
+  const escaped = number.replace(/\./g, '\\.');
+  if (label.length > 0) return new RegExp(`^#### ${escaped} ${label.join(' ')}$`);
+  return number.includes('.') ? new RegExp(`^### ${escaped} `) : new RegExp(`^## ${escaped}\\. `);
+}
+
 const SCOPES: readonly RuleScope[] = ['http', 'grpc', 'all', 'process'];
 const ID = /^[A-Z][A-Z0-9]*(-[A-Za-z0-9]+)+$/;
 
