@@ -1,5 +1,5 @@
 /**
- * orders-koa's routes: the spec's route table (http/rest/routes.ts) on @koa/router with router.get/post.
+ * orders-koa's routes: the spec's route table (http/rest/api.ts) on @koa/router with router.get/post.
  * Login and the contract documents need no token; every route of PROTECTED_ROUTES authenticates first
  * (spec 4.1 rule 1), once the route matched path and method, so an unknown path is still 404 and a wrong
  * method 405, not 401.
@@ -9,10 +9,10 @@ import { ErrValidation } from '../../domain/errors.ts';
 import { authenticate } from '../../service/authenticate.ts';
 import type { TokenService } from '../../service/token-service.ts';
 import { CONTRACT_ROUTES } from '../http/docs/contract-routes.ts';
-import type { RestApi, RestRequest } from '../http/rest/api.ts';
+import { PROTECTED_ROUTES, PUBLIC_ROUTES, type RestApi, type RestRequest } from '../http/rest/api.ts';
 import { decodeLoginRequest } from '../http/rest/dto.ts';
 import { authorizationHeader, readBody, restRequest } from '../http/rest/request.ts';
-import { PROTECTED_ROUTES, PUBLIC_ROUTES, RouteTable, toColonPattern, type Method, type RoutePath } from '../http/rest/routes.ts';
+import { RouteTable, toColonPattern, type Method, type RoutePath } from '../http/rest/routes.ts';
 import { sendJson, sendStatic, type KoaContext, type KoaMiddleware, type KoaState } from './context.ts';
 
 /** This variant's answer to spec 4.1 rule 9 (login required fields): 400 with this text. */

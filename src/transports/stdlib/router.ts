@@ -1,14 +1,14 @@
 /**
- * orders-stdlib's router: the spec's route table (http/rest/routes.ts) dispatched on node:http. Whether a
+ * orders-stdlib's router: the spec's route table (http/rest/api.ts) dispatched on node:http. Whether a
  * route authenticates is where it is registered (spec 4.1 rule 1). It checks Host first (rule
  * HTTP-host-header), answers 404 and 405 itself, and a handler's error from the one error table.
  */
 import { authenticate } from '../../service/authenticate.ts';
 import { httpErrorAnswer } from '../errors/table.ts';
 import { CONTRACT_ROUTES } from '../http/docs/contract-routes.ts';
-import type { RestParts, RestRequest, RestResult } from '../http/rest/api.ts';
+import { PROTECTED_ROUTES, PUBLIC_ROUTES, type RestParts, type RestRequest, type RestResult } from '../http/rest/api.ts';
 import { authorizationHeader, checkHostHeader, restRequest } from '../http/rest/request.ts';
-import { allowHeader, PROTECTED_ROUTES, PUBLIC_ROUTES, routeLabel, RouteTable } from '../http/rest/routes.ts';
+import { allowHeader, routeLabel, RouteTable } from '../http/rest/routes.ts';
 import { sendError, sendJson, type Exchange, type Handler } from './middleware.ts';
 
 interface Route {

@@ -1,7 +1,8 @@
 /**
  * The REST API of spec 4.1, framework-neutral: each operation parses what a transport hands it, calls the
- * core service and shapes the result; stdlib/ and koa/ only route to these and write the answer. Also
- * what every REST transport is built from (RestParts).
+ * core service and shapes the result, and the route table names the method and path that serve it;
+ * stdlib/ and koa/ register every row and write the answer. Also what every REST transport is built
+ * from (RestParts).
  */
 import { ClientAddressResolver } from '../../../rate-limit/client-address.ts';
 import { HttpRateLimiter } from '../../../rate-limit/limiter.ts';
@@ -12,6 +13,7 @@ import type { TokenService } from '../../../service/token-service.ts';
 import type { Core } from '../../transport.ts';
 import { decodeCreateOrderRequest, decodeLoginRequest, queryInteger, toOrderDto } from './dto.ts';
 import type { HttpObservability } from './observability.ts';
+import type { Method } from './routes.ts';
 
 /** What every HTTP transport hands an operation, whatever its framework. */
 export interface RestRequest {
@@ -75,6 +77,25 @@ export class RestApi {
     return { status: 200, body: { recent: this.#orders.recent({ principal, signal: req.signal }) } };
   };
 }
+
+export interface RouteDef {
+  readonly method: Method;
+  /** The spec's brace form (`/orders/{id}`), also the metrics/span route label (spec 4.5). */
+  readonly path: string;
+  /** The RestApi member that serves the route (each public member of RestApi is an operation). */
+  readonly operation: keyof RestApi;
+}
+
+/** Publishing a route unauthenticated is an explicit edit here, never an omission (spec 4.1 rule 1). */
+export const PUBLIC_ROUTES = [{ method: 'POST', path: '/auth/login', operation: 'login' }] as const satisfies readonly RouteDef[];
+
+/** Every other route: both routers authenticate the caller before the operation runs. */
+export const PROTECTED_ROUTES = [
+  { method: 'POST', path: '/orders', operation: 'createOrder' },
+  { method: 'GET', path: '/orders/{id}', operation: 'getOrder' },
+  { method: 'GET', path: '/orders', operation: 'listOrders' },
+  { method: 'GET', path: '/me/recent', operation: 'recent' },
+] as const satisfies readonly RouteDef[];
 
 /** What every REST transport is built from. */
 export interface RestParts {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compilePath, OPENAPI_PATH, PROTECTED_ROUTES, PUBLIC_ROUTES, RouteTable, SWAGGER_PATH, toColonPattern } from './routes.ts';
+import { PROTECTED_ROUTES, PUBLIC_ROUTES } from './api.ts';
+import { compilePath, OPENAPI_PATH, RouteTable, SWAGGER_PATH, toColonPattern } from './routes.ts';
 
 const PATHS: string[] = [...[...PUBLIC_ROUTES, ...PROTECTED_ROUTES].map((r): string => r.path), OPENAPI_PATH, SWAGGER_PATH];
 const SAMPLES = [

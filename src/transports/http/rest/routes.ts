@@ -1,28 +1,10 @@
 /**
- * The business routes of spec 4.1, once, for every HTTP transport, and how a request path is matched
- * against them. Paths use the spec's brace form, which is also the metrics/span route label (spec 4.5).
- * Every route is protected unless it is in PUBLIC_ROUTES: publishing one unauthenticated is an explicit
- * edit here, never an omission (spec 4.1 rule 1).
+ * How a request path is matched against the route table (PUBLIC_ROUTES and PROTECTED_ROUTES, beside the
+ * operations in api.ts) and the contract routes, for every HTTP transport. Paths use the spec's brace form,
+ * which is also the metrics/span route label (spec 4.5).
  */
-import type { RestApi } from './api.ts';
 
 export type Method = 'GET' | 'POST';
-
-export interface RouteDef {
-  readonly method: Method;
-  readonly path: string;
-  /** The RestApi member that serves the route (each public member of RestApi is an operation). */
-  readonly operation: keyof RestApi;
-}
-
-export const PUBLIC_ROUTES = [{ method: 'POST', path: '/auth/login', operation: 'login' }] as const satisfies readonly RouteDef[];
-
-export const PROTECTED_ROUTES = [
-  { method: 'POST', path: '/orders', operation: 'createOrder' },
-  { method: 'GET', path: '/orders/{id}', operation: 'getOrder' },
-  { method: 'GET', path: '/orders', operation: 'listOrders' },
-  { method: 'GET', path: '/me/recent', operation: 'recent' },
-] as const satisfies readonly RouteDef[];
 
 /** The route label of spec 4.5: `GET /orders/{id}`. */
 export function routeLabel(method: string, path: string): string {
