@@ -27,7 +27,7 @@ export function startBanner(facts: BannerFacts): string {
   const admin = origin('http', facts.admin);
   const lines = [
     `${facts.serviceName} is running${facts.embedded ? ' on in-memory backends (--embedded)' : ''}; Ctrl-C stops it.`,
-    `  API       ${api}/`,
+    `  API       ${api}`,
     `  API docs  ${api}/swagger/`,
     `  admin     ${admin}/healthz  ${admin}/metrics`,
   ];

@@ -159,7 +159,7 @@ describe('runMain (spec 3.4)', () => {
       [
         '',
         'orders-main-test is running on in-memory backends (--embedded); Ctrl-C stops it.',
-        `  API       http://localhost:${api}/`,
+        `  API       http://localhost:${api}`,
         `  API docs  http://localhost:${api}/swagger/`,
         `  admin     http://127.0.0.1:${admin}/healthz  http://127.0.0.1:${admin}/metrics`,
         `  console   http://127.0.0.1:${admin}/console/`,
