@@ -33,7 +33,7 @@ describe('the embedded ring (spec 3.5)', () => {
       for (const user of DEMO_USERS)
         await expect(seeded.service.app.core.auth.login(user.username, user.password)).resolves.toMatch(/^eyJ/);
       await expect(bare.service.app.core.auth.login(DEMO_USERS[0].username, DEMO_USERS[0].password)).rejects.toThrow();
-      seeded.service.embedded?.announce();
+      expect(seeded.service.embedded?.announce()).toEqual(['alice / alice-password', 'bob / bob-password']);
       expect(seeded.logs.find(`embedded mode: in-memory backends; demo logins alice / alice-password, bob / bob-password`)).toEqual([
         expect.objectContaining({ level: 'info', users: ['alice', 'bob'] }),
       ]);

@@ -42,10 +42,9 @@ export function createRing(): EmbeddedRing {
         },
         announce() {
           const demo = fakes.demoUsers;
-          logger.info(
-            { users: demo.map((u) => u.username) },
-            `embedded mode: in-memory backends; demo logins ${demo.map((u) => `${u.username} / ${u.password}`).join(', ')}`,
-          );
+          const logins = demo.map((u) => `${u.username} / ${u.password}`);
+          logger.info({ users: demo.map((u) => u.username) }, `embedded mode: in-memory backends; demo logins ${logins.join(', ')}`);
+          return logins;
         },
       };
     },

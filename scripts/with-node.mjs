@@ -3,7 +3,8 @@
 // the old Node it replaces. The version is the one in .node-version (also .nvmrc), the single source of
 // truth: when the current Node is older than package.json's engines (or, with --exact, is not exactly that
 // version), node@<that version> is installed once from the npm registry into a cache outside the repo and
-// put first on PATH for the command.
+// put first on PATH for the command. Every command but npm's own needs node_modules/: without it the
+// launcher says, in one line, to run `npm run setup` first.
 //   node scripts/with-node.mjs <command> [args...]     e.g. node scripts/with-node.mjs vitest run
 //   node scripts/with-node.mjs --exact --print-bin     prints the directory to put first on PATH (.ci/run)
 import { execFileSync, spawn } from 'node:child_process';
@@ -20,6 +21,20 @@ const args = process.argv.slice(2);
 const exact = args[0] === '--exact' ? Boolean(args.shift()) : false;
 const printBin = args[0] === '--print-bin' ? Boolean(args.shift()) : false;
 
+const [command, ...rest] = args;
+if (!printBin && !command) {
+  process.stderr.write('usage: node scripts/with-node.mjs [--exact] <command> [args...] | [--exact] --print-bin\n');
+  process.exit(2);
+}
+// Pre-flight, before any download: `npm run setup` (npm ci) is what makes node_modules/, so only npm may run
+// without it; anything else would fail with a module-not-found stack (pino) or `spawn vitest ENOENT`.
+if (!printBin && command !== 'npm' && !existsSync(join(root, 'node_modules'))) {
+  const event = process.env.npm_lifecycle_event;
+  const what = event === undefined ? args.join(' ') : ['start', 'test'].includes(event) ? `npm ${event}` : `npm run ${event}`;
+  process.stderr.write(`with-node: node_modules/ is missing, so \`${what}\` cannot run: run \`npm run setup\` first\n`);
+  process.exit(1);
+}
+
 const current = process.versions.node;
 // Dotted versions compared number by number; a missing part counts as lower ("22.12.0" >= "22.12").
 const suffices = exact ? current === pinned : current.localeCompare(minimum, 'en', { numeric: true }) >= 0;
@@ -30,23 +45,29 @@ if (!suffices) {
   const manifest = join(cache, 'node_modules', 'node', 'package.json');
   const installed = existsSync(manifest) ? JSON.parse(readFileSync(manifest, 'utf8')).version : undefined;
   if (installed !== pinned || !existsSync(join(bin, 'node'))) {
+    // npm shows no progress when silent, and its own output is mostly noise here: one line before, one after.
     process.stderr.write(
-      `with-node: node ${current} ${exact ? 'is not' : 'is older than'} ${exact ? pinned : minimum}; installing node@${pinned} into ${cache}\n`,
+      `with-node: node ${current} ${exact ? 'is not' : 'is older than'} ${exact ? pinned : minimum}; downloading node@${pinned} ` +
+        `from the npm registry into ${cache} (once; this takes a while)...\n`,
     );
-    execFileSync('npm', ['install', '--silent', '--no-audit', '--no-fund', '--no-save', '--prefix', cache, `node@${pinned}`], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    const started = Date.now();
+    try {
+      execFileSync('npm', ['install', '--silent', '--no-audit', '--no-fund', '--no-save', '--prefix', cache, `node@${pinned}`], {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+    } catch (error) {
+      process.stderr.write(
+        `with-node: installing node@${pinned} failed (${error.message.split('\n')[0]}); check the network, or put Node ${minimum} or later first on PATH\n`,
+      );
+      process.exit(1);
+    }
+    process.stderr.write(`with-node: node@${pinned} is ready in ${cache} (${Math.round((Date.now() - started) / 1000)} s)\n`);
   }
 }
 
 if (printBin) {
   process.stdout.write(`${bin}\n`);
   process.exit(0);
-}
-const [command, ...rest] = args;
-if (!command) {
-  process.stderr.write('usage: node scripts/with-node.mjs [--exact] <command> [args...] | [--exact] --print-bin\n');
-  process.exit(2);
 }
 const env = bin === '' ? process.env : { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` };
 
@@ -60,13 +81,19 @@ const env = bin === '' ? process.env : { ...process.env, PATH: `${bin}${delimite
 //   delivers the terminal's Ctrl-C to it directly. The launcher forwards nothing: forwarding is what
 //   delivered every Ctrl-C twice, and the second one cut the graceful stop short. (A `kill <pid>` of the
 //   launcher alone is then not passed on: signal the group, as the terminal does, or the child's pid.)
+// - npm runs the launcher (npm start, npm test...): the same, for the same reason. npm forwards every
+//   SIGINT/SIGTERM it receives to its script, and package.json's scripts `exec` the launcher so that the
+//   script is the launcher itself: a group signal then reaches the launcher twice (the kernel's copy and
+//   npm's), and only the child's own copy, from the kernel, counts. Without `exec`, npm's `sh -c` sat in
+//   the group too, and Debian's dash, hit by the Ctrl-C while it waited, exited 130 after the service's 0:
+//   npm then reported 130. (A signal to npm's pid alone stops at the launcher: signal the group.)
 // - otherwise (a supervisor, CI, a test): the child gets a process group of its own (detached), so no
 //   group signal can reach it past the launcher, and the launcher forwards each signal it receives, once.
 //   A signal sent to the launcher's group reaches the launcher once and the child once, through it.
 // Either way the launcher itself outlives the signal: it exits with the child's status, after the child.
 // (A launcher killed outright, SIGKILL, cannot pass anything on: a detached child then runs on, as any
 // process whose supervisor died; signal its own process group.)
-const detached = !process.stdin.isTTY;
+const detached = !process.stdin.isTTY && process.env.npm_lifecycle_event === undefined;
 const child = spawn(command, rest, { stdio: 'inherit', env, detached });
 const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 for (const signal of forwarded) {

@@ -35,6 +35,6 @@ export interface Embedded {
   readonly timers: Timers;
   /** The admin listener's /simulator and /console routes, reading the service's metrics registry. */
   adminRoutes(registry: Registry): AdminRoutes;
-  /** Logs what an operator of `npm start` needs once the listeners are bound: the demo logins. */
-  announce(): void;
+  /** Logs what an operator of `npm start` needs once the listeners are bound, the demo logins, and returns them (`user / password`). */
+  announce(): readonly string[];
 }

@@ -17,7 +17,7 @@ import { stdoutDestination } from '../observability/logger.ts';
 type Line = Record<string, unknown>;
 
 /** One runMain with its output captured; `events` holds each line's msg and each flush, in order. */
-function start(argv: string[], env: Env) {
+function start(argv: string[], env: Env, terminal?: boolean) {
   const events: string[] = [];
   const lines: Line[] = [];
   let raw = '';
@@ -27,6 +27,8 @@ function start(argv: string[], env: Env) {
   const stdout = {
     write(line: string): void {
       raw += line;
+      // Every write is one JSON line, but a terminal's banner (kept in `raw` only).
+      if (terminal === true && !line.startsWith('{')) return;
       const parsed = JSON.parse(line) as Line;
       lines.push(parsed);
       events.push(String(parsed['msg']));
@@ -41,7 +43,13 @@ function start(argv: string[], env: Env) {
     transport: stdlibTransport,
     argv,
     env,
-    io: { stdout: () => stdout, stderr: { write: (text: string) => (stderr += text) }, signals: signals as unknown as SignalSource, exit },
+    io: {
+      stdout: () => stdout,
+      stderr: { write: (text: string) => (stderr += text) },
+      signals: signals as unknown as SignalSource,
+      exit,
+      ...(terminal === undefined ? {} : { terminal }),
+    },
   });
   const line = async (msg: string): Promise<Line> => {
     // A guard against a hang only: start-up on a busy machine.
@@ -78,6 +86,7 @@ describe('runMain (spec 3.4)', () => {
 
   it("[LIFE-4-shutdown] the executables run with the process's own stdout, stderr, signals and exit", () => {
     expect(PROCESS_IO.stdout).toBe(stdoutDestination);
+    expect(PROCESS_IO.terminal).toBe(process.stdout.isTTY === true);
     expect(PROCESS_IO.stderr).toBe(process.stderr);
     expect(PROCESS_IO.signals).toBe(process);
     const exit = vi.spyOn(process, 'exit').mockImplementation(() => undefined as never);
@@ -138,6 +147,43 @@ describe('runMain (spec 3.4)', () => {
     expect(run.events.slice(-2)).toEqual(['stopped', '<flush>']);
     expect(run.exit).not.toHaveBeenCalled();
     expect(run.stderr()).toBe('');
+  });
+
+  it('stdout a terminal: after `api: listening` a short banner names the API, its docs, the admin listener, the console and the demo logins', async () => {
+    const run = start(['--embedded'], { HTTP_ADDR: ':0', ADMIN_ADDR: '127.0.0.1:0' }, true);
+    const api = portOf((await run.line('api: listening'))['addr']);
+    const admin = portOf((await run.line('admin: listening'))['addr']);
+    await until(() => run.raw().includes('Ctrl-C stops it'), 'the banner', 15_000);
+    const banner = run.raw().slice(run.raw().indexOf('\norders-main-test is running'));
+    expect(banner).toBe(
+      [
+        '',
+        'orders-main-test is running on in-memory backends (--embedded); Ctrl-C stops it.',
+        `  API       http://localhost:${api}`,
+        `  API docs  http://localhost:${api}/swagger/`,
+        `  admin     http://127.0.0.1:${admin}/healthz  http://127.0.0.1:${admin}/metrics`,
+        `  console   http://127.0.0.1:${admin}/console/`,
+        `  logins    ${DEMO_USERS.map((u) => `${u.username} / ${u.password}`).join(', ')}`,
+        '',
+        '',
+      ].join('\n'),
+    );
+    // After the JSON lines that carry the same facts, so a log reader sees them first.
+    expect(run.raw().indexOf('"msg":"api: listening"')).toBeLessThan(run.raw().indexOf(banner));
+    expect((await fetch(`http://127.0.0.1:${admin}/console/`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${api}/swagger/`)).status).toBe(200);
+    run.signals.emit('SIGINT', 'SIGINT');
+    expect(await run.code).toBe(0);
+  });
+
+  it('stdout not a terminal (a pipe, a collector): JSON lines only, no banner', async () => {
+    const run = start(['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0' }, false);
+    await run.line('embedded mode: in-memory backends; demo logins alice / alice-password, bob / bob-password');
+    run.signals.emit('SIGINT', 'SIGINT');
+    expect(await run.code).toBe(0);
+    // The stand-in parses every write as JSON: a banner would have failed the run. And none was written.
+    expect(run.raw()).not.toContain('Ctrl-C stops it');
+    expect(run.events.filter((e) => e !== '<flush>')).toEqual(run.lines.map((l) => l['msg']));
   });
 
   it('[CONFIG-no-secret-echo] a JWT_SECRET given: no warning, never echoed; the hosts of the addresses as configured', async () => {

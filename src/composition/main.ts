@@ -2,12 +2,14 @@
  * runMain: one executable run to completion (spec 3.4), its exit code 0 after a signal-driven shutdown, 1 when
  * start-up or a component failed, 2 on bad arguments. The executables (bin/) are this with their transport.
  */
+import { Server as TlsServer } from 'node:tls';
 import { parseArgs } from 'node:util';
 import type { DestinationStream } from 'pino';
 import { ConfigError, type Env } from '../config/env.ts';
 import { handleStopSignals, type SignalSource } from '../lifecycle/stop-signals.ts';
 import { createLogger, parseLogLevel, stdoutDestination } from '../observability/logger.ts';
 import type { TransportFactory } from '../transports/transport.ts';
+import { startBanner } from './banner.ts';
 import type { SpeedRing } from './speed-hooks.ts';
 import { loadEmbeddedRing, startService } from './start-service.ts';
 
@@ -26,6 +28,8 @@ export interface MainIo {
   readonly stderr: { write(text: string): unknown };
   readonly signals: SignalSource;
   readonly exit: (code: number) => void;
+  /** stdout is a terminal: a short banner for a person follows the `api: listening` line (banner.ts). */
+  readonly terminal?: boolean;
 }
 
 /** The process's own, as the executables run (the speed ring may give stdout another destination). */
@@ -34,6 +38,7 @@ export const PROCESS_IO: MainIo = {
   stderr: process.stderr,
   signals: process,
   exit: (code) => process.exit(code),
+  terminal: process.stdout.isTTY === true,
 };
 
 export async function runMain(options: MainOptions): Promise<number> {
@@ -78,7 +83,19 @@ export async function runMain(options: MainOptions): Promise<number> {
         // The bound ports, not the configured ones: `:0` asks the OS for a free port.
         logger.info({ addr: `${config.adminAddr.host ?? ''}:${ports.admin}` }, 'admin: listening');
         logger.info({ addr: `${config.httpAddr.host ?? ''}:${ports.api}` }, 'api: listening');
-        service.embedded?.announce();
+        const logins = service.embedded?.announce() ?? [];
+        if (io.terminal) {
+          stdout.write(
+            startBanner({
+              serviceName: options.serviceName,
+              api: { host: config.httpAddr.host, port: ports.api },
+              admin: { host: config.adminAddr.host, port: ports.admin },
+              secure: service.app.api.server() instanceof TlsServer,
+              embedded: service.embedded !== undefined,
+              logins,
+            }),
+          );
+        }
       },
       () => undefined,
     );

@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Env } from '../config/env.ts';
 import type { Backends } from './backends.ts';
-import { createRealBackends, type RealBackendIsolation } from './real-backends.ts';
+import { createRealBackends, realBackendConfig, type RealBackendIsolation } from './real-backends.ts';
 import type { NatsEventBus } from '../adapters/nats/event-bus.ts';
 import { natsConfigFromEnv } from '../adapters/nats/config.ts';
 import { redisConfigFromEnv } from '../adapters/redis/connection.ts';
@@ -64,7 +64,7 @@ describe.skipIf(!configured)('createRealBackends on the real servers (isolation 
   /** Initialises every component in order, as the runner does (lifecycle/runner.ts). */
   async function started(isolation: RealBackendIsolation): Promise<Backends> {
     if (isolation.schema !== undefined) leftSchemas.push(isolation.schema);
-    const backends = await createRealBackends(env, logger, isolation);
+    const backends = await createRealBackends(realBackendConfig(env), logger, isolation);
     // Checked before anything connects: an isolated run must never reach the production stream.
     expect((backends.publisher as NatsEventBus).stream).not.toBe('ORDERS');
     for (const component of backends.components) await component.init?.();
@@ -231,7 +231,7 @@ describe.skipIf(!configured)('createRealBackends on the real servers (isolation 
     const [suffix, other] = [id(), id()];
     // The factory needs no component initialised: each store is a component of its own.
     const stores = [suffix, suffix, other].map(async (uniqueSuffix) => {
-      const backends = await createRealBackends(env, logger, { uniqueSuffix });
+      const backends = await createRealBackends(realBackendConfig(env), logger, { uniqueSuffix });
       const store = backends.sharedRateLimit!({ rate: 1, burst: 1 });
       await store.init?.();
       return store;
@@ -251,7 +251,7 @@ describe.skipIf(!configured)('createRealBackends on the real servers (isolation 
   });
 
   it('[EVT-6-subject-payload, LIMIT-rate-store] no isolation (production): orders.placed on ORDERS, default cache and rate-limit prefixes', async () => {
-    const backends = await createRealBackends(env, logger);
+    const backends = await createRealBackends(realBackendConfig(env), logger);
     expect(backends.components.map((component) => component.name)).toEqual(['database', 'cache', 'publisher']);
     // Read from the bus's settings only: the production stream is never connected to here.
     const bus = backends.publisher as NatsEventBus;

@@ -1,21 +1,21 @@
 /**
  * PostgreSQL, Redis and NATS adapters, each reading its own variables (spec 8.1). Every config is validated
- * before anything connects, so a missing variable fails construction (spec 3.4 rule 3); connecting happens
- * in each component's init.
+ * before anything connects, so a missing variable fails start-up (spec 3.4 rule 3), all of them at once;
+ * connecting happens in each component's init.
  */
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import type { Env } from '../config/env.ts';
+import { readAll, type Env } from '../config/env.ts';
 import type { Component } from '../lifecycle/component.ts';
 import type { Logger } from '../observability/logger.ts';
-import { natsConfigFromEnv } from '../adapters/nats/config.ts';
+import { natsConfigFromEnv, type NatsConfig } from '../adapters/nats/config.ts';
 import { NatsEventBus, type NatsEventBusOptions } from '../adapters/nats/event-bus.ts';
-import { postgresConfigFromEnv } from '../adapters/postgres/config.ts';
+import { postgresConfigFromEnv, type PostgresConfig } from '../adapters/postgres/config.ts';
 import { PostgresCredentialStore } from '../adapters/postgres/credential-store.ts';
 import { PostgresDatabase } from '../adapters/postgres/database.ts';
 import { PostgresOrderRepository } from '../adapters/postgres/order-repository.ts';
 import { PostgresOutbox } from '../adapters/postgres/outbox.ts';
-import { redisConfigFromEnv } from '../adapters/redis/connection.ts';
+import { redisConfigFromEnv, type RedisConfig } from '../adapters/redis/connection.ts';
 import { RedisOrderCache } from '../adapters/redis/order-cache.ts';
 import { DEFAULT_RATE_LIMIT_KEY_PREFIX, RedisRateLimitStore } from '../rate-limit/redis-store.ts';
 import type { Backends } from './backends.ts';
@@ -31,15 +31,23 @@ export interface RealBackendIsolation {
   readonly dropSchemaOnStop?: boolean;
 }
 
+export interface RealBackendConfig {
+  readonly postgres: PostgresConfig;
+  readonly redis: RedisConfig;
+  readonly nats: NatsConfig;
+}
+
+/** POSTGRES_DSN, REDIS_ADDR and NATS_URL, each read by its adapter; every problem in one ConfigError (rule CONFIG-all-at-once). */
+export function realBackendConfig(env: Env): RealBackendConfig {
+  return readAll({ postgres: () => postgresConfigFromEnv(env), redis: () => redisConfigFromEnv(env), nats: () => natsConfigFromEnv(env) });
+}
+
 export async function createRealBackends(
-  env: Env,
+  { postgres, redis, nats }: RealBackendConfig,
   logger: Logger,
   isolation: RealBackendIsolation = {},
   speed: Pick<SpeedRing, 'orderRepository' | 'streamPublisher'> = {},
 ): Promise<Backends> {
-  const postgres = postgresConfigFromEnv(env);
-  const redis = redisConfigFromEnv(env);
-  const nats = natsConfigFromEnv(env);
   const suffix = isolation.uniqueSuffix;
   const database = new PostgresDatabase({ ...postgres, schema: isolation.schema ?? postgres.schema }, logger);
   const keyPrefix = suffix === undefined ? redis.keyPrefix : `${redis.keyPrefix}${suffix}:`;

@@ -4,7 +4,7 @@
  * (connect failures, a port in use) shows in `ready` and `done`.
  */
 import type { Server } from 'node:net';
-import type { Env } from '../config/env.ts';
+import { readAll, type Env } from '../config/env.ts';
 import { loadServiceConfig, type ServiceConfig } from '../config/service.ts';
 import { runComponents } from '../lifecycle/runner.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -12,7 +12,7 @@ import type { Backends } from './backends.ts';
 import type { TransportFactory } from '../transports/transport.ts';
 import { createApp, type App, type AppOptions } from './create-app.ts';
 import type { Embedded, EmbeddedRing } from './embedded.ts';
-import { createRealBackends, type RealBackendIsolation } from './real-backends.ts';
+import { createRealBackends, realBackendConfig, type RealBackendIsolation } from './real-backends.ts';
 import type { SpeedRing } from './speed-hooks.ts';
 
 export interface ServiceOptions {
@@ -58,10 +58,15 @@ export interface RunningService {
 
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { logger, env } = options;
-  const config = loadServiceConfig(env, { embedded: options.embedded !== false });
+  // The service's variables and, without --embedded, the backends': every problem in one ConfigError (rule CONFIG-all-at-once).
+  const { config, real } = readAll({
+    config: () => loadServiceConfig(env, { embedded: options.embedded !== false }),
+    real: () => (options.embedded === false ? realBackendConfig(env) : undefined),
+  });
   const ring = options.embedded === true ? await loadEmbeddedRing() : options.embedded === false ? undefined : options.embedded;
   const embedded = await ring?.start({ logger, config, seedDemoUsers: options.seedDemoUsers ?? false, clock: options.app?.clock });
-  const backends = embedded?.backends ?? (await createRealBackends(env, logger, options.isolation, options.speed));
+  const backends =
+    embedded?.backends ?? (await createRealBackends(real ?? realBackendConfig(env), logger, options.isolation, options.speed));
   const app = createApp({
     ...options.app,
     // Embedded: the simulated time the simulator moves, unless the test pinned its own (rule SIM-clock-advance).

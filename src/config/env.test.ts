@@ -1,17 +1,20 @@
-// The variable parsers (rule CONFIG-formats): durations, positive integers, listen addresses, ConfigError.
+// The variable parsers (rule CONFIG-formats): durations, positive integers, listen addresses, ConfigError, readAll.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseDuration, parseListenAddress, positiveIntVar } from './env.ts';
+import { ConfigError, parseDuration, parseListenAddress, positiveIntVar, readAll } from './env.ts';
 
-/** Runs `fn`, expects a ConfigError, and returns its message. */
-function configError(fn: () => unknown): string {
+/** Runs `fn`, expects a ConfigError, and returns it. */
+function configErrorOf(fn: () => unknown): ConfigError {
   try {
     fn();
   } catch (error) {
     expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
+    return error as ConfigError;
   }
   throw new Error('expected a ConfigError');
 }
+
+/** Runs `fn`, expects a ConfigError, and returns its message. */
+const configError = (fn: () => unknown): string => configErrorOf(fn).message;
 
 describe('parseDuration (JWT_EXPIRY format)', () => {
   it.each([
@@ -85,8 +88,54 @@ describe('parseListenAddress (HTTP_ADDR, ADMIN_ADDR)', () => {
 
 describe('ConfigError', () => {
   it('[CONFIG-required] reads as a configuration error wherever it is printed (its name), not as a bare Error', () => {
-    const error = new ConfigError('config: missing required variable JWT_SECRET');
+    const error = new ConfigError([], ['JWT_SECRET']);
     expect(String(error)).toBe('ConfigError: config: missing required variable JWT_SECRET');
     expect(error.stack?.split('\n')[0]).toBe('ConfigError: config: missing required variable JWT_SECRET');
+  });
+
+  it('[CONFIG-all-at-once] several problems read as one line: the missing variables together, then each invalid one', () => {
+    expect(new ConfigError(['JWT_EXPIRY must be a duration such as 30m or 2h'], ['POSTGRES_DSN', 'NATS_URL']).message).toBe(
+      'config: missing required variables POSTGRES_DSN, NATS_URL; JWT_EXPIRY must be a duration such as 30m or 2h',
+    );
+    expect(new ConfigError('RATE_LIMIT_RPS must be a positive integer').message).toBe('config: RATE_LIMIT_RPS must be a positive integer');
+  });
+});
+
+describe('readAll', () => {
+  it('[CONFIG-all-at-once] calls every reader even after one failed, and throws one ConfigError with every problem, in order', () => {
+    const called: string[] = [];
+    const reader = (name: string, fails?: ConfigError) => () => {
+      called.push(name);
+      if (fails) throw fails;
+      return name;
+    };
+    expect(readAll({ a: reader('a'), b: reader('b') })).toEqual({ a: 'a', b: 'b' });
+    const error = configErrorOf(() =>
+      readAll({
+        a: reader('a', new ConfigError([], ['A'])),
+        b: reader('b'),
+        c: reader('c', new ConfigError('C must be a positive integer')),
+        d: reader('d', new ConfigError(['D must be host:port'], ['E'])),
+      }),
+    );
+    expect(called).toEqual(['a', 'b', 'a', 'b', 'c', 'd']);
+    expect([error.missing, error.problems]).toEqual([
+      ['A', 'E'],
+      ['C must be a positive integer', 'D must be host:port'],
+    ]);
+  });
+
+  it('passes any other error through at once: a fault is not a configuration problem', () => {
+    const fault = new TypeError('bug');
+    let after = false;
+    expect(() =>
+      readAll({
+        a: () => {
+          throw fault;
+        },
+        b: () => (after = true),
+      }),
+    ).toThrow(fault);
+    expect(after).toBe(false);
   });
 });

@@ -1,22 +1,52 @@
 /**
  * Parsers of configuration variables (spec 8.1: each component reads its own variables, rule
  * CONFIG-own-vars). Every failure is a ConfigError naming the variable, never echoing its value, since some
- * values are secrets (rules CONFIG-formats, CONFIG-no-secret-echo).
+ * values are secrets (rules CONFIG-formats, CONFIG-no-secret-echo); readAll gathers every failure of a whole
+ * configuration into one (rule CONFIG-all-at-once).
  */
 import { isIP } from 'node:net';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
 export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
+  /** Each invalid variable's problem; `missing` are the required variables unset or empty. */
+  readonly problems: readonly string[];
+  readonly missing: readonly string[];
+  constructor(problems: string | readonly string[], missing: readonly string[] = []) {
+    const list = typeof problems === 'string' ? [problems] : problems;
+    const absent = missing.length === 0 ? [] : [`missing required variable${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`];
+    super(`config: ${[...absent, ...list].join('; ')}`);
     this.name = 'ConfigError';
+    this.problems = list;
+    this.missing = missing;
   }
+}
+
+/**
+ * Calls every reader, even after one failed, and throws their ConfigErrors as one: a person fixing the
+ * environment sees all that is missing or invalid in one run, not one variable per attempt (rule
+ * CONFIG-all-at-once). Any other error is a fault and passes through at once.
+ */
+export function readAll<T extends object>(readers: { readonly [K in keyof T]-?: () => T[K] }): T {
+  const values: Partial<T> = {};
+  const problems: string[] = [];
+  const missing: string[] = [];
+  for (const key of Object.keys(readers) as (keyof T)[]) {
+    try {
+      values[key] = readers[key]();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+      missing.push(...error.missing);
+    }
+  }
+  if (problems.length > 0 || missing.length > 0) throw new ConfigError(problems, missing);
+  return values as T;
 }
 
 export function requireVar(env: Env, name: string): string {
   const value = env[name];
-  if (value === undefined || value === '') throw new ConfigError(`config: missing required variable ${name}`);
+  if (value === undefined || value === '') throw new ConfigError([], [name]);
   return value;
 }
 
@@ -31,7 +61,7 @@ export function positiveIntVar(env: Env, name: string, fallback: number): number
   const value = Number(text);
   // Decimal digits only: Number() would also take `0x10`, `1e3`, ` 5` and `5.0`.
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value <= 0) {
-    throw new ConfigError(`config: ${name} must be a positive integer`);
+    throw new ConfigError(`${name} must be a positive integer`);
   }
   return value;
 }
@@ -48,7 +78,7 @@ export function parseDuration(text: string): number | undefined {
 
 export function durationVar(env: Env, name: string, fallback: string): number {
   const value = parseDuration(optionalVar(env, name, fallback));
-  if (value === undefined) throw new ConfigError(`config: ${name} must be a duration such as 30m or 2h`);
+  if (value === undefined) throw new ConfigError(`${name} must be a duration such as 30m or 2h`);
   return value;
 }
 
@@ -62,7 +92,7 @@ export interface ListenAddress {
 export function parseListenAddress(name: string, text: string): ListenAddress {
   const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(text);
   const port = match ? Number(match[3]) : NaN;
-  if (!match || port > 65_535) throw new ConfigError(`config: ${name} must be host:port or :port`);
+  if (!match || port > 65_535) throw new ConfigError(`${name} must be host:port or :port`);
   const host = match[1] ?? match[2];
   return { host: host === '' ? undefined : host, port };
 }
@@ -87,8 +117,7 @@ export function trustProxyVar(env: Env): readonly TrustedNetwork[] {
   if (text === '') return [];
   return text.split(',').map((entry, index) => {
     const network = parseCidr(entry.trim());
-    if (network === undefined)
-      throw new ConfigError(`config: TRUST_PROXY entry ${index + 1} must be an IP address or CIDR such as 10.0.0.0/8`);
+    if (network === undefined) throw new ConfigError(`TRUST_PROXY entry ${index + 1} must be an IP address or CIDR such as 10.0.0.0/8`);
     return network;
   });
 }

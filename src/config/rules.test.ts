@@ -5,7 +5,10 @@ import { LogCapture } from '../../test/support/log-capture.ts';
 import { natsConfigFromEnv } from '../adapters/nats/config.ts';
 import { NatsEventBus } from '../adapters/nats/event-bus.ts';
 import { redisConfigFromEnv } from '../adapters/redis/connection.ts';
-import { createRealBackends } from '../composition/real-backends.ts';
+import { postgresConfigFromEnv } from '../adapters/postgres/config.ts';
+import { realBackendConfig } from '../composition/real-backends.ts';
+import { startService } from '../composition/start-service.ts';
+import { stdlibTransport } from '../transports/stdlib/server.ts';
 import { ORDER_PLACED_SUBJECT } from '../domain/order-placed.ts';
 import { createLogger } from '../observability/logger.ts';
 import { TokenService } from '../service/token-service.ts';
@@ -84,9 +87,9 @@ describe('configuration rules (spec 8.1)', () => {
       expect(missing.message).toBe('config: missing required variable JWT_SECRET');
     }
     for (const name of ['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL']) {
-      const error = await failure(() => createRealBackends({ ...REAL_ENV, [name]: undefined }, logger));
+      const error = await failure(() => realBackendConfig({ ...REAL_ENV, [name]: undefined }));
       expect(error).toBeInstanceOf(ConfigError);
-      expect(error.message).toContain(name);
+      expect(error.message).toBe(`config: missing required variable ${name}`);
       expect(error.message).not.toContain('hunter2');
     }
     expect((await failure(() => new TokenService('hunter2-short', 1000))).message).not.toContain('hunter2');
@@ -97,7 +100,7 @@ describe('configuration rules (spec 8.1)', () => {
       { ...REAL_ENV, REDIS_ADDR: 'redis://:pw-hunter2@127.0.0.1:6379' },
       { ...REAL_ENV, NATS_URL: 'user:pw-hunter2@127.0.0.1:4222' },
     ]) {
-      const error = await failure(() => createRealBackends(env, logger));
+      const error = await failure(() => realBackendConfig(env));
       expect(error).toBeInstanceOf(ConfigError);
       expect(error.message).not.toContain('hunter2');
     }
@@ -108,6 +111,71 @@ describe('configuration rules (spec 8.1)', () => {
       expect(await failure(() => loadServiceConfig(env, { embedded: false }))).toBeInstanceOf(ConfigError);
     }
     expect(natsConfigFromEnv({ NATS_URL: 'nats://127.0.0.1:4222' }).servers).toHaveLength(1);
+  });
+
+  it('[CONFIG-formats, CONFIG-no-secret-echo] POSTGRES_DSN is a postgres:// URL, checked at configuration time, never echoed', async () => {
+    for (const dsn of [
+      'postgres://u:pw@db.internal:5432/orders',
+      'postgresql://u@127.0.0.1/orders',
+      'postgres:///orders?host=/run/postgresql',
+    ]) {
+      expect(postgresConfigFromEnv({ POSTGRES_DSN: dsn }).dsn).toBe(dsn);
+    }
+    // pg takes anything: `localhost` alone failed only at connect time, as `getaddrinfo ENOTFOUND base`.
+    for (const dsn of [
+      'localhost',
+      'db.internal:5432',
+      'user:pw-hunter2@localhost/orders',
+      'mysql://u:pw-hunter2@h/db',
+      'postgres:db',
+      'postgres://u:pw-hunter2@h:99999/db',
+    ]) {
+      const error = await failure(() => postgresConfigFromEnv({ POSTGRES_DSN: dsn }));
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error.message).toBe('config: POSTGRES_DSN must be a URL such as postgres://user@host:5432/db');
+    }
+  });
+
+  it('[CONFIG-all-at-once, CONFIG-required, CONFIG-no-secret-echo] start-up reports every missing or invalid variable in one error, echoing none', async () => {
+    const run = (env: Env) =>
+      failure(() => startService({ serviceName: 'orders-config-test', transport: stdlibTransport, env, logger, embedded: false }));
+    const none = await run({});
+    expect(none).toBeInstanceOf(ConfigError);
+    expect(none.message).toBe('config: missing required variables JWT_SECRET, POSTGRES_DSN, REDIS_ADDR, NATS_URL');
+    const wrong = await run({
+      JWT_SECRET: 'pw-hunter2-short',
+      JWT_EXPIRY: 'soon',
+      HTTP_ADDR: '8080',
+      RATE_LIMIT_RPS: '0',
+      POSTGRES_DSN: 'pw-hunter2@localhost',
+      REDIS_ADDR: 'redis://:pw-hunter2@127.0.0.1:6379',
+    });
+    expect(wrong).toBeInstanceOf(ConfigError);
+    expect(wrong.message).toBe(
+      [
+        'config: missing required variable NATS_URL',
+        'HTTP_ADDR must be host:port or :port',
+        'JWT_SECRET must be at least 32 bytes',
+        'JWT_EXPIRY must be a duration such as 30m or 2h',
+        'RATE_LIMIT_RPS must be a positive integer',
+        'POSTGRES_DSN must be a URL such as postgres://user@host:5432/db',
+        'REDIS_ADDR must be host:port without a scheme (for example 127.0.0.1:6379, not redis://...)',
+      ].join('; '),
+    );
+    expect(wrong.message).not.toContain('hunter2');
+    // --embedded needs no backend variable, and a missing JWT_SECRET is generated: only the service's own problems.
+    const embedded = await failure(() =>
+      startService({
+        serviceName: 'orders-config-test',
+        transport: stdlibTransport,
+        env: { SESSION_RECENT: 'x', TRUST_PROXY: 'nope' },
+        logger,
+        embedded: true,
+      }),
+    );
+    expect(embedded.message).toBe(
+      'config: TRUST_PROXY entry 1 must be an IP address or CIDR such as 10.0.0.0/8; SESSION_RECENT must be a positive integer',
+    );
   });
 
   it('[SVC-cache-ttl, SVC-cache-aside] cache entries live five minutes (Redis TTL and the fake alike)', async () => {

@@ -101,13 +101,13 @@ describe('loadServiceConfig (spec 8.1)', () => {
       expect(load({ RATE_LIMIT_STORE: 'redis' }).rateLimitStore).toBe('redis');
       for (const value of ['Redis', 'REDIS', 'mem', 'redis ', 'valkey', 'none']) {
         // The message names the allowed values (which contain the rejected ones' letters), never the value.
-        expect(() => load({ RATE_LIMIT_STORE: value })).toThrow(new ConfigError('config: RATE_LIMIT_STORE must be one of memory, redis'));
+        expect(() => load({ RATE_LIMIT_STORE: value })).toThrow(new ConfigError('RATE_LIMIT_STORE must be one of memory, redis'));
       }
     });
 
     it('redis with --embedded fails: there is no Redis to share a budget through', () => {
       expect(() => load({ RATE_LIMIT_STORE: 'redis' }, true)).toThrow(
-        new ConfigError('config: RATE_LIMIT_STORE=redis needs real backends (REDIS_ADDR), not --embedded'),
+        new ConfigError('RATE_LIMIT_STORE=redis needs real backends (REDIS_ADDR), not --embedded'),
       );
       expect(load({ RATE_LIMIT_STORE: 'memory' }, true).rateLimitStore).toBe('memory');
     });
@@ -125,15 +125,11 @@ describe('loadServiceConfig (spec 8.1)', () => {
     try {
       const cert = join(dir, 'cert.pem');
       writeFileSync(cert, 'not really a certificate');
-      expect(() => load({ TLS_KEY_FILE: cert }, true)).toThrow(
-        new ConfigError('config: TLS_CERT_FILE and TLS_KEY_FILE must be set together'),
-      );
-      expect(() => load({ TLS_CERT_FILE: cert }, true)).toThrow(
-        new ConfigError('config: TLS_CERT_FILE and TLS_KEY_FILE must be set together'),
-      );
+      expect(() => load({ TLS_KEY_FILE: cert }, true)).toThrow(new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE must be set together'));
+      expect(() => load({ TLS_CERT_FILE: cert }, true)).toThrow(new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE must be set together'));
       const key = join(dir, 'missing-key.pem');
       expect(() => load({ TLS_CERT_FILE: cert, TLS_KEY_FILE: key }, true)).toThrow(
-        new ConfigError(`config: TLS_KEY_FILE: cannot read ${key} (ENOENT)`),
+        new ConfigError(`TLS_KEY_FILE: cannot read ${key} (ENOENT)`),
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });

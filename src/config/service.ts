@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseLogLevel, type LogLevel } from '../observability/logger.ts';
-import { addressVar, ConfigError, durationVar, optionalVar, positiveIntVar, requireVar, trustProxyVar } from './env.ts';
+import { addressVar, ConfigError, durationVar, optionalVar, positiveIntVar, readAll, requireVar, trustProxyVar } from './env.ts';
 import type { Env, ListenAddress, TrustedNetwork } from './env.ts';
 
 const RATE_LIMIT_STORES = ['memory', 'redis'] as const;
@@ -51,24 +51,30 @@ const DEFAULT_MAX_CONNECTIONS = 1024;
 
 export function loadServiceConfig(env: Env, options: { embedded: boolean }): ServiceConfig {
   const generated = options.embedded && optionalVar(env, 'JWT_SECRET', '') === '';
-  const otlpEndpoint = optionalVar(env, 'OTLP_ENDPOINT', '');
-  return {
-    logLevel: parseLogLevel(env['LOG_LEVEL']),
-    httpAddr: addressVar(env, 'HTTP_ADDR', ':8080'),
-    adminAddr: addressVar(env, 'ADMIN_ADDR', '127.0.0.1:8081'),
-    tokens: {
-      secret: generated ? randomBytes(32).toString('base64url') : jwtSecret(env),
-      expiryMs: durationVar(env, 'JWT_EXPIRY', '1h'),
-      generated,
-    },
-    otlpEndpoint: otlpEndpoint.includes('://') ? invalid('OTLP_ENDPOINT must be host:port without a scheme') : otlpEndpoint,
-    rateLimitRps: positiveIntVar(env, 'RATE_LIMIT_RPS', 50),
-    rateLimitStore: rateLimitStore(env, options.embedded),
-    trustProxy: trustProxyVar(env),
-    sessionRecent: positiveIntVar(env, 'SESSION_RECENT', 10),
-    maxConnections: positiveIntVar(env, 'HTTP_MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS),
-    tls: tlsFiles(env),
-  };
+  // Every variable is read, and every problem reported in one ConfigError (rule CONFIG-all-at-once).
+  return readAll<ServiceConfig>({
+    logLevel: () => parseLogLevel(env['LOG_LEVEL']),
+    httpAddr: () => addressVar(env, 'HTTP_ADDR', ':8080'),
+    adminAddr: () => addressVar(env, 'ADMIN_ADDR', '127.0.0.1:8081'),
+    tokens: () =>
+      readAll<ServiceConfig['tokens']>({
+        secret: () => (generated ? randomBytes(32).toString('base64url') : jwtSecret(env)),
+        expiryMs: () => durationVar(env, 'JWT_EXPIRY', '1h'),
+        generated: () => generated,
+      }),
+    otlpEndpoint: () => otlpEndpoint(env),
+    rateLimitRps: () => positiveIntVar(env, 'RATE_LIMIT_RPS', 50),
+    rateLimitStore: () => rateLimitStore(env, options.embedded),
+    trustProxy: () => trustProxyVar(env),
+    sessionRecent: () => positiveIntVar(env, 'SESSION_RECENT', 10),
+    maxConnections: () => positiveIntVar(env, 'HTTP_MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS),
+    tls: () => tlsFiles(env),
+  });
+}
+
+function otlpEndpoint(env: Env): string {
+  const endpoint = optionalVar(env, 'OTLP_ENDPOINT', '');
+  return endpoint.includes('://') ? invalid('OTLP_ENDPOINT must be host:port without a scheme') : endpoint;
 }
 
 function tlsFiles(env: Env): ServiceConfig['tls'] {
@@ -84,7 +90,7 @@ function tlsFiles(env: Env): ServiceConfig['tls'] {
       return invalid(`${name}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
     }
   };
-  return { cert: read('TLS_CERT_FILE', certFile), key: read('TLS_KEY_FILE', keyFile) };
+  return readAll({ cert: () => read('TLS_CERT_FILE', certFile), key: () => read('TLS_KEY_FILE', keyFile) });
 }
 
 /** HS256 wants a key of at least the hash size; checked here so start-up fails as a configuration error. */
@@ -106,5 +112,5 @@ function rateLimitStore(env: Env, embedded: boolean): RateLimitStoreKind {
 }
 
 function invalid(message: string): never {
-  throw new ConfigError(`config: ${message}`);
+  throw new ConfigError(message);
 }

@@ -28,13 +28,13 @@ export function natsConfigFromEnv(env: Env): NatsConfig {
   for (const server of servers) {
     const url = WITH_SCHEME.test(server) ? URL.parse(server) : null;
     if (url === null || url.host === '') {
-      throw new ConfigError('config: NATS_URL must be a URL with a scheme, for example nats://127.0.0.1:4222');
+      throw new ConfigError('NATS_URL must be a URL with a scheme, for example nats://127.0.0.1:4222');
     }
     display.push(`${url.protocol}//${url.host}`);
     if (url.username === '' && url.password === '') continue;
     const written = `${url.username}:${url.password}`;
     if (userInfo !== undefined && userInfo !== written) {
-      throw new ConfigError('config: NATS_URL servers carry different credentials; give them all the same, or one');
+      throw new ConfigError('NATS_URL servers carry different credentials; give them all the same, or one');
     }
     userInfo = written;
     credentials = credentialsOf(url);
@@ -49,6 +49,6 @@ function credentialsOf(url: URL): NatsCredentials {
     // `nats://<token>@host`: a user with no password is a token (nats-server --auth).
     return url.password === '' ? { token: user } : { user, pass: decodeURIComponent(url.password) };
   } catch {
-    throw new ConfigError('config: NATS_URL credentials are not valid percent-encoding');
+    throw new ConfigError('NATS_URL credentials are not valid percent-encoding');
   }
 }

@@ -1,5 +1,5 @@
 /** The database's settings (spec 8.1: each component reads its own variables), and the DSN's safe forms for messages. */
-import { ConfigError, optionalVar, requireVar, type Env } from '../../config/env.ts';
+import { ConfigError, optionalVar, readAll, requireVar, type Env } from '../../config/env.ts';
 
 export interface PostgresConfig {
   /** POSTGRES_DSN (required): a `postgres://` URL. Holds the password, so never log it; use describeDsn. */
@@ -28,14 +28,28 @@ export const POSTGRES_DEFAULTS = {
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export function postgresConfigFromEnv(env: Env): PostgresConfig {
-  const dsn = requireVar(env, 'POSTGRES_DSN');
   const schemaText = optionalVar(env, 'POSTGRES_SCHEMA', '');
-  return { dsn, schema: schemaText === '' ? undefined : validSchemaName(schemaText), ...POSTGRES_DEFAULTS };
+  return {
+    ...readAll({ dsn: () => postgresDsn(env), schema: () => (schemaText === '' ? undefined : validSchemaName(schemaText)) }),
+    ...POSTGRES_DEFAULTS,
+  };
+}
+
+/**
+ * A `postgres://` (or `postgresql://`) URL, checked here: pg takes any text as a connection string, and
+ * `localhost` alone became a database on a host named `base` (getaddrinfo ENOTFOUND base) at connect time.
+ */
+function postgresDsn(env: Env): string {
+  const dsn = requireVar(env, 'POSTGRES_DSN');
+  if (!/^postgres(?:ql)?:\/\//i.test(dsn) || URL.parse(dsn) === null) {
+    throw new ConfigError('POSTGRES_DSN must be a URL such as postgres://user@host:5432/db');
+  }
+  return dsn;
 }
 
 export function validSchemaName(schema: string): string {
   if (!SCHEMA_NAME.test(schema)) {
-    throw new ConfigError('config: POSTGRES_SCHEMA must be a lowercase identifier (a-z, 0-9, _; at most 63 characters)');
+    throw new ConfigError('POSTGRES_SCHEMA must be a lowercase identifier (a-z, 0-9, _; at most 63 characters)');
   }
   return schema;
 }

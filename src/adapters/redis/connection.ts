@@ -24,13 +24,13 @@ export const DEFAULT_KEY_PREFIX = 'orders:order:';
 export function redisConfigFromEnv(env: Env): RedisConfig {
   const addr = requireVar(env, 'REDIS_ADDR');
   if (addr.includes('://')) {
-    throw new ConfigError('config: REDIS_ADDR must be host:port without a scheme (for example 127.0.0.1:6379, not redis://...)');
+    throw new ConfigError('REDIS_ADDR must be host:port without a scheme (for example 127.0.0.1:6379, not redis://...)');
   }
   const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(addr);
   const port = match ? Number(match[3]) : NaN;
   const host = match?.[1] ?? match?.[2];
   if (!(port >= 1 && port <= 65_535) || host === undefined) {
-    throw new ConfigError('config: REDIS_ADDR must be host:port (for example 127.0.0.1:6379)');
+    throw new ConfigError('REDIS_ADDR must be host:port (for example 127.0.0.1:6379)');
   }
   return { host, port, ttlSeconds: DEFAULT_CACHE_TTL_SECONDS, keyPrefix: DEFAULT_KEY_PREFIX };
 }
