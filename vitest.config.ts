@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { TEST_HANG_GUARD_MS } from './test/support/eventually.ts';
 import { MatrixFirstSequencer } from './test/support/matrix-first-sequencer.ts';
 
 /**
@@ -69,10 +70,10 @@ export default defineConfig({
           // no state: each starts its own servers on port 0, builds its own registries and loggers, and
           // puts back what it fakes (vi.useRealTimers in a finally).
           isolate: false,
-          // Guards against hangs only (nothing here waits on them): generous, because a CI machine shared
-          // with other jobs can run a spawned executable's start-up many times slower.
-          testTimeout: 60_000,
-          hookTimeout: 120_000,
+          // Guards against hangs only (every wait is for a condition, under HANG_GUARD_MS): generous, because
+          // a CI machine shared with other jobs runs a spawned executable's start-up many times slower.
+          testTimeout: TEST_HANG_GUARD_MS,
+          hookTimeout: TEST_HANG_GUARD_MS,
         },
       },
       {

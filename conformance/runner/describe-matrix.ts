@@ -16,6 +16,7 @@ import {
   type Capability,
   type Target,
 } from '../targets/target.ts';
+import { TEST_HANG_GUARD_MS } from '../../test/support/eventually.ts';
 import { TRANSPORTS } from '../../test/support/transports.ts';
 
 /**
@@ -39,7 +40,8 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
   if (filters.external !== undefined)
     console.log(`conformance: external target ${externalSimulated ? 'offers' : 'does not offer'} the simulator`);
 
-  const CASE_TIMEOUT_MS = 120_000; // a guard against hangs: process cases spawn executables on a busy machine
+  // A guard against hangs only: every wait of a case is for a condition.
+  const CASE_TIMEOUT_MS = TEST_HANG_GUARD_MS;
 
   function testId(c: Case, column: Column): string {
     return `${c.rules.join('+')}/${column.transport}/${column.driver}/${column.backend}/${c.name}`;
@@ -187,7 +189,7 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
                     }
                   }
                 }),
-              c.timeoutMs ?? CASE_TIMEOUT_MS,
+              Math.max(c.timeoutMs ?? 0, CASE_TIMEOUT_MS),
             );
           }
         });

@@ -13,7 +13,7 @@ import { PassThrough } from 'node:stream';
 import { create } from '@bufbuild/protobuf';
 import { EmptySchema } from '@bufbuild/protobuf/wkt';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { settlesBefore, until } from '../../../../test/support/eventually.ts';
+import { settled, until } from '../../../../test/support/eventually.ts';
 import { LogCapture } from '../../../../test/support/log-capture.ts';
 import { createLogger } from '../../../observability/logger.ts';
 import { startServerSpan } from '../../../observability/request-trace.ts';
@@ -280,7 +280,7 @@ describe('the trailers-only answer', () => {
         ends.push(await exchange(session, grpc, Buffer.from([0, 0, 0, 0, 0]), true)); // an empty message: OK
       })();
       // A stream left open holds the one slot: the calls after it are never sent.
-      expect(await settlesBefore(calls, 1000)).toBe(true);
+      await settled(calls, 'the four calls, each in the slot the last one freed');
     } finally {
       session.destroy();
     }
@@ -304,7 +304,7 @@ describe('the ends of a call', () => {
     const reply = await call({ ...grpc, ':path': '/t.T/Unary', 'grpc-timeout': '1H' }, emptyMessage);
     expect(reply['grpc-status']).toBe('0');
     // The server's stream closes on its own turn after the client's: the hour-long timer is gone with it.
-    await until(() => vi.getTimerCount() === 0, 'the deadline timer cleared', 1000);
+    await until(() => vi.getTimerCount() === 0, 'the deadline timer cleared');
   });
 
   it('TRACE-log-ids: a line logged by a timer the call started, after its answer, carries no trace ids (the call’s scope closed)', async () => {
@@ -324,10 +324,10 @@ describe('the ends of a call', () => {
       stream.on('error', () => undefined);
       const prefix = Buffer.from([0, 0, 0, 0, 10]);
       stream.write(Buffer.concat([prefix, Buffer.from('12345')]));
-      await until(() => observed.length === 1, 'the call started', 1000);
+      await until(() => observed.length === 1, 'the call started');
       // RST_STREAM without END_STREAM first (close() would end the request, a cut message, before its reset).
       stream.destroy();
-      await until(() => observed[0]![2] !== undefined, 'the call observed ended', 1000);
+      await until(() => observed[0]![2] !== undefined, 'the call observed ended');
     } finally {
       session.destroy();
     }
@@ -408,7 +408,7 @@ describe('the ends of a call', () => {
     };
     handler({ headers: { ...grpc, ':path': '/t.T/M' }, stream, socket: { remoteAddress: '127.0.0.1' } } as never, res as never);
     stream.end(emptyMessage);
-    await until(() => ends.length > 0, 'the call observed ended', 1000);
+    await until(() => ends.length > 0, 'the call observed ended');
     expect(ends).toEqual([Status.CANCELLED]);
     expect([written, responded]).toEqual([[], []]);
   });
