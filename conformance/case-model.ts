@@ -161,8 +161,8 @@ export interface FlowContext {
   assert(condition: unknown, message: string): void;
   /** Log lines of an in-process target (capability logs). */
   logs(): readonly LogLine[];
-  /** Polls until the predicate holds (logs and events arrive asynchronously). */
-  waitFor<T>(probe: () => T | undefined | false, label: string, timeoutMs?: number): Promise<T>;
+  /** Polls until the predicate holds (logs and events arrive asynchronously); the deadline is a hang guard (HANG_GUARD_MS). */
+  waitFor<T>(probe: () => T | undefined | false | Promise<T | undefined | false>, label: string, timeoutMs?: number): Promise<T>;
   /** The admin listener's /metrics text. */
   scrape(): Promise<string>;
   /**

@@ -219,9 +219,8 @@ const getCases: Case[] = [
     const id = await t.order(me);
     t.assert((await cacheFake.get(id)) === undefined, 'setup: the order should not be cached');
     t.check(await t.driver.getOrder(me.auth, id), answers({ fields: { id } }), 'get on a cache miss');
-    // The refill is not awaited by the fetch (it must not fail the read): poll briefly.
-    for (let i = 0; i < 50 && (await cacheFake.get(id)) === undefined; i++) await t.sleep(10);
-    t.assert((await cacheFake.get(id)) !== undefined, 'a miss read from the store did not refill the cache');
+    // The refill is not awaited by the fetch (it must not fail the read): waited for.
+    await t.waitFor(async () => (await cacheFake.get(id)) !== undefined, 'the miss read from the store to refill the cache');
   }),
   // Reads the shared cache's contents and switches the fakes directly (no API exposes the former).
   flow(

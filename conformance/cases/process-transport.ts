@@ -316,19 +316,19 @@ export const PROCESS_TRANSPORT_CASES: Case[] = [
               resolve({ closed: true, afterMs: Date.now() - sentAt, reply });
             });
           });
-        // Bounds against a hang, generous for a busy machine: the timeouts are a fraction of them.
-        const keepAlive = closedWithin('GET /openapi.yaml HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 5_000);
-        const silent = p.transport.name === 'grpc' ? closedWithin(undefined, 5_000) : undefined;
+        // Bounds against a hang only: a connection left open is what the case refutes, however late its close.
+        const keepAlive = closedWithin('GET /openapi.yaml HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', HANG_GUARD_MS);
+        const silent = p.transport.name === 'grpc' ? closedWithin(undefined, HANG_GUARD_MS) : undefined;
         const idle = await keepAlive;
         p.assert(idle.reply.startsWith('HTTP/1.1 200'), `keep-alive probe: ${idle.reply.slice(0, 40)}`);
-        p.assert(idle.closed, `an idle keep-alive connection was still open after 5 s (declared ${JSON.stringify(declared)})`);
+        p.assert(idle.closed, `an idle keep-alive connection was never closed (declared ${JSON.stringify(declared)})`);
         p.assert(
           idle.afterMs >= SHORT_TIMEOUTS.keepAliveMs,
           `the idle keep-alive connection was closed after ${idle.afterMs} ms, before its ${SHORT_TIMEOUTS.keepAliveMs} ms`,
         );
         if (silent !== undefined) {
           const quiet = await silent;
-          p.assert(quiet.closed, 'a connection that sent nothing was still open after 5 s on the one-port listener');
+          p.assert(quiet.closed, 'a connection that sent nothing was never closed on the one-port listener');
           p.assert(
             quiet.afterMs >= SHORT_TIMEOUTS.sniffMs - 50,
             `the silent connection was closed after ${quiet.afterMs} ms, before its ${SHORT_TIMEOUTS.sniffMs} ms`,

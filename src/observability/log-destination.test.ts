@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { HANG_GUARD_MS } from '../../test/support/eventually.ts';
 import { LOG_BATCH } from './logger.ts';
 
 const LOGGER = JSON.stringify(new URL('./logger.ts', import.meta.url).href);
@@ -19,7 +20,7 @@ function child(body: string, make: string): { status: number | null; stdout: str
     `const createLogger = (level) => create(level, destination);`,
     body,
   ].join('\n');
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: HANG_GUARD_MS });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 

@@ -31,7 +31,7 @@ async function start(): Promise<{ bin: SpawnedBin; port: number }> {
 let running: SpawnedBin | undefined;
 afterEach(() => running?.kill());
 
-describe('orders-grpc graceful shutdown (spec 3.4, 4.4)', { timeout: 120_000 }, () => {
+describe('orders-grpc graceful shutdown (spec 3.4, 4.4)', () => {
   it('SIGTERM: every in-flight gRPC and REST call ends with a status, new connections are refused, exit 0', async () => {
     const { bin, port } = await start();
     const client = grpcDriver({ baseUrl: `http://127.0.0.1:${port}`, adminUrl: undefined, hooks: undefined });

@@ -30,8 +30,7 @@ async function call(
   return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
 }
 
-// Timeouts only guard against hangs: spawning Node on a busy CI machine takes seconds.
-describe('simulator of a spawned orders-grpc --embedded', { timeout: 120_000 }, () => {
+describe('simulator of a spawned orders-grpc --embedded', () => {
   let bin: SpawnedBin;
   let api: string;
   let admin: string;

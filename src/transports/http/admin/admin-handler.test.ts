@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Trouble } from '../../../../fakes/trouble.ts';
+import { HANG_GUARD_MS } from '../../../../test/support/eventually.ts';
 import { listenLocal } from '../../../../test/support/ports.ts';
 import type { Checker } from '../../../lifecycle/checker.ts';
 import { HttpMetrics } from '../../../observability/metrics.ts';
@@ -40,13 +41,13 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse) => voi
 function send(port: number, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Answer> {
   const agent = new Agent({ keepAlive: true });
   return new Promise<Answer>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers, agent, timeout: 1_000 }, (res) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers, agent, timeout: HANG_GUARD_MS }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
-    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within a second`)));
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer (a hang)`)));
     req.on('error', reject);
     req.end(body);
   }).finally(() => agent.destroy());

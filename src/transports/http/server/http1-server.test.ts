@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Duplex } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { listenLocal } from '../../../../test/support/ports.ts';
+import { HANG_GUARD_MS } from '../../../../test/support/eventually.ts';
 import { createHttp1Server, http1ServerOptions } from './http1-server.ts';
 import { lingerBeforeClose } from './lingering-close.ts';
 
@@ -29,7 +30,7 @@ function raw(port: number, head: string): Promise<string> {
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
     socket.on('error', reject);
-    socket.setTimeout(1_000, () => socket.destroy(new Error(`connection still open after a second; read ${Buffer.concat(chunks)}`)));
+    socket.setTimeout(HANG_GUARD_MS, () => socket.destroy(new Error(`connection still open (a hang); read ${Buffer.concat(chunks)}`)));
   });
 }
 
@@ -203,7 +204,7 @@ describe('a closing answer is not lost to a client still sending (RFC 9112 §9.6
     socket.end();
     await closed;
     expect(errors).toStrictEqual([]);
-    await vi.waitFor(async () => expect(await connections(http)).toBe(0), { timeout: 1_000, interval: 10 });
+    await vi.waitFor(async () => expect(await connections(http)).toBe(0), { timeout: HANG_GUARD_MS, interval: 10 });
   });
 
   it('[HTTP-close-linger] a client that never closes its side loses the connection after the linger bound', async () => {
@@ -215,7 +216,7 @@ describe('a closing answer is not lost to a client still sending (RFC 9112 §9.6
     closers.push(() => socket.destroy());
     // Still held right after the FIN (Node alone would have destroyed it), gone once the bound passes.
     expect(await connections(http)).toBe(1);
-    await vi.waitFor(async () => expect(await connections(http)).toBe(0), { timeout: 1_000, interval: 10 });
+    await vi.waitFor(async () => expect(await connections(http)).toBe(0), { timeout: HANG_GUARD_MS, interval: 10 });
   });
 });
 
