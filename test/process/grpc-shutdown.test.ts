@@ -60,7 +60,7 @@ describe('orders-grpc graceful shutdown (spec 3.4, 4.4)', () => {
       // REST (a new connection opened at the signal): answered, or refused before the process accepted
       // it. A connection still in the kernel's accept queue when the listener closes is reset by Linux,
       // not by us: that refusal reads ECONNRESET. Accepted connections are drained, never reset
-      // (test/shutdown/sigterm-keepalive.test.ts holds keep-alive clients to 0 resets).
+      // (test/shutdown/sigterm-keepalive.test.ts: requests in flight on kept-alive connections, 0 resets).
       expect([200, 'ECONNREFUSED', 'ECONNRESET']).toContain(await rest);
       expect((await bin.exited).code).toBe(0);
       const msgs = bin.lines.map((l) => l['msg']);
