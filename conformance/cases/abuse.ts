@@ -443,31 +443,36 @@ const contentTypeCases: Case[] = [
   // says Connection: close (HTTP/2 forbids the header; its stream alone ends). An error answered after
   // reading its request keeps the connection, and only a refusal that asks the client to come back later
   // names a Retry-After.
-  flow('unread-body-answer-closes-the-http1-connection', ['HTTP-json-content-type', 'LIMIT-body-size'], { api: 'rest' }, async (t) => {
-    const me = await t.user();
-    const json = { 'content-type': 'application/json', authorization: me.auth };
-    const unread: [string, Reply][] = [
-      ['415', await t.driver.raw!({ method: 'POST', path: '/orders', headers: { ...json, 'content-type': 'text/plain' }, body: '{}' })],
-      ['413', await t.driver.raw!({ method: 'POST', path: '/orders', headers: json, body: `{"item":"${'p'.repeat(1024 * 1024)}"}` })],
-    ];
-    const read: [string, Reply][] = [
-      ['400 malformed body', await t.driver.raw!({ method: 'POST', path: '/orders', headers: json, body: '{"item":' })],
-      ['400 invalid id', await t.driver.raw!({ method: 'GET', path: '/orders/not-a-uuid', headers: json })],
-    ];
-    t.check(unread[0]![1], errorAnswer(415, TEXT.unsupportedMediaType), '415');
-    t.check(unread[1]![1], errorAnswer(413, 'request body too large'), '413');
-    for (const [label, reply] of [...unread, ...read]) {
-      const connection = reply.headers?.['connection'];
-      const closes = reply.httpVersion === '1.1' && unread.some(([, r]) => r === reply);
-      if (closes) t.assert(connection === 'close', `${label} over HTTP/1.1: Connection ${String(connection)}, expected close`);
-      else if (reply.httpVersion === '1.1')
-        t.assert(connection === 'keep-alive', `${label}: Connection ${String(connection)}, expected keep-alive`);
-      else t.assert(connection === undefined, `${label} over HTTP/${String(reply.httpVersion)}: Connection ${String(connection)}`);
-      t.assert(reply.headers?.['retry-after'] === undefined, `${label}: Retry-After ${String(reply.headers?.['retry-after'])}`);
-    }
-    t.check(read[0]![1], errorAnswer(400, 'malformed request body'), 'malformed body');
-    t.check(read[1]![1], errorAnswer(400, 'invalid order id'), 'invalid id');
-  }),
+  flow(
+    'unread-body-answer-closes-the-http1-connection',
+    ['HTTP-json-content-type', 'LIMIT-body-size'],
+    { api: 'rest', connection: true },
+    async (t) => {
+      const me = await t.user();
+      const json = { 'content-type': 'application/json', authorization: me.auth };
+      const unread: [string, Reply][] = [
+        ['415', await t.driver.raw!({ method: 'POST', path: '/orders', headers: { ...json, 'content-type': 'text/plain' }, body: '{}' })],
+        ['413', await t.driver.raw!({ method: 'POST', path: '/orders', headers: json, body: `{"item":"${'p'.repeat(1024 * 1024)}"}` })],
+      ];
+      const read: [string, Reply][] = [
+        ['400 malformed body', await t.driver.raw!({ method: 'POST', path: '/orders', headers: json, body: '{"item":' })],
+        ['400 invalid id', await t.driver.raw!({ method: 'GET', path: '/orders/not-a-uuid', headers: json })],
+      ];
+      t.check(unread[0]![1], errorAnswer(415, TEXT.unsupportedMediaType), '415');
+      t.check(unread[1]![1], errorAnswer(413, 'request body too large'), '413');
+      for (const [label, reply] of [...unread, ...read]) {
+        const connection = reply.headers?.['connection'];
+        const closes = reply.httpVersion === '1.1' && unread.some(([, r]) => r === reply);
+        if (closes) t.assert(connection === 'close', `${label} over HTTP/1.1: Connection ${String(connection)}, expected close`);
+        else if (reply.httpVersion === '1.1')
+          t.assert(connection === 'keep-alive', `${label}: Connection ${String(connection)}, expected keep-alive`);
+        else t.assert(connection === undefined, `${label} over HTTP/${String(reply.httpVersion)}: Connection ${String(connection)}`);
+        t.assert(reply.headers?.['retry-after'] === undefined, `${label}: Retry-After ${String(reply.headers?.['retry-after'])}`);
+      }
+      t.check(read[0]![1], errorAnswer(400, 'malformed request body'), 'malformed body');
+      t.check(read[1]![1], errorAnswer(400, 'invalid order id'), 'invalid id');
+    },
+  ),
   // RFC 9112 §9.6: a server that closes while the client is still sending must not reset the connection
   // under the answer (a relay drops it, and the client sees EPIPE instead of 413). The client here keeps
   // sending a MiB after the 413 and its FIN: the server goes on reading it, and closes once the client does.

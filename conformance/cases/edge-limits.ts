@@ -308,7 +308,7 @@ export const EDGE_LIMIT_CASES: Case[] = [
   flow(
     'pipelined-requests-are-answered-in-order-one-at-a-time',
     ['HTTP1-pipeline-bound'],
-    { api: 'rest', target: { env: { RATE_LIMIT_RPS: '1000000' } } },
+    { api: 'rest', connection: true, target: { env: { RATE_LIMIT_RPS: '1000000' } } },
     async (t) => {
       const { me } = await t.userWithOrder();
       const ids = [await t.order(me, 'first'), await t.order(me, 'second'), await t.order(me, 'third')];
@@ -348,7 +348,7 @@ export const EDGE_LIMIT_CASES: Case[] = [
   flow(
     'connections-past-the-cap-are-closed',
     ['LIMIT-connections'],
-    { api: 'rest', target: { env: { HTTP_MAX_CONNECTIONS: '8' } } },
+    { api: 'rest', connection: true, target: { env: { HTTP_MAX_CONNECTIONS: '8' } } },
     async (t) => {
       const { me, id } = await t.userWithOrder();
       const host = new URL(t.target.baseUrl).host;

@@ -95,6 +95,19 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
     return (c.transports === undefined || c.transports.includes(transport)) && (c.backends === undefined || c.backends.includes(backend));
   }
 
+  /**
+   * Why a case is left to other columns on this one: a fake rest-http1 column of a transport whose REST
+   * handler is another's (Transport.restHandlerOf) runs only what its own listener does (Case.connection,
+   * the rest-http1 driver's own cases, cases of its transport alone).
+   */
+  function handlerElsewhere(c: Case, group: TargetGroup, driverName: DriverName): string | undefined {
+    const of = group.transport?.restHandlerOf;
+    if (of === undefined || group.backend !== 'fake' || driverName !== 'rest-http1') return undefined;
+    if (c.connection === true || c.transports !== undefined || (c.drivers !== undefined && !c.drivers.includes('rest-h2c')))
+      return undefined;
+    return `the request is answered by orders-${of}'s REST handler: run on ${of}/rest-http1/fake (the same handler and HTTP/1.1 server) and on ${group.transportName}/rest-h2c/fake (the same handler)`;
+  }
+
   /** Cases marked `last` check what the whole column observed, so they run after the others. */
   function ordered(cases: readonly Case[]): Case[] {
     return [...cases.filter((c) => !c.last), ...cases.filter((c) => c.last)];
@@ -153,6 +166,11 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
           for (const c of ordered(ALL_CASES)) {
             if (c.kind === 'process' || !caseApis(c).includes(api) || !appliesTo(c, group.transportName, group.backend)) continue;
             if (c.drivers !== undefined && !c.drivers.includes(driverName)) continue;
+            const elsewhere = handlerElsewhere(c, group, driverName);
+            if (elsewhere !== undefined) {
+              skip(c, column, elsewhere);
+              continue;
+            }
             const missing = missingCapabilities(c, capabilities);
             if (missing.length > 0) {
               skip(c, column, `needs ${missing.join(', ')}`);
