@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { TEST_HANG_GUARD_MS } from './test/support/eventually.ts';
 import { MatrixFirstSequencer } from './test/support/matrix-first-sequencer.ts';
 
 /**
@@ -60,19 +61,21 @@ export default defineConfig({
           include: ROOTS.map((root) => `${root}/**/*.test.ts`),
           exclude: [...EXCLUDE, ...REAL, ...BROWSER, ...REAL_BROWSER],
           setupFiles: ['./test/support/hermetic-setup.ts'],
-          // Most files wait on sockets and child processes more than they compute (a REST column: ~3 s of
-          // CPU in ~13 s): more workers than the two cores CI machines have keeps both busy. With isolate
-          // off a worker costs one import of the service, not one per file.
-          maxWorkers: 4,
+          // Most files wait on sockets and timers more than they compute (a REST column: ~2 s of CPU in
+          // ~8 s): more workers than the two cores CI machines have keeps both busy. But each worker imports
+          // the service and warms it up anew (~1.6 s of CPU) and boots its own PGlite when it runs one of
+          // their files: measured on the whole suite, 4 workers took ~47 s of CPU in ~42 s, 3 ~43 s in
+          // ~39 s, 2 ~39 s in ~75 s.
+          maxWorkers: 3,
           // A worker runs file after file in one process and imports the service's modules once, instead
           // of a fresh process per file re-importing them (about a third of the suite's CPU). Files share
           // no state: each starts its own servers on port 0, builds its own registries and loggers, and
           // puts back what it fakes (vi.useRealTimers in a finally).
           isolate: false,
-          // Guards against hangs only (nothing here waits on them): generous, because a CI machine shared
-          // with other jobs can run a spawned executable's start-up many times slower.
-          testTimeout: 60_000,
-          hookTimeout: 120_000,
+          // Guards against hangs only (every wait is for a condition, under HANG_GUARD_MS): generous, because
+          // a CI machine shared with other jobs runs a spawned executable's start-up many times slower.
+          testTimeout: TEST_HANG_GUARD_MS,
+          hookTimeout: TEST_HANG_GUARD_MS,
         },
       },
       {

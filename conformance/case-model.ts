@@ -117,6 +117,12 @@ interface CaseBase {
   readonly drivers?: readonly DriverName[];
   /** A case that waits out a server timeout on purpose needs longer than the runner's default. */
   readonly timeoutMs?: number;
+  /**
+   * What the case checks is done by the listener and its HTTP/1.1 connections (framing, closes, the
+   * connection cap, pipelining), not by the request's handler: it runs also on a column whose REST handler
+   * is another transport's (Transport.restHandlerOf). A case limited to the rest-http1 driver is one too.
+   */
+  readonly connection?: boolean;
 }
 
 export type RequestCase = CaseBase &
@@ -161,8 +167,8 @@ export interface FlowContext {
   assert(condition: unknown, message: string): void;
   /** Log lines of an in-process target (capability logs). */
   logs(): readonly LogLine[];
-  /** Polls until the predicate holds (logs and events arrive asynchronously). */
-  waitFor<T>(probe: () => T | undefined | false, label: string, timeoutMs?: number): Promise<T>;
+  /** Polls until the predicate holds (logs and events arrive asynchronously); the deadline is a hang guard (HANG_GUARD_MS). */
+  waitFor<T>(probe: () => T | undefined | false | Promise<T | undefined | false>, label: string, timeoutMs?: number): Promise<T>;
   /** The admin listener's /metrics text. */
   scrape(): Promise<string>;
   /**

@@ -53,8 +53,9 @@ const loginGateCases: Case[] = [
     ['LOGIN-gate', 'LOGIN-gate-fair'],
     { api: 'any', needs: ['users'], target: { isolated: true } },
     async (t) => {
-      // REST: within the default rate limit (50/s burst). gRPC: 300 parallel calls, the issue's attack.
-      const floodSize = t.api === 'grpc' ? 300 : 40;
+      // Far more than the gate lets one client run or queue (1 + 2): REST within the default rate limit
+      // (50/s burst), gRPC (no rate limit) the same size.
+      const floodSize = 40;
       const victim = await t.user('victim');
       const flood = Array.from({ length: floodSize }, (_, i) => t.driver.login(wrongLogin(i)));
       // The victim is another client: another source address, so another queue of the gate.
@@ -101,21 +102,28 @@ const loginGateCases: Case[] = [
  * Node enforces them exactly as it enforces the declared 10 s and 30 s, in well under a second each.
  */
 const SHORT_HTTP1_TIMEOUTS = { headersMs: 300, requestMs: 900 } as const;
-/** How late a timeout may fire on a busy machine; a timeout swept every 30 s (Node's default) is later. */
+/**
+ * How often node:http sweeps its connections for these timeouts when nobody says (connectionsCheckingInterval):
+ * without the listener's own interval (TIMEOUT_CHECK_INTERVAL_MS) a timeout fires up to this much late.
+ */
+const NODE_DEFAULT_SWEEP_MS = 30_000;
+/** How late a production timeout may fire on a busy machine (the real-backend suite, which waits them out). */
 const LATENESS_ALLOWED_MS = 3_000;
 
 /**
- * Measured, not declared (rule LIMIT-timeouts-enforced): slowloris headers, a slow body and an endless
+ * Enforced, not declared (rule LIMIT-timeouts-enforced): slowloris headers, a slow body and an endless
  * chunked body, all at once, against the timeouts the listener declares (its transport's `timeouts`).
- * Timing is the behaviour under test here: each 408 comes no earlier than declared and at most
- * LATENESS_ALLOWED_MS later, and the headers timeout fires first.
+ * Each is answered 408, no earlier than declared (a machine's slowness only makes it later) and before
+ * Node's own sweep would have come (the order of the listener's sweep and Node's default, NODE_DEFAULT_SWEEP_MS).
+ * `lateness` (the real-backend suite, production values waited out): also measured, each 408 at most that
+ * much after its timeout, the headers timeout first.
  */
-async function timeoutsEnforced(t: FlowContext): Promise<ServerTimeouts> {
+async function timeoutsEnforced(t: FlowContext, lateness?: number): Promise<ServerTimeouts> {
   const declared = t.target.hooks!.app.transport.timeouts;
   const base = t.target.baseUrl;
   // A byte well within each timeout: the connection is never idle, only slow.
   const dripEveryMs = Math.min(1_000, Math.floor(declared.headersMs / 4));
-  const timeoutMs = declared.requestMs + 10_000;
+  const timeoutMs = declared.requestMs + NODE_DEFAULT_SWEEP_MS;
   const [slowHeaders, slowBody, endlessChunks] = await Promise.all([
     rawHttp1(base, `GET /orders HTTP/1.1\r\nHost: ${host(base)}\r\n`, { drip: () => 'X-Slow: a\r\n', dripEveryMs, timeoutMs }),
     rawHttp1(base, `POST /auth/login HTTP/1.1\r\nHost: ${host(base)}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`, {
@@ -134,17 +142,18 @@ async function timeoutsEnforced(t: FlowContext): Promise<ServerTimeouts> {
     ['slow body', slowBody, declared.requestMs],
     ['endless chunked body', endlessChunks, declared.requestMs],
   ] as const) {
-    const [min, max] = [declaredMs - 50, declaredMs + LATENESS_ALLOWED_MS];
+    const [min, max] = [declaredMs - 50, declaredMs + (lateness ?? NODE_DEFAULT_SWEEP_MS)];
     t.check(answer.reply, errorAnswer(408, TEXT.requestTimeout), label);
     t.assert(
-      answer.elapsedMs >= min && answer.elapsedMs <= max,
-      `${label}: 408 after ${(answer.elapsedMs / 1000).toFixed(2)} s, expected ${min / 1000}-${max / 1000} s`,
+      answer.elapsedMs >= min && answer.elapsedMs < max,
+      `${label}: 408 after ${(answer.elapsedMs / 1000).toFixed(2)} s, expected from ${min / 1000} s and before ${max / 1000} s`,
     );
   }
-  t.assert(
-    slowHeaders.elapsedMs < slowBody.elapsedMs && slowHeaders.elapsedMs < endlessChunks.elapsedMs,
-    'the headers timeout fired after the request timeout',
-  );
+  if (lateness !== undefined)
+    t.assert(
+      slowHeaders.elapsedMs < slowBody.elapsedMs && slowHeaders.elapsedMs < endlessChunks.elapsedMs,
+      'the headers timeout fired after the request timeout',
+    );
   return declared;
 }
 
@@ -193,7 +202,7 @@ const timeoutCases: Case[] = [
       const url = new URL(t.target.baseUrl);
       const idle = closedAfter(url, `GET /openapi.yaml HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`, HTTP1_SERVER_TIMEOUTS.idleMs + 10_000);
       const silent = t.transport.name === 'grpc' ? closedAfter(url, undefined, SNIFF_TIMEOUT_MS + 10_000) : undefined;
-      const declared = await timeoutsEnforced(t);
+      const declared = await timeoutsEnforced(t, LATENESS_ALLOWED_MS);
       for (const [label, probe, declaredMs] of [
         ['idle keep-alive connection', await idle, HTTP1_SERVER_TIMEOUTS.idleMs],
         ['silent connection (one-port sniff)', await silent, SNIFF_TIMEOUT_MS],
@@ -435,31 +444,36 @@ const contentTypeCases: Case[] = [
   // says Connection: close (HTTP/2 forbids the header; its stream alone ends). An error answered after
   // reading its request keeps the connection, and only a refusal that asks the client to come back later
   // names a Retry-After.
-  flow('unread-body-answer-closes-the-http1-connection', ['HTTP-json-content-type', 'LIMIT-body-size'], { api: 'rest' }, async (t) => {
-    const me = await t.user();
-    const json = { 'content-type': 'application/json', authorization: me.auth };
-    const unread: [string, Reply][] = [
-      ['415', await t.driver.raw!({ method: 'POST', path: '/orders', headers: { ...json, 'content-type': 'text/plain' }, body: '{}' })],
-      ['413', await t.driver.raw!({ method: 'POST', path: '/orders', headers: json, body: `{"item":"${'p'.repeat(1024 * 1024)}"}` })],
-    ];
-    const read: [string, Reply][] = [
-      ['400 malformed body', await t.driver.raw!({ method: 'POST', path: '/orders', headers: json, body: '{"item":' })],
-      ['400 invalid id', await t.driver.raw!({ method: 'GET', path: '/orders/not-a-uuid', headers: json })],
-    ];
-    t.check(unread[0]![1], errorAnswer(415, TEXT.unsupportedMediaType), '415');
-    t.check(unread[1]![1], errorAnswer(413, 'request body too large'), '413');
-    for (const [label, reply] of [...unread, ...read]) {
-      const connection = reply.headers?.['connection'];
-      const closes = reply.httpVersion === '1.1' && unread.some(([, r]) => r === reply);
-      if (closes) t.assert(connection === 'close', `${label} over HTTP/1.1: Connection ${String(connection)}, expected close`);
-      else if (reply.httpVersion === '1.1')
-        t.assert(connection === 'keep-alive', `${label}: Connection ${String(connection)}, expected keep-alive`);
-      else t.assert(connection === undefined, `${label} over HTTP/${String(reply.httpVersion)}: Connection ${String(connection)}`);
-      t.assert(reply.headers?.['retry-after'] === undefined, `${label}: Retry-After ${String(reply.headers?.['retry-after'])}`);
-    }
-    t.check(read[0]![1], errorAnswer(400, 'malformed request body'), 'malformed body');
-    t.check(read[1]![1], errorAnswer(400, 'invalid order id'), 'invalid id');
-  }),
+  flow(
+    'unread-body-answer-closes-the-http1-connection',
+    ['HTTP-json-content-type', 'LIMIT-body-size'],
+    { api: 'rest', connection: true },
+    async (t) => {
+      const me = await t.user();
+      const json = { 'content-type': 'application/json', authorization: me.auth };
+      const unread: [string, Reply][] = [
+        ['415', await t.driver.raw!({ method: 'POST', path: '/orders', headers: { ...json, 'content-type': 'text/plain' }, body: '{}' })],
+        ['413', await t.driver.raw!({ method: 'POST', path: '/orders', headers: json, body: `{"item":"${'p'.repeat(1024 * 1024)}"}` })],
+      ];
+      const read: [string, Reply][] = [
+        ['400 malformed body', await t.driver.raw!({ method: 'POST', path: '/orders', headers: json, body: '{"item":' })],
+        ['400 invalid id', await t.driver.raw!({ method: 'GET', path: '/orders/not-a-uuid', headers: json })],
+      ];
+      t.check(unread[0]![1], errorAnswer(415, TEXT.unsupportedMediaType), '415');
+      t.check(unread[1]![1], errorAnswer(413, 'request body too large'), '413');
+      for (const [label, reply] of [...unread, ...read]) {
+        const connection = reply.headers?.['connection'];
+        const closes = reply.httpVersion === '1.1' && unread.some(([, r]) => r === reply);
+        if (closes) t.assert(connection === 'close', `${label} over HTTP/1.1: Connection ${String(connection)}, expected close`);
+        else if (reply.httpVersion === '1.1')
+          t.assert(connection === 'keep-alive', `${label}: Connection ${String(connection)}, expected keep-alive`);
+        else t.assert(connection === undefined, `${label} over HTTP/${String(reply.httpVersion)}: Connection ${String(connection)}`);
+        t.assert(reply.headers?.['retry-after'] === undefined, `${label}: Retry-After ${String(reply.headers?.['retry-after'])}`);
+      }
+      t.check(read[0]![1], errorAnswer(400, 'malformed request body'), 'malformed body');
+      t.check(read[1]![1], errorAnswer(400, 'invalid order id'), 'invalid id');
+    },
+  ),
   // RFC 9112 §9.6: a server that closes while the client is still sending must not reset the connection
   // under the answer (a relay drops it, and the client sees EPIPE instead of 413). The client here keeps
   // sending a MiB after the 413 and its FIN: the server goes on reading it, and closes once the client does.

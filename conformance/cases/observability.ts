@@ -52,11 +52,10 @@ async function checkLoginObservedInSeconds(t: FlowContext, family: string, label
   const startedAt = performance.now();
   t.check(await t.driver.login({ username: me.username, password: me.password }), { http: { status: 200 }, grpc: { code: 'OK' } }, 'login');
   // The observation may land just after the answer was written: scrape until it is there.
-  let after = parseScrape(await t.scrape());
-  for (let tries = 0; count(after) === count(before) && tries < 200; tries += 1) {
-    await t.sleep(10);
-    after = parseScrape(await t.scrape());
-  }
+  const after = await t.waitFor(async () => {
+    const scraped = parseScrape(await t.scrape());
+    return count(scraped) !== count(before) && scraped;
+  }, `the login observed in ${family}`);
   const elapsedSeconds = (performance.now() - startedAt) / 1000;
   const observations = count(after) - count(before);
   t.assert(observations === 1, `${family}_count{${JSON.stringify(labels)}} grew by ${observations} for one login`);

@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Reply } from '../drivers/driver.ts';
 import { restReply } from '../drivers/rest-reply.ts';
+import { HANG_GUARD_MS } from '../../test/support/eventually.ts';
 
 /** What came back on a hand-written HTTP/1.1 connection, and when (from connect) it came. */
 export interface RawAnswer {
@@ -13,7 +14,7 @@ export interface RawOptions {
   /** Sent every `dripEveryMs` (a second by default) after `head`, until the server answers (slow clients). */
   readonly drip?: () => string;
   readonly dripEveryMs?: number;
-  /** Give up (reject) after this long without an answer. */
+  /** Give up (reject) after this long without an answer: a hang guard (HANG_GUARD_MS by default). */
   readonly timeoutMs?: number;
 }
 
@@ -49,7 +50,8 @@ export function rawHttp1(baseUrl: string, head: string | Buffer, options: RawOpt
     let received = Buffer.alloc(0);
     let settled = false;
     let drip: NodeJS.Timeout | undefined;
-    const timer = setTimeout(() => finish(new Error(`no answer within ${options.timeoutMs ?? 10_000} ms`)), options.timeoutMs ?? 10_000);
+    const timeoutMs = options.timeoutMs ?? HANG_GUARD_MS;
+    const timer = setTimeout(() => finish(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     const finish = (error?: Error): void => {
       if (settled) return;
       settled = true;
@@ -115,7 +117,7 @@ export interface KeptSending {
  * answer up to the server's FIN, then goes on sending `moreBytes` of the body, as a client whose upload
  * was already under way does, and closes its side.
  */
-export function keepSendingAfterAnswer(baseUrl: string, head: string, moreBytes: number, timeoutMs = 10_000): Promise<KeptSending> {
+export function keepSendingAfterAnswer(baseUrl: string, head: string, moreBytes: number, timeoutMs = HANG_GUARD_MS): Promise<KeptSending> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const socket = connect({ host: url.hostname, port: Number(url.port), allowHalfOpen: true });

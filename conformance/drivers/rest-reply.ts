@@ -1,7 +1,6 @@
 import { request, type Agent } from 'node:http';
+import { HANG_GUARD_MS } from '../../test/support/eventually.ts';
 import type { AdminProbe, RawRequest, Reply } from './driver.ts';
-
-const TIMEOUT_MS = 10_000;
 
 /** Parses a REST answer into a Reply: JSON bodies are parsed, anything else stays text. */
 export function restReply(status: number, headers: Record<string, string>, text: string, httpVersion: string): Reply {
@@ -58,7 +57,7 @@ function http1Exchange(baseUrl: string, agent: Agent | false, raw: RawRequest, m
         });
       },
     );
-    req.setTimeout(TIMEOUT_MS, () => req.destroy(new Error(`${raw.method} ${raw.path}: timed out`)));
+    req.setTimeout(HANG_GUARD_MS, () => req.destroy(new Error(`${raw.method} ${raw.path}: no answer (a hang)`)));
     // A server may answer (413) and close before the whole body is written: the answer counts. Through
     // a relay (Docker's port proxy) the answer can reach the client well after its write failed.
     req.on('error', (error: NodeJS.ErrnoException) => {
@@ -68,7 +67,11 @@ function http1Exchange(baseUrl: string, agent: Agent | false, raw: RawRequest, m
         settled = true;
         return void http1Exchange(baseUrl, agent, raw, false).then(resolve, reject);
       }
-      if (!settled) setTimeout(() => (settled ? undefined : reject(error)), 1_000);
+      // Else an answer already on its way still counts: what the socket read before it closed is parsed by then.
+      if (settled) return;
+      const giveUp = (): void => void setImmediate(() => (settled || answered ? undefined : reject(error)));
+      if (req.socket === null || req.socket.closed) giveUp();
+      else req.socket.once('close', giveUp);
     });
     if (body !== undefined) req.write(body);
     req.end();

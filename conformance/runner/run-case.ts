@@ -4,6 +4,7 @@ import type { Driver, DriverName, RawRequest, Reply } from '../drivers/driver.ts
 import { PROTECTED_AUTH_DEFAULT } from '../drivers/driver.ts';
 import type { Target } from '../targets/target.ts';
 import type { Transport, RestVariant } from '../../test/support/transports.ts';
+import { HANG_GUARD_MS } from '../../test/support/eventually.ts';
 import { CaseFailure, checkReply, type Resolve } from './expect.ts';
 import { decodeClaims, foreignToken, mintToken, tamperedToken, unsignedToken } from './tokens.ts';
 
@@ -203,10 +204,10 @@ function flowContext(env: RunEnv): FlowContext {
       if (logs === undefined) throw new Error('case reads logs but the target has none (capability logs)');
       return logs.lines;
     },
-    async waitFor(probe, label, timeoutMs = 15_000) {
+    async waitFor(probe, label, timeoutMs = HANG_GUARD_MS) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const value = probe();
+        const value = await probe();
         if (value !== undefined && value !== false) return value;
         if (Date.now() > deadline) throw new CaseFailure(`${label}: not seen within ${timeoutMs} ms`);
         await sleep(10);

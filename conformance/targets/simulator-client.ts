@@ -1,4 +1,5 @@
 import type { ComponentState, ClockState, SimulatorState } from '../../embedded/simulator.ts';
+import { HANG_GUARD_MS } from '../../test/support/eventually.ts';
 
 export type SimulatedComponentName = 'database' | 'cache' | 'publisher';
 
@@ -15,7 +16,7 @@ export class SimulatorClient {
 
   /** Whether the admin listener offers the simulator (only an `--embedded` service does). */
   static async offeredBy(adminUrl: string): Promise<boolean> {
-    const response = await fetch(`${adminUrl}/simulator`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+    const response = await fetch(`${adminUrl}/simulator`, { signal: AbortSignal.timeout(HANG_GUARD_MS) }).catch(() => undefined);
     await response?.body?.cancel();
     return response?.status === 200;
   }
@@ -43,7 +44,7 @@ export class SimulatorClient {
     const response = await fetch(`${this.#base}${path}`, {
       method,
       ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(HANG_GUARD_MS),
     });
     const text = await response.text();
     if (response.status !== 200) throw new Error(`simulator: ${method} /simulator${path} answered ${response.status} ${text}`);

@@ -4,14 +4,13 @@
 // server and through the bin.
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Env } from '../config/env.ts';
 import { verifyPassword } from '../service/password-hasher.ts';
 import { loadMigrations } from '../adapters/postgres/migrations.ts';
 import { until } from '../../test/support/eventually.ts';
+import { leasePglite, type PgliteLease } from '../../test/support/pglite.ts';
 import { runAdminCli, usage, USAGE, type AdminCommand } from './admin-cli.ts';
 
 interface Result {
@@ -172,35 +171,48 @@ describe('orders-admin without a database', () => {
 });
 
 describe('orders-admin on PGlite', () => {
-  let pglite: PGlite | undefined;
-  let server: PGLiteSocketServer | undefined;
+  let pglite: PgliteLease | undefined;
   let env: Env;
   const query = async (sql: string, params: unknown[] = []): Promise<Array<Record<string, unknown>>> =>
-    (await (pglite as PGlite).query<Record<string, unknown>>(sql, params)).rows;
+    (await (pglite as PgliteLease).db.query<Record<string, unknown>>(sql, params)).rows;
   const userRow = async (username: string): Promise<Record<string, unknown> | undefined> =>
     (await query('SELECT id, username, password_hash FROM cli_test.users WHERE username = $1', [username]))[0];
 
   /**
-   * Every connection the run opened is closed when it returns: a pool left open would hold the process
-   * (bin/orders-admin.ts) for pg's idle timeout (10 s), so the 2 s here only bounds the wait for the close.
+   * Every pool a run made is ended when it returns (a pool left open would hold the process,
+   * bin/orders-admin.ts, for pg's idle timeout, 10 s): seen on the pools themselves, then, as the server
+   * learns of the closes in its own time, on the server.
    */
-  const connectionsClosed = (): Promise<number> =>
-    until(() => (server as PGLiteSocketServer).getStats().activeConnections === 0, 'the CLI run to close its connections', 2_000);
+  const pools: pg.Pool[] = [];
+  const connectionsClosed = async (): Promise<void> => {
+    for (const pool of pools.splice(0)) expect([pool.ended, pool.totalCount]).toEqual([true, 0]);
+    await until(
+      () => (pglite as PgliteLease).server.getStats().activeConnections === 0,
+      'the server to see the CLI run’s connections closed',
+    );
+  };
 
   beforeAll(async () => {
-    pglite = await PGlite.create();
-    server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 8 });
-    await server.start();
-    env = { POSTGRES_DSN: `postgres://postgres:pglite-pw@${server.getServerConn()}/postgres`, POSTGRES_SCHEMA: 'cli_test' };
-  }, 60_000);
+    pglite = await leasePglite(8);
+    env = { POSTGRES_DSN: pglite.dsn, POSTGRES_SCHEMA: 'cli_test' };
+  });
+
+  beforeEach(() => {
+    // Every pool that connects, so connectionsClosed can see it ended.
+    const connect = pg.Pool.prototype.connect as (this: pg.Pool, ...args: unknown[]) => unknown;
+    vi.spyOn(pg.Pool.prototype, 'connect').mockImplementation(function (this: pg.Pool, ...args: unknown[]) {
+      if (!pools.includes(this)) pools.push(this);
+      return connect.apply(this, args);
+    } as pg.Pool['connect']);
+  });
 
   afterEach(() => {
     vi.restoreAllMocks();
+    pools.length = 0;
   });
 
   afterAll(async () => {
-    await server?.stop();
-    await pglite?.close();
+    await pglite?.release();
   });
 
   it('[LIFE-2-init-connect] migrate applies every migration once, then reports nothing pending', async () => {
@@ -245,7 +257,7 @@ describe('orders-admin on PGlite', () => {
 
   it('[ERR-internal] a migration refused as a duplicate is exit 1, reported by type: only users add reads a conflict as an existing user', async () => {
     // A schema whose schema_migrations refuses every row as a unique violation (SQLSTATE 23505, an ErrConflict).
-    await (pglite as PGlite).exec(`
+    await (pglite as PgliteLease).db.exec(`
       CREATE SCHEMA cli_conflict;
       CREATE TABLE cli_conflict.schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
       CREATE FUNCTION cli_conflict.refuse() RETURNS trigger AS $$
@@ -273,7 +285,7 @@ describe('orders-admin on PGlite', () => {
     expect((await cli(['migrate'], { ...env, POSTGRES_SCHEMA: schema })).code).toBe(0);
     await connectionsClosed();
     // Every insert into users is refused by a CHECK-class error (23514): an ErrUnavailable, no ErrConflict.
-    await (pglite as PGlite).exec(`
+    await (pglite as PgliteLease).db.exec(`
       CREATE FUNCTION ${schema}.refuse() RETURNS trigger AS $$
         BEGIN RAISE EXCEPTION 'no new users' USING ERRCODE = 'check_violation'; END
       $$ LANGUAGE plpgsql;

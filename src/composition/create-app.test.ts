@@ -3,6 +3,7 @@ import { Agent, get, type Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { until } from '../../test/support/eventually.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { loadServiceConfig, type ServiceConfig } from '../config/service.ts';
 import { sessionKeyFromVerifiedSubject } from '../domain/session-key.ts';
@@ -35,7 +36,7 @@ const PRINCIPAL = {
 async function run({ app, logger }: { app: App; logger: Logger }): Promise<{ controller: AbortController; running: Promise<void> }> {
   const controller = new AbortController();
   const running = runComponents(app.components, controller.signal, logger);
-  for (let i = 0; i < 200 && !(await app.checker.ready()).clean; i += 1) await new Promise((r) => setTimeout(r, 5));
+  await until(async () => (await app.checker.ready()).clean, 'the app to be ready');
   return { controller, running };
 }
 
@@ -62,8 +63,11 @@ describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
     // The relay's loop sleeps through the test, so only its stop-time flush can publish.
     const built = await build({ pollMs: 60_000 });
     const { app, logs, backends } = built;
+    let rounds = 0;
+    const relayPending = backends.store.relayPending.bind(backends.store);
+    backends.store.relayPending = async (...args) => relayPending(...args).finally(() => (rounds += 1));
     const { controller, running } = await run(built);
-    await new Promise((r) => setTimeout(r, 20)); // the relay's first (empty) round is behind us
+    await until(() => rounds > 0, "the relay's first (empty) round");
     const ids: string[] = [];
     for (let i = 0; i < 5; i++)
       ids.push((await app.core.orders.create({ principal: PRINCIPAL, signal: controller.signal }, `last-${i}`, 1)).id);
@@ -80,12 +84,11 @@ describe('createApp composition (spec 3.4 rule 1, 3.2 rule 5, 2.3)', () => {
     const { controller, running } = await run(built);
     backends.bus.trouble.failNext(10_000); // the broker refuses every publish but still answers health
     for (let i = 0; i < 2; i++) await app.core.orders.create({ principal: PRINCIPAL, signal: controller.signal }, `stuck-${i}`, 1);
-    let publisher;
-    for (let i = 0; i < 400; i += 1) {
+    let publisher: { name: string; status: string; error?: string } | undefined;
+    await until(async () => {
       publisher = (await app.checker.health()).nodes?.find((n) => n.name === 'publisher');
-      if (publisher?.status !== 'ok') break;
-      await new Promise((r) => setTimeout(r, 5));
-    }
+      return publisher?.status !== 'ok';
+    }, 'the publisher node to report the backlog');
     expect(publisher).toMatchObject({ name: 'publisher', status: 'unavailable' });
     expect(publisher?.error).toMatch(/^publisher: outbox backlog: 2 events pending/);
     // The backlog is the publisher's failure alone: the database and the cache stay healthy.

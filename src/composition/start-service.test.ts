@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { settled } from '../../test/support/eventually.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { createLogger } from '../observability/logger.ts';
 import { stdlibTransport } from '../transports/stdlib/server.ts';
@@ -24,13 +25,6 @@ function start(options: Partial<ServiceOptions> = {}): Promise<RunningService> {
   });
 }
 
-/** 'stopped' when `done` settles within a second, 'running' otherwise. */
-function settlesSoon(done: Promise<void>): Promise<'stopped' | 'running'> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'running'>((resolve) => (timer = setTimeout(() => resolve('running'), 1_000)));
-  return Promise.race([done.then(() => 'stopped' as const), late]).finally(() => clearTimeout(timer));
-}
-
 describe('startService (spec 3.4)', () => {
   it('[LIFE-4-shutdown] aborting the signal it was given stops the service, as SIGTERM does through runMain', async () => {
     const controller = new AbortController();
@@ -38,7 +32,8 @@ describe('startService (spec 3.4)', () => {
     try {
       await service.ready;
       controller.abort();
-      expect(await settlesSoon(service.done)).toBe('stopped');
+      // Nothing else stops it until the finally below: only the abort can.
+      await settled(service.done, 'the stop the abort started');
     } finally {
       await service.stop();
     }
@@ -47,7 +42,7 @@ describe('startService (spec 3.4)', () => {
   it('[LIFE-4-shutdown] a signal already aborted when the service starts stops it at once', async () => {
     const service = await start({ signal: AbortSignal.abort() });
     try {
-      expect(await settlesSoon(service.done)).toBe('stopped');
+      await settled(service.done, 'the stop of the aborted signal');
     } finally {
       await service.stop();
     }

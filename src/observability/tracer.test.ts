@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { until } from '../../test/support/eventually.ts';
+import { HANG_GUARD_MS, until } from '../../test/support/eventually.ts';
 import { LogCapture } from '../../test/support/log-capture.ts';
 import { createLogger } from './logger.ts';
 import { EXPORT_FAILURE_LOG_INTERVAL_MS, ReportingExporter, Tracing } from './tracer.ts';
@@ -141,7 +141,7 @@ describe('Tracing (spec 4.5)', () => {
     const capture = new LogCapture();
     const tracing = new Tracing({ serviceName: 'orders-unit', otlpEndpoint: '127.0.0.1:1', logger: createLogger('info', capture) });
     tracing.tracer.startSpan('lost').end();
-    await withTimeout(tracing.stop(), 15_000, 'stop');
+    await withTimeout(tracing.stop(), HANG_GUARD_MS, 'stop');
     // The refused connection is reported when the exporter hears of it: on a crowded machine that can be
     // after the 2 s flush bound let stop() return.
     await until(() => capture.find('tracer: span export failed; spans dropped').length > 0, 'the export failure line');

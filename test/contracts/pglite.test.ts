@@ -3,7 +3,7 @@ import type { PostgresDatabase } from '../../src/adapters/postgres/database.ts';
 import { postgresDatabaseContract, VERSIONS } from './postgres-database.contract.ts';
 import { captureLogger, startPgliteDatabase, type PgliteDatabase } from './postgres-harness.ts';
 
-/** The database contract on PGlite (startPgliteDatabase: one PGlite for the file). */
+/** The database contract on PGlite (startPgliteDatabase: the worker's PGlite, a clean database for the file). */
 const POOL_SIZE = 4;
 let pglite: PgliteDatabase | undefined;
 let db: PostgresDatabase;
@@ -12,7 +12,7 @@ const log = captureLogger();
 beforeAll(async () => {
   pglite = await startPgliteDatabase('orders_pglite', POOL_SIZE, log.logger);
   db = pglite.db;
-}, 60_000);
+});
 
 afterAll(async () => {
   await pglite?.stop();

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pg from 'pg';
 import { createLogger, type Logger } from '../../src/observability/logger.ts';
 import { POSTGRES_DEFAULTS, type PostgresConfig } from '../../src/adapters/postgres/config.ts';
 import { PostgresDatabase } from '../../src/adapters/postgres/database.ts';
+import { leasePglite } from '../support/pglite.ts';
 
 /** A logger whose JSON lines a test can read back. */
 export function captureLogger(): { logger: Logger; lines: () => Array<Record<string, unknown>> } {
@@ -39,29 +38,19 @@ export interface PgliteDatabase {
 }
 
 /**
- * The unmodified pg Pool talking to an in-process PGlite through pglite-socket, migrated into `schema`.
- * One per test file: each costs ~2-4 s and ~400 MB. Every socket connection shares PGlite's single
- * session, so the advisory lock is re-entrant there (see migrations.ts), SET search_path is session-wide
- * (one schema per PGlite), and statements are sent unnamed (one prepared on a connection would clash on
- * the next).
+ * The unmodified pg Pool talking to the test worker's PGlite through pglite-socket, migrated into
+ * `schema` (test/support/pglite.ts: one PGlite per worker, each file on a clean database). Statements go
+ * unnamed: every socket connection shares PGlite's single session.
  */
 export async function startPgliteDatabase(schema: string, poolSize: number, logger: Logger): Promise<PgliteDatabase> {
-  const pglite = await PGlite.create();
-  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: poolSize + 4 });
-  await server.start();
-  const config = postgresConfig(`postgres://postgres:pglite-pw@${server.getServerConn()}/postgres`, {
-    schema,
-    poolSize,
-    preparedStatements: false,
-  });
-  const db = new PostgresDatabase(config, logger);
+  const pglite = await leasePglite(poolSize + 4);
+  const db = new PostgresDatabase(postgresConfig(pglite.dsn, { schema, poolSize, preparedStatements: false }), logger);
   await db.init();
   return {
     db,
     stop: async () => {
       await db.stop();
-      await server.stop();
-      await pglite.close();
+      await pglite.release();
     },
   };
 }

@@ -7,7 +7,7 @@ import { DEFAULT_CACHE_TTL_SECONDS, reconnectDelayMs, type RedisConfig } from '.
 import { RedisOrderCache, type RedisOrderCacheOptions } from '../../src/adapters/redis/order-cache.ts';
 import { ErrUnavailable } from '../../src/domain/errors.ts';
 import type { LogFields, Logger } from '../../src/ports/logger.ts';
-import { settlesBefore, until } from '../support/eventually.ts';
+import { HANG_GUARD_MS, settled, settlesBefore, until } from '../support/eventually.ts';
 import { FakeRedisServer } from '../support/fake-redis-server.ts';
 import { sampleOrder } from './order-cache.contract.ts';
 
@@ -34,6 +34,10 @@ function recordingLogger(): { logger: Logger; lines: Line[] } {
 
 const LOST = 'cache: connection lost; reconnecting in the background, reads fall back to the database';
 const RESTORED = 'cache: connection restored';
+
+/** RedisOrderCache's connectTimeoutMs and commandTimeoutMs when none is given. */
+const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
+const DEFAULT_COMMAND_TIMEOUT_MS = 500;
 
 function configFor(port: number, host = '127.0.0.1'): RedisConfig {
   return { host, port, ttlSeconds: DEFAULT_CACHE_TTL_SECONDS, keyPrefix: 'test:orders:' };
@@ -91,15 +95,27 @@ describe('RedisOrderCache before init', () => {
     const fillers: Socket[] = [];
     try {
       const port = await new Promise<number>((resolve) => worker.once('message', resolve));
-      for (let i = 0; i < 4; i += 1) fillers.push(connect({ host: '127.0.0.1', port }).on('error', () => undefined));
-      await sleep(50);
+      let completed = 0;
+      for (let i = 0; i < 4; i += 1)
+        fillers.push(
+          connect({ host: '127.0.0.1', port })
+            .on('connect', () => (completed += 1))
+            .on('error', () => undefined),
+        );
+      // The accept queue is full once two handshakes completed (backlog 1 holds two on Linux).
+      await until(() => completed >= 2, 'the listener’s accept queue to fill');
       const cache = new RedisOrderCache(configFor(port), recordingLogger().logger, { connectTimeoutMs: 100 });
       const init = cache.init();
-      // Before a 1 s timer (test/support/eventually.ts: an order, not a duration); with the option lost the
-      // client would wait the 2 s default (or ioredis's 10 s).
-      expect(await settlesBefore(init, 1_000)).toBe(true);
+      await settled(init, 'init given up at the connect timeout');
       const error = await rejection(init);
       expect(error.message).toMatch(/^cache: cannot connect to REDIS_ADDR/);
+      // The option is what bounds it: a longer one still waits once the cache's default has passed. A timer
+      // firing late never makes a pending init settle, so no machine is too slow for this.
+      const patient = new RedisOrderCache(configFor(port), recordingLogger().logger, { connectTimeoutMs: 10 * HANG_GUARD_MS });
+      const waiting = patient.init();
+      waiting.catch(() => undefined);
+      expect(await settlesBefore(waiting, DEFAULT_CONNECT_TIMEOUT_MS + 500)).toBe(false);
+      await patient.stop();
     } finally {
       for (const socket of fillers) socket.destroy();
       Atomics.store(release, 0, 1);
@@ -231,14 +247,27 @@ describe('RedisOrderCache against a Redis stand-in', () => {
     await started({ commandTimeoutMs: 50 });
     server.mode = 'mute';
     const ping = cache.health();
-    // Before a 400 ms timer (test/support/eventually.ts: an order, not a duration); with the option lost
-    // the client would wait the 500 ms default.
-    expect(await settlesBefore(ping, 400)).toBe(true);
+    await settled(ping, 'the ping given up at the command timeout');
     const pingError = await rejection(ping);
     expect(pingError.message).toMatch(/^cache: ping failed: ./);
     expect(pingError.cause).toBeInstanceOf(Error);
     expect((await rejection(cache.get(randomUUID()))).message).toMatch(/^cache: get: ./);
     expect((await rejection(cache.set(sampleOrder()))).message).toMatch(/^cache: set: ./);
+  });
+
+  it('a stalled server: the command timeout given is what bounds a command, not the default', async () => {
+    const patient = new RedisOrderCache(configFor(server.port), log.logger, { commandTimeoutMs: 10 * HANG_GUARD_MS });
+    await patient.init();
+    try {
+      server.mode = 'mute';
+      const ping = patient.health();
+      ping.catch(() => undefined);
+      // Still waiting once the default has passed: a timer firing late never makes a pending ping settle.
+      expect(await settlesBefore(ping, DEFAULT_COMMAND_TIMEOUT_MS + 250)).toBe(false);
+    } finally {
+      server.hangUp('fin');
+      await patient.stop();
+    }
   });
 
   it('stop during an outage ends the reconnect loop: the server back up sees no new connection', async () => {

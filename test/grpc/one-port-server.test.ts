@@ -24,6 +24,8 @@ import {
   HTTP2_ACTIVE_STREAMS,
   HTTP2_MAX_HEADER_LIST_BYTES,
   HTTP2_RESET_ALLOWANCE,
+  HTTP2_STREAM_WRITE_TIMEOUT_MS,
+  STOP_GRACE_MS,
   STOP_QUIET_MS,
   type AnyRequestHandler,
   type OnePortServer,
@@ -31,7 +33,7 @@ import {
   type UnaryMethod,
 } from '../../packages/one-port-grpc/index.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
-import { settlesBefore, until } from '../support/eventually.ts';
+import { settled, settlesBefore, until } from '../support/eventually.ts';
 import { listenLocal } from '../support/ports.ts';
 import { selfSignedCert } from '../support/self-signed-cert.ts';
 
@@ -403,8 +405,8 @@ describe('the unary server: unknown paths, server streams, peer and done signal'
       });
       stream.on('error', () => undefined);
       stream.end(grpcFrame(new Uint8Array()));
-      // Well past the 50 ms deadline, short of any guard of the session (H2-write-budget waits 10 s).
-      expect(await settlesBefore(holdAborted.promise, 1_000)).toBe(true);
+      // The 50 ms deadline, before the session's own guard on the queued answer (H2-write-budget) would end it.
+      expect(await settlesBefore(holdAborted.promise, HTTP2_STREAM_WRITE_TIMEOUT_MS)).toBe(true);
     } finally {
       s.destroy();
     }
@@ -443,7 +445,7 @@ describe('the unary server: unknown paths, server streams, peer and done signal'
  * The one-port server's stop (rule LIFE-4-shutdown: no reset of work in flight), each on a server of its
  * own started in the test: a raw handler on each side that answers `/hold` only when the test says, so a
  * call can be held in flight across the stop. Orders, not durations: a bound the stop enforces with its
- * own timer is seen before a longer one of the test (settlesBefore).
+ * own timer is seen before the longer one that would end the same work if it were lost (settlesBefore).
  */
 describe('the one-port server’s stop (rule LIFE-4-shutdown)', () => {
   async function stoppable(graceMs: number) {
@@ -479,7 +481,8 @@ describe('the one-port server’s stop (rule LIFE-4-shutdown)', () => {
   };
 
   it('an open HTTP/2 session gets GOAWAY at once; its call in flight still completes, and only then does the stop resolve', async () => {
-    const { port, origin, held } = await stoppable(10_000);
+    const graceMs = 10_000;
+    const { port, origin, held } = await stoppable(graceMs);
     const s = await h2session(origin);
     try {
       const call = holdOver(s);
@@ -490,12 +493,13 @@ describe('the one-port server’s stop (rule LIFE-4-shutdown)', () => {
       let stopped = false;
       const stop = port.shutdown().then(() => (stopped = true));
       const goaway = new Promise((resolve) => s.once('goaway', resolve));
-      // The grace is 10 s: only the stop's own GOAWAY comes before this 1 s timer.
-      expect(await settlesBefore(goaway, 1_000)).toBe(true);
+      // At once: before the grace's end, which would close the session too.
+      expect(await settlesBefore(goaway, graceMs)).toBe(true);
       expect(stopped).toBe(false);
       held[0]!();
       expect(await call).toBe('0 done');
-      expect(await settlesBefore(stop, 1_000)).toBe(true);
+      // Once nothing is left (the idle HTTP/1.1 connection quiet, the call done), not at the grace's end.
+      expect(await settlesBefore(stop, graceMs)).toBe(true);
       expect(await idle.closed).toMatch(/^HTTP\/1\.1 200 /);
     } finally {
       s.destroy();
@@ -517,9 +521,9 @@ describe('the one-port server’s stop (rule LIFE-4-shutdown)', () => {
       const request = http1(origin, 'GET /hold HTTP/1.1\r\nHost: x\r\n\r\n');
       await until(() => held.length === 2 && accepted.length === 3, 'the held calls and the trickling connection');
       const trickled = new Promise((resolve) => trickle.once('close', resolve));
-      // The default grace (5 s) would not end before this timer.
-      expect(await settlesBefore(port.shutdown(), 1_000)).toBe(true);
-      expect(await settlesBefore(Promise.all([trickled, call, request.closed]), 1_000)).toBe(true);
+      // The 100 ms grace, before the default one (STOP_GRACE_MS) would end the same stop.
+      expect(await settlesBefore(port.shutdown(), STOP_GRACE_MS)).toBe(true);
+      await settled(Promise.all([trickled, call, request.closed]), 'every cut connection closed on the client');
       expect(sent).toBeLessThan(HTTP2_PREFACE.length);
       expect(await call).not.toMatch(/done$/);
       expect(await request.closed).toBe('');
@@ -531,7 +535,8 @@ describe('the one-port server’s stop (rule LIFE-4-shutdown)', () => {
   });
 
   it('a connection accepted before the stop whose HTTP/2 session starts during it is sent GOAWAY at once', async () => {
-    const { port, origin, accepted } = await stoppable(10_000);
+    const graceMs = 10_000;
+    const { port, origin, accepted } = await stoppable(graceMs);
     const socket = netConnect(Number(new URL(origin).port), '127.0.0.1');
     await until(() => accepted.length === 1, 'the accepted connection');
     const stop = port.shutdown();
@@ -539,8 +544,9 @@ describe('the one-port server’s stop (rule LIFE-4-shutdown)', () => {
     s.on('error', () => undefined);
     try {
       const goaway = new Promise((resolve) => s.once('goaway', resolve));
-      expect(await settlesBefore(goaway, 1_000)).toBe(true);
-      expect(await settlesBefore(stop, 1_000)).toBe(true);
+      // At once, and the stop with it: before the grace's end, which would close the session too.
+      expect(await settlesBefore(goaway, graceMs)).toBe(true);
+      expect(await settlesBefore(stop, graceMs)).toBe(true);
     } finally {
       s.destroy();
       await stop;
@@ -625,7 +631,7 @@ describe('the one-port server behind TLS (rule ONEPORT-tls)', () => {
         });
       const grpcCall = { ':method': 'POST', ':path': '/t.T/Echo', 'content-type': 'application/grpc', te: 'trailers' };
       const echo = h2Request(grpcCall);
-      expect(await settlesBefore(echo, 1_000)).toBe(true);
+      await settled(echo, 'the gRPC echo over h2 and TLS');
       expect((await echo).grpcStatus).toBe('0');
       expect(s.alpnProtocol).toBe('h2');
       expect(await h2Request({ ':method': 'GET', ':path': '/' })).toEqual({ status: 200, grpcStatus: undefined, body: 'rest' });
@@ -646,7 +652,7 @@ describe('the one-port server behind TLS (rule ONEPORT-tls)', () => {
         });
         req.on('error', reject).end();
       });
-      expect(await settlesBefore(http1, 1_000)).toBe(true);
+      await settled(http1, 'the REST answer over https with ALPN http/1.1');
       expect(await http1).toEqual({ body: 'rest', alpn: 'http/1.1' });
       // The h2 one, the https one (whose http server would not set it), the one that never starts its handshake.
       await until(() => tcp.length === 3, 'the three connections accepted');
@@ -655,9 +661,9 @@ describe('the one-port server behind TLS (rule ONEPORT-tls)', () => {
       const call = h2Request({ ':method': 'POST', ':path': '/hold', 'content-type': 'application/grpc' });
       await until(() => held === 1, 'the held call');
       const dropped = new Promise((resolve) => silent.once('close', resolve));
-      // The handshake timeout (the sniff time, 10 s) and the default grace (5 s) would not end before this timer.
-      expect(await settlesBefore(local.shutdown(), 1_000)).toBe(true);
-      expect(await settlesBefore(Promise.all([call, dropped]), 1_000)).toBe(true);
+      // The 100 ms grace, before the default one (STOP_GRACE_MS; the handshake timeout, the sniff time, is longer).
+      expect(await settlesBefore(local.shutdown(), STOP_GRACE_MS)).toBe(true);
+      await settled(Promise.all([call, dropped]), 'the held call and the silent connection cut');
       expect((await call).status).toBeUndefined();
     } finally {
       nagle.restore();

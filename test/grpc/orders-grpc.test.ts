@@ -9,8 +9,8 @@ import { parseScrape } from '../../conformance/cases/observability.ts';
 import { encodeRequest, grpcDriver } from '../../conformance/drivers/grpc.ts';
 import { Orders } from '../../src/gen/ordersv1/orders_pb.js';
 import { grpcTransport } from '../../src/transports/grpc/grpc-transport.ts';
-import { MAX_MESSAGE_BYTES } from '../../packages/one-port-grpc/index.ts';
-import { settlesBefore, until } from '../support/eventually.ts';
+import { MAX_MESSAGE_BYTES, SNIFF_TIMEOUT_MS } from '../../packages/one-port-grpc/index.ts';
+import { HANG_GUARD_MS, settlesBefore, until } from '../support/eventually.ts';
 import { startInProcess, type InProcessApp } from '../support/in-process-app.ts';
 import { grpcFrame, rawGrpc } from './raw-grpc.ts';
 
@@ -54,7 +54,7 @@ describe('ordersv1.Orders through @connectrpc/connect-node’s gRPC client', () 
       expect((await client.login({ username: 'alice', password: 'alice-password' })).token).toMatch(/^ey/);
       const created = await client.createOrder({ item: 'pen', quantity: 2 }, { headers: auth() });
       expect(created).toMatchObject({ item: 'pen', quantity: 2, status: 'pending' });
-      const fetched = await client.getOrder({ id: created.id }, { headers: auth(), timeoutMs: 5_000 });
+      const fetched = await client.getOrder({ id: created.id }, { headers: auth(), timeoutMs: HANG_GUARD_MS });
       expect(fetched.id).toBe(created.id);
       expect(fetched.createdAt?.seconds).toBe(created.createdAt?.seconds);
       expect((await client.listOrders({ limit: 100 }, { headers: auth() })).orders.map((o) => o.id)).toContain(created.id);
@@ -121,7 +121,7 @@ describe('the unary gRPC server against malformed, oversized and unauthenticated
 /**
  * The shorter platform timeouts a test harness passes in composition (http/server/timeouts.ts)
  * reach orders-grpc's one-port listener and are enforced there. Production's are 10 s, 60 s and 30 s:
- * each deadline below is seen before a 1 s timer only if the short value got through.
+ * the three deadlines below end before the shortest of those (settlesBefore) only if the short values got through.
  */
 describe('orders-grpc takes a harness’s shorter one-port deadlines (rules ONEPORT-h1-h2c, H2-idle, H2-stream-deadline)', () => {
   it('a connection silent past the sniff time is dropped, an idle HTTP/2 session gets GOAWAY, a request never ended is reset CANCEL', async () => {
@@ -146,7 +146,7 @@ describe('orders-grpc takes a harness’s shorter one-port deadlines (rules ONEP
       });
       stream.on('error', () => undefined);
       const reset = new Promise<number>((resolve) => stream.once('close', () => resolve(stream.rstCode ?? -1)));
-      expect(await settlesBefore(Promise.all([dropped, goaway, reset]), 1_000)).toBe(true);
+      expect(await settlesBefore(Promise.all([dropped, goaway, reset]), SNIFF_TIMEOUT_MS)).toBe(true);
       expect(await reset).toBe(h2.NGHTTP2_CANCEL);
     } finally {
       silent.destroy();

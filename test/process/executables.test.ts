@@ -1,10 +1,13 @@
-// What conformance's per-transport process cases do not already check of runMain: SIGINT and the
-// shutdown flush of a session, the embedded banner, a port in use at LOG_LEVEL=error, bad arguments.
-// (A short JWT_SECRET: src/config/service.test.ts, and conformance's executable-missing-variable-….)
+// What conformance's per-transport process cases do not already check of runMain: through the bin, SIGINT
+// and the shutdown flush of a session, the embedded banner, and bad arguments (exit 2); in this process
+// (runMainInProcess), a port in use at LOG_LEVEL=error (exit 1). (A short JWT_SECRET:
+// src/config/service.test.ts, and conformance's main-missing-variable-….)
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runMainInProcess } from '../support/main-in-process.ts';
 import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
 import { listenLocal } from '../support/ports.ts';
+import { transportNamed } from '../support/transports.ts';
 
 const BIN = 'bin/orders-stdlib.ts';
 const JWT_SECRET = 'process-test-secret-0123456789-abcdefghijklmnop';
@@ -31,8 +34,7 @@ async function json(port: number, method: string, path: string, token?: string, 
   return (await response.json()) as Record<string, unknown>;
 }
 
-// Timeouts only guard against hangs: spawning Node on a busy CI machine takes seconds.
-describe('runMain through bin/orders-stdlib.ts (spec 3.4, 4.5, 8.1)', { timeout: 120_000 }, () => {
+describe('runMain through bin/orders-stdlib.ts (spec 3.4, 4.5, 8.1)', () => {
   it('--embedded: prints the demo logins; SIGINT flushes the session, logs `stopped`, exits 0; no secret in the output', async () => {
     const bin = start(['--embedded'], { HTTP_ADDR: '127.0.0.1:0', ADMIN_ADDR: '127.0.0.1:0' });
     const listening = await bin.waitForLine((l) => l['msg'] === 'api: listening', 'api: listening');
@@ -55,25 +57,32 @@ describe('runMain through bin/orders-stdlib.ts (spec 3.4, 4.5, 8.1)', { timeout:
     expect(outsideBanner.filter((t) => t.includes(token) || t.includes('alice-password'))).toEqual([]);
   });
 
-  it('HTTP_ADDR in use at LOG_LEVEL=error: exit 1, only error lines, the last `start-up failed` with `api: listen:`', async () => {
-    const blocker = createServer();
-    const port = await listenLocal(blocker);
-    try {
-      const bin = start(['--embedded'], { JWT_SECRET, HTTP_ADDR: `127.0.0.1:${port}`, ADMIN_ADDR: '127.0.0.1:0', LOG_LEVEL: 'error' });
-      expect((await bin.exited).code).toBe(1);
-      expect(bin.lines.length).toBeGreaterThan(0);
-      expect(bin.lines.every((l) => l['level'] === 'error')).toBe(true);
-      expect(bin.lines.at(-1)).toMatchObject({ msg: 'start-up failed', err: expect.stringMatching(/^api: listen: /) });
-      expect(bin.stdout() + bin.stderr()).not.toContain(JWT_SECRET);
-    } finally {
-      blocker.close();
-    }
-  });
-
   it('an unknown argument: exit 2 with the usage on stderr and nothing on stdout', async () => {
     const bin = start(['--bogus'], { JWT_SECRET });
     expect((await bin.exited).code).toBe(2);
     expect(bin.stderr()).toContain('usage: orders-stdlib [--embedded]');
     expect(bin.stdout()).toBe('');
+  });
+});
+
+describe('runMain of orders-stdlib in this process (spec 3.4, 4.5)', () => {
+  it('HTTP_ADDR in use at LOG_LEVEL=error: exit 1, only error lines, the last `start-up failed` with `api: listen:`', async () => {
+    const blocker = createServer();
+    const port = await listenLocal(blocker);
+    try {
+      const run = runMainInProcess(transportNamed('stdlib'), ['--embedded'], {
+        JWT_SECRET,
+        HTTP_ADDR: `127.0.0.1:${port}`,
+        ADMIN_ADDR: '127.0.0.1:0',
+        LOG_LEVEL: 'error',
+      });
+      expect(await run.code).toBe(1);
+      expect(run.lines.length).toBeGreaterThan(0);
+      expect(run.lines.every((l) => l['level'] === 'error')).toBe(true);
+      expect(run.lines.at(-1)).toMatchObject({ msg: 'start-up failed', err: expect.stringMatching(/^api: listen: /) });
+      expect(run.output()).not.toContain(JWT_SECRET);
+    } finally {
+      blocker.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
-// The embedded simulator driven from outside: a spawned `orders-grpc --embedded` whose
-// faults and clock are moved through `orders-admin simulate` (the CLI, in this process), and the
+// The embedded simulator driven from outside: `orders-grpc --embedded` (its main, runMainInProcess) whose
+// faults and clock are moved through `orders-admin simulate` (the CLI) over its admin listener, and the
 // validation of the admin listener's /simulator routes. failNext, latency, the log lines, linger and
 // token expiry on the simulated clock, and no /simulator without --embedded or on the public listener
 // are conformance/cases/simulator.ts, run in-process and against a spawned --embedded executable.
@@ -9,7 +9,8 @@ import { runAdminCli } from '../../src/cli/admin-cli.ts';
 import { SIMULATE } from '../../embedded/simulate-cli.ts';
 import { MAX_ADVANCE_MS, MAX_FAIL_NEXT, MAX_LATENCY_MS } from '../../embedded/simulator.ts';
 import { SIMULATOR_BODY_LIMIT } from '../../embedded/simulator-routes.ts';
-import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
+import { until } from '../support/eventually.ts';
+import { runMainInProcess, type MainRun } from '../support/main-in-process.ts';
 import { transportNamed } from '../support/transports.ts';
 
 async function call(
@@ -31,9 +32,8 @@ async function call(
   return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
 }
 
-// Timeouts only guard against hangs: spawning Node on a busy CI machine takes seconds.
-describe('simulator of a spawned orders-grpc --embedded', { timeout: 120_000 }, () => {
-  let bin: SpawnedBin;
+describe('simulator of orders-grpc --embedded', () => {
+  let bin: MainRun;
   let api: string;
   let admin: string;
   const simulate = async (...args: string[]): Promise<Record<string, unknown>> => {
@@ -51,18 +51,20 @@ describe('simulator of a spawned orders-grpc --embedded', { timeout: 120_000 }, 
   };
 
   beforeAll(async () => {
-    bin = spawnBin(transportNamed('grpc').bin, ['--embedded'], {
+    bin = runMainInProcess(transportNamed('grpc'), ['--embedded'], {
       HTTP_ADDR: '127.0.0.1:0',
       ADMIN_ADDR: '127.0.0.1:0',
       JWT_EXPIRY: '10m',
       LOG_LEVEL: 'info',
     });
-    const address = async (msg: string): Promise<string> =>
-      `http://${String((await bin.waitForLine((l) => l['msg'] === msg, msg))['addr'])}`;
+    const address = async (msg: string): Promise<string> => `http://${String((await bin.line((l) => l['msg'] === msg, msg))['addr'])}`;
     [api, admin] = [await address('api: listening'), await address('admin: listening')];
-    await bin.waitReady(admin);
+    await until(async () => (await fetch(`${admin}/readyz`)).status === 200, 'the admin listener ready');
   });
-  afterAll(() => bin?.kill());
+  afterAll(async () => {
+    bin?.signal('SIGTERM');
+    await bin?.code;
+  });
 
   // What each change does to the service (reads served with the cache down, linger closing a session on the
   // simulated clock) is conformance/cases/simulator.ts and orders.ts; here, that the CLI's requests land.
@@ -93,9 +95,9 @@ describe('simulator of a spawned orders-grpc --embedded', { timeout: 120_000 }, 
     expect((reset['components'] as unknown[]).map((c) => JSON.stringify(c))).toEqual(
       ['database', 'cache', 'publisher'].map((name) => JSON.stringify({ name, state: 'up', latencyMs: 0, failNext: 0 })),
     );
-    // Lines arrive through the stdout pipe, possibly after the answer: wait for each.
+    // Lines may be written after the answer: wait for each.
     for (const msg of ['simulator: component changed', 'simulator: clock advanced', 'simulator: reset'])
-      expect(await bin.waitForLine((l) => l['msg'] === msg, msg)).toMatchObject({ level: 'warn' });
+      expect(await bin.line((l) => l['msg'] === msg, msg)).toMatchObject({ level: 'warn' });
   });
 
   it.each([

@@ -1,3 +1,3 @@
-import { describeSigtermUnderLoad } from './sigterm-keepalive.ts';
+import { describeSigtermKeepAlive } from './sigterm-keepalive.ts';
 
-describeSigtermUnderLoad('embedded');
+describeSigtermKeepAlive('embedded');

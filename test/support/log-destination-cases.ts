@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { LOG_BATCH } from '../../src/observability/logger.ts';
+import { HANG_GUARD_MS } from './eventually.ts';
 
 /**
  * The checks of rule LOG-turn-batched on a real stdout, run in child processes: the plain core's destination
@@ -18,7 +19,7 @@ function child(body: string, make: string): { status: number | null; stdout: str
     `const createLogger = (level) => create(level, destination);`,
     body,
   ].join('\n');
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: HANG_GUARD_MS });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 

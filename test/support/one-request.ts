@@ -3,6 +3,7 @@
 import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { onTestFinished } from 'vitest';
 import { listenLocal } from './ports.ts';
+import { HANG_GUARD_MS } from './eventually.ts';
 
 export interface Answer {
   readonly status: number;
@@ -22,13 +23,13 @@ export async function serve(handler: (req: IncomingMessage, res: ServerResponse)
 export function send(port: number, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Answer> {
   const agent = new Agent({ keepAlive: true });
   return new Promise<Answer>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers, agent, timeout: 1_000 }, (res) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers, agent, timeout: HANG_GUARD_MS }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
-    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer within a second`)));
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer (a hang)`)));
     req.on('error', reject);
     req.end(body);
   }).finally(() => agent.destroy());

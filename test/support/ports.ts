@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { HANG_GUARD_MS } from './eventually.ts';
 
 /** Starts `server` on a free loopback port; returns the port. */
 export async function listenLocal(server: Server): Promise<number> {
@@ -29,8 +30,8 @@ export function portAccepts(port: number): Promise<boolean> {
   });
 }
 
-/** For a separate process (a spawned server) only: in-process services report readiness themselves. */
-export async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+/** For a separate process (a spawned server) only: in-process services report readiness themselves. The deadline is a hang guard. */
+export async function waitForPort(port: number, timeoutMs = HANG_GUARD_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await portAccepts(port))) {
     if (Date.now() > deadline) throw new Error(`port ${port} did not accept connections within ${timeoutMs} ms`);

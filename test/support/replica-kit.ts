@@ -7,6 +7,7 @@ import { expect } from 'vitest';
 import { ORDER_STREAM_DEFAULTS } from '../../src/adapters/nats/order-stream.ts';
 import { DEFAULT_KEY_PREFIX } from '../../src/adapters/redis/connection.ts';
 import { hashPassword } from '../../src/service/password-hasher.ts';
+import { TEST_PASSWORD_COST } from './in-process-app.ts';
 
 /** What the suites running executables on real backends (fault fleet, cluster, durability, shutdown) share. */
 
@@ -17,7 +18,7 @@ export async function insertUser(pool: pg.Pool, prefix: string): Promise<{ usern
   await pool.query('INSERT INTO users (id, username, password_hash) VALUES ($1, $2, $3)', [
     randomUUID(),
     username,
-    await hashPassword(password, { N: 1024, r: 8, p: 1 }),
+    await hashPassword(password, TEST_PASSWORD_COST),
   ]);
   return { username, password };
 }

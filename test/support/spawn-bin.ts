@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { HANG_GUARD_MS } from './eventually.ts';
 import { REPO_ROOT } from './transports.ts';
 
 export interface SpawnedBin {
@@ -21,11 +22,8 @@ export interface SpawnedBin {
   kill(): void;
 }
 
-/**
- * How long to wait for a spawned executable before calling it hung. Only a guard, never an assertion:
- * starting Node with type stripping takes seconds on a busy 2-core CI machine.
- */
-export const HANG_GUARD_MS = 40_000;
+/** How long to wait for a spawned executable before calling it hung: the suites' one guard (eventually.ts). */
+export { HANG_GUARD_MS };
 
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -100,7 +98,8 @@ export function spawnBin(bin: string, args: readonly string[], env: Readonly<Rec
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         if (done) throw fail('exited before it was ready');
-        const status = await fetch(`${adminUrl}/readyz`, { signal: AbortSignal.timeout(1_000) }).then(
+        // One probe's bound, not the wait's: an unanswered probe is asked again until the guard.
+        const status = await fetch(`${adminUrl}/readyz`, { signal: AbortSignal.timeout(HANG_GUARD_MS / 10) }).then(
           (r) => r.status,
           () => 0,
         );
@@ -119,7 +118,7 @@ export function spawnBin(bin: string, args: readonly string[], env: Readonly<Rec
   };
 }
 
-/** Waits for exit, failing after timeoutMs (the process is killed then). */
+/** Waits for exit, failing after timeoutMs, a hang guard (the process is killed then). */
 export async function exitWithin(
   bin: SpawnedBin,
   timeoutMs: number,

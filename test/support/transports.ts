@@ -22,6 +22,14 @@ export interface Transport {
   readonly bin: string;
   readonly drivers: readonly DriverName[];
   readonly restVariant: RestVariant;
+  /**
+   * The transport whose REST handler this one answers REST with, behind a listener of its own: orders-grpc's
+   * REST side is orders-stdlib's handler (src/transports/grpc/grpc-transport.ts). On the fake backend its
+   * rest-http1 column runs the connection cases only (Case.connection); the handler's cases run there on
+   * the other transport's column (the same code, the same HTTP/1.1 server) and on this one's rest-h2c column
+   * (the same handler through node:http2), and on every column of the real and spawned backends.
+   */
+  readonly restHandlerOf?: TransportName;
 }
 
 /** The one registry of transports for tests, conformance and bench. */
@@ -34,6 +42,7 @@ export const TRANSPORTS: readonly Transport[] = [
     bin: 'bin/orders-grpc.ts',
     drivers: ['rest-http1', 'rest-h2c', 'grpc'],
     restVariant: 'stdlib-router',
+    restHandlerOf: 'stdlib',
   },
 ];
 

@@ -17,7 +17,7 @@ import {
 } from 'node:http2';
 import { connect as tcpConnect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { settlesBefore } from '../../../test/support/eventually.ts';
+import { settled } from '../../../test/support/eventually.ts';
 import { dispatchGuarded, guardSession, HTTP2_RESET_ALLOWANCE, type Http2Limits } from './http2-limits.ts';
 import { createOnePortServer } from './front.ts';
 
@@ -140,7 +140,7 @@ describe('guardSession: the request deadline of each stream (rule H2-stream-dead
     const stream = s.request(post);
     stream.write('part of a body');
     const ended = outcome(stream);
-    expect(await settlesBefore(ended, 1_000)).toBe(true);
+    await settled(ended, 'the stream reset at its request deadline');
     expect((await ended).rstCode).toBe(h2.NGHTTP2_CANCEL);
   });
 
@@ -218,7 +218,7 @@ describe('guardSession: resets counted against completed streams (rule H2-rapid-
       stream.write('never finished');
       return outcome(stream);
     });
-    expect(await settlesBefore(Promise.all(ended), 1_000)).toBe(true);
+    await settled(Promise.all(ended), 'every stream reset at its request deadline');
     for (const e of await Promise.all(ended)) expect(e.rstCode).toBe(h2.NGHTTP2_CANCEL);
     await closedOnServer(streams);
     expect(sessions[0]!.destroyed).toBe(false);
@@ -233,7 +233,7 @@ describe('guardSession: a stream answered before its request was read is ended (
     const stream = s.request(post);
     stream.write('the start of a body that never ends');
     const ended = outcome(stream);
-    expect(await settlesBefore(ended, 1_000)).toBe(true);
+    await settled(ended, 'the stream ended after its early answer');
     expect(await ended).toEqual({ status: '200', body: 'early', rstCode: h2.NGHTTP2_NO_ERROR });
   });
 
@@ -263,7 +263,7 @@ describe('guardSession: a stream answered before its request was read is ended (
     const [headers] = (await once(big, 'response')) as [IncomingHttpHeaders];
     expect(headers[':status']).toBe(413);
     const next = outcome(s.request({ ':method': 'GET', ':path': '/echo' }));
-    expect(await settlesBefore(next, 1_000)).toBe(true);
+    await settled(next, 'the next stream, once the drained one freed the slot');
     expect((await next).body).toBe('ok');
   });
 });
@@ -284,7 +284,7 @@ describe('guardSession: streams the server ends itself are not the client’s re
       stream.write('a body not finished yet');
       return outcome(stream);
     });
-    expect(await settlesBefore(Promise.all(ended), 1_000)).toBe(true);
+    await settled(Promise.all(ended), 'every stream its handler reset');
     for (const e of await Promise.all(ended)) expect(e.rstCode).toBe(h2.NGHTTP2_INTERNAL_ERROR);
     await closedOnServer(streams);
     expect(sessions[0]!.destroyed).toBe(false);
@@ -314,7 +314,7 @@ describe('guardSession: answers the client does not take (rule H2-write-budget)'
     const goaway = goawayOf(s);
     const stream = s.request({ ':method': 'GET', ':path': '/0' });
     stream.on('error', () => undefined);
-    expect(await settlesBefore(goaway, 1_000)).toBe(true);
+    await settled(goaway, 'the session closed past the write deadline');
     expect(await goaway).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
   });
 });
@@ -474,7 +474,7 @@ describe('dispatchGuarded: at most activeStreams handlers of a session at once (
     // the reset stream is closed but not yet destroyed (Node destroys it once its request is drained).
     onServer.get('/skipped')!.once('aborted', () => onServer.get('/park')!.destroy());
     skipped.close(h2.NGHTTP2_NO_ERROR);
-    expect(await settlesBefore(next, 1_000)).toBe(true);
+    await settled(next, 'the next stream, given the slot the skipped one left');
     expect((await next).body).toBe('ok');
     expect(started).toEqual(['/park', '/echo']);
   });
@@ -693,7 +693,7 @@ describe('guardSession: header blocks sent with the preface (rule H2-header-refu
       // Two header blocks of more fields than Node takes (maxHeaderListPairs, 128): both refused.
       const tooMany = (id: number): Buffer => frame(HEADERS, END_STREAM | END_HEADERS, id, getBlock('/', 200));
       const c = rawClient((onePort.server.address() as AddressInfo).port, { first: Buffer.concat([tooMany(1), tooMany(3)]) });
-      expect(await settlesBefore(c.goaway, 1_000)).toBe(true);
+      await settled(c.goaway, 'the GOAWAY of the first look');
       expect(await c.goaway).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
       c.socket.destroy();
     } finally {

@@ -15,7 +15,7 @@ import { PassThrough } from 'node:stream';
 import { create } from '@bufbuild/protobuf';
 import { EmptySchema } from '@bufbuild/protobuf/wkt';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { settlesBefore, until } from '../../../test/support/eventually.ts';
+import { settled, until } from '../../../test/support/eventually.ts';
 import { createUnaryServer, type ServerStreamMethod, type UnaryCall, type UnaryMethod } from './unary-server.ts';
 import { Status } from './wire.ts';
 
@@ -303,7 +303,7 @@ describe('the trailers-only answer', () => {
         ends.push(await exchange(session, grpc, Buffer.from([0, 0, 0, 0, 0]), true)); // an empty message: OK
       })();
       // A stream left open holds the one slot: the calls after it are never sent.
-      expect(await settlesBefore(calls, 1000)).toBe(true);
+      await settled(calls, 'the four calls, each in the slot the last one freed');
     } finally {
       session.destroy();
     }
@@ -327,7 +327,7 @@ describe('the ends of a call', () => {
     const reply = await call({ ...grpc, ':path': '/t.T/Unary', 'grpc-timeout': '1H' }, emptyMessage);
     expect(reply['grpc-status']).toBe('0');
     // The server's stream closes on its own turn after the client's: the hour-long timer is gone with it.
-    await until(() => vi.getTimerCount() === 0, 'the deadline timer cleared', 1000);
+    await until(() => vi.getTimerCount() === 0, 'the deadline timer cleared');
   });
 
   it('TRACE-log-ids: a call runs in its observer’s scope, closed once answered: a timer the call started finds it closed', async () => {
@@ -354,10 +354,10 @@ describe('the ends of a call', () => {
       stream.on('error', () => undefined);
       const prefix = Buffer.from([0, 0, 0, 0, 10]);
       stream.write(Buffer.concat([prefix, Buffer.from('12345')]));
-      await until(() => observed.length === 1, 'the call started', 1000);
+      await until(() => observed.length === 1, 'the call started');
       // RST_STREAM without END_STREAM first (close() would end the request, a cut message, before its reset).
       stream.destroy();
-      await until(() => observed[0]![2] !== undefined, 'the call observed ended', 1000);
+      await until(() => observed[0]![2] !== undefined, 'the call observed ended');
     } finally {
       session.destroy();
     }
@@ -438,7 +438,7 @@ describe('the ends of a call', () => {
     };
     handler({ headers: { ...grpc, ':path': '/t.T/M' }, stream, socket: { remoteAddress: '127.0.0.1' } } as never, res as never);
     stream.end(emptyMessage);
-    await until(() => ends.length > 0, 'the call observed ended', 1000);
+    await until(() => ends.length > 0, 'the call observed ended');
     expect(ends).toEqual([Status.CANCELLED]);
     expect([written, responded]).toEqual([[], []]);
   });

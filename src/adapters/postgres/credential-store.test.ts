@@ -13,7 +13,7 @@ let db: PostgresDatabase;
 beforeAll(async () => {
   pglite = await startPgliteDatabase('credentials_pglite', 2, captureLogger().logger);
   db = pglite.db;
-}, 60_000);
+});
 
 afterAll(async () => {
   await pglite?.stop();

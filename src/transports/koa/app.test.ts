@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { startInProcess, type InProcessApp } from '../../../test/support/in-process-app.ts';
+import { HANG_GUARD_MS } from '../../../test/support/eventually.ts';
 import { stdlibTransport } from '../stdlib/server.ts';
 import { koaTransport } from './app.ts';
 
@@ -103,7 +104,7 @@ describe('[CHAIN-R4-framework-logger] Koa prints nothing of its own', () => {
       await new Promise((resolve) => setImmediate(resolve));
       socket.resetAndDestroy();
       await vi.waitFor(() => expect(koa.logs.find('request').map((line) => line['status'])).toStrictEqual([499]), {
-        timeout: 1_000,
+        timeout: HANG_GUARD_MS,
         interval: 5,
       });
       await new Promise((resolve) => setImmediate(resolve));
