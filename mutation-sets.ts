@@ -1,4 +1,4 @@
-// The parts a mutation run is split into (README "Mutation testing"). Each set mutates some folders of src/
+// The parts a mutation run is split into (docs/mutation-testing.md). Each set mutates some folders of src/
 // against the in-process tests that reach them, and keeps its own committed report and incremental file
 // under reports/mutation/<set>/, so a run of one set never discards another's results, and a night-long
 // run can stop between sets and lose nothing. stryker.config.mjs reads MUTATION_SET to pick one;
@@ -45,7 +45,7 @@ export interface MutationSet {
   readonly tests: readonly string[];
   /**
    * The set's tests talk to the real PostgreSQL, Redis and NATS named by POSTGRES_DSN, REDIS_ADDR and
-   * NATS_URL (README "Real backends"), and the run refuses to start without them; otherwise the backend
+   * NATS_URL (docs/real-backends.md), and the run refuses to start without them; otherwise the backend
    * variables are removed, as in npm test.
    */
   readonly realBackends?: boolean;

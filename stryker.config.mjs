@@ -1,4 +1,4 @@
-// Mutation testing (README "Mutation testing"): Stryker plants small bugs in src/ one at a time and runs
+// Mutation testing (docs/mutation-testing.md): Stryker plants small bugs in src/ one at a time and runs
 // the tests that reach each one. A run mutates one set of folders (MUTATION_SET, mutation-sets.ts) and
 // writes that set's report and incremental file under reports/mutation/<set>/; the incremental file is
 // committed, so a later run re-tests only mutants whose code or covering tests changed.

@@ -2,7 +2,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 import { chosenSet, SETS } from './mutation-sets.ts';
 
 /**
- * The tests Stryker runs against each mutant (stryker.config.mjs, README "Mutation testing"): the hermetic
+ * The tests Stryker runs against each mutant (stryker.config.mjs, docs/mutation-testing.md): the hermetic
  * tests that run the product in this process, so a mutant activated in the test worker is the code under
  * test. Left out: files that spawn an executable or a tool (a child process loads `src` afresh and never
  * sees the active mutant, so it could only report survivors), the real-backend suites (but for a set that

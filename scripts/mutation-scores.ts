@@ -1,15 +1,15 @@
 #!/usr/bin/env node
 // Turns Stryker's JSON reports (reports/mutation/<set>/mutation.json, one per mutation set, written by
-// `npm run mutation`) into one score per folder of src/ and writes the table into the README's mutation
-// "Where we stand", between its two markers. `--check` also exits 1 when a folder in the report scores below its threshold, `--floor` below its CI floor (the thresholds
-// below, README "Mutation testing"); `--no-write` prints the table only; paths read those reports instead.
+// `npm run mutation`) into one score per folder of src/ and writes the table into reports/mutation/scores.md,
+// between its two markers. `--check` also exits 1 when a folder in the report scores below its threshold, `--floor` below its CI floor (the thresholds
+// below, docs/mutation-testing.md); `--no-write` prints the table only; paths read those reports instead.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SETS } from '../mutation-sets.ts';
 
 const REPORTS = fileURLToPath(new URL('../reports/mutation/', import.meta.url));
 const SURVIVORS_PATH = fileURLToPath(new URL('../reports/mutation/survivors.md', import.meta.url));
-const README_PATH = fileURLToPath(new URL('../README.md', import.meta.url));
+const SCORES_PATH = fileURLToPath(new URL('../reports/mutation/scores.md', import.meta.url));
 const START = '<!-- mutation-scores:start -->';
 const END = '<!-- mutation-scores:end -->';
 
@@ -189,11 +189,11 @@ export function survivorsOf(report: Report): string {
   return lines.join('\n');
 }
 
-/** The README with the table between the markers (which must exist, once each). */
+/** The scores page with the table between the markers (which must exist, once each). */
 export function withTable(readme: string, table: string): string {
   const start = readme.indexOf(START);
   const end = readme.indexOf(END);
-  if (start === -1 || end < start) throw new Error(`README.md has no ${START} … ${END} block`);
+  if (start === -1 || end < start) throw new Error(`reports/mutation/scores.md has no ${START} … ${END} block`);
   return `${readme.slice(0, start + START.length)}\n${table}\n${readme.slice(end)}`;
 }
 
@@ -207,9 +207,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const table = named.length === 0 ? `${renderTable(rows)}${notYetScored(setProgress())}` : renderTable(rows);
   process.stdout.write(`${table}\n`);
   if (!argv.includes('--no-write')) {
-    writeFileSync(README_PATH, withTable(readFileSync(README_PATH, 'utf8'), table));
+    writeFileSync(SCORES_PATH, withTable(readFileSync(SCORES_PATH, 'utf8'), table));
     writeFileSync(SURVIVORS_PATH, survivorsOf(report));
-    process.stdout.write('written: README.md (Mutation testing, where we stand), reports/mutation/survivors.md\n');
+    process.stdout.write('written: reports/mutation/scores.md, reports/mutation/survivors.md\n');
   }
   // --check: every folder at its threshold; --floor: none below what CI holds it to (FLOORS).
   const bound = argv.includes('--check') ? thresholdOf : argv.includes('--floor') ? floorOf : undefined;
