@@ -3,7 +3,7 @@ import { TEST_HANG_GUARD_MS } from './test/support/eventually.ts';
 import { MatrixFirstSequencer } from './test/support/matrix-first-sequencer.ts';
 
 /**
- * Two suites, as vitest projects (README "Tests"):
+ * Two suites, as vitest projects (docs/testing.md):
  * - `fast` (npm test): hermetic. Fakes, PGlite and in-process servers only; it starts no backend server
  *   (postgres, redis-server, nats-server) and reads no backend variable (test/support/hermetic-setup.ts
  *   removes them from every worker). Time the service owns is simulated; platform timeouts run with short

@@ -1,4 +1,4 @@
-// The Fastify peer of the GET targets (README "Performance"): GET /orders/{id} the way a typical team writes it with Fastify 5, @fastify/jwt,
+// The Fastify peer of the GET targets (docs/performance.md): GET /orders/{id} the way a typical team writes it with Fastify 5, @fastify/jwt,
 // ioredis, pino (Fastify's own logger) and prom-client, doing the work of our cache-hit path: verify the
 // HS256 bearer token, read the order from Redis, check the owner, answer the Order JSON, one log line and
 // one histogram observation per request. It is no part of the product: bench/run.ts starts it as a

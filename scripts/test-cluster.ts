@@ -1,6 +1,6 @@
 /**
  * npm run test:cluster [-- vitest args]: three orders-grpc replicas behind haproxy on the machine's real
- * Postgres, Redis and NATS (test/cluster, its own vitest config; README "Scale-out"). Fails at once, with
+ * Postgres, Redis and NATS (test/cluster, its own vitest config; docs/scale-out.md). Fails at once, with
  * what is missing, when haproxy (Debian: apt-get install haproxy) or a backend variable is absent.
  */
 import { haproxyVersion } from '../test/cluster/haproxy.ts';
@@ -8,7 +8,7 @@ import { runCommand } from './run-command.ts';
 
 const missing = ['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL'].filter((name) => !process.env[name]);
 if (missing.length > 0) {
-  console.error(`test:cluster: set ${missing.join(', ')} (README "Real backends")`);
+  console.error(`test:cluster: set ${missing.join(', ')} (docs/real-backends.md)`);
   process.exit(1);
 }
 const version = haproxyVersion();

@@ -1,6 +1,6 @@
 /**
  * npm run test:containers [-- vitest args]: starts PostgreSQL, Redis and NATS in containers, runs the
- * real-backend suite (vitest project `real`, README "Tests": what `npm run test:real` runs) against them,
+ * real-backend suite (vitest project `real`, docs/testing.md: what `npm run test:real` runs) against them,
  * then removes the containers. With vitest args, runs exactly those. Exits 1 without running anything
  * when no Docker engine answers.
  */

@@ -10,7 +10,7 @@ import { runCommand } from './run-command.ts';
 
 const missing = ['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL'].filter((name) => !process.env[name]);
 if (missing.length > 0) {
-  console.error(`test:operations: set ${missing.join(', ')} (README "Real backends")`);
+  console.error(`test:operations: set ${missing.join(', ')} (docs/real-backends.md)`);
   process.exit(1);
 }
 const promtool = process.env['PROMTOOL_PATH'] ?? 'promtool';

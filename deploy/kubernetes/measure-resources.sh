@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures orders-grpc's memory (RSS) and CPU idle and under a bounded load against real PostgreSQL,
 # Redis and NATS on loopback: the figures behind the Deployment's resource requests and limits.
-#   bash deploy/kubernetes/measure-resources.sh            # uses the machine's services (README "Real backends")
+#   bash deploy/kubernetes/measure-resources.sh            # uses the machine's services (docs/real-backends.md)
 # Everything stays on loopback; the load is bounded in time (LOAD_SECONDS per phase) and connections.
 # Tables go to a private schema (POSTGRES_SCHEMA), dropped at the end.
 set -euo pipefail

@@ -37,7 +37,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env): Promis
  */
 async function startProcessCluster(env: NodeJS.ProcessEnv): Promise<Cluster> {
   const [dsn, redisAddr, natsUrl] = [env['POSTGRES_DSN'], env['REDIS_ADDR'], env['NATS_URL']];
-  if (!dsn || !redisAddr || !natsUrl) throw new Error('the cluster needs POSTGRES_DSN, REDIS_ADDR and NATS_URL (README "Real backends")');
+  if (!dsn || !redisAddr || !natsUrl) throw new Error('the cluster needs POSTGRES_DSN, REDIS_ADDR and NATS_URL (docs/real-backends.md)');
   const schema = `cluster_${randomBytes(6).toString('hex')}`;
   const stream = `${ORDER_STREAM_DEFAULTS.stream}_${schema}`;
   const jwtSecret = randomBytes(32).toString('base64url');

@@ -105,7 +105,7 @@ describe('deploy/kubernetes base', () => {
     const [configMap] = find(base, 'ConfigMap', 'orders-config');
     const config = loadServiceConfig({ ...configMap!['data'], JWT_SECRET: 'x'.repeat(32) }, { embedded: false });
     const limitMiB = Number(/^(\d+)Mi$/.exec(container.resources.limits.memory)?.[1]);
-    // Measured by `npm run attacks -- --only zero-window` (README "Hostile clients"): the process holds
+    // Measured by `npm run attacks -- --only zero-window` (docs/configuration.md "Hostile clients"): the process holds
     // ~185 MiB under load, and a connection that asks answers it never reads ~1.1 MiB more.
     expect(185 + config.maxConnections * 1.1).toBeLessThan(limitMiB);
   });

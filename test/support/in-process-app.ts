@@ -55,7 +55,7 @@ export interface InProcessApp {
  */
 export const TEST_PASSWORD_COST = { N: 16, r: 1, p: 1 } as const;
 
-/** The variables naming the real backends (README "Real backends"). */
+/** The variables naming the real backends (docs/real-backends.md). */
 export const BACKEND_VARIABLES = ['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL'] as const;
 
 export function realBackendsConfigured(env: Env = process.env): boolean {

@@ -8,7 +8,7 @@ export default function requireRealBackends(): void {
   if (!realBackendsConfigured(process.env)) {
     const missing = BACKEND_VARIABLES.filter((name) => (process.env[name] ?? '') === '');
     throw new Error(
-      `the real-backend suite needs ${missing.join(', ')} (README "Real backends"; npm run test:containers starts them in containers)`,
+      `the real-backend suite needs ${missing.join(', ')} (docs/real-backends.md; npm run test:containers starts them in containers)`,
     );
   }
 }
