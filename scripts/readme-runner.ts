@@ -103,7 +103,8 @@ export function staticProblems(file: string, blocks: readonly Block[], scripts: 
     if (block.kind === 'ci-step' && !ciSteps.has(block.step)) problems.push(`${at}: .ci/run has no step \`${block.step}\``);
     for (const raw of block.text.split('\n')) {
       const line = raw.replace(/(^|\s)#.*$/, '');
-      if (/(^|[|;&(]\s*)(node\s+\S+\.ts|npx\s)/.test(line)) problems.push(`${at}: runs TypeScript or npx with the system Node: ${raw.trim()}`);
+      if (/(^|[|;&(]\s*)(node\s+\S+\.ts|npx\s)/.test(line))
+        problems.push(`${at}: runs TypeScript or npx with the system Node: ${raw.trim()}`);
       for (const match of line.matchAll(/\bnpm\s+(?:run(?:-script)?\s+)?(?:(?:-s|--silent)\s+)?([\w:.-]+)/g)) {
         const name = match[1] ?? '';
         const isRun = /\bnpm\s+run/.test(match[0]);
@@ -134,6 +135,9 @@ export function buildScript(blocks: readonly Block[], logDir: string, file = 'RE
     '  done',
     '  echo "readme-runner: serving ($url answers), log $log"',
     '}',
+    // A block that fails ends the script (set -e) with its server running: stop that server's group too.
+    '__rr_cleanup() { if [ -n "${__rr_pid:-}" ]; then kill -KILL -- "-$__rr_pid" 2>/dev/null || true; fi; }',
+    'trap __rr_cleanup EXIT',
     '__rr_ctrlc() {',
     '  [ -n "${__rr_pid:-}" ] || { echo "readme-runner: ctrl-c with no server running"; return 1; }',
     '  kill -INT -- "-$__rr_pid"',
@@ -150,7 +154,9 @@ export function buildScript(blocks: readonly Block[], logDir: string, file = 'RE
     if (block.kind === 'skip') {
       out.push(`printf '\\n%s\\n' ${quote(`${header} skipped: ${block.reason}`)}`);
     } else if (block.kind === 'ci-step') {
-      out.push(`printf '\\n%s\\n' ${quote(`${header} not run: .ci/run runs \`${block.step}\` as a step of its own (checked: the step is there)`)}`);
+      out.push(
+        `printf '\\n%s\\n' ${quote(`${header} not run: .ci/run runs \`${block.step}\` as a step of its own (checked: the step is there)`)}`,
+      );
     } else if (block.kind === 'ctrl-c') {
       out.push(`printf '\\n%s\\n' ${quote(`${header} ctrl-c`)}`, '__rr_ctrlc');
     } else if (block.kind === 'serve') {
@@ -210,7 +216,11 @@ export function documents(dir: string): string[] {
 }
 
 /** Runs one document's script; its output goes to this process's and is returned. */
-async function runDocument(scriptPath: string, dir: string, env: Record<string, string>): Promise<{ status: number | null; output: string }> {
+async function runDocument(
+  scriptPath: string,
+  dir: string,
+  env: Record<string, string>,
+): Promise<{ status: number | null; output: string }> {
   const child = spawn('bash', [scriptPath], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   const tee = (chunk: Buffer, to: NodeJS.WriteStream): void => {
@@ -307,7 +317,7 @@ async function main(): Promise<number> {
   }
   if (!here) rmSync(work, { recursive: true, force: true });
   process.stdout.write(
-    `readme-runner: passed in ${seconds} s: ${files.length} documents, ${ran} blocks and markers ran, ${notRun} not run (reasons above), of ${total}\n`,
+    `readme-runner: passed in ${seconds} s: ${files.length} document(s), ${ran} blocks and markers ran, ${notRun} not run (reasons above), of ${total}\n`,
   );
   return 0;
 }

@@ -51,7 +51,9 @@ describe('README.md and docs/*.md shell blocks (scripts/readme-runner.ts)', () =
       [{ kind: 'serve', line: 1, text: 'export A=1\nnpm start   # Ctrl-C stops it', url: 'http://127.0.0.1:8081/readyz' }],
       '/tmp/x',
     );
-    expect(script).toContain("export A=1\n__rr_serve 'http://127.0.0.1:8081/readyz' '/tmp/x/server-README.md-1.log' 'npm start   # Ctrl-C stops it'");
+    expect(script).toContain(
+      "export A=1\n__rr_serve 'http://127.0.0.1:8081/readyz' '/tmp/x/server-README.md-1.log' 'npm start   # Ctrl-C stops it'",
+    );
     expect(buildScript([{ kind: 'ci-step', line: 3, text: 'npm test', step: 'npm test' }], '/tmp/x', 'docs/t.md')).toContain(
       'docs/t.md:3 not run: .ci/run runs `npm test` as a step of its own',
     );
