@@ -22,7 +22,7 @@ import { spawnBin, type SpawnedBin } from '../support/spawn-bin.ts';
  * next linger expiry closes the session, whose count drops and whose `session: closed` line appears;
  * an injected database failure shows as a 500 in the request table and the chart. Time moves only
  * through the simulator's clock; the waits are for the page's one-second poll, never assertions.
- * `CONSOLE_SCREENSHOT=reports/console.png` saves the page as the README shows it.
+ * `CONSOLE_SCREENSHOT=reports/console.png` (`npm run console:screenshot`) saves the page as docs/simulator.md shows it.
  */
 const EXECUTABLES = ['orders-stdlib', 'orders-koa', 'orders-grpc'] as const;
 /** A ceiling against hangs, not a target: Chromium and a spawned Node on a shared 2-core machine. */

@@ -13,7 +13,7 @@ import { chromiumInstalled, CHROMIUM_PATH, launchChromium, offlineContext } from
  * Chromium driven by playwright-core, with every request off the loopback refused, so the CDN is out
  * of reach as on a machine without internet. The page must render all five operations from the
  * service's own copy of Swagger UI, and Try it out must log in and list orders against the service.
- * `DOCS_SCREENSHOT=reports/docs-page.png` (`npm run docs:screenshot`) saves the rendered page (the README's
+ * `DOCS_SCREENSHOT=reports/docs-page.png` (`npm run docs:screenshot`) saves the rendered page (docs/api.md's
  * picture) and, beside it, the response header names it shows (`reports/docs-page-headers.txt`). Every other run
  * compares the names the page shows now with that record, so the picture cannot go on showing headers
  * the service no longer sends.
