@@ -69,16 +69,26 @@ export function report(
   const width = Math.max(names[0].length, names[1].length) + 1;
   const lines = [`differential (${names[0]} vs ${names[1]}): ${all.length} seeds, ${differences.length} with a difference`];
   for (const d of differences) {
-    lines.push(`seed ${d.seed}: answer ${d.answer} of ${d.of} differs (${d.step})`);
-    lines.push(`  ${`${names[0]}:`.padEnd(width)} ${clip(d.left)}`);
-    lines.push(`  ${`${names[1]}:`.padEnd(width)} ${clip(d.right)}`);
+    const at = firstDifferingCharacter(d.left, d.right);
+    lines.push(`seed ${d.seed}: answer ${d.answer} of ${d.of} differs (${d.step}), from character ${at + 1}`);
+    lines.push(`  ${`${names[0]}:`.padEnd(width)} ${around(d.left, at)}`);
+    lines.push(`  ${`${names[1]}:`.padEnd(width)} ${around(d.right, at)}`);
   }
   return { differences, text: lines.join('\n') };
 }
 
-/** A report line stays readable: an answer longer than this is cut (the difference is in its first part more often than not). */
-const REPORT_ANSWER_CHARS = 600;
+/** A report line stays readable: the answer from a little before where the two part, cut after a while. */
+const BEFORE_CHARS = 60;
+const AFTER_CHARS = 240;
 
-function clip(answer: string): string {
-  return answer.length <= REPORT_ANSWER_CHARS ? answer : `${answer.slice(0, REPORT_ANSWER_CHARS)}… (${answer.length} characters)`;
+function firstDifferingCharacter(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
+function around(answer: string, at: number): string {
+  const start = Math.max(0, at - BEFORE_CHARS);
+  const end = at + AFTER_CHARS;
+  return `${start > 0 ? '…' : ''}${answer.slice(start, end)}${end < answer.length ? '…' : ''}`;
 }

@@ -2,7 +2,12 @@
 // (with each seed's shapes) and on the real PostgreSQL, Redis and NATS gives the same answers, and a planted
 // fake/real divergence is reported with its seed and first differing answer.
 import { randomBytes } from 'node:crypto';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { natsConfigFromEnv } from '../../src/adapters/nats/config.ts';
+import type { NatsEventBus } from '../../src/adapters/nats/event-bus.ts';
+import { ORDER_STREAM_DEFAULTS } from '../../src/adapters/nats/order-stream.ts';
 import { createRealBackends, realBackendConfig } from '../../src/composition/real-backends.ts';
 import { report, type SeedRuns } from './diff.ts';
 import { TieFlippedStore } from './planted.ts';
@@ -24,6 +29,8 @@ describe('differential check: the fakes against PostgreSQL, Redis and NATS', () 
   const runTag = randomBytes(4).toString('hex');
   const real = new Map<number, Answer[]>();
   let backdrop: Backdrop;
+  /** A connection of the test's own, to ask JetStream whether the notifier's consumer holds anything unacknowledged. */
+  let nc: NatsConnection;
 
   beforeAll(async () => {
     const backends = await createRealBackends(realBackendConfig(process.env), silentLogger, {
@@ -31,11 +38,19 @@ describe('differential check: the fakes against PostgreSQL, Redis and NATS', () 
       uniqueSuffix: runTag,
       dropSchemaOnStop: true,
     });
-    backdrop = await startBackdrop(backends);
+    const nats = natsConfigFromEnv(process.env);
+    nc = await connect({ servers: [...nats.servers], ...nats.credentials });
+    const jsm = await jetstreamManager(nc);
+    const stream = (backends.subscriber as NatsEventBus).stream;
+    backdrop = await startBackdrop(backends, async () => {
+      const consumer = await jsm.consumers.info(stream, ORDER_STREAM_DEFAULTS.durable);
+      return consumer.num_pending === 0 && consumer.num_ack_pending === 0;
+    });
   });
 
   afterAll(async () => {
     await backdrop?.stop();
+    await nc?.close();
   });
 
   it(

@@ -26,8 +26,9 @@ function showsTie(answer: Answer): boolean {
 
 describe('differential check on the fakes', () => {
   it('[FAKE-differential] the fakes answer a seed alike with and without its shapes, and a seed replays answer for answer', async () => {
+    const batches: Array<readonly string[]> = [];
     const all = await runs(
-      (seed) => runSeedOnFakes(seed, RUN_TAG),
+      (seed) => runSeedOnFakes(seed, RUN_TAG, { onBatches: (b) => batches.push(...b) }),
       (seed) => runSeedOnFakes(seed, RUN_TAG, { shapes: false }),
     );
     const verdict = report(all, ['seeded fakes', 'unseeded fakes']);
@@ -39,6 +40,12 @@ describe('differential check on the fakes', () => {
     const announced = answers.filter((a) => a.status === 0).flatMap((a) => a.body as Array<[string, number]>);
     expect(announced.length).toBeGreaterThan(10);
     expect(announced.every(([, count]) => count === 1)).toBe(true);
+    // ... while the seeded broker handed the notifier batches of several events, a batch holding one event twice,
+    // and events again that it had delivered before (lost acks).
+    expect(batches.some((b) => new Set(b).size > 1)).toBe(true);
+    expect(batches.some((b) => new Set(b).size < b.length)).toBe(true);
+    const deliveries = batches.flatMap((b) => [...new Set(b)]);
+    expect(new Set(deliveries).size).toBeLessThan(deliveries.length);
     expect((await runSeedOnFakes(SEEDS[0]!, RUN_TAG)).map(withoutToken)).toEqual(all[0]!.left.map(withoutToken));
   });
 

@@ -14,6 +14,7 @@ import type { Backends } from '../../src/composition/backends.ts';
 import type { Component } from '../../src/lifecycle/component.ts';
 import type { Clock, IdGenerator } from '../../src/ports/clock.ts';
 import type { Logger } from '../../src/ports/logger.ts';
+import type { OrderEventSubscriber, OrderPlacedHandler } from '../../src/ports/order-events.ts';
 import { AuthService } from '../../src/service/auth-service.ts';
 import { authenticate, type Principal } from '../../src/service/authenticate.ts';
 import { Notifier } from '../../src/service/notifier.ts';
@@ -44,6 +45,10 @@ export interface Backdrop {
   readonly backends: DifferentialBackends;
   /** `order placed` lines per order id since the backdrop started. */
   readonly announced: ReadonlyMap<string, number>;
+  /** Every batch the notifier was handed, as event ids: what shapes the broker delivered in. */
+  readonly batches: ReadonlyArray<readonly string[]>;
+  /** Whether the broker holds nothing undelivered or unacknowledged. */
+  idle(): boolean | Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -52,6 +57,11 @@ const RELAY_POLL_MS = 10;
 /** Bound on waiting for a seed's announcements (a hang guard: every wait is for a condition). */
 const ANNOUNCE_GUARD_MS = 15_000;
 const PASSWORD = 'differential-password';
+/**
+ * The fake broker's ack_wait in the check: short, so an event whose ack the seed loses comes back while its seed
+ * still runs (the notifier's ledger must keep it to one line), not after the seed's backdrop has stopped.
+ */
+const FAKE_ACK_WAIT_MS = 5;
 
 /** The one logger of a backdrop: counts the notifier's `order placed` lines, keeps warnings and errors for a failing report. */
 class AnnouncementLog implements Logger {
@@ -74,7 +84,11 @@ class AnnouncementLog implements Logger {
 /** A logger for the backends' own components (the real adapters log through pino): silent. */
 export const silentLogger = pino({ enabled: false });
 
-export async function startBackdrop(backends: DifferentialBackends): Promise<Backdrop> {
+/**
+ * `idle`: whether the broker holds nothing undelivered or unacknowledged; an announcement answer waits for it
+ * too, so a redelivery (a lost ack) is handled before the lines are counted.
+ */
+export async function startBackdrop(backends: DifferentialBackends, idle: () => boolean | Promise<boolean>): Promise<Backdrop> {
   const log = new AnnouncementLog();
   const started: Component[] = [];
   const controller = new AbortController();
@@ -88,11 +102,24 @@ export async function startBackdrop(backends: DifferentialBackends): Promise<Bac
     throw error;
   }
   const relay = new OutboxRelay(backends.outbox, backends.publisher, log, { pollMs: RELAY_POLL_MS });
-  const notifier = new Notifier(backends.subscriber, backends.ledger, log);
+  const batches: string[][] = [];
+  const seen =
+    (handler: OrderPlacedHandler): OrderPlacedHandler =>
+    (batch) => {
+      batches.push(batch.map((envelope) => envelope.id));
+      return handler(batch);
+    };
+  const subscriber: OrderEventSubscriber = {
+    consumeOrderPlaced: (handler, signal) => backends.subscriber.consumeOrderPlaced(seen(handler), signal),
+    drainOrderPlaced: (handler, timeoutMs) => backends.subscriber.drainOrderPlaced(seen(handler), timeoutMs),
+  };
+  const notifier = new Notifier(subscriber, backends.ledger, log);
   const runs = [relay.run(controller.signal), notifier.run(controller.signal)];
   return {
     backends,
     announced: log.announced,
+    batches,
+    idle,
     async stop() {
       controller.abort();
       await Promise.allSettled(runs);
@@ -103,20 +130,12 @@ export async function startBackdrop(backends: DifferentialBackends): Promise<Bac
   };
 }
 
-/** The shapes a seed draws in each fake (fakes/README.md); `store` lets a check plant a divergent one. */
-export function fakeBackends(seed: number, clock: Clock, store: MemoryStore = new MemoryStore({ seed })): DifferentialBackends {
+/** The fakes, with the shapes a seed draws in each (fakes/README.md) or unseeded; `store` may be a planted one. */
+function fakeBackends(clock: Clock, store: MemoryStore, seed: number | undefined): { backends: DifferentialBackends; bus: MemoryEventBus } {
   const cache = new MemoryOrderCache({ seed, clock });
-  const bus = new MemoryEventBus({ seed });
-  return {
-    repository: store,
-    credentials: store,
-    cache,
-    publisher: bus,
-    subscriber: bus,
-    outbox: store,
-    ledger: store,
-    components: [store, cache, bus],
-  };
+  const bus = new MemoryEventBus({ seed, ackWaitMs: FAKE_ACK_WAIT_MS });
+  const ports = { repository: store, credentials: store, outbox: store, ledger: store, cache, publisher: bus, subscriber: bus };
+  return { backends: { ...ports, components: [store, cache, bus] }, bus };
 }
 
 /** The seed's clock: it stands still (so creates tie) until the workload moves it. */
@@ -253,11 +272,14 @@ export async function runWorkload(options: {
   return answers;
 }
 
-/** Once every order in `ids` has been announced (or the guard ran out): each with its count of `order placed` lines. */
+/**
+ * Once every order in `ids` has been announced and the broker is idle (or the guard ran out): each order with its
+ * count of `order placed` lines, so a redelivery after a lost ack has been handled before the lines are counted.
+ */
 async function announcements(backdrop: Backdrop, ids: readonly string[]): Promise<Array<[string, number]>> {
   const deadline = performance.now() + ANNOUNCE_GUARD_MS;
-  while (ids.some((id) => !backdrop.announced.has(id)) && performance.now() < deadline)
-    await new Promise((resolve) => setTimeout(resolve, 5));
+  const done = async (): Promise<boolean> => ids.every((id) => backdrop.announced.has(id)) && (await backdrop.idle());
+  while (!(await done()) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
   return ids.map((id) => [id, backdrop.announced.get(id) ?? 0]);
 }
 
@@ -279,31 +301,23 @@ export function runSeed(backdrop: Backdrop, seed: number, runTag: string, length
 export async function runSeedOnFakes(
   seed: number,
   runTag: string,
-  options: { readonly shapes?: boolean; readonly store?: MemoryStore; readonly length?: number } = {},
+  options: {
+    readonly shapes?: boolean;
+    readonly store?: MemoryStore;
+    readonly length?: number;
+    /** Told the batches the notifier was handed, once the run stopped. */
+    readonly onBatches?: (batches: ReadonlyArray<readonly string[]>) => void;
+  } = {},
 ): Promise<Answer[]> {
   const shapes = options.shapes ?? true;
   const clock = new SeedClock(seed);
   const store = options.store ?? new MemoryStore(shapes ? { seed } : {});
-  const backends = shapes ? fakeBackends(seed, clock, store) : unseededFakes(clock, store);
-  const backdrop = await startBackdrop(backends);
+  const { backends, bus } = fakeBackends(clock, store, shapes ? seed : undefined);
+  const backdrop = await startBackdrop(backends, () => bus.unacknowledged === 0);
   try {
     return await runSeed(backdrop, seed, runTag, options.length);
   } finally {
     await backdrop.stop();
+    options.onBatches?.(backdrop.batches);
   }
-}
-
-function unseededFakes(clock: Clock, store: MemoryStore): DifferentialBackends {
-  const cache = new MemoryOrderCache({ clock });
-  const bus = new MemoryEventBus();
-  return {
-    repository: store,
-    credentials: store,
-    cache,
-    publisher: bus,
-    subscriber: bus,
-    outbox: store,
-    ledger: store,
-    components: [store, cache, bus],
-  };
 }
