@@ -251,13 +251,25 @@ const httpDetails: Case[] = [
     challenged(MSG.invalidToken, TOKEN_REFUSED),
     'Bearer {tamperedToken}',
   ),
-  restCase(
-    'expired-token-401-names-invalid-token',
-    ['HTTP-401-challenge', 'ERR-401-invalid'],
-    { method: 'POST', path: '/orders', headers: JSON_HEADERS, body: '{"item":"widget","quantity":1}' },
-    challenged(MSG.invalidToken, TOKEN_REFUSED),
-    'Bearer {expiredToken}',
-  ),
+  {
+    needs: ['secret'],
+    ...restCase(
+      'expired-token-401-names-invalid-token',
+      ['HTTP-401-challenge', 'ERR-401-invalid'],
+      { method: 'POST', path: '/orders', headers: JSON_HEADERS, body: '{"item":"widget","quantity":1}' },
+      challenged(MSG.invalidToken, TOKEN_REFUSED),
+      'Bearer {expiredToken}',
+    ),
+  },
+  {
+    ...restCase(
+      'foreign-token-401-names-invalid-token',
+      ['HTTP-401-challenge', 'ERR-401-invalid'],
+      { method: 'GET', path: '/me/recent' },
+      challenged(MSG.invalidToken, TOKEN_REFUSED),
+      'Bearer {foreignToken}',
+    ),
+  },
   restCase(
     'invalid-credentials-401-has-bearer-challenge',
     ['HTTP-401-challenge', 'ERR-invalid-credentials'],

@@ -10,7 +10,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange a username and password for a bearer token. */
+        /**
+         * Exchange a username and password for a bearer token.
+         * @description The only unauthenticated business operation. The token is an HS256-signed JWT that expires after
+         *     `JWT_EXPIRY` (1 hour by default). Password checks pass a per-client fair gate, so a flood of logins
+         *     is answered 429 `too many login attempts` rather than queued without bound.
+         */
         post: operations["login"];
         delete?: never;
         options?: never;
@@ -25,7 +30,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the calling user's orders, one page at a time. */
+        /**
+         * List the calling user's orders, one page at a time.
+         * @description Only the caller's own orders, `limit` at a time (20 by default, at most 100) after skipping
+         *     `offset`. Page parameters never cause an error: unparsable or out-of-range values fall back.
+         */
         get: operations["listOrders"];
         put?: never;
         /**
@@ -52,7 +61,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Fetch one order and record the view in the caller's session. */
+        /**
+         * Fetch one order and record the view in the caller's session.
+         * @description Served through the cache. A successful fetch adds the id to the caller's recently viewed list
+         *     (`GET /me/recent`).
+         */
         get: operations["getOrder"];
         put?: never;
         post?: never;
@@ -69,7 +82,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The identifiers of the orders the caller viewed recently. */
+        /**
+         * The identifiers of the orders the caller viewed recently.
+         * @description Read from the caller's in-memory session, which holds the last `SESSION_RECENT` (10 by default)
+         *     ids fetched with `GET /orders/{id}`. Sessions are per process: two replicas keep separate lists.
+         */
         get: operations["recent"];
         put?: never;
         post?: never;
