@@ -34,6 +34,80 @@ function templateMatches(template: string, path: string): boolean {
   return pattern.test(path);
 }
 
+/** A parameter's schema in the served contract, by the parameter's name (components/parameters). */
+function parameterSchema(documentText: string, name: string): { pattern?: string; minLength?: number; maxLength?: number } {
+  const doc = parse(documentText) as {
+    components?: { parameters?: Record<string, { name?: string; schema?: { pattern?: string; minLength?: number; maxLength?: number } }> };
+  };
+  const parameter = Object.values(doc.components?.parameters ?? {}).find((p) => p.name === name);
+  if (parameter?.schema === undefined) throw new Error(`the contract declares no parameter ${name}`);
+  return parameter.schema;
+}
+
+/** JSON Schema's string keywords (pattern, minLength, maxLength), as a client generated from the contract checks them. */
+function admits(schema: { pattern?: string; minLength?: number; maxLength?: number }, value: string): boolean {
+  return (
+    value.length >= (schema.minLength ?? 0) &&
+    value.length <= (schema.maxLength ?? Infinity) &&
+    (schema.pattern === undefined || new RegExp(schema.pattern, 'u').test(value))
+  );
+}
+
+/** Rule OPENAPI-exact: what the service accepts and what the contract admits are the same values. */
+const EXACT_CASES: Case[] = [
+  flow('idempotency-key-contract-admits-what-the-service-accepts', ['OPENAPI-exact', 'IDEM-format'], { api: 'rest' }, async (t) => {
+    const schema = parameterSchema((await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' })).text ?? '', 'Idempotency-Key');
+    const me = await t.user();
+    // A key of this run (an external target's users keep their keys for 24 hours), then escaped characters: the
+    // longest quoted key is a field of up to 512 characters, here 2 + 32 + 2 × 223 = 480.
+    const unique = crypto.randomUUID().replaceAll('-', '');
+    const escaped = (characters: number) => `"${unique}${'\\"'.repeat(characters - unique.length)}"`;
+    const values: readonly (readonly [string, string, boolean])[] = [
+      ['255 characters, escaped after the first 32', escaped(255), true],
+      ['255 bare characters', unique + 'k'.repeat(255 - unique.length), true],
+      ['256 characters quoted', escaped(256), false],
+      ['256 bare characters', unique + 'k'.repeat(256 - unique.length), false],
+      ['an empty quoted string', '""', false],
+      ['a quoted string with an unknown escape', '"key\\n"', false],
+    ];
+    for (const [label, value, valid] of values) {
+      t.assert(admits(schema, value) === valid, `the contract ${valid ? 'refuses' : 'admits'} ${label} (${value.length} characters)`);
+      const reply = await t.driver.raw!({
+        method: 'POST',
+        path: '/orders',
+        headers: { 'content-type': 'application/json', authorization: me.auth, 'idempotency-key': value },
+        body: '{"item":"widget","quantity":1}',
+      });
+      t.check(
+        reply,
+        { http: valid ? { status: 201, body: { shape: 'Order' } } : { status: 400 } },
+        `${label} (${value.length} characters)`,
+      );
+    }
+  }),
+  flow(
+    'unparsable-page-parameters-are-in-the-contract',
+    ['OPENAPI-exact', 'LIST-limit-default', 'LIST-offset-default'],
+    { api: 'rest' },
+    async (t) => {
+      const doc = parse((await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' })).text ?? '') as {
+        components?: { parameters?: Record<string, { name?: string; schema?: { anyOf?: readonly { type?: string }[] } }> };
+      };
+      for (const name of ['limit', 'offset']) {
+        const schema = Object.values(doc.components?.parameters ?? {}).find((p) => p.name === name)?.schema;
+        const types = (schema?.anyOf ?? []).map((s) => s.type);
+        t.assert(types.includes('integer') && types.includes('string'), `${name}'s schema admits ${JSON.stringify(types)}, not any text`);
+      }
+      const me = await t.user();
+      t.check(
+        await t.driver.listOrders(me.auth, { limit: 'abc', offset: 'xyz' }),
+        { http: { status: 200, body: { shape: 'ListOrdersResponse' } } },
+        'limit=abc&offset=xyz',
+      );
+    },
+  ),
+];
+
 export const CONTRACT_CASES: Case[] = [
   restCase(
     'openapi-document-served',
@@ -142,4 +216,5 @@ export const CONTRACT_CASES: Case[] = [
     const doc = parse((await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' })).text ?? '') as { info?: { version?: string } };
     t.assert(/^1\./.test(doc.info?.version ?? ''), `OpenAPI info.version is ${doc.info?.version}, expected 1.x`);
   }),
+  ...EXACT_CASES,
 ];

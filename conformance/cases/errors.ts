@@ -1,5 +1,7 @@
+import { gzipSync } from 'node:zlib';
 import { flow, type Case, type RequestCase } from '../case-model.ts';
 import { INTERNAL, MALFORMED, MSG, OK, restCase } from './messages.ts';
+import { rawHttp1Responses } from './raw-http1.ts';
 
 /** Spec 7 on the wire: undecodable bodies, unknown routes, oversized bodies, unexpected failures. */
 
@@ -218,4 +220,136 @@ const failures: Case[] = [
   ),
 ];
 
-export const ERROR_CASES: Case[] = [...malformed, ...wrongTypes, ...limits, ...routing, ...failures];
+// ------------------------------------------------------------------------------ HTTP details (RFC 9110, 9112)
+
+/** Rule HTTP-401-challenge: the challenge of a 401 (RFC 9110 section 11.6.1, RFC 6750 section 3). */
+const CHALLENGE = 'Bearer realm="orders"';
+const TOKEN_REFUSED = 'Bearer realm="orders", error="invalid_token"';
+/** Rule HTTP-content-encoding's text (spec 7 leaves it to us). */
+const ENCODING_REFUSED = 'Content-Encoding not supported';
+
+const challenged = (error: string, challenge: string) => ({ status: 401, error, headers: { 'www-authenticate': challenge } }) as const;
+
+const httpDetails: Case[] = [
+  restCase(
+    'missing-token-401-has-bearer-challenge',
+    ['HTTP-401-challenge', 'ERR-401-missing'],
+    { method: 'GET', path: '/orders' },
+    challenged(MSG.missingAuth, CHALLENGE),
+  ),
+  restCase(
+    'malformed-authorization-401-has-bearer-challenge',
+    ['HTTP-401-challenge', 'AUTH-4-missing'],
+    { method: 'GET', path: '/me/recent' },
+    challenged(MSG.missingAuth, CHALLENGE),
+    'Basic dXNlcjpwdw==',
+  ),
+  restCase(
+    'invalid-token-401-names-invalid-token',
+    ['HTTP-401-challenge', 'ERR-401-invalid'],
+    { method: 'GET', path: '/orders/{uuid}' },
+    challenged(MSG.invalidToken, TOKEN_REFUSED),
+    'Bearer {tamperedToken}',
+  ),
+  {
+    needs: ['secret'],
+    ...restCase(
+      'expired-token-401-names-invalid-token',
+      ['HTTP-401-challenge', 'ERR-401-invalid'],
+      { method: 'POST', path: '/orders', headers: JSON_HEADERS, body: '{"item":"widget","quantity":1}' },
+      challenged(MSG.invalidToken, TOKEN_REFUSED),
+      'Bearer {expiredToken}',
+    ),
+  },
+  {
+    ...restCase(
+      'foreign-token-401-names-invalid-token',
+      ['HTTP-401-challenge', 'ERR-401-invalid'],
+      { method: 'GET', path: '/me/recent' },
+      challenged(MSG.invalidToken, TOKEN_REFUSED),
+      'Bearer {foreignToken}',
+    ),
+  },
+  restCase(
+    'invalid-credentials-401-has-bearer-challenge',
+    ['HTTP-401-challenge', 'ERR-invalid-credentials'],
+    post('/auth/login', '{"username":"{user}","password":"not-the-password"}'),
+    challenged(MSG.invalidCredentials, CHALLENGE),
+  ),
+  // RFC 9110 section 8.4: no content coding is decoded, so a body that declares one is refused, not read as plain.
+  ...(['gzip', 'br', 'deflate, gzip', 'x-unknown'] as const).map((coding) =>
+    restCase(
+      `create-with-content-encoding-${coding.replace(/\W+/g, '-')}-is-415`,
+      ['HTTP-content-encoding'],
+      { ...post('/orders', '{"item":"widget","quantity":1}'), headers: { ...JSON_HEADERS, 'content-encoding': coding } },
+      { status: 415, error: ENCODING_REFUSED, headers: { 'accept-encoding': 'identity' } },
+      BEARER,
+    ),
+  ),
+  restCase(
+    'login-with-a-real-gzip-body-is-415',
+    ['HTTP-content-encoding'],
+    {
+      method: 'POST',
+      path: '/auth/login',
+      headers: { ...JSON_HEADERS, 'content-encoding': 'gzip' },
+      body: gzipSync('{"username":"alice","password":"secret"}'),
+    },
+    { status: 415, error: ENCODING_REFUSED, headers: { 'accept-encoding': 'identity' } },
+  ),
+  restCase(
+    'create-with-identity-content-encoding-is-read',
+    ['HTTP-content-encoding', 'CREATE-201'],
+    { ...post('/orders', '{"item":"widget","quantity":1}'), headers: { ...JSON_HEADERS, 'content-encoding': 'identity' } },
+    { status: 201, body: { shape: 'Order' } },
+    BEARER,
+  ),
+  // Rule HTTP-parser-errors: garbage after a complete request is answered after that request, not in its place.
+  flow(
+    'complete-request-then-garbage-answers-both-in-order',
+    ['HTTP-parser-errors'],
+    { api: 'rest', drivers: ['rest-http1'] },
+    async (t) => {
+      const me = await t.user();
+      const host = new URL(t.target.baseUrl).host;
+      const replies = await rawHttp1Responses(
+        t.target.baseUrl,
+        `GET /me/recent HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${me.auth}\r\n\r\nXY`,
+      );
+      t.assert(
+        replies.length === 2,
+        `${replies.length} responses (${replies.map((r) => r.status).join(', ')}), expected the GET's and then a 400`,
+      );
+      t.check(replies[0]!, { http: { status: 200, body: { shape: 'RecentResponse' } } }, 'the complete GET');
+      t.check(replies[1]!, { http: { status: 400, error: 'bad request', headers: { connection: 'close' } } }, 'the garbage after it');
+    },
+  ),
+  flow(
+    'two-complete-requests-then-garbage-answers-all-in-order',
+    ['HTTP-parser-errors', 'HTTP1-pipeline-bound'],
+    { api: 'rest', drivers: ['rest-http1'] },
+    async (t) => {
+      const me = await t.user();
+      const host = new URL(t.target.baseUrl).host;
+      const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${me.auth}\r\n\r\n`;
+      const replies = await rawHttp1Responses(t.target.baseUrl, `${get('/orders')}${get('/me/recent')}\0\0`);
+      t.assert(replies.length === 3, `${replies.length} responses (${replies.map((r) => r.status).join(', ')}), expected 200, 200, 400`);
+      t.check(replies[0]!, { http: { status: 200, body: { shape: 'ListOrdersResponse' } } }, 'the first GET');
+      t.check(replies[1]!, { http: { status: 200, body: { shape: 'RecentResponse' } } }, 'the second GET');
+      t.check(replies[2]!, { http: { status: 400, error: 'bad request' } }, 'the garbage after them');
+    },
+  ),
+  // An Expect the server cannot meet closes the connection (417, Connection: close): bytes after it are not answered.
+  flow('unknown-expectation-then-stray-bytes-answers-417', ['HTTP-parser-errors'], { api: 'rest', drivers: ['rest-http1'] }, async (t) => {
+    const me = await t.user();
+    const host = new URL(t.target.baseUrl).host;
+    const replies = await rawHttp1Responses(
+      t.target.baseUrl,
+      `GET /me/recent HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${me.auth}\r\nExpect: foo\r\n\r\nXY`,
+    );
+    t.assert(replies.length === 1, `${replies.length} responses (${replies.map((r) => r.status).join(', ')}), expected one 417`);
+    t.check(replies[0]!, { http: { status: 417, error: 'expectation failed', headers: { connection: 'close' } } }, 'Expect: foo');
+  }),
+];
+
+export const ERROR_CASES: Case[] = [...malformed, ...wrongTypes, ...limits, ...routing, ...failures, ...httpDetails];

@@ -148,3 +148,30 @@ export function keepSendingAfterAnswer(baseUrl: string, head: string, moreBytes:
     });
   });
 }
+
+/** Every response on one hand-written HTTP/1.1 connection, in order, read up to the server's close. */
+export function rawHttp1Responses(baseUrl: string, bytes: string | Buffer, timeoutMs = HANG_GUARD_MS): Promise<Reply[]> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: url.hostname, port: Number(url.port) });
+    let received = Buffer.alloc(0);
+    const timer = setTimeout(() => socket.destroy(new Error(`no close within ${timeoutMs} ms`)), timeoutMs);
+    socket.on('connect', () => socket.write(bytes));
+    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const replies: Reply[] = [];
+      let rest = received;
+      for (let reply = parse(rest, true); reply !== undefined && rest.length > 0; reply = parse(rest, true)) {
+        replies.push(reply);
+        const end = rest.indexOf('\r\n\r\n') + 4;
+        rest = rest.subarray(end + Buffer.byteLength(reply.text ?? '', 'utf8'));
+      }
+      resolve(replies);
+    });
+  });
+}

@@ -10,7 +10,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange a username and password for a bearer token. */
+        /**
+         * Exchange a username and password for a bearer token.
+         * @description The only unauthenticated business operation. The token is an HS256-signed JWT that expires after
+         *     `JWT_EXPIRY` (1 hour by default). Password checks pass a per-client fair gate, so a flood of logins
+         *     is answered 429 `too many login attempts` rather than queued without bound.
+         */
         post: operations["login"];
         delete?: never;
         options?: never;
@@ -25,7 +30,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the calling user's orders, one page at a time. */
+        /**
+         * List the calling user's orders, one page at a time.
+         * @description Only the caller's own orders, `limit` at a time (20 by default, at most 100) after skipping
+         *     `offset`. Page parameters never cause an error: unparsable or out-of-range values fall back.
+         */
         get: operations["listOrders"];
         put?: never;
         /**
@@ -52,7 +61,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Fetch one order and record the view in the caller's session. */
+        /**
+         * Fetch one order and record the view in the caller's session.
+         * @description Served through the cache. A successful fetch adds the id to the caller's recently viewed list
+         *     (`GET /me/recent`).
+         */
         get: operations["getOrder"];
         put?: never;
         post?: never;
@@ -69,7 +82,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The identifiers of the orders the caller viewed recently. */
+        /**
+         * The identifiers of the orders the caller viewed recently.
+         * @description Read from the caller's in-memory session, which holds the last `SESSION_RECENT` (10 by default)
+         *     ids fetched with `GET /orders/{id}`. Sessions are per process: two replicas keep separate lists.
+         */
         get: operations["recent"];
         put?: never;
         post?: never;
@@ -133,8 +150,14 @@ export interface components {
         };
     };
     responses: {
-        /** @description The body is not decodable JSON. */
-        MalformedBody: {
+        /**
+         * @description The body is not decodable JSON (`malformed request body`), on every REST executable. On
+         *     orders-koa alone (the router-framework variant, which rejects an empty value before the handler
+         *     runs) a missing or empty username or password is `username and password are required`; the
+         *     other executables pass it to the credential check, which answers 401 `invalid credentials`.
+         *     Also the HTTP-level refusals of every operation (see `HttpBadRequest`).
+         */
+        LoginBadRequest: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                 "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
@@ -142,9 +165,73 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Refused before the operation: an HTTP/1.1 request without a Host header or any HTTP/1 request
+         *     with two (`missing or duplicate Host header`, RFC 9112 section 3.2), or a request that is not
+         *     valid HTTP/1.1 (broken framing, an invalid header, a raw non-ASCII target: `bad request`, and the
+         *     connection is closed; answered after the responses to the complete requests before it on the
+         *     connection). The rate-limit headers are absent on `bad request`.
+         */
+        HttpBadRequest: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The request's header block did not arrive within 10 s, or the whole request within 30 s. Answered
+         *     by the HTTP/1.1 server before any operation runs (no rate-limit headers); the connection is closed.
+         */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
                 /**
                  * @example {
-                 *       "error": "malformed request body"
+                 *       "error": "request timeout"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description An `Expect` field other than `100-continue` (RFC 9110 section 10.1.1). Answered before any
+         *     operation runs (no rate-limit headers); the connection is closed.
+         */
+        ExpectationFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "expectation failed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The request line and header fields exceed 16 KB (RFC 6585 section 5). Answered by the HTTP/1.1
+         *     server before any operation runs (no rate-limit headers); the connection is closed.
+         */
+        HeaderFieldsTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "request header fields too large"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -153,6 +240,7 @@ export interface components {
         /** @description The username and password do not match a known user. */
         InvalidCredentials: {
             headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                 "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                 "RateLimit-Reset": components["headers"]["RateLimitReset"];
@@ -170,10 +258,12 @@ export interface components {
         /**
          * @description The Authorization header is absent, lacks the `Bearer ` prefix or has an empty token
          *     (`missing or malformed Authorization header`), or the token fails verification or has expired
-         *     (`invalid or expired token`).
+         *     (`invalid or expired token`). The `WWW-Authenticate` challenge names the scheme; its
+         *     `error="invalid_token"` tells the second case from the first (RFC 6750 section 3.1).
          */
         Unauthenticated: {
             headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                 "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                 "RateLimit-Reset": components["headers"]["RateLimitReset"];
@@ -183,7 +273,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request body is larger than 1 MiB (1,048,576 bytes). */
+        /**
+         * @description The request body is larger than 1 MiB (1,048,576 bytes), or a chunk's extensions are larger than
+         *     the HTTP/1.1 server reads (then before any operation runs, without rate-limit headers). The
+         *     connection is closed.
+         */
         PayloadTooLarge: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -220,22 +314,21 @@ export interface components {
         };
         /**
          * @description The body declares a Content-Type other than application/json (or a `+json` type) or a charset
-         *     other than UTF-8, e.g. curl -d's form type or fetch's text/plain. A body without Content-Type is
-         *     read as JSON.
+         *     other than UTF-8, e.g. curl -d's form type or fetch's text/plain (`Content-Type must be
+         *     application/json`); a body without Content-Type is read as JSON. Or the body declares a content
+         *     coding (`Content-Encoding` other than `identity`, RFC 9110 section 15.5.16): none is decoded
+         *     (`Content-Encoding not supported`, with `Accept-Encoding: identity`). The body is not read and the
+         *     connection is closed.
          */
         UnsupportedMediaType: {
             headers: {
+                "Accept-Encoding": components["headers"]["AcceptEncoding"];
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                 "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                 "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "error": "Content-Type must be application/json"
-                 *     }
-                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -277,22 +370,27 @@ export interface components {
     parameters: {
         /**
          * @description draft-ietf-httpapi-idempotency-key-header: a Structured Field String such as
-         *     `"8e03978e-40d5-43e8-bc93-6894a57f9324"` (a bare token of visible ASCII is accepted too); 1 to 255
-         *     characters. Scoped to the calling user; remembered for 24 hours from its first use. gRPC clients
-         *     send the same value as `idempotency-key` metadata on CreateOrder.
+         *     `"8e03978e-40d5-43e8-bc93-6894a57f9324"` (a bare token of visible ASCII, not starting with `"`, is
+         *     accepted too). The key is the unescaped content, 1 to 255 characters; in the quoted form each `"`
+         *     or `\` is sent escaped (`\"`, `\\`), so the field itself is at most 512 characters (two quotes
+         *     around 255 escaped characters). The pattern is the whole rule. Scoped to the calling user;
+         *     remembered for 24 hours from its first use. gRPC clients send the same value as `idempotency-key`
+         *     metadata on CreateOrder.
          * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
          */
         IdempotencyKey: string;
         /**
-         * @description Page size. Missing or unparsable gives 20. A value <= 0 or > 100 falls back to 20 (clamped,
-         *     never an error), so the largest page is 100.
+         * @description Page size, a whole number. Missing or unparsable gives 20. A value <= 0 or > 100 falls back to
+         *     20 (clamped, never an error), so the largest page is 100. Any text is accepted (`limit=abc` is
+         *     20), so the schema admits a string beside the integer.
          */
-        Limit: number;
+        Limit: number | string;
         /**
-         * @description Number of orders to skip. Missing or unparsable gives 0. A negative value gives 0 (never an
-         *     error).
+         * @description Number of orders to skip, a whole number. Missing or unparsable gives 0. A negative value gives
+         *     0 (never an error). Any text is accepted (`offset=abc` is 0), so the schema admits a string
+         *     beside the integer.
          */
-        Offset: number;
+        Offset: number | string;
     };
     requestBodies: never;
     headers: {
@@ -302,10 +400,21 @@ export interface components {
          *     (`TRUST_PROXY`) the rightmost untrusted `X-Forwarded-For` address.
          */
         RateLimitLimit: number;
-        /** @description Requests left in the budget after this one; 0 on a 429. */
+        /**
+         * @description Requests left in the budget after this one; 0 on the rate limiter's 429 (`rate limit
+         *     exceeded`). The login gate's 429 (`too many login attempts`) passed the limiter, so there it is
+         *     what the budget holds.
+         */
         RateLimitRemaining: number;
-        /** @description Whole seconds until the budget is full again (a delta, not a point in time). */
+        /** @description Whole seconds until the budget is full again (a delta, not a point in time); at least 1. */
         RateLimitReset: number;
+        /**
+         * @description The challenge of every 401 (RFC 9110 section 11.6.1, RFC 6750 section 3): `Bearer realm="orders"`,
+         *     with `error="invalid_token"` added when a token was sent and failed verification or has expired.
+         */
+        WwwAuthenticate: string;
+        /** @description On a 415 for a content coding (RFC 9110 section 12.5.3): `identity`, the only coding read. */
+        AcceptEncoding: "identity";
         /** @description Whole seconds to wait before the next request can be admitted; at least 1. */
         RetryAfter: number;
     };
@@ -338,11 +447,14 @@ export interface operations {
                     "application/json": components["schemas"]["LoginResponse"];
                 };
             };
-            400: components["responses"]["MalformedBody"];
+            400: components["responses"]["LoginBadRequest"];
             401: components["responses"]["InvalidCredentials"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["LoginTooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -350,13 +462,15 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Page size. Missing or unparsable gives 20. A value <= 0 or > 100 falls back to 20 (clamped,
-                 *     never an error), so the largest page is 100.
+                 * @description Page size, a whole number. Missing or unparsable gives 20. A value <= 0 or > 100 falls back to
+                 *     20 (clamped, never an error), so the largest page is 100. Any text is accepted (`limit=abc` is
+                 *     20), so the schema admits a string beside the integer.
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Number of orders to skip. Missing or unparsable gives 0. A negative value gives 0 (never an
-                 *     error).
+                 * @description Number of orders to skip, a whole number. Missing or unparsable gives 0. A negative value gives
+                 *     0 (never an error). Any text is accepted (`offset=abc` is 0), so the schema admits a string
+                 *     beside the integer.
                  */
                 offset?: components["parameters"]["Offset"];
             };
@@ -378,8 +492,13 @@ export interface operations {
                     "application/json": components["schemas"]["ListOrdersResponse"];
                 };
             };
+            400: components["responses"]["HttpBadRequest"];
             401: components["responses"]["Unauthenticated"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -389,9 +508,12 @@ export interface operations {
             header?: {
                 /**
                  * @description draft-ietf-httpapi-idempotency-key-header: a Structured Field String such as
-                 *     `"8e03978e-40d5-43e8-bc93-6894a57f9324"` (a bare token of visible ASCII is accepted too); 1 to 255
-                 *     characters. Scoped to the calling user; remembered for 24 hours from its first use. gRPC clients
-                 *     send the same value as `idempotency-key` metadata on CreateOrder.
+                 *     `"8e03978e-40d5-43e8-bc93-6894a57f9324"` (a bare token of visible ASCII, not starting with `"`, is
+                 *     accepted too). The key is the unescaped content, 1 to 255 characters; in the quoted form each `"`
+                 *     or `\` is sent escaped (`\"`, `\\`), so the field itself is at most 512 characters (two quotes
+                 *     around 255 escaped characters). The pattern is the whole rule. Scoped to the calling user;
+                 *     remembered for 24 hours from its first use. gRPC clients send the same value as `idempotency-key`
+                 *     metadata on CreateOrder.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -418,8 +540,10 @@ export interface operations {
                 };
             };
             /**
-             * @description The body is not decodable JSON (`malformed request body`), or the order failed domain
-             *     validation, in which case the message is the domain error's own text.
+             * @description The body is not decodable JSON (`malformed request body`), the order failed domain
+             *     validation (the message is the domain error's own text), or the `Idempotency-Key` is not a
+             *     valid key. Also the HTTP-level refusals of every operation (see `HttpBadRequest`):
+             *     `missing or duplicate Host header`, and `bad request` for a request that is not valid HTTP/1.1.
              */
             400: {
                 headers: {
@@ -433,8 +557,10 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
             /**
              * @description The `Idempotency-Key` was already used (by this user, within 24 hours) for a create with a
              *     different item or quantity. Nothing was created; use a new key for a new order.
@@ -456,6 +582,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -483,7 +610,11 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description The path id is not a UUID. */
+            /**
+             * @description The path id is not a UUID (`invalid order id`). Also the HTTP-level refusals of every
+             *     operation (see `HttpBadRequest`): `missing or duplicate Host header`, and `bad request` for a
+             *     request that is not valid HTTP/1.1.
+             */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -492,11 +623,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "error": "invalid order id"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -538,7 +664,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -563,8 +693,13 @@ export interface operations {
                     "application/json": components["schemas"]["RecentResponse"];
                 };
             };
+            400: components["responses"]["HttpBadRequest"];
             401: components["responses"]["Unauthenticated"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             /** @description The caller's session could not be acquired (for example, the live session cap is reached). */
             503: {

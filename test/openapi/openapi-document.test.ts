@@ -22,11 +22,16 @@ const SPEC_4_1_STATUSES: Record<string, { method: string; path: string; statuses
 /** Spec 4.1 rule 10: 429 on every operation. */
 const EVERY_OPERATION = [429];
 /**
- * Beyond the spec table: 500 (panic recovery, spec 4.3 rule 1) everywhere; 413 (1 MiB body cap) and 415
- * (rule HTTP-json-content-type) on bodies.
+ * Beyond the spec table (rule OPENAPI-statuses): 500 (panic recovery, spec 4.3 rule 1) everywhere, and the
+ * answers given before any operation runs (rules HTTP-parser-errors, HTTP-host-header): 400, 408, 413, 417,
+ * 431; 415 (rules HTTP-json-content-type, HTTP-content-encoding) on bodies.
  */
-const EXTRA_EVERYWHERE = [500];
-const EXTRA_ON_BODIES = [413, 415];
+const EXTRA_EVERYWHERE = [400, 408, 413, 417, 431, 500];
+const EXTRA_ON_BODIES = [415];
+/** Answered by the HTTP/1.1 server before the rate limiter sees the request: no RateLimit-* set. */
+const BEFORE_THE_LIMITER = ['408', '417', '431'];
+/** Headers a response declares beside the rate-limit set (rules HTTP-401-challenge, HTTP-content-encoding). */
+const MORE_HEADERS: Readonly<Record<string, readonly string[]>> = { '401': ['WWW-Authenticate'], '415': ['Accept-Encoding'] };
 
 const SPEC_7_MESSAGES = [
   'malformed request body',
@@ -91,10 +96,14 @@ describe('operations and statuses (spec 4.1 table and rule 10)', () => {
     for (const [id, op] of operationsOf(dereferenced)) {
       for (const [status, response] of Object.entries(op.responses as Record<string, { headers?: Record<string, { schema: Json }> }>)) {
         const headers = response.headers ?? {};
+        const limiter = BEFORE_THE_LIMITER.includes(status) ? [] : ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
         expect(Object.keys(headers).sort(), `${id} ${status}`).toEqual(
-          ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', ...(status === '429' ? ['Retry-After'] : [])].sort(),
+          [...limiter, ...(status === '429' ? ['Retry-After'] : []), ...(MORE_HEADERS[status] ?? [])].sort(),
         );
-        for (const header of Object.values(headers)) expect(header.schema.type, `${id} ${status}`).toBe('integer');
+        for (const [name, header] of Object.entries(headers)) {
+          expect(header.schema.type, `${id} ${status} ${name}`).toBe(/^(RateLimit|Retry)/.test(name) ? 'integer' : 'string');
+        }
+        if (limiter.length > 0) expect(headers['RateLimit-Reset']!.schema.minimum, `${id} ${status}`).toBe(1);
         if (status === '429') expect(headers['Retry-After']!.schema.minimum).toBe(1);
       }
       const json = (status: string): Json | undefined =>
@@ -108,8 +117,25 @@ describe('operations and statuses (spec 4.1 table and rule 10)', () => {
       expect(examples).toContainEqual({ error: 'rate limit exceeded' });
       if (id === 'login') expect(examples).toContainEqual({ error: 'too many login attempts' });
       expect((tooMany.schema as Json).required).toEqual(['error']);
-      if (json('413')) expect(json('413')!.example).toEqual({ error: 'request body too large' });
-      if (json('415')) expect(json('415')!.example).toEqual({ error: 'Content-Type must be application/json' });
+      const examplesOf = (status: string): unknown[] => {
+        const media = json(status);
+        if (media === undefined) return [];
+        return media.example !== undefined
+          ? [media.example]
+          : Object.values(media.examples as Record<string, { value: Json }>).map((e) => e.value);
+      };
+      expect(examplesOf('413')).toEqual([{ error: 'request body too large' }]);
+      expect(examplesOf('415')).toEqual(
+        op.requestBody === undefined
+          ? []
+          : [{ error: 'Content-Type must be application/json' }, { error: 'Content-Encoding not supported' }],
+      );
+      expect(examplesOf('400')).toEqual(expect.arrayContaining([{ error: 'missing or duplicate Host header' }, { error: 'bad request' }]));
+      expect(examplesOf('408')).toEqual([{ error: 'request timeout' }]);
+      expect(examplesOf('417')).toEqual([{ error: 'expectation failed' }]);
+      expect(examplesOf('431')).toEqual([{ error: 'request header fields too large' }]);
+      // Rule LOGIN-required-fields-variant: the one status that differs by executable is declared as such.
+      if (id === 'login') expect(examplesOf('400')).toContainEqual({ error: 'username and password are required' });
     }
   });
 });
@@ -150,8 +176,10 @@ describe('schemas, parameters and security (spec 2.1, 4.1 rule 6, 5)', () => {
     const ops = operationsOf(dereferenced);
     const params = ops.get('listOrders')!.parameters as Array<Json & { schema: Json }>;
     const byName = Object.fromEntries(params.map((p) => [p.name, p]));
-    expect(byName.limit).toMatchObject({ in: 'query', schema: { type: 'integer', default: 20 } });
-    expect(byName.offset).toMatchObject({ in: 'query', schema: { type: 'integer', default: 0 } });
+    // Any text is tolerated (spec 4.1 rule 6), so the schema admits a string beside the integer (rule OPENAPI-exact).
+    const anyText = [{ type: 'integer' }, { type: 'string' }];
+    expect(byName.limit).toMatchObject({ in: 'query', schema: { anyOf: anyText, default: 20 } });
+    expect(byName.offset).toMatchObject({ in: 'query', schema: { anyOf: anyText, default: 0 } });
     expect(byName.limit!.description).toMatch(/> 100/);
     const id = (ops.get('getOrder')!.parameters as Json[])[0];
     expect(id).toMatchObject({ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } });

@@ -20,6 +20,7 @@ import {
   ErrBodyTooLarge,
   ErrClientClosed,
   ErrMalformedBody,
+  ErrUnsupportedContentEncoding,
   ErrUnsupportedMediaType,
   GRPC_STATUS,
   httpErrorAnswer,
@@ -113,7 +114,26 @@ describe('httpErrorAnswer: the table as both HTTP transports answer', () => {
     [
       'an unsupported media type closes the connection',
       new ErrUnsupportedMediaType(),
-      { status: 415, message: 'Content-Type must be application/json', headers: { connection: 'close' } },
+      { status: 415, message: 'Content-Type must be application/json', headers: { connection: 'close', 'accept-encoding': 'identity' } },
+    ],
+    [
+      'HTTP-content-encoding: a content coding is refused, naming the one that is read',
+      new ErrUnsupportedContentEncoding(),
+      { status: 415, message: 'Content-Encoding not supported', headers: { connection: 'close', 'accept-encoding': 'identity' } },
+    ],
+    [
+      'HTTP-401-challenge: a missing credential is challenged for a bearer token',
+      new ErrMissingCredentials(),
+      { status: 401, message: 'missing or malformed Authorization header', headers: { 'www-authenticate': 'Bearer realm="orders"' } },
+    ],
+    [
+      'HTTP-401-challenge: a refused token is challenged with error="invalid_token"',
+      new ErrInvalidToken(),
+      {
+        status: 401,
+        message: 'invalid or expired token',
+        headers: { 'www-authenticate': 'Bearer realm="orders", error="invalid_token"' },
+      },
     ],
     [
       'a busy login gate says when to retry',

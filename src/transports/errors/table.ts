@@ -21,6 +21,8 @@ export class ErrClientClosed extends namedError('ErrClientClosed', 'client close
 export class ErrBadHostHeader extends namedError('ErrBadHostHeader', 'missing or duplicate Host header') {}
 /** Rule HTTP-json-content-type. */
 export class ErrUnsupportedMediaType extends namedError('ErrUnsupportedMediaType', 'Content-Type must be application/json') {}
+/** Rule HTTP-content-encoding. */
+export class ErrUnsupportedContentEncoding extends namedError('ErrUnsupportedContentEncoding', 'Content-Encoding not supported') {}
 
 /** The reason a request's done signal aborts with (spec 3.2 rule 2): a wait it cuts is the client gone, never a panic. */
 export const REQUEST_ENDED: DOMException = new DOMException('the request ended', 'AbortError');
@@ -51,7 +53,18 @@ export interface ErrorAnswer {
   readonly closeConnection?: true;
   /** HTTP only: Retry-After, in whole seconds. */
   readonly retryAfterSeconds?: number;
+  /** HTTP only: fields every answer of the row carries (a 401's challenge, a 415's Accept-Encoding). */
+  readonly httpHeaders?: Readonly<Record<string, string>>;
 }
+
+/**
+ * Rule HTTP-401-challenge (RFC 9110 section 11.6.1: a 401 carries at least one challenge; RFC 6750 section 3:
+ * the Bearer one, with error="invalid_token" only when a token was sent and refused).
+ */
+const BEARER_CHALLENGE = { 'www-authenticate': 'Bearer realm="orders"' } as const;
+const INVALID_TOKEN_CHALLENGE = { 'www-authenticate': 'Bearer realm="orders", error="invalid_token"' } as const;
+/** Rule HTTP-content-encoding (RFC 9110 section 12.5.3): the only coding a body may have. */
+const IDENTITY_ONLY = { 'accept-encoding': 'identity' } as const;
 
 /** Spec 4.3 rule 1: the log line of a recovered panic, i.e. of anything the table does not know. */
 export const PANIC_LOG_LINE = 'api: panic recovered';
@@ -61,7 +74,7 @@ export const INTERNAL_ERROR: { readonly status: number; readonly message: string
 const ROWS = {
   'not-found': { httpStatus: 404, message: 'not found', grpcCode: 'NOT_FOUND' },
   forbidden: { httpStatus: 403, message: 'forbidden', grpcCode: 'PERMISSION_DENIED' },
-  'invalid-credentials': { httpStatus: 401, message: 'invalid credentials', grpcCode: 'UNAUTHENTICATED' },
+  'invalid-credentials': { httpStatus: 401, message: 'invalid credentials', grpcCode: 'UNAUTHENTICATED', httpHeaders: BEARER_CHALLENGE },
   validation: { httpStatus: 400, message: null, grpcCode: 'INVALID_ARGUMENT' },
   // draft-ietf-httpapi-idempotency-key-header: a key reused with another body is the client's mistake.
   'idempotency-key-reused': {
@@ -69,8 +82,18 @@ const ROWS = {
     message: 'Idempotency-Key already used for a different request',
     grpcCode: 'FAILED_PRECONDITION',
   },
-  'missing-credentials': { httpStatus: 401, message: 'missing or malformed Authorization header', grpcCode: 'UNAUTHENTICATED' },
-  'invalid-token': { httpStatus: 401, message: 'invalid or expired token', grpcCode: 'UNAUTHENTICATED' },
+  'missing-credentials': {
+    httpStatus: 401,
+    message: 'missing or malformed Authorization header',
+    grpcCode: 'UNAUTHENTICATED',
+    httpHeaders: BEARER_CHALLENGE,
+  },
+  'invalid-token': {
+    httpStatus: 401,
+    message: 'invalid or expired token',
+    grpcCode: 'UNAUTHENTICATED',
+    httpHeaders: INVALID_TOKEN_CHALLENGE,
+  },
   'invalid-order-id': { httpStatus: 400, message: 'invalid order id', grpcCode: 'INVALID_ARGUMENT' },
   'malformed-body': { httpStatus: 400, message: 'malformed request body', grpcCode: 'INVALID_ARGUMENT' },
   'body-too-large': { httpStatus: 413, message: 'request body too large', grpcCode: 'RESOURCE_EXHAUSTED', closeConnection: true },
@@ -80,6 +103,14 @@ const ROWS = {
     message: 'Content-Type must be application/json',
     grpcCode: 'INVALID_ARGUMENT',
     closeConnection: true,
+    httpHeaders: IDENTITY_ONLY,
+  },
+  'unsupported-content-encoding': {
+    httpStatus: 415,
+    message: 'Content-Encoding not supported',
+    grpcCode: 'INVALID_ARGUMENT',
+    closeConnection: true,
+    httpHeaders: IDENTITY_ONLY,
   },
   // nginx's 499: recorded in metrics and the request log, never seen by a client.
   'client-closed': { httpStatus: 499, message: 'client closed request', grpcCode: 'CANCELLED' },
@@ -115,6 +146,7 @@ function classifyError(error: unknown): ErrorKind {
   if (error instanceof ErrBodyTooLarge) return 'body-too-large';
   if (error instanceof ErrBadHostHeader) return 'bad-host-header';
   if (error instanceof ErrUnsupportedMediaType) return 'unsupported-media-type';
+  if (error instanceof ErrUnsupportedContentEncoding) return 'unsupported-content-encoding';
   if (error instanceof ErrClientClosed || error === REQUEST_ENDED) return 'client-closed';
   if (error instanceof ErrUnavailable) return 'backend-unavailable';
   return 'internal';
@@ -147,7 +179,7 @@ export function httpErrorAnswer(
   const mapped = mapError(error);
   if (!mapped.expected) throw error;
   if (mapped.log !== undefined) logMappedFailure(logger, mapped.log, error, path);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...mapped.httpHeaders };
   // HTTP/2 (orders-grpc's REST side) forbids the field; there the stream alone ends.
   if (mapped.closeConnection && !http2) headers['connection'] = 'close';
   if (mapped.retryAfterSeconds !== undefined) headers['retry-after'] = String(mapped.retryAfterSeconds);

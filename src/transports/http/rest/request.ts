@@ -5,7 +5,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { ErrBadHostHeader, ErrBodyTooLarge, ErrClientClosed, ErrUnsupportedMediaType, REQUEST_ENDED } from '../../errors/table.ts';
+import {
+  ErrBadHostHeader,
+  ErrBodyTooLarge,
+  ErrClientClosed,
+  ErrUnsupportedContentEncoding,
+  ErrUnsupportedMediaType,
+  REQUEST_ENDED,
+} from '../../errors/table.ts';
 import type { RestRequest } from './api.ts';
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;
@@ -28,9 +35,20 @@ export function checkJsonContentType(contentType: string | undefined): void {
   if (!json || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) throw new ErrUnsupportedMediaType();
 }
 
+/**
+ * Rule HTTP-content-encoding (RFC 9110 sections 8.4 and 15.5.16): no content coding is decoded, so a body that
+ * declares one (gzip, br, anything but `identity`) is 415 before a byte is read, never parsed as if plain.
+ */
+export function checkContentEncoding(contentEncoding: string | undefined): void {
+  if (contentEncoding === undefined) return;
+  const codings = contentEncoding.split(',').map((coding) => coding.trim().toLowerCase());
+  if (codings.some((coding) => coding !== 'identity' && coding !== '')) throw new ErrUnsupportedContentEncoding();
+}
+
 /** A JSON body as UTF-8, refusing more than `limit` bytes without buffering the rest (rule LIMIT-body-size). */
 export async function readBody(req: AnyRequest, limit = MAX_BODY_BYTES): Promise<string> {
   checkJsonContentType(req.headers['content-type']);
+  checkContentEncoding(req.headers['content-encoding']);
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw new ErrBodyTooLarge();
   const chunks: Buffer[] = [];

@@ -132,6 +132,21 @@ describe('createHttp1Server settings', () => {
     );
   });
 
+  it('HTTP-parser-errors: garbage after a complete request is answered after that request, which answers once the error is seen', async () => {
+    let errorSeen: () => void = () => undefined;
+    const seen = new Promise<void>((resolve) => (errorSeen = resolve));
+    // The request answers only after the parser has reported the garbage: the 400 must still come second.
+    const http = createHttp1Server((_req, res) => void seen.then(() => res.end('handler')));
+    http.prependListener('clientError', () => errorSeen());
+    const port = await listenLocal(http);
+    closers.push(() => http.close());
+    const answer = await raw(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\nXY');
+    const ok = 'HTTP/1.1 200 OK\r\n';
+    expect(answer.split(ok).length - 1, answer).toBe(2);
+    expect(answer.indexOf('HTTP/1.1 400 Bad Request'), answer).toBeGreaterThan(answer.lastIndexOf(ok));
+    expect(answer).toMatch(/\r\n\r\n\{"error":"bad request"\}$/);
+  });
+
   it("LIMIT-timeouts: a test's shorter timeouts reach the server, alone or with a response class", () => {
     const timeouts = { headersMs: 1_000, requestMs: 2_000, idleMs: 300 };
     const alone = createHttp1Server(() => undefined, { timeouts });

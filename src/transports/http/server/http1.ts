@@ -78,22 +78,68 @@ function rawResponse(answer: ParserAnswer, extraHeaders = ''): string {
   );
 }
 
-/** Writes the answer (unless a response already started on this socket) and closes the connection. */
+/** The response node:http has attached to the socket (the oldest one not yet finished), if any. */
+function attachedResponse(socket: Duplex): ServerResponse | null | undefined {
+  return (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+}
+
+/** Writes the answer and closes the connection; a socket that closes meanwhile (a response's `Connection: close`) is destroyed. */
 function answerOnSocket(socket: Duplex, answer: ParserAnswer, extraHeaders = ''): void {
-  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (!socket.writable || inFlight?.headersSent === true) return void socket.destroy();
+  if (!socket.writable || attachedResponse(socket)?.headersSent === true) return void socket.destroy();
   socket.end(rawResponse(answer, extraHeaders), () => socket.destroy());
   // A peer that never reads must not keep the socket: the answer had its chance.
   setTimeout(() => socket.destroy(), 1_000).unref();
 }
 
+/**
+ * Whether a parse error is about bytes after complete requests whose responses are still to come: the parser's
+ * current request (node:http's `socket.parser.incoming`) is complete, and a response is in flight. A timeout,
+ * or an error inside a request (its body's framing), is about the request being read: answered at once.
+ */
+function afterCompleteRequests(socket: Duplex, error: NodeJS.ErrnoException): boolean {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return false;
+  const parser = (socket as Duplex & { parser?: { incoming?: IncomingMessage | null } | null }).parser;
+  const inFlight = attachedResponse(socket);
+  if (parser === null || parser === undefined || inFlight === null || inFlight === undefined) return false;
+  return (parser.incoming === null || parser.incoming === undefined || parser.incoming.complete) && !inFlight.writableFinished;
+}
+
+/**
+ * Rule HTTP-parser-errors: bytes that are not HTTP/1.1 after complete requests (`GET … \r\n\r\nXY`) are
+ * answered after those requests' responses, in order, and then the connection closes: node:http reports the
+ * error as soon as it parses the garbage, while the requests before it are still running, and writing the 400
+ * then would put it in their place (the client reads it as the GET's answer) or cut them off. Reading stops
+ * meanwhile: nothing more of this connection is parsed. Node attaches the next response when one finishes
+ * (its own 'finish' listener runs first), so this follows the connection's responses one by one.
+ */
+function afterResponses(socket: Duplex, then: () => void): void {
+  const inFlight = attachedResponse(socket);
+  if (inFlight === null || inFlight === undefined || inFlight.writableFinished || socket.destroyed) return then();
+  let next = (): void => {
+    next = () => undefined;
+    afterResponses(socket, then);
+  };
+  inFlight.once('finish', () => next());
+  inFlight.once('close', () => next());
+}
+
 /** Parser errors and timeouts, a refused Expect and CONNECT as `{"error": …}`; the staged close (lingerBeforeClose). */
 function withSharedAnswers(server: Server): Server {
   lingerBeforeClose(server);
+  const answering = new WeakSet<Duplex>();
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // A peer that reset or went away mid-request is owed nothing.
     if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return void socket.destroy();
-    answerOnSocket(socket, PARSER_ANSWERS[error.code ?? ''] ?? BAD_REQUEST);
+    const answer = PARSER_ANSWERS[error.code ?? ''] ?? BAD_REQUEST;
+    if (!afterCompleteRequests(socket, error)) return answerOnSocket(socket, answer);
+    // The parser stays in error: more bytes on this connection report it again, and one answer is all it gets.
+    if (answering.has(socket)) return;
+    answering.add(socket);
+    socket.pause();
+    afterResponses(socket, () => {
+      // A response before it closed the connection (`Connection: close`, as a 417 does): its staged close goes on.
+      if (socket.writable) answerOnSocket(socket, answer);
+    });
   });
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
     const body = JSON.stringify({ error: 'expectation failed' });
