@@ -1,8 +1,10 @@
 // The embedded ring as composition loads it with --embedded (src/composition/start-service.ts, through the
 // interface src/composition/embedded.ts declares): the in-memory fakes on one simulated time, the simulator
-// over them, and the simulator and console routes on the admin listener (README.md here).
+// over them, and the simulator, test-control and console routes on the admin listener (README.md here).
 import type { EmbeddedRing } from '../src/composition/embedded.ts';
 import { createEmbeddedBackends } from './backends.ts';
+import { Control } from './control/control.ts';
+import { controlRoutes } from './control/control-routes.ts';
 import { ConsoleFeed } from './console/feed.ts';
 import { LogTail } from './console/log-tail.ts';
 import { consoleRoutes } from './console/routes.ts';
@@ -38,7 +40,10 @@ export function createRing(): EmbeddedRing {
           });
           const simulatorRoute = simulatorRoutes(simulator);
           const consoleRoute = consoleRoutes(feed);
-          return async (req, res, url) => (await simulatorRoute(req, res, url)) || consoleRoute(req, res, url);
+          // The test-control API (rules CONTROL-*): what a black-box conformance run reads and provisions.
+          const controlRoute = controlRoutes(new Control({ store: fakes.store, cache: fakes.cacheFake, bus: fakes.bus, logger }));
+          return async (req, res, url) =>
+            (await simulatorRoute(req, res, url)) || (await controlRoute(req, res, url)) || consoleRoute(req, res, url);
         },
         announce() {
           const demo = fakes.demoUsers;

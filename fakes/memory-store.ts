@@ -146,6 +146,12 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
     return [...this.#outbox.values()].filter((row) => row.sentAt === undefined).map((row) => row.envelope);
   }
 
+  /** The stored row, read past the trouble switch (the embedded control API's recorder). */
+  peekOrder(id: string): Order | undefined {
+    const order = this.#ordersById.get(id);
+    return order === undefined ? undefined : copyOrder(order);
+  }
+
   async findById(id: string): Promise<Order | undefined> {
     await this.trouble.check('find order');
     const order = this.#ordersById.get(id);
@@ -169,6 +175,11 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
 
   async add(user: User): Promise<void> {
     await this.trouble.check('add user');
+    this.seedUser(user);
+  }
+
+  /** Adds a user past the trouble switch: the embedded control API provisions users while a case holds the store down. */
+  seedUser(user: User): void {
     if (this.#usersByName.has(user.username)) throw new ErrConflict(`database: add user: username ${user.username} already exists`);
     if (this.#userIds.has(user.id)) throw new ErrConflict(`database: add user: user id ${user.id} already exists`);
     this.#usersByName.set(user.username, { id: user.id, username: user.username, passwordHash: user.passwordHash });
