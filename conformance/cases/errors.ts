@@ -141,10 +141,10 @@ const failures: Case[] = [
   flow(
     'handler-panic-is-recovered-and-logged',
     ['CHAIN-R1-panic', 'ERR-500-panic'],
-    { api: 'rest', needs: ['inProcess', 'logs'] },
+    { api: 'rest', needs: ['handlerFault', 'logs'] },
     async (t) => {
       const me = await t.user();
-      injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'findById');
+      await t.control().injectFault('findById');
       const id = crypto.randomUUID();
       t.check(await t.driver.getOrder(me.auth, id), { http: { status: 500, error: MSG.internal } }, 'get with the store failing');
       const path = `/orders/${id}`;

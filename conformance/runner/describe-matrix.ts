@@ -8,16 +8,26 @@ import { buildMatrix, filtersFromEnv, sliceFilters, type MatrixSlice, type Targe
 import { columnId, resultsPathOf, writeResults, type CaseResult, type Column } from './results.ts';
 import { runFlowCase, runProcessCase, runRequestCase, type RunEnv } from './run-case.ts';
 import { SimulatorClient } from '../targets/simulator-client.ts';
+import { ControlClient } from '../targets/control-client.ts';
+import { OtlpReceiver } from '../targets/otlp-receiver.ts';
 import {
   capabilitiesOf as backendCapabilities,
   externalTarget,
   startInProcessTarget,
   startSpawnedTarget,
   type Capability,
+  type ExternalOffers,
   type Target,
 } from '../targets/target.ts';
 import { TEST_HANG_GUARD_MS } from '../../test/support/eventually.ts';
 import { TRANSPORTS } from '../../test/support/transports.ts';
+
+/** The runner's OTLP receiver for an external instance, on `host:port` (--otlp-listen), or none. */
+async function startReceiver(listen: string | undefined): Promise<OtlpReceiver | undefined> {
+  if (listen === undefined) return undefined;
+  const at = listen.lastIndexOf(':');
+  return OtlpReceiver.start(at <= 0 ? '0.0.0.0' : listen.slice(0, at), Number(listen.slice(at + 1)));
+}
 
 /**
  * The conformance matrix, one slice per test file (conformance/columns/*.test.ts): every transport ×
@@ -34,11 +44,21 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
   const results: CaseResult[] = [];
   const columns: Column[] = [];
   for (const note of matrix.notes) console.log(note);
-  // An external instance offers the simulator only when it runs --embedded: asked once, before the cases are listed.
-  const externalSimulated =
-    filters.external?.adminUrl !== undefined && (await SimulatorClient.offeredBy(filters.external.adminUrl.replace(/\/$/, '')));
+  // An external instance offers the simulator and the test-control API only when it runs --embedded:
+  // asked once, before the cases are listed. Its spans come to the runner's receiver when --otlp-listen is given.
+  const externalAdmin = filters.external?.adminUrl?.replace(/\/$/, '');
+  const offers: ExternalOffers = {
+    simulator: externalAdmin !== undefined && (await SimulatorClient.offeredBy(externalAdmin)),
+    control: externalAdmin !== undefined && (await ControlClient.offeredBy(externalAdmin)),
+    receiver: await startReceiver(filters.external?.otlpListen),
+  };
   if (filters.external !== undefined)
-    console.log(`conformance: external target ${externalSimulated ? 'offers' : 'does not offer'} the simulator`);
+    console.log(
+      `conformance: external target ${offers.simulator === true ? 'offers' : 'does not offer'} the simulator, ${offers.control === true ? 'offers' : 'does not offer'} the test-control API; ${offers.receiver === undefined ? 'no OTLP receiver (--otlp-listen)' : `OTLP receiver on ${offers.receiver.endpoint}: start the instance with OTLP_ENDPOINT=<this host>:${offers.receiver.endpoint.split(':').pop()}`}`,
+    );
+  afterAll(async () => {
+    await offers.receiver?.stop();
+  });
 
   // A guard against hangs only: every wait of a case is for a condition.
   const CASE_TIMEOUT_MS = TEST_HANG_GUARD_MS;
@@ -87,7 +107,10 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
   function missingCapabilities(c: Case, capabilities: ReadonlySet<Capability>): Capability[] {
     const needed = new Set<Capability>(c.needs ?? []);
     if (c.target !== undefined) needed.add('settings');
-    if (c.target?.sessionLingerMs !== undefined || c.target?.sessionCap !== undefined) needed.add('constants');
+    // A shorter linger or a smaller cap where the target takes one (constants); elsewhere spec 8's own,
+    // reached through the simulated clock (the linger) and tokens minted for many users (the cap).
+    if (c.target?.sessionLingerMs !== undefined) needed.add(capabilities.has('constants') ? 'constants' : 'faults');
+    if (c.target?.sessionCap !== undefined) needed.add(capabilities.has('constants') ? 'constants' : 'secret');
     return [...needed].filter((cap) => !capabilities.has(cap));
   }
 
@@ -118,14 +141,14 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
       let shared: Promise<Target> | undefined;
       const start = (settings: Case['target']): Promise<Target> =>
         group.backend === 'external' || group.transport === undefined
-          ? Promise.resolve(externalTarget(filters.external!, externalSimulated))
+          ? Promise.resolve(externalTarget(filters.external!, offers))
           : group.backend === 'spawned'
             ? startSpawnedTarget(group.transport, settings)
             : startInProcessTarget(group.transport, group.backend, settings);
       const sharedTarget = (): Promise<Target> => (shared ??= start(undefined));
       const capabilities =
         group.backend === 'external'
-          ? externalTarget(filters.external!, externalSimulated).capabilities
+          ? externalTarget(filters.external!, offers).capabilities
           : backendCapabilities(group.backend);
       const restVariant = group.transport?.restVariant ?? filters.external?.restVariant;
 

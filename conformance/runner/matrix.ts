@@ -52,6 +52,7 @@ export function filtersFromEnv(env: Env = process.env): Filters {
             adminUrl: env['CONFORMANCE_ADMIN_URL'] || undefined,
             users: accounts(env['CONFORMANCE_USERS']),
             restVariant: restVariant(env['CONFORMANCE_REST_VARIANT']),
+            otlpListen: env['CONFORMANCE_OTLP_LISTEN'] || undefined,
           },
   };
 }
