@@ -29,7 +29,7 @@ export function createRing(): EmbeddedRing {
         backends: fakes,
         clock: clock ?? time,
         timers: time,
-        adminRoutes(registry) {
+        adminRoutes(registry, tracer) {
           // Built with the service (rule CONSOLE-page), so the console's first look sees every answer since start.
           const feed = new ConsoleFeed({
             registry,
@@ -41,7 +41,7 @@ export function createRing(): EmbeddedRing {
           const simulatorRoute = simulatorRoutes(simulator);
           const consoleRoute = consoleRoutes(feed);
           // The test-control API (rules CONTROL-*): what a black-box conformance run reads and provisions.
-          const controlRoute = controlRoutes(new Control({ store: fakes.store, cache: fakes.cacheFake, bus: fakes.bus, logger }));
+          const controlRoute = controlRoutes(new Control({ store: fakes.store, cache: fakes.cacheFake, bus: fakes.bus, tracer, logger }));
           return async (req, res, url) =>
             (await simulatorRoute(req, res, url)) || (await controlRoute(req, res, url)) || consoleRoute(req, res, url);
         },

@@ -12,8 +12,8 @@ export interface RecordedOrder {
   readonly created_at: string;
 }
 
-/** The store reads a one-shot fault can be injected into. */
-export type FaultCall = 'findById' | 'listByUser';
+/** Where a one-shot fault can be injected: two store reads, and the tracing layer's startSpan. */
+export type FaultCall = 'findById' | 'listByUser' | 'startSpan';
 
 /**
  * What a case reads and arms beyond the public API: fresh users' records, the fakes' recorders and a
@@ -27,8 +27,10 @@ export interface TargetControl {
   cached(id: string): Promise<RecordedOrder | undefined>;
   /** Events the publisher accepted, oldest first (capability recorders). */
   events(filter?: { readonly orderId?: string; readonly userId?: string }): Promise<readonly OrderPlaced[]>;
-  /** The next call of this store read throws a programming error (capability handlerFault). */
+  /** The next call of this store read (or of the tracer's startSpan) throws a programming error (capability handlerFault). */
   injectFault(call: FaultCall): Promise<void>;
+  /** The faults armed that have not fired yet. */
+  armedFaults(): Promise<readonly FaultCall[]>;
 }
 
 /**
@@ -74,6 +76,10 @@ export class ControlClient implements TargetControl {
 
   async injectFault(call: FaultCall): Promise<void> {
     await this.#send('POST', '/faults', { call });
+  }
+
+  async armedFaults(): Promise<readonly FaultCall[]> {
+    return ((await this.#send('GET', '/faults')) as { armed: FaultCall[] }).armed;
   }
 
   async #record(kind: 'orders' | 'cache', id: string): Promise<RecordedOrder | undefined> {

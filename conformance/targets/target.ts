@@ -146,20 +146,26 @@ function hooksControl(app: InProcessApp): TargetControl {
           status: order.status,
           created_at: order.createdAt.toISOString(),
         };
+  const armed = new Set<FaultCall>();
   return {
     stored: async (id) => recorded(await app.backends.repository.findById(id)),
     cached: async (id) => recorded(await app.backends.cache.get(id)),
     events: () => Promise.reject(new Error('published events have no recorder on real backends (capability recorders)')),
+    // As the control API does it (embedded/control/control.ts): the next call throws once, then the original is back.
     async injectFault(call: FaultCall) {
-      const store = app.backends.repository as unknown as Record<string, unknown>;
-      const had = Object.hasOwn(store, call);
-      const original = store[call];
-      store[call] = () => {
-        if (had) store[call] = original;
-        else delete store[call];
+      const owner = (call === 'startSpan' ? app.app.core.tracer : app.backends.repository) as unknown as Record<string, unknown>;
+      if (armed.has(call)) return;
+      const had = Object.hasOwn(owner, call);
+      const original = owner[call];
+      armed.add(call);
+      owner[call] = () => {
+        if (had) owner[call] = original;
+        else delete owner[call];
+        armed.delete(call);
         throw new TypeError('injected bug: cannot read properties of undefined');
       };
     },
+    armedFaults: async () => [...armed],
   };
 }
 

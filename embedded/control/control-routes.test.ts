@@ -1,5 +1,6 @@
 // The /control routes (control-routes.ts, rules CONTROL-*) on a real admin handler over the fakes: a
 // provisioned user is in the credential store, the recorders read what the fakes hold, a fault fires once.
+import { trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { MemoryOrderCache } from '../../fakes/memory-cache.ts';
 import { MemoryEventBus } from '../../fakes/memory-event-bus.ts';
@@ -22,8 +23,9 @@ async function start() {
   const bus = new MemoryEventBus({ logger: QUIET });
   const warned: string[] = [];
   const logger = { ...QUIET, warn: (_fields: object, msg: string) => void warned.push(msg) };
-  const port = await serve(createAdminHandler(CLEAN, new HttpMetrics(), controlRoutes(new Control({ store, cache, bus, logger }))));
-  return { store, cache, bus, port, warned };
+  const tracer = trace.getTracer('control-test');
+  const port = await serve(createAdminHandler(CLEAN, new HttpMetrics(), controlRoutes(new Control({ store, cache, bus, tracer, logger }))));
+  return { store, cache, bus, tracer, port, warned };
 }
 
 const order = { id: '0b6a4c1e-6f1e-4f7e-9a53-2a4f3c1d9e01', userId: 'u-1', item: 'widget', quantity: 2, status: 'pending' as const };
@@ -79,14 +81,21 @@ describe('CONTROL-users, CONTROL-recorders, CONTROL-fault: the test-control rout
   });
 
   it('[CONTROL-fault] a fault fires on the next call only, as a programming error', async () => {
-    const { store, port, warned } = await start();
+    const { store, tracer, port, warned } = await start();
     await store.insert({ ...order, createdAt: new Date() });
     expect(await send(port, 'POST', '/control/faults', '{"call":"dropTable"}', JSON_TYPE)).toMatchObject({ status: 400 });
     const armed = await send(port, 'POST', '/control/faults', '{"call":"findById"}', JSON_TYPE);
     expect([armed.status, JSON.parse(armed.text)]).toStrictEqual([200, { call: 'findById', armed: true }]);
     expect(warned).toStrictEqual(['control: fault armed']);
+    expect(await send(port, 'POST', '/control/faults', '{"call":"findById"}', JSON_TYPE)).toMatchObject({ status: 200 });
+    expect(JSON.parse((await send(port, 'GET', '/control/faults')).text)).toStrictEqual({ armed: ['findById'] });
     expect(() => store.findById(order.id)).toThrow(TypeError);
     expect((await store.findById(order.id))?.id).toBe(order.id);
+    expect(JSON.parse((await send(port, 'GET', '/control/faults')).text)).toStrictEqual({ armed: [] });
+    // The tracing layer's startSpan: once, then the tracer's own again.
+    await send(port, 'POST', '/control/faults', '{"call":"startSpan"}', JSON_TYPE);
+    expect(() => tracer.startSpan('request')).toThrow(TypeError);
+    expect(tracer.startSpan('request').spanContext()).toBeDefined();
   });
 
   it('serves its OpenAPI document and leaves other paths to the admin listener', async () => {

@@ -1,9 +1,10 @@
 // The test-control API's model (rules CONTROL-*): what a conformance runner needs from an `--embedded`
 // instance it judges black-box and cannot reach into: fresh users, what the fakes recorded (published
-// events, cache entries, stored rows) and a one-shot fault in a handler's next store call. Validated
+// events, cache entries, stored rows) and a one-shot fault in a handler's next store read or the tracing layer. Validated
 // here, every change logged at warn as `control: …` like the simulator's (rule SIM-logged);
 // control-routes.ts puts it on the admin listener, openapi.yaml describes it.
 import { randomUUID } from 'node:crypto';
+import type { Tracer } from '@opentelemetry/api';
 import type { MemoryOrderCache } from '../../fakes/memory-cache.ts';
 import type { MemoryEventBus } from '../../fakes/memory-event-bus.ts';
 import type { MemoryStore } from '../../fakes/memory-store.ts';
@@ -15,8 +16,11 @@ import { hashPassword } from '../../src/service/password-hasher.ts';
 
 /** Spec 3.5's login fields are free text; the control API keeps them to a sane size. */
 export const MAX_CREDENTIAL_LENGTH = 200;
-/** The store calls a fault may be injected into: the reads a handler makes (rule CONTROL-fault). */
-export const FAULT_CALLS = ['findById', 'listByUser'] as const;
+/**
+ * Where a fault may be injected (rule CONTROL-fault): the store reads a handler makes, and `startSpan`, the
+ * tracing layer's first step on every request (the outermost layer, rule CHAIN-R1-outermost).
+ */
+export const FAULT_CALLS = ['findById', 'listByUser', 'startSpan'] as const;
 export type FaultCall = (typeof FAULT_CALLS)[number];
 
 /** An order as the control API shows a stored row or a cache entry: the wire's field names (spec 2.1). */
@@ -42,12 +46,16 @@ export class Control {
   readonly #store: MemoryStore;
   readonly #cache: MemoryOrderCache;
   readonly #bus: MemoryEventBus;
+  readonly #tracer: Tracer;
   readonly #logger: Logger;
+  /** Faults armed and not yet fired. */
+  readonly #armed = new Set<FaultCall>();
 
-  constructor(options: Readonly<{ store: MemoryStore; cache: MemoryOrderCache; bus: MemoryEventBus; logger: Logger }>) {
+  constructor(options: Readonly<{ store: MemoryStore; cache: MemoryOrderCache; bus: MemoryEventBus; tracer: Tracer; logger: Logger }>) {
     this.#store = options.store;
     this.#cache = options.cache;
     this.#bus = options.bus;
+    this.#tracer = options.tracer;
     this.#logger = options.logger;
   }
 
@@ -91,23 +99,33 @@ export class Control {
   }
 
   /**
-   * POST /control/faults: the next call of this store read throws a programming error (a TypeError, not an
-   * outage), once (rule CONTROL-fault): what the service does with a bug in a handler (CHAIN-R1-panic).
+   * POST /control/faults: the next call of this store read, or of the tracer's startSpan, throws a
+   * programming error (a TypeError, not an outage), once (rule CONTROL-fault): what the service does with a
+   * bug in a handler or in a layer (CHAIN-R1-panic, CHAIN-R1-outermost). Arming an armed call changes nothing.
    */
   injectFault(body: unknown): { call: FaultCall; armed: true } {
     const { call } = objectOf(body, ['call']);
     if (!(FAULT_CALLS as readonly unknown[]).includes(call)) throw new ErrValidation(`call must be one of ${FAULT_CALLS.join(', ')}`);
     const name = call as FaultCall;
-    const store = this.#store as unknown as Record<FaultCall, unknown>;
-    const had = Object.hasOwn(store, name);
-    const original = store[name];
-    store[name] = () => {
-      if (had) store[name] = original;
-      else delete store[name];
-      throw new TypeError(`injected fault: cannot read properties of undefined (control API, ${name})`);
-    };
+    if (!this.#armed.has(name)) {
+      const owner = (name === 'startSpan' ? this.#tracer : this.#store) as unknown as Record<FaultCall, unknown>;
+      const had = Object.hasOwn(owner, name);
+      const original = owner[name];
+      this.#armed.add(name);
+      owner[name] = () => {
+        if (had) owner[name] = original;
+        else delete owner[name];
+        this.#armed.delete(name);
+        throw new TypeError(`injected fault: cannot read properties of undefined (control API, ${name})`);
+      };
+    }
     this.#logger.warn({ call: name }, 'control: fault armed');
     return { call: name, armed: true };
+  }
+
+  /** GET /control/faults: the faults armed that have not fired yet. */
+  faults(): { armed: readonly FaultCall[] } {
+    return { armed: [...this.#armed] };
   }
 }
 
