@@ -8,7 +8,7 @@ import { buildMatrix, filtersFromEnv, sliceFilters, type MatrixSlice, type Targe
 import { columnId, resultsPathOf, writeResults, type CaseResult, type Column } from './results.ts';
 import { runFlowCase, runProcessCase, runRequestCase, type RunEnv } from './run-case.ts';
 import { SimulatorClient } from '../targets/simulator-client.ts';
-import { ControlClient } from '../targets/control-client.ts';
+import { ControlClient, LogFollower } from '../targets/control-client.ts';
 import { OtlpReceiver } from '../targets/otlp-receiver.ts';
 import {
   capabilitiesOf as backendCapabilities,
@@ -50,6 +50,7 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
   const offers: ExternalOffers = {
     simulator: externalAdmin !== undefined && (await SimulatorClient.offeredBy(externalAdmin)),
     control: externalAdmin !== undefined && (await ControlClient.offeredBy(externalAdmin)),
+    logs: externalAdmin !== undefined && (await LogFollower.offeredBy(new ControlClient(externalAdmin))),
     receiver: await startReceiver(filters.external?.otlpListen),
   };
   if (filters.external !== undefined)
@@ -263,7 +264,9 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
         startedAt,
         finishedAt: new Date().toISOString(),
         filters: Object.fromEntries(
-          Object.entries(process.env).filter(([k, v]) => k.startsWith('CONFORMANCE_') && v !== undefined) as [string, string][],
+          Object.entries(process.env).filter(
+            ([k, v]) => k.startsWith('CONFORMANCE_') && k !== 'CONFORMANCE_JWT_SECRET' && v !== undefined,
+          ) as [string, string][],
         ),
         columns,
         notes: matrix.notes,

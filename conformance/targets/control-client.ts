@@ -1,5 +1,6 @@
 import type { OrderPlaced } from '../../src/domain/order-placed.ts';
 import { HANG_GUARD_MS } from '../../test/support/eventually.ts';
+import type { LogLine } from '../../test/support/log-capture.ts';
 import type { Credentials } from './target.ts';
 
 /** An order as the test-control API shows a stored row or a cache entry (embedded/control/openapi.yaml). */
@@ -82,6 +83,11 @@ export class ControlClient implements TargetControl {
     return ((await this.#send('GET', '/faults')) as { armed: FaultCall[] }).armed;
   }
 
+  /** GET /control/logs: the lines after seq `after`; undefined when the instance's stdout is not teed. */
+  async logs(after: number): Promise<{ lines: readonly string[]; next: number } | undefined> {
+    return (await this.#send('GET', `/logs?after=${after}`, undefined, 200, true)) as { lines: string[]; next: number } | undefined;
+  }
+
   async #record(kind: 'orders' | 'cache', id: string): Promise<RecordedOrder | undefined> {
     const answer = await this.#send('GET', `/${kind}/${encodeURIComponent(id)}`, undefined, 200, true);
     return answer as RecordedOrder | undefined;
@@ -97,5 +103,52 @@ export class ControlClient implements TargetControl {
     if (absentOk && response.status === 404) return undefined;
     if (response.status !== expected) throw new Error(`control: ${method} /control${path} answered ${response.status} ${text}`);
     return JSON.parse(text);
+  }
+}
+
+/** How often a follower asks for new log lines: a case waiting for a line waits about this long more. */
+const FOLLOW_EVERY_MS = 15;
+
+/**
+ * The service log of an instance the runner did not start, followed through GET /control/logs: the
+ * lines as a case reads a spawned executable's (capability logs), kept here as they arrive.
+ */
+export class LogFollower {
+  readonly lines: LogLine[] = [];
+  readonly raw: string[] = [];
+  readonly #control: ControlClient;
+  #next = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(control: ControlClient) {
+    this.#control = control;
+  }
+
+  /** Whether the instance serves its log (only an executable run --embedded tees stdout). */
+  static async offeredBy(control: ControlClient): Promise<boolean> {
+    return (await control.logs(0).catch(() => undefined)) !== undefined;
+  }
+
+  start(): void {
+    const poll = async (): Promise<void> => {
+      const page = await this.#control.logs(this.#next).catch(() => undefined);
+      for (const text of page?.lines ?? []) {
+        this.raw.push(text);
+        try {
+          this.lines.push(JSON.parse(text) as LogLine);
+        } catch {
+          this.lines.push({ level: '', time: '', msg: '<not json>', raw: text });
+        }
+      }
+      if (page !== undefined) this.#next = page.next;
+      if (!this.#stopped) this.#timer = setTimeout(() => void poll(), FOLLOW_EVERY_MS);
+    };
+    void poll();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
   }
 }

@@ -6,7 +6,7 @@ import type { LogLine } from '../../test/support/log-capture.ts';
 import { spawnBin } from '../../test/support/spawn-bin.ts';
 import type { Transport, RestVariant } from '../../test/support/transports.ts';
 import { SimulatorClient } from './simulator-client.ts';
-import { ControlClient, type FaultCall, type RecordedOrder, type TargetControl } from './control-client.ts';
+import { ControlClient, LogFollower, type FaultCall, type RecordedOrder, type TargetControl } from './control-client.ts';
 import { OtlpReceiver, seenSpanOf, type SeenSpan } from './otlp-receiver.ts';
 
 /** `spawned`: the transport's executable run with --embedded, black-box. */
@@ -218,6 +218,8 @@ export interface ExternalOptions {
   readonly restVariant?: RestVariant | undefined;
   /** `host:port` the runner's OTLP receiver listens on; the instance exports to it (OTLP_ENDPOINT). */
   readonly otlpListen?: string | undefined;
+  /** The instance's JWT_SECRET (CONFORMANCE_JWT_SECRET), when the caller shares it: tokens minted for expiry and many sessions. */
+  readonly jwtSecret?: string | undefined;
 }
 
 export const DEMO_ACCOUNTS: readonly Credentials[] = [
@@ -247,6 +249,8 @@ async function provisioned(control: ControlClient, label: string): Promise<Crede
 export interface ExternalOffers {
   readonly simulator?: boolean;
   readonly control?: boolean;
+  /** GET /control/logs answers: the service log is followed through it. */
+  readonly logs?: boolean;
   readonly receiver?: OtlpReceiver | undefined;
 }
 
@@ -262,8 +266,19 @@ export function externalTarget(options: ExternalOptions, offers: ExternalOffers 
   if (adminUrl !== undefined && offers.simulator === true) capabilities.push('faults');
   if (adminUrl !== undefined && offers.control === true) capabilities.push(...CONTROL);
   if (offers.receiver !== undefined) capabilities.push('spans');
+  if (options.jwtSecret !== undefined) capabilities.push('secret');
   const control = adminUrl !== undefined && offers.control === true ? new ControlClient(adminUrl) : undefined;
   const receiver = offers.receiver;
+  // Followed from the first read on (the instance keeps its last lines, so earlier ones are read too).
+  let follower: LogFollower | undefined;
+  const followed = (): LogFollower => {
+    if (follower === undefined) {
+      follower = new LogFollower(control!);
+      follower.start();
+    }
+    return follower;
+  };
+  if (control !== undefined && offers.logs === true) capabilities.push('logs');
   return {
     transport: 'external',
     backend: 'external',
@@ -273,6 +288,18 @@ export function externalTarget(options: ExternalOptions, offers: ExternalOffers 
     simulator: adminUrl !== undefined && offers.simulator === true ? new SimulatorClient(adminUrl) : undefined,
     control,
     spans: receiver === undefined ? undefined : () => receiver.spans,
+    logs:
+      control !== undefined && offers.logs === true
+        ? {
+            get lines() {
+              return followed().lines;
+            },
+            get raw() {
+              return followed().raw;
+            },
+          }
+        : undefined,
+    jwtSecret: options.jwtSecret,
     sessionLingerMs: SPEC_SESSION_LINGER_MS,
     sessionCap: SPEC_SESSION_CAP,
     newUser: async (label, index) =>
@@ -283,7 +310,9 @@ export function externalTarget(options: ExternalOptions, offers: ExternalOffers 
             index,
             `external target: case needs user #${index + 1} (${label}) but only ${options.users.length} accounts were given (--user name:password)`,
           ),
-    async stop() {},
+    async stop() {
+      follower?.stop();
+    },
   };
 }
 

@@ -11,6 +11,7 @@ import { verifyPassword } from '../../src/service/password-hasher.ts';
 import { createAdminHandler } from '../../src/transports/http/admin/admin-handler.ts';
 import { NOT_FOUND, send, serve } from '../../test/support/one-request.ts';
 import { CONTROL_BODY_LIMIT, controlRoutes } from './control-routes.ts';
+import { LogTail } from '../console/log-tail.ts';
 import { Control } from './control.ts';
 
 const CLEAN: Checker = { health: async () => ({ clean: true, nodes: null }), ready: async () => ({ clean: true, nodes: null }) };
@@ -98,11 +99,27 @@ describe('CONTROL-users, CONTROL-recorders, CONTROL-fault: the test-control rout
     expect(tracer.startSpan('request').spanContext()).toBeDefined();
   });
 
+  it('[CONTROL-logs] serves the teed log after a seq, and 404 when nothing is teed', async () => {
+    const { port } = await start();
+    expect(await send(port, 'GET', '/control/logs')).toMatchObject(NOT_FOUND);
+    const log = new LogTail({ lines: 3 });
+    const QUIET_BUS = new MemoryEventBus({ logger: QUIET });
+    const control = new Control({ store: new MemoryStore(), cache: new MemoryOrderCache(), bus: QUIET_BUS, tracer: trace.getTracer('t'), logger: QUIET, log });
+    const teed = await serve(createAdminHandler(CLEAN, new HttpMetrics(), controlRoutes(control)));
+    for (const n of [1, 2, 3, 4]) log.record(`{"n":${n}}\n`);
+    const read = async (query: string) => JSON.parse((await send(teed, 'GET', `/control/logs${query}`)).text) as unknown;
+    // The oldest line fell out of the three kept.
+    expect(await read('')).toStrictEqual({ lines: ['{"n":2}', '{"n":3}', '{"n":4}'], next: 4 });
+    expect(await read('?after=3')).toStrictEqual({ lines: ['{"n":4}'], next: 4 });
+    expect(await read('?after=4')).toStrictEqual({ lines: [], next: 4 });
+    expect((await send(teed, 'GET', '/control/logs?after=-1')).status).toBe(400);
+  });
+
   it('serves its OpenAPI document and leaves other paths to the admin listener', async () => {
     const { port } = await start();
     const doc = await send(port, 'GET', '/control/openapi.yaml');
     expect([doc.status, doc.headers['content-type']]).toStrictEqual([200, 'application/yaml']);
-    for (const path of ['/control/users', '/control/events', '/control/orders/{id}', '/control/cache/{id}', '/control/faults'])
+    for (const path of ['/control/users', '/control/events', '/control/orders/{id}', '/control/cache/{id}', '/control/faults', '/control/logs'])
       expect(doc.text).toContain(`  ${path}:`);
     for (const [method, path] of [
       ['GET', '/control/users'],

@@ -54,6 +54,8 @@ export function controlRoutes(control: Control): AdminRoutes {
           return send(res, 200, control.cached(recordId(record![2]!)));
         case 'GET /control/orders/{id}':
           return send(res, 200, control.stored(recordId(record![2]!)));
+        case 'GET /control/logs':
+          return send(res, 200, control.logs(url.searchParams.get('after')));
         case 'GET /control/faults':
           return send(res, 200, control.faults());
         case 'POST /control/faults':

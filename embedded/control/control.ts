@@ -13,6 +13,13 @@ import type { Order } from '../../src/domain/order.ts';
 import type { OrderPlaced } from '../../src/domain/order-placed.ts';
 import type { Logger } from '../../src/ports/logger.ts';
 import { hashPassword } from '../../src/service/password-hasher.ts';
+import type { LogTail } from '../console/log-tail.ts';
+
+/**
+ * The log the control API keeps (rule CONTROL-logs): enough lines that a runner polling it every few
+ * milliseconds misses none, bounded so that `npm start` left running holds a few MB at most.
+ */
+export const CONTROL_LOG = { lines: 5_000, maxLineChars: 2_000 } as const;
 
 /** Spec 3.5's login fields are free text; the control API keeps them to a sane size. */
 export const MAX_CREDENTIAL_LENGTH = 200;
@@ -48,10 +55,22 @@ export class Control {
   readonly #bus: MemoryEventBus;
   readonly #tracer: Tracer;
   readonly #logger: Logger;
+  readonly #log: LogTail | undefined;
   /** Faults armed and not yet fired. */
   readonly #armed = new Set<FaultCall>();
 
-  constructor(options: Readonly<{ store: MemoryStore; cache: MemoryOrderCache; bus: MemoryEventBus; tracer: Tracer; logger: Logger }>) {
+  constructor(
+    options: Readonly<{
+      store: MemoryStore;
+      cache: MemoryOrderCache;
+      bus: MemoryEventBus;
+      tracer: Tracer;
+      logger: Logger;
+      /** What the process wrote to stdout, teed by runMain; absent when it does not run as an executable. */
+      log?: LogTail | undefined;
+    }>,
+  ) {
+    this.#log = options.log;
     this.#store = options.store;
     this.#cache = options.cache;
     this.#bus = options.bus;
@@ -121,6 +140,18 @@ export class Control {
     }
     this.#logger.warn({ call: name }, 'control: fault armed');
     return { call: name, armed: true };
+  }
+
+  /**
+   * GET /control/logs?after=n: the log lines written after seq n, as they went to stdout, oldest first,
+   * and the seq to ask after next (rule CONTROL-logs); 404 when the process's stdout is not teed.
+   */
+  logs(after: string | null): { lines: readonly string[]; next: number } {
+    if (this.#log === undefined) throw new ErrNotFound();
+    const from = after === null || after === '' ? 0 : Number(after);
+    if (!Number.isSafeInteger(from) || from < 0) throw new ErrValidation('after must be a non-negative integer');
+    const lines = this.#log.after(from);
+    return { lines: lines.map((l) => l.text), next: lines.at(-1)?.seq ?? from };
   }
 
   /** GET /control/faults: the faults armed that have not fired yet. */
