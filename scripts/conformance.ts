@@ -71,7 +71,10 @@ export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Re
 export function runConformance(env: Record<string, string>): Promise<number> {
   if (!existsSync(VITEST)) throw new Error(`vitest not found at ${VITEST}: run npm ci`);
   // Filters of an earlier shell must not leak into this run: only the given ones apply.
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CONFORMANCE_')));
+  // CONFORMANCE_JWT_SECRET is no filter: the caller's share of an external instance's secret, kept.
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('CONFORMANCE_') || k === 'CONFORMANCE_JWT_SECRET'),
+  );
   // The core column: rule-tagged unit tests (conformance/unit-rules.ts), run with the matrix and
   // reported per rule from vitest's JSON output. Not against an external instance.
   const transports = env['CONFORMANCE_TRANSPORT']?.split(',');

@@ -13,6 +13,7 @@ import { OtlpReceiver } from '../targets/otlp-receiver.ts';
 import {
   capabilitiesOf as backendCapabilities,
   externalTarget,
+  startExternalTarget,
   startInProcessTarget,
   startSpawnedTarget,
   type Capability,
@@ -142,7 +143,7 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
       let shared: Promise<Target> | undefined;
       const start = (settings: Case['target']): Promise<Target> =>
         group.backend === 'external' || group.transport === undefined
-          ? Promise.resolve(externalTarget(filters.external!, offers))
+          ? startExternalTarget(filters.external!, offers)
           : group.backend === 'spawned'
             ? startSpawnedTarget(group.transport, settings)
             : startInProcessTarget(group.transport, group.backend, settings);

@@ -130,7 +130,8 @@ export class LogFollower {
     return (await control.logs(0).catch(() => undefined)) !== undefined;
   }
 
-  start(): void {
+  /** Starts following; resolves once the lines kept so far are read, so a case's `from` counts them. */
+  start(): Promise<void> {
     const poll = async (): Promise<void> => {
       const page = await this.#control.logs(this.#next).catch(() => undefined);
       for (const text of page?.lines ?? []) {
@@ -144,7 +145,7 @@ export class LogFollower {
       if (page !== undefined) this.#next = page.next;
       if (!this.#stopped) this.#timer = setTimeout(() => void poll(), FOLLOW_EVERY_MS);
     };
-    void poll();
+    return poll();
   }
 
   stop(): void {

@@ -84,6 +84,8 @@ export interface Target {
   readonly logs?: { readonly lines: readonly LogLine[]; readonly raw: readonly string[] } | undefined;
   /** The signing secret (capability secret). */
   readonly jwtSecret?: string | undefined;
+  /** An external target's log: starts following it (startExternalTarget). */
+  readonly followLogs?: (() => Promise<void>) | undefined;
   /** A user for this case: fresh (in process, or provisioned through the control API) or the index-th provided account. */
   newUser(label: string, index: number): Promise<Credentials>;
   stop(): Promise<void>;
@@ -269,16 +271,9 @@ export function externalTarget(options: ExternalOptions, offers: ExternalOffers 
   if (options.jwtSecret !== undefined) capabilities.push('secret');
   const control = adminUrl !== undefined && offers.control === true ? new ControlClient(adminUrl) : undefined;
   const receiver = offers.receiver;
-  // Followed from the first read on (the instance keeps its last lines, so earlier ones are read too).
-  let follower: LogFollower | undefined;
-  const followed = (): LogFollower => {
-    if (follower === undefined) {
-      follower = new LogFollower(control!);
-      follower.start();
-    }
-    return follower;
-  };
-  if (control !== undefined && offers.logs === true) capabilities.push('logs');
+  // Followed from the start (startExternalTarget waits for the lines kept so far).
+  const follower = control !== undefined && offers.logs === true ? new LogFollower(control) : undefined;
+  if (follower !== undefined) capabilities.push('logs');
   return {
     transport: 'external',
     backend: 'external',
@@ -288,17 +283,8 @@ export function externalTarget(options: ExternalOptions, offers: ExternalOffers 
     simulator: adminUrl !== undefined && offers.simulator === true ? new SimulatorClient(adminUrl) : undefined,
     control,
     spans: receiver === undefined ? undefined : () => receiver.spans,
-    logs:
-      control !== undefined && offers.logs === true
-        ? {
-            get lines() {
-              return followed().lines;
-            },
-            get raw() {
-              return followed().raw;
-            },
-          }
-        : undefined,
+    logs: follower,
+    followLogs: follower === undefined ? undefined : () => follower.start(),
     jwtSecret: options.jwtSecret,
     sessionLingerMs: SPEC_SESSION_LINGER_MS,
     sessionCap: SPEC_SESSION_CAP,
@@ -314,6 +300,13 @@ export function externalTarget(options: ExternalOptions, offers: ExternalOffers 
       follower?.stop();
     },
   };
+}
+
+/** The external target, its log followed up to now before a case reads it. */
+export async function startExternalTarget(options: ExternalOptions, offers: ExternalOffers = {}): Promise<Target> {
+  const target = externalTarget(options, offers);
+  await target.followLogs?.();
+  return target;
 }
 
 /**
