@@ -13,7 +13,8 @@ import { runCommand } from './run-command.ts';
 
 export const USAGE = `usage: npm run conformance -- [--transport stdlib,koa,grpc,core] [--backend fake,real,spawned] [--driver rest-http1,rest-h2c,grpc,process,unit] [--speed on|off]
        npm run conformance -- --url http://host:8080 [--admin-url http://host:8081] [--user name:password ...]
-         [--driver rest-http1,rest-h2c,grpc] [--rest-variant stdlib-router|router-framework] [--otlp-listen host:port]`;
+         [--driver rest-http1,rest-h2c,grpc] [--rest-variant stdlib-router|router-framework] [--otlp-listen host:port]
+         [--launch "launcher.ts arg…"]   (a case with settings gets an instance of its own from the launcher)`;
 
 const VITEST = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url));
 
@@ -34,6 +35,7 @@ export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Re
         user: { type: 'string', multiple: true },
         'rest-variant': { type: 'string' },
         'otlp-listen': { type: 'string' },
+        launch: { type: 'string' },
         'no-run': { type: 'boolean' },
         // In-process targets run the plain core unless the speed ring is asked for; executables always run with it.
         speed: { type: 'string' },
@@ -50,6 +52,7 @@ export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Re
       user: 'USERS',
       'rest-variant': 'REST_VARIANT',
       'otlp-listen': 'OTLP_LISTEN',
+      launch: 'LAUNCH',
       speed: 'SPEED',
     } as const;
     const env: Record<string, string> = {};
@@ -59,6 +62,7 @@ export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Re
     }
     if (values['admin-url'] !== undefined && values.url === undefined) throw new Error('--admin-url needs --url');
     if (values['otlp-listen'] !== undefined && values.url === undefined) throw new Error('--otlp-listen needs --url');
+    if (values.launch !== undefined && values.url === undefined) throw new Error('--launch needs --url');
     if (values.speed !== undefined && values.speed !== 'on' && values.speed !== 'off') throw new Error('--speed takes on or off');
     return env;
   } catch (error) {

@@ -15,6 +15,7 @@ import {
   externalTarget,
   startExternalTarget,
   startInProcessTarget,
+  startLaunchedTarget,
   startSpawnedTarget,
   type Capability,
   type ExternalOffers,
@@ -143,7 +144,9 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
       let shared: Promise<Target> | undefined;
       const start = (settings: Case['target']): Promise<Target> =>
         group.backend === 'external' || group.transport === undefined
-          ? startExternalTarget(filters.external!, offers)
+          ? settings !== undefined && filters.external?.launch !== undefined
+            ? startLaunchedTarget(filters.external.launch, settings)
+            : startExternalTarget(filters.external!, offers)
           : group.backend === 'spawned'
             ? startSpawnedTarget(group.transport, settings)
             : startInProcessTarget(group.transport, group.backend, settings);

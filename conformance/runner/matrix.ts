@@ -55,6 +55,7 @@ export function filtersFromEnv(env: Env = process.env): Filters {
             otlpListen: env['CONFORMANCE_OTLP_LISTEN'] || undefined,
             // Read from the environment only, never a flag: a secret stays out of argv and the report's filters.
             jwtSecret: env['CONFORMANCE_JWT_SECRET'] || undefined,
+            launch: list(env['CONFORMANCE_LAUNCH']?.replaceAll(' ', ',')),
           },
   };
 }

@@ -222,6 +222,8 @@ export interface ExternalOptions {
   readonly otlpListen?: string | undefined;
   /** The instance's JWT_SECRET (CONFORMANCE_JWT_SECRET), when the caller shares it: tokens minted for expiry and many sessions. */
   readonly jwtSecret?: string | undefined;
+  /** A launcher (a Node script and its arguments) that starts an instance of its own for a case with settings (--launch). */
+  readonly launch?: readonly string[] | undefined;
 }
 
 export const DEMO_ACCOUNTS: readonly Credentials[] = [
@@ -269,6 +271,7 @@ export function externalTarget(options: ExternalOptions, offers: ExternalOffers 
   if (adminUrl !== undefined && offers.control === true) capabilities.push(...CONTROL);
   if (offers.receiver !== undefined) capabilities.push('spans');
   if (options.jwtSecret !== undefined) capabilities.push('secret');
+  if (options.launch !== undefined) capabilities.push('settings');
   const control = adminUrl !== undefined && offers.control === true ? new ControlClient(adminUrl) : undefined;
   const receiver = offers.receiver;
   // Followed from the start (startExternalTarget waits for the lines kept so far).
@@ -315,6 +318,28 @@ export async function startExternalTarget(options: ExternalOptions, offers: Exte
  * test-control API, whose logs are its stdout and whose spans it exports to a receiver of its own.
  */
 export async function startSpawnedTarget(transport: Transport, settings: TargetSettings = {}): Promise<Target> {
+  return startProcessTarget({ name: transport.name, backend: 'spawned', script: transport.bin, args: ['--embedded'] }, settings);
+}
+
+/**
+ * An instance of its own for a case with settings on an external run (--launch): the launcher, a Node
+ * script, is run as a spawned executable is (the case's environment, its stdout as the log); it starts
+ * the implementation under test --embedded with that environment and stops it on SIGTERM.
+ */
+export function startLaunchedTarget(launch: readonly string[], settings: TargetSettings = {}): Promise<Target> {
+  const [script, ...args] = launch;
+  if (script === undefined) throw new Error('--launch: no launcher given');
+  return startProcessTarget({ name: 'external', backend: 'external', script, args }, settings);
+}
+
+interface ProcessSpec {
+  readonly name: string;
+  readonly backend: 'spawned' | 'external';
+  readonly script: string;
+  readonly args: readonly string[];
+}
+
+async function startProcessTarget(spec: ProcessSpec, settings: TargetSettings): Promise<Target> {
   const jwtSecret = randomBytes(32).toString('base64url');
   const receiver = await OtlpReceiver.start();
   const env = {
@@ -328,7 +353,7 @@ export async function startSpawnedTarget(transport: Transport, settings: TargetS
     OTEL_BSP_SCHEDULE_DELAY: '50',
     ...settings.env,
   } as Record<string, string>;
-  const bin = spawnBin(transport.bin, ['--embedded'], env);
+  const bin = spawnBin(spec.script, spec.args, env);
   try {
     const address = async (msg: string): Promise<string> =>
       `http://${String((await bin.waitForLine((l) => l['msg'] === msg, msg))['addr'])}`;
@@ -336,8 +361,8 @@ export async function startSpawnedTarget(transport: Transport, settings: TargetS
     await bin.waitReady(adminUrl);
     const control = new ControlClient(adminUrl);
     return {
-      transport: transport.name,
-      backend: 'spawned',
+      transport: spec.name,
+      backend: spec.backend,
       baseUrl,
       adminUrl,
       capabilities: capabilitiesOf('spawned'),
