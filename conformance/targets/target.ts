@@ -114,15 +114,15 @@ const SPAWNED: readonly Capability[] = ['logs', 'secret', 'settings', 'admin', '
 export const BLACK_BOX_LACKS: Readonly<Record<Capability, string>> = {
   inProcess: 'reaches into the running app (its server objects, the test process itself), which no API exposes',
   users: 'needs fresh users with no earlier orders or views: the instance offers no test-control API (--embedded) to provision them',
-  logs: 'reads the service log, which an external instance does not share',
+  logs: 'reads the service log, which an external instance shares only through GET /control/logs (--embedded)',
   spans: 'reads finished spans: point the instance at the runner`s OTLP receiver (--otlp-listen, OTLP_ENDPOINT)',
   faults: 'needs the simulator, which only an --embedded instance offers on its admin listener',
   recorders: 'reads published events, which only the test-control API of an --embedded instance exposes',
   rows: 'reads stored rows or cache entries, which only the test-control API of an --embedded instance exposes',
   handlerFault: 'injects a fault into a handler, which only the test-control API of an --embedded instance does',
   constants: 'needs a session linger or cap other than the fixed constants (spec 8)',
-  secret: 'mints tokens with the signing secret, which an external instance does not share',
-  settings: 'needs its own instance with other environment settings',
+  secret: 'mints tokens with the signing secret, which an external instance shares only through CONFORMANCE_JWT_SECRET',
+  settings: 'needs an instance of its own with other environment settings: give the run a launcher (--launch)',
   admin: 'needs the admin listener (--admin-url)',
 };
 
