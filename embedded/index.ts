@@ -44,7 +44,9 @@ export function createRing(): EmbeddedRing {
           const simulatorRoute = simulatorRoutes(simulator);
           const consoleRoute = consoleRoutes(feed);
           // The test-control API (rules CONTROL-*): what a black-box conformance run reads and provisions.
-          const controlRoute = controlRoutes(new Control({ store: fakes.store, cache: fakes.cacheFake, bus: fakes.bus, tracer, logger, log: controlLog }));
+          const controlRoute = controlRoutes(
+            new Control({ store: fakes.store, cache: fakes.cacheFake, bus: fakes.bus, tracer, logger, log: controlLog }),
+          );
           return async (req, res, url) =>
             (await simulatorRoute(req, res, url)) || (await controlRoute(req, res, url)) || consoleRoute(req, res, url);
         },

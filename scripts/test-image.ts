@@ -112,7 +112,9 @@ async function freePort(): Promise<number> {
 
 /** The cases the last external run skipped, one failure line each. */
 function skippedOn(label: string): string[] {
-  const results = JSON.parse(readFileSync(resultsPathOf('external'), 'utf8')) as { results: { outcome: string; id: string; detail?: string }[] };
+  const results = JSON.parse(readFileSync(resultsPathOf('external'), 'utf8')) as {
+    results: { outcome: string; id: string; detail?: string }[];
+  };
   return results.results.filter((r) => r.outcome === 'skip').map((r) => `${label}: skipped ${r.id} (${r.detail ?? ''})`);
 }
 

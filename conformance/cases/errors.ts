@@ -167,10 +167,7 @@ const failures: Case[] = [
         { http: { status: 500, error: MSG.internal } },
         'request whose tracing layer throws',
       );
-      t.assert(
-        !(await t.control().armedFaults()).includes('startSpan'),
-        'the REST side never started a span (tracing layer missing)',
-      );
+      t.assert(!(await t.control().armedFaults()).includes('startSpan'), 'the REST side never started a span (tracing layer missing)');
       await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered'), '`api: panic recovered` for the tracing-layer panic');
       t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 200 } }, 'the next request is served');
     },

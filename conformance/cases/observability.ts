@@ -114,7 +114,11 @@ export const OBSERVABILITY_CASES: Case[] = [
     });
     // The request line is the last one a request writes: once it is there, the rest is too.
     await t.waitFor(
-      () => t.logs().slice(from).some((l) => l.msg === 'request' && l['path'] === '/orders' && l['method'] === 'POST'),
+      () =>
+        t
+          .logs()
+          .slice(from)
+          .some((l) => l.msg === 'request' && l['path'] === '/orders' && l['method'] === 'POST'),
       'the request line of the POST',
     );
     // The --embedded banner names the public demo logins on purpose (README); nothing else may.
@@ -389,10 +393,7 @@ export const OBSERVABILITY_CASES: Case[] = [
   flow('span-url-path-without-query', ['TRACE-attributes'], { api: 'rest', needs: ['spans'] }, async (t) => {
     const path = `/no-such-route/${crypto.randomUUID()}`;
     t.check(await t.driver.raw!({ method: 'GET', path: `${path}?limit=1&offset=2` }), { http: { status: 404 } }, 'GET with a query');
-    const span = await t.waitFor(
-      () => t.spans().find((s) => String(s.attributes['url.path']).startsWith(path)),
-      `span for ${path}`,
-    );
+    const span = await t.waitFor(() => t.spans().find((s) => String(s.attributes['url.path']).startsWith(path)), `span for ${path}`);
     t.assert(
       span.attributes['url.path'] === path,
       `url.path is ${String(span.attributes['url.path'])}, expected ${path} (no query string)`,

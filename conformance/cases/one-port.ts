@@ -125,7 +125,11 @@ export const ONE_PORT_CASES: Case[] = [
       // The gRPC layer's own spans (rule TRACE-grpc), never the HTTP middleware's.
       // A process exports its spans in batches: wait until the three calls' spans are there, then look at all.
       await t.waitFor(
-        () => t.spans().slice(spansBefore).filter((s) => ['GetOrder', 'ListOrders'].includes(String(s.attributes['rpc.method']))).length >= 3,
+        () =>
+          t
+            .spans()
+            .slice(spansBefore)
+            .filter((s) => ['GetOrder', 'ListOrders'].includes(String(s.attributes['rpc.method']))).length >= 3,
         'the spans of the three calls',
       );
       const spans = t.spans().slice(spansBefore);

@@ -56,7 +56,10 @@ export const SIMULATOR_CASES: Case[] = [
     // The published-event recorder exists exactly where the control API does (an --embedded instance).
     const embedded = t.target.capabilities.has('recorders');
     const doc = await adminCall(t, 'GET', '/control/openapi.yaml');
-    t.assert(doc.status === (embedded ? 200 : 404), `admin GET /control/openapi.yaml answered ${doc.status} ${embedded ? 'with' : 'without'} --embedded`);
+    t.assert(
+      doc.status === (embedded ? 200 : 404),
+      `admin GET /control/openapi.yaml answered ${doc.status} ${embedded ? 'with' : 'without'} --embedded`,
+    );
     if (embedded) {
       for (const path of ['/control/users', '/control/events', '/control/orders/{id}', '/control/cache/{id}', '/control/faults'])
         t.assert(doc.text.includes(`  ${path}:`), `the control API's OpenAPI document does not describe ${path}`);
@@ -64,7 +67,10 @@ export const SIMULATOR_CASES: Case[] = [
       t.assert(taken.status === 400, `provisioning a taken username answered ${taken.status} ${taken.text}`);
     } else {
       const reply = await adminCall(t, 'POST', '/control/users', { username: 'nobody', password: 'x' });
-      t.assert(reply.status === 404 && reply.text === '{"error":"not found"}', `admin POST /control/users answered ${reply.status} without --embedded`);
+      t.assert(
+        reply.status === 404 && reply.text === '{"error":"not found"}',
+        `admin POST /control/users answered ${reply.status} without --embedded`,
+      );
     }
     for (const path of ['/control/openapi.yaml', '/control/events'])
       t.check(await t.driver.raw!({ method: 'GET', path }), { http: { status: 404, error: MSG.notFound } }, `public GET ${path}`);

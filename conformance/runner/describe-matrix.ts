@@ -152,9 +152,7 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
             : startInProcessTarget(group.transport, group.backend, settings);
       const sharedTarget = (): Promise<Target> => (shared ??= start(undefined));
       const capabilities =
-        group.backend === 'external'
-          ? externalTarget(filters.external!, offers).capabilities
-          : backendCapabilities(group.backend);
+        group.backend === 'external' ? externalTarget(filters.external!, offers).capabilities : backendCapabilities(group.backend);
       const restVariant = group.transport?.restVariant ?? filters.external?.restVariant;
 
       afterAll(async () => {

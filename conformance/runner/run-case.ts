@@ -206,7 +206,8 @@ function flowContext(env: RunEnv): FlowContext {
     },
     control() {
       const control = env.target.control;
-      if (control === undefined) throw new Error('case reads records or injects a fault but the target has no control (capabilities rows, recorders, handlerFault)');
+      if (control === undefined)
+        throw new Error('case reads records or injects a fault but the target has no control (capabilities rows, recorders, handlerFault)');
       return control;
     },
     logs() {

@@ -48,9 +48,7 @@ export class ControlClient implements TargetControl {
 
   /** Whether the admin listener offers the control API (only an `--embedded` service does). */
   static async offeredBy(adminUrl: string): Promise<boolean> {
-    const response = await fetch(`${adminUrl}/control/openapi.yaml`, { signal: AbortSignal.timeout(HANG_GUARD_MS) }).catch(
-      () => undefined,
-    );
+    const response = await fetch(`${adminUrl}/control/openapi.yaml`, { signal: AbortSignal.timeout(HANG_GUARD_MS) }).catch(() => undefined);
     await response?.body?.cancel();
     return response?.status === 200;
   }

@@ -104,7 +104,14 @@ describe('CONTROL-users, CONTROL-recorders, CONTROL-fault: the test-control rout
     expect(await send(port, 'GET', '/control/logs')).toMatchObject(NOT_FOUND);
     const log = new LogTail({ lines: 3 });
     const QUIET_BUS = new MemoryEventBus({ logger: QUIET });
-    const control = new Control({ store: new MemoryStore(), cache: new MemoryOrderCache(), bus: QUIET_BUS, tracer: trace.getTracer('t'), logger: QUIET, log });
+    const control = new Control({
+      store: new MemoryStore(),
+      cache: new MemoryOrderCache(),
+      bus: QUIET_BUS,
+      tracer: trace.getTracer('t'),
+      logger: QUIET,
+      log,
+    });
     const teed = await serve(createAdminHandler(CLEAN, new HttpMetrics(), controlRoutes(control)));
     for (const n of [1, 2, 3, 4]) log.record(`{"n":${n}}\n`);
     const read = async (query: string) => JSON.parse((await send(teed, 'GET', `/control/logs${query}`)).text) as unknown;
@@ -119,7 +126,14 @@ describe('CONTROL-users, CONTROL-recorders, CONTROL-fault: the test-control rout
     const { port } = await start();
     const doc = await send(port, 'GET', '/control/openapi.yaml');
     expect([doc.status, doc.headers['content-type']]).toStrictEqual([200, 'application/yaml']);
-    for (const path of ['/control/users', '/control/events', '/control/orders/{id}', '/control/cache/{id}', '/control/faults', '/control/logs'])
+    for (const path of [
+      '/control/users',
+      '/control/events',
+      '/control/orders/{id}',
+      '/control/cache/{id}',
+      '/control/faults',
+      '/control/logs',
+    ])
       expect(doc.text).toContain(`  ${path}:`);
     for (const [method, path] of [
       ['GET', '/control/users'],
