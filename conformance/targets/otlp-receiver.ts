@@ -108,15 +108,17 @@ async function bodyOf(req: IncomingMessage): Promise<Buffer> {
 
 /** An OTLP/HTTP receiver on `host:port` (port 0: any); `endpoint` is what OTLP_ENDPOINT takes. */
 export class OtlpReceiver {
-  readonly spans: SeenSpan[] = [];
+  /** Every span received so far, in arrival order. */
+  readonly spans: SeenSpan[];
   readonly #server: Server;
 
-  private constructor(server: Server) {
+  private constructor(server: Server, spans: SeenSpan[]) {
     this.#server = server;
+    this.spans = spans;
   }
 
   static async start(host = '127.0.0.1', port = 0): Promise<OtlpReceiver> {
-    let receiver: OtlpReceiver | undefined;
+    const spans: SeenSpan[] = [];
     const server = createServer((req, res) => {
       if (req.method !== 'POST' || req.url !== '/v1/traces') return void res.writeHead(404).end();
       if (!String(req.headers['content-type']).startsWith('application/json'))
@@ -124,16 +126,15 @@ export class OtlpReceiver {
       bodyOf(req)
         .then((body) => spansOfExport(JSON.parse(body.toString('utf8')) as OtlpRequest))
         .then(
-          (spans) => {
-            receiver!.spans.push(...spans);
+          (received) => {
+            spans.push(...received);
             res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
           },
           () => res.writeHead(400).end(),
         );
     });
-    receiver = new OtlpReceiver(server);
     await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
-    return receiver;
+    return new OtlpReceiver(server, spans);
   }
 
   /** host:port, as OTLP_ENDPOINT takes it. */
