@@ -1,7 +1,6 @@
 import type { OrderPlaced } from '../../src/domain/order-placed.ts';
 import { HANG_GUARD_MS } from '../../test/support/eventually.ts';
 import type { LogLine } from '../../test/support/log-capture.ts';
-import type { Credentials } from './target.ts';
 
 /** An order as the test-control API shows a stored row or a cache entry (embedded/control/openapi.yaml). */
 export interface RecordedOrder {
@@ -53,7 +52,7 @@ export class ControlClient implements TargetControl {
     return response?.status === 200;
   }
 
-  async provisionUser(credentials: Credentials): Promise<{ id: string; username: string }> {
+  async provisionUser(credentials: { readonly username: string; readonly password: string }): Promise<{ id: string; username: string }> {
     return (await this.#send('POST', '/users', credentials, 201)) as { id: string; username: string };
   }
 
