@@ -150,8 +150,7 @@ const flows: Case[] = [
   flow(
     'session-cap-reached',
     ['RECENT-503', 'ERR-503-session', 'SESSION-cap-full', 'LIMIT-session-cap', 'GRPC-message-text'],
-    // LOG_LEVEL warn: black-box the fill is 50,000 requests, whose request lines no check reads.
-    { target: { sessionCap: 1, env: { LOG_LEVEL: 'warn' } } },
+    { target: { sessionCap: 1 } },
     async (t) => {
       const first = await t.user();
       const { me: second, id: own } = await t.userWithOrder();

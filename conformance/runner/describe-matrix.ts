@@ -177,7 +177,8 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
                   ? (req, reply) =>
                       observations.push({ method: req.method, path: req.path.split('?')[0] ?? req.path, status: reply.status ?? 0 })
                   : undefined,
-              retryRateLimited: group.backend === 'external',
+              // The instance by URL, not one launched for a case's settings (whose rate limit the case checks).
+              retryRateLimited: target.shared === true,
             });
             drivers.set(key, driver);
           }

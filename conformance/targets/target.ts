@@ -84,6 +84,8 @@ export interface Target {
   readonly logs?: { readonly lines: readonly LogLine[]; readonly raw: readonly string[] } | undefined;
   /** The signing secret (capability secret). */
   readonly jwtSecret?: string | undefined;
+  /** An instance by URL, shared with whoever else uses it: a 429 of its rate limit is waited out and retried. */
+  readonly shared?: boolean | undefined;
   /** An external target's log: starts following it (startExternalTarget). */
   readonly followLogs?: (() => Promise<void>) | undefined;
   /** A user for this case: fresh (in process, or provisioned through the control API) or the index-th provided account. */
@@ -280,6 +282,7 @@ export function externalTarget(options: ExternalOptions, offers: ExternalOffers 
   return {
     transport: 'external',
     backend: 'external',
+    shared: true,
     baseUrl: options.url.replace(/\/$/, ''),
     adminUrl,
     capabilities: new Set(capabilities),
