@@ -14,7 +14,7 @@ if (image === undefined || bin === undefined) {
 /** What spawnBin adds for a Node child, not the service's settings. */
 const HOST_ONLY = new Set(['PATH', 'HOME', 'NODE_COMPILE_CACHE']);
 const names = Object.keys(process.env).filter((name) => !HOST_ONLY.has(name));
-const docker = spawn('docker', ['run', '--rm', '-i', '--network', 'host', ...names.flatMap((n) => ['-e', n]), image, bin, '--embedded'], {
+const docker = spawn('docker', ['run', '--rm', '--network', 'host', ...names.flatMap((n) => ['-e', n]), image, bin, '--embedded'], {
   stdio: ['ignore', 'inherit', 'inherit'],
 });
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => docker.kill(signal));
