@@ -2,6 +2,8 @@ import type { Api, Driver, DriverName, ListQuery, RawRequest, Reply } from './dr
 import type { Capability, Credentials, Target, TargetSettings } from './targets/target.ts';
 import type { Transport, RestVariant } from '../test/support/transports.ts';
 import type { LogLine } from '../test/support/log-capture.ts';
+import type { TargetControl } from './targets/control-client.ts';
+import type { SeenSpan } from './targets/otlp-receiver.ts';
 
 /**
  * The conformance case model (connectrpc/conformance style): cases are data naming the rules they
@@ -165,6 +167,10 @@ export interface FlowContext {
   check(reply: Reply, expectation: Expectation, label: string): void;
   /** Fails the case with a message naming the step. */
   assert(condition: unknown, message: string): void;
+  /** Finished spans so far: the in-memory exporter in process, the runner's OTLP receiver black-box (capability spans). */
+  spans(): readonly SeenSpan[];
+  /** Records and faults: the test-control API on --embedded targets (capabilities rows, recorders, handlerFault). */
+  control(): TargetControl;
   /** Log lines of an in-process target (capability logs). */
   logs(): readonly LogLine[];
   /** Polls until the predicate holds (logs and events arrive asynchronously); the deadline is a hang guard (HANG_GUARD_MS). */

@@ -58,6 +58,11 @@ export class MemoryOrderCache implements OrderCache, Component {
 
   async get(id: string): Promise<Order | undefined> {
     await this.trouble.check('get');
+    return this.peek(id);
+  }
+
+  /** The live entry, read past the trouble switch (the embedded control API's recorder). */
+  peek(id: string): Order | undefined {
     const entry = this.#entries.get(id);
     if (entry === undefined) return undefined;
     // Redis still serves a key at its expiry millisecond; the fake drops it then, so moving the clock by

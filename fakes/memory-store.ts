@@ -171,6 +171,12 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
     return [...this.#outbox.values()].filter((row) => row.sentAt === undefined).map((row) => row.envelope);
   }
 
+  /** The stored row, read past the trouble switch (the embedded control API's recorder). */
+  peekOrder(id: string): Order | undefined {
+    const order = this.#ordersById.get(id);
+    return order === undefined ? undefined : copyOrder(order);
+  }
+
   async findById(id: string): Promise<Order | undefined> {
     await this.#begin('find order');
     const order = this.#ordersById.get(id);
@@ -197,6 +203,11 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
     // PostgreSQL text cannot hold U+0000 (SQLSTATE 22021): the adapter reports an integrity fault, not a conflict.
     if (user.username.includes('\u0000'))
       throw new ErrUnavailable('database: add user: integrity: row rejected by the database (SQLSTATE 22021)');
+    this.seedUser(user);
+  }
+
+  /** Adds a user past the trouble switch: the embedded control API provisions users while a case holds the store down. */
+  seedUser(user: User): void {
     if (this.#usersByName.has(user.username)) throw duplicateKey('add user', 'users_username_key');
     if (this.#userIds.has(user.id)) throw duplicateKey('add user', 'users_pkey');
     this.#usersByName.set(user.username, { id: user.id, username: user.username, passwordHash: user.passwordHash });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs the conformance matrix (conformance/columns/*.test.ts, one file per slice) through vitest, with filters:
 //   npm run conformance -- --transport stdlib --backend fake [--driver rest-http1]
-//   npm run conformance -- --url http://host:8080 --admin-url http://host:8081 [--user alice:pw] [--driver grpc]
+//   npm run conformance -- --url http://host:8080 --admin-url http://host:8081 [--otlp-listen 0.0.0.0:4318] [--driver grpc]
 //   npm run conformance -- --backend fake --speed on     the in-process targets with the speed ring (speed/)
 import { existsSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,8 @@ import { runCommand } from './run-command.ts';
 
 export const USAGE = `usage: npm run conformance -- [--transport stdlib,koa,grpc,core] [--backend fake,real,spawned] [--driver rest-http1,rest-h2c,grpc,process,unit] [--speed on|off]
        npm run conformance -- --url http://host:8080 [--admin-url http://host:8081] [--user name:password ...]
-         [--driver rest-http1,rest-h2c,grpc] [--rest-variant stdlib-router|router-framework]`;
+         [--driver rest-http1,rest-h2c,grpc] [--rest-variant stdlib-router|router-framework] [--otlp-listen host:port]
+         [--launch "launcher.ts arg…"]   (a case with settings gets an instance of its own from the launcher)`;
 
 const VITEST = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url));
 
@@ -33,6 +34,8 @@ export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Re
         'admin-url': { type: 'string' },
         user: { type: 'string', multiple: true },
         'rest-variant': { type: 'string' },
+        'otlp-listen': { type: 'string' },
+        launch: { type: 'string' },
         'no-run': { type: 'boolean' },
         // In-process targets run the plain core unless the speed ring is asked for; executables always run with it.
         speed: { type: 'string' },
@@ -48,6 +51,8 @@ export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Re
       'admin-url': 'ADMIN_URL',
       user: 'USERS',
       'rest-variant': 'REST_VARIANT',
+      'otlp-listen': 'OTLP_LISTEN',
+      launch: 'LAUNCH',
       speed: 'SPEED',
     } as const;
     const env: Record<string, string> = {};
@@ -56,6 +61,8 @@ export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Re
       if (value !== '') env[`CONFORMANCE_${name}`] = value;
     }
     if (values['admin-url'] !== undefined && values.url === undefined) throw new Error('--admin-url needs --url');
+    if (values['otlp-listen'] !== undefined && values.url === undefined) throw new Error('--otlp-listen needs --url');
+    if (values.launch !== undefined && values.url === undefined) throw new Error('--launch needs --url');
     if (values.speed !== undefined && values.speed !== 'on' && values.speed !== 'off') throw new Error('--speed takes on or off');
     return env;
   } catch (error) {
@@ -68,7 +75,10 @@ export function conformanceEnvOrExit(argv: readonly string[], usage = USAGE): Re
 export function runConformance(env: Record<string, string>): Promise<number> {
   if (!existsSync(VITEST)) throw new Error(`vitest not found at ${VITEST}: run npm ci`);
   // Filters of an earlier shell must not leak into this run: only the given ones apply.
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CONFORMANCE_')));
+  // CONFORMANCE_JWT_SECRET is no filter: the caller's share of an external instance's secret, kept.
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('CONFORMANCE_') || k === 'CONFORMANCE_JWT_SECRET'),
+  );
   // The core column: rule-tagged unit tests (conformance/unit-rules.ts), run with the matrix and
   // reported per rule from vitest's JSON output. Not against an external instance.
   const transports = env['CONFORMANCE_TRANSPORT']?.split(',');

@@ -5,16 +5,22 @@
  * for /readyz, runs the conformance suite black-box against it (npm run conformance -- --url …), stops
  * it with SIGTERM and requires exit code 0; every /simulator path on its admin listener must answer 404
  * (the simulator exists only with --embedded, rule SIM-embedded-only). Last, orders-grpc --embedded from the image, on no
- * backends, under the same suite: it drives that instance's simulator, so the fault, linger and clock cases
- * run against the image too. Exits 1 without running anything when no Docker engine answers.
+ * backends, under the same suite with nothing skipped: it drives that instance's simulator and test-control
+ * API (users, records, faults, its log), shares its JWT_SECRET (CONFORMANCE_JWT_SECRET), sends its spans
+ * to the runner's OTLP receiver, and a case with settings gets a container of its own from the image
+ * (--launch scripts/image-launcher.ts, on the host's network). Exits 1 without running anything when no Docker engine answers.
  * The base images come from docker/standin/build.sh (pulled, or stand-ins built from Debian packages).
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { GenericContainer, Network, Wait, type StartedNetwork, type StartedTestContainer } from 'testcontainers';
 import { startContainerBackends, type ContainerBackends } from '../test/containers/container-backends.ts';
 import { requireDockerAndBaseImages } from '../test/containers/docker-engine.ts';
+import { resultsPathOf } from '../conformance/runner/results.ts';
 import { runCommand as run } from './run-command.ts';
 
 const IMAGE = 'orders:test-image';
@@ -48,12 +54,17 @@ async function startService(
   backends: ContainerBackends | undefined,
   bin: string,
   jwtSecret: string,
+  otlpPort: number,
 ): Promise<StartedTestContainer> {
   const inNetwork = backends?.inNetwork;
   if (backends !== undefined && inNetwork === undefined) throw new Error('test:image: backends are not on the network');
+  // --embedded: spans to the runner's OTLP receiver on the host (conformance/README.md), exported at once.
   const container =
     inNetwork === undefined
-      ? new GenericContainer(IMAGE).withCommand([bin, '--embedded'])
+      ? new GenericContainer(IMAGE)
+          .withCommand([bin, '--embedded'])
+          .withExtraHosts([{ host: 'host.docker.internal', ipAddress: 'host-gateway' }])
+          .withEnvironment({ OTLP_ENDPOINT: `host.docker.internal:${otlpPort}`, OTEL_BSP_SCHEDULE_DELAY: '50', RATE_LIMIT_RPS: '100000' })
       : new GenericContainer(IMAGE).withNetwork(network).withCommand([bin]);
   return container
     .withEnvironment({ ...inNetwork, JWT_SECRET: jwtSecret, HTTP_ADDR: ':8080', ADMIN_ADDR: ':8081', LOG_LEVEL: 'info' })
@@ -90,6 +101,23 @@ async function simulatorAbsent(adminUrl: string): Promise<string[]> {
   return wrong;
 }
 
+/** A port the runner's OTLP receiver can take: asked of the OS, then given back. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The cases the last external run skipped, one failure line each. */
+function skippedOn(label: string): string[] {
+  const results = JSON.parse(readFileSync(resultsPathOf('external'), 'utf8')) as {
+    results: { outcome: string; id: string; detail?: string }[];
+  };
+  return results.results.filter((r) => r.outcome === 'skip').map((r) => `${label}: skipped ${r.id} (${r.detail ?? ''})`);
+}
+
 /** The image is the only service under test: no in-process target on the machine's own backends. */
 const BLACK_BOX_ENV = Object.fromEntries(
   Object.entries(process.env).filter(([name]) => !['POSTGRES_DSN', 'REDIS_ADDR', 'NATS_URL'].includes(name)),
@@ -109,7 +137,8 @@ async function conformanceRun(
   const { bin, drivers, restVariant } = EXECUTABLES[name];
   const label = backends === undefined ? `${bin} --embedded` : bin;
   console.log(`test:image: ${label} from ${IMAGE}`);
-  const service = await startService(network, backends, bin, jwtSecret);
+  const otlpPort = await freePort();
+  const service = await startService(network, backends, bin, jwtSecret, otlpPort);
   const adminUrl = `http://${service.getHost()}:${service.getMappedPort(8081)}`;
   const failures: string[] = [];
   let code: number;
@@ -128,9 +157,15 @@ async function conformanceRun(
         drivers,
         '--rest-variant',
         restVariant,
+        // --embedded: the runner's view of everything, and an instance of its own for a case with settings.
+        ...(backends === undefined
+          ? ['--otlp-listen', `0.0.0.0:${otlpPort}`, '--launch', `scripts/image-launcher.ts ${IMAGE} ${bin}`]
+          : []),
       ],
-      { env: BLACK_BOX_ENV },
+      { env: backends === undefined ? { ...BLACK_BOX_ENV, CONFORMANCE_JWT_SECRET: jwtSecret } : BLACK_BOX_ENV },
     );
+    // On --embedded nothing may be skipped: every case runs black-box (conformance/README.md).
+    if (backends === undefined) failures.push(...skippedOn(label));
   } finally {
     const exit = await stopService(service);
     if (exit !== 0) failures.push(`${label}: exit code ${String(exit)} after SIGTERM`);

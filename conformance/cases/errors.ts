@@ -104,18 +104,14 @@ const routing: Case[] = [
   ),
 ];
 
-/**
- * A programming error (not a backend outage) in the next call of one port method: the closest thing to
- * a Go panic in a handler. The method is restored after one call.
- */
-function injectBug(target: Record<string, unknown>, method: string): void {
-  const had = Object.prototype.hasOwnProperty.call(target, method);
-  const original = target[method];
-  target[method] = () => {
-    if (had) target[method] = original;
-    else delete target[method];
-    throw new TypeError('injected bug: cannot read properties of undefined');
-  };
+/** A structured log line is one JSON object (rule LOG-json). */
+function isJsonObject(line: string): boolean {
+  try {
+    const value: unknown = JSON.parse(line);
+    return value !== null && typeof value === 'object' && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 const failures: Case[] = [
@@ -143,10 +139,10 @@ const failures: Case[] = [
   flow(
     'handler-panic-is-recovered-and-logged',
     ['CHAIN-R1-panic', 'ERR-500-panic'],
-    { api: 'rest', needs: ['inProcess', 'logs'] },
+    { api: 'rest', needs: ['handlerFault', 'logs'] },
     async (t) => {
       const me = await t.user();
-      injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'findById');
+      await t.control().injectFault('findById');
       const id = crypto.randomUUID();
       t.check(await t.driver.getOrder(me.auth, id), { http: { status: 500, error: MSG.internal } }, 'get with the store failing');
       const path = `/orders/${id}`;
@@ -164,58 +160,62 @@ const failures: Case[] = [
   flow(
     'panic-in-tracing-layer-is-recovered',
     ['CHAIN-R1-outermost', 'CHAIN-R1-panic'],
-    { api: 'rest', needs: ['inProcess', 'logs'], target: { isolated: true } },
+    { api: 'rest', needs: ['handlerFault', 'logs'], target: { isolated: true } },
     async (t) => {
-      const tracer = t.target.hooks!.app.core.tracer;
-      const original = tracer.startSpan.bind(tracer);
-      let thrown = false;
-      tracer.startSpan = (...args: Parameters<typeof tracer.startSpan>) => {
-        if (!thrown) {
-          thrown = true;
-          throw new Error('tracing layer exploded');
-        }
-        return original(...args);
-      };
-      try {
-        t.check(
-          await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }),
-          { http: { status: 500, error: MSG.internal } },
-          'request whose tracing layer throws',
-        );
-        t.assert(thrown, 'the REST side never started a span (tracing layer missing)');
-        await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered'), '`api: panic recovered` for the tracing-layer panic');
-        t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 200 } }, 'the next request is served');
-      } finally {
-        tracer.startSpan = original;
-      }
+      // The tracing layer's next startSpan throws (the control API black-box; the app's tracer in process).
+      await t.control().injectFault('startSpan');
+      t.check(
+        await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }),
+        { http: { status: 500, error: MSG.internal } },
+        'request whose tracing layer throws',
+      );
+      t.assert(!(await t.control().armedFaults()).includes('startSpan'), 'the REST side never started a span (tracing layer missing)');
+      await t.waitFor(() => t.logs().find((l) => l.msg === 'api: panic recovered'), '`api: panic recovered` for the tracing-layer panic');
+      t.check(await t.driver.raw!({ method: 'GET', path: '/openapi.yaml' }), { http: { status: 200 } }, 'the next request is served');
     },
   ),
+  // In process the service's console is the test process's, so it is intercepted; a spawned executable's
+  // stdout and stderr are its log (rawLines: every line it wrote, both streams), each line a JSON object.
   flow(
     'framework-logger-and-recovery-unused',
     ['CHAIN-R4-framework-logger', 'LOG-json'],
-    { api: 'rest', needs: ['inProcess', 'logs'], target: { isolated: true } },
+    { api: 'rest', needs: ['handlerFault', 'logs'], target: { isolated: true } },
     async (t) => {
       const me = await t.user();
       const written: string[] = [];
+      const inProcess = t.target.hooks !== undefined;
       const originalError = console.error;
       const originalWarn = console.warn;
       const originalStderr = process.stderr.write.bind(process.stderr);
-      console.error = (...args: unknown[]) => void written.push(args.map(String).join(' '));
-      console.warn = (...args: unknown[]) => void written.push(args.map(String).join(' '));
-      process.stderr.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
+      if (inProcess) {
+        console.error = (...args: unknown[]) => void written.push(args.map(String).join(' '));
+        console.warn = (...args: unknown[]) => void written.push(args.map(String).join(' '));
+        process.stderr.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
+      }
       try {
-        injectBug(t.target.hooks!.backends.repository as unknown as Record<string, unknown>, 'listByUser');
+        await t.control().injectFault('listByUser');
         t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 500, error: MSG.internal } }, 'a bug in a handler');
-        t.target.hooks!.fakes?.store.trouble.failNext(1, 'framework probe');
-        await t.driver.listOrders(me.auth, {});
-        await t.sleep(20);
+        // A failing store too, where the simulator can make one (not on real backends).
+        const failures = t.target.simulator === undefined ? 1 : 2;
+        if (failures === 2) {
+          await t.target.simulator!.set('database', { failNext: 1 });
+          t.check(await t.driver.listOrders(me.auth, {}), { http: { status: 500, error: MSG.internal } }, 'a failing store');
+        }
+        // The answers' request lines are logged last: once they are there, whatever else was written is too.
+        await t.waitFor(
+          () => t.logs().filter((l) => l.msg === 'request' && l['path'] === '/orders' && l['status'] === 500).length >= failures,
+          'the request lines of the 500s',
+        );
       } finally {
         console.error = originalError;
         console.warn = originalWarn;
         process.stderr.write = originalStderr;
       }
       t.assert(written.length === 0, `the framework wrote outside the structured logger: ${written.join(' | ').slice(0, 300)}`);
-      t.assert(!t.target.logs!.raw.join('\n').includes('    at '), 'a stack trace reached the logs (development mode?)');
+      const raw = t.target.logs!.raw;
+      const notJson = raw.filter((line) => !isJsonObject(line));
+      t.assert(notJson.length === 0, `lines outside the structured logger: ${notJson.join(' | ').slice(0, 300)}`);
+      t.assert(!raw.join('\n').includes('    at '), 'a stack trace reached the logs (development mode?)');
     },
   ),
 ];

@@ -115,7 +115,7 @@ export const ONE_PORT_CASES: Case[] = [
     async (t) => {
       const me = await t.user();
       const before = total(await t.scrape());
-      const spansBefore = t.target.hooks!.spans.getFinishedSpans().length;
+      const spansBefore = t.spans().length;
       const requestLinesBefore = t.logs().filter((l) => l.msg === 'request').length;
       const id = await t.order(me);
       t.check(await t.driver.getOrder(me.auth, id), { grpc: { code: 'OK' } }, 'GetOrder');
@@ -123,7 +123,16 @@ export const ONE_PORT_CASES: Case[] = [
       t.check(await t.driver.getOrder(me.auth, crypto.randomUUID()), { grpc: { code: 'NOT_FOUND' } }, 'GetOrder unknown');
       t.assert(total(await t.scrape()) === before, 'gRPC calls were counted in orders_http_requests_total');
       // The gRPC layer's own spans (rule TRACE-grpc), never the HTTP middleware's.
-      const spans = t.target.hooks!.spans.getFinishedSpans().slice(spansBefore);
+      // A process exports its spans in batches: wait until the three calls' spans are there, then look at all.
+      await t.waitFor(
+        () =>
+          t
+            .spans()
+            .slice(spansBefore)
+            .filter((s) => ['GetOrder', 'ListOrders'].includes(String(s.attributes['rpc.method']))).length >= 3,
+        'the spans of the three calls',
+      );
+      const spans = t.spans().slice(spansBefore);
       t.assert(
         spans.every((s) => s.attributes['rpc.system'] === 'grpc' && !Object.keys(s.attributes).some((k) => k.startsWith('http.'))),
         'gRPC calls got HTTP spans',

@@ -180,20 +180,20 @@ const getCases: Case[] = [
       'get by an id with a malformed escape',
     );
   }),
-  flow('created-order-is-stored', ['SVC-create-durable'], { needs: ['inProcess'] }, async (t) => {
+  flow('created-order-is-stored', ['SVC-create-durable'], { needs: ['rows'] }, async (t) => {
     const { me, id } = await t.userWithOrder('durable', 2);
-    const stored = await t.target.hooks!.backends.repository.findById(id);
+    const stored = await t.control().stored(id);
     t.assert(stored !== undefined, `order ${id} is not in the relational store after create`);
     if (stored === undefined) return;
     t.assert(
-      stored.item === 'durable' && stored.quantity === 2 && stored.userId === me.userId && stored.status === 'pending',
+      stored.item === 'durable' && stored.quantity === 2 && stored.user_id === me.userId && stored.status === 'pending',
       `stored order is ${JSON.stringify(stored)}`,
     );
   }),
-  flow('fetch-fills-and-uses-the-cache', ['SVC-cache-aside'], { needs: ['inProcess'] }, async (t) => {
+  flow('fetch-fills-and-uses-the-cache', ['SVC-cache-aside'], { needs: ['rows'] }, async (t) => {
     const { me, id } = await t.userWithOrder();
     t.check(await t.driver.getOrder(me.auth, id), OK, 'get');
-    const inCache = await t.target.hooks!.backends.cache.get(id);
+    const inCache = await t.control().cached(id);
     t.assert(inCache !== undefined && inCache.id === id, `order ${id} is not in the cache after create and fetch`);
   }),
   flow(
@@ -215,34 +215,33 @@ const getCases: Case[] = [
       }
     },
   ),
-  flow('cache-miss-reads-store-and-refills', ['SVC-cache-aside'], { needs: ['recorders'] }, async (t) => {
+  flow('cache-miss-reads-store-and-refills', ['SVC-cache-aside'], { needs: ['faults', 'rows'] }, async (t) => {
     const me = await t.user();
-    const { cacheFake } = t.target.hooks!.fakes!;
-    cacheFake.trouble.failNext(1); // the create's cache write fails: the order is only in the store
+    await t.target.simulator!.set('cache', { failNext: 1 }); // the create's cache write fails: the order is only in the store
     const id = await t.order(me);
-    t.assert((await cacheFake.get(id)) === undefined, 'setup: the order should not be cached');
+    t.assert((await t.control().cached(id)) === undefined, 'setup: the order should not be cached');
     t.check(await t.driver.getOrder(me.auth, id), answers({ fields: { id } }), 'get on a cache miss');
     // The refill is not awaited by the fetch (it must not fail the read): waited for.
-    await t.waitFor(async () => (await cacheFake.get(id)) !== undefined, 'the miss read from the store to refill the cache');
+    await t.waitFor(async () => (await t.control().cached(id)) !== undefined, 'the miss read from the store to refill the cache');
   }),
-  // Reads the shared cache's contents and switches the fakes directly (no API exposes the former). The near
+  // Reads the shared cache's contents (the control API) and takes both tiers down (the simulator). The near
   // tier is the speed ring's (speed/near-order-cache.ts): the case gets a target of its own with the ring on.
   flow(
     'near-tier-keeps-the-shared-cache-filled-and-serves-recent-orders',
     ['SVC-near-cache', 'SVC-cache-aside'],
-    { needs: ['faults', 'recorders'], target: { speed: true } },
+    { needs: ['faults', 'rows'], target: { speed: true } },
     async (t) => {
       const { me, id } = await t.userWithOrder();
-      const { cacheFake, store } = t.target.hooks!.fakes!;
-      t.assert((await cacheFake.get(id)) !== undefined, 'the create did not fill the shared cache');
+      t.assert((await t.control().cached(id)) !== undefined, 'the create did not fill the shared cache');
       // Shared cache and store both down: only the in-process tier can answer.
-      cacheFake.trouble.down();
-      store.trouble.down();
+      const simulator = t.target.simulator!;
+      await simulator.set('cache', { state: 'down' });
+      await simulator.set('database', { state: 'down' });
       try {
         t.check(await t.driver.getOrder(me.auth, id), answers({ fields: { id } }), 'get of a just-created order with cache and store down');
       } finally {
-        cacheFake.trouble.up();
-        store.trouble.up();
+        await simulator.set('cache', { state: 'up' });
+        await simulator.set('database', { state: 'up' });
       }
     },
   ),

@@ -52,6 +52,75 @@ export const SIMULATOR_CASES: Case[] = [
       'public GET /simulator',
     );
   }),
+  flow('control-api-only-on-embedded-admin-listener', ['CONTROL-embedded-only'], { api: 'rest', needs: ['admin'] }, async (t) => {
+    // The published-event recorder exists exactly where the control API does (an --embedded instance).
+    const embedded = t.target.capabilities.has('recorders');
+    const doc = await adminCall(t, 'GET', '/control/openapi.yaml');
+    t.assert(
+      doc.status === (embedded ? 200 : 404),
+      `admin GET /control/openapi.yaml answered ${doc.status} ${embedded ? 'with' : 'without'} --embedded`,
+    );
+    if (embedded) {
+      for (const path of ['/control/users', '/control/events', '/control/orders/{id}', '/control/cache/{id}', '/control/faults'])
+        t.assert(doc.text.includes(`  ${path}:`), `the control API's OpenAPI document does not describe ${path}`);
+      const taken = await adminCall(t, 'POST', '/control/users', { username: (await t.user()).username, password: 'x' });
+      t.assert(taken.status === 400, `provisioning a taken username answered ${taken.status} ${taken.text}`);
+    } else {
+      const reply = await adminCall(t, 'POST', '/control/users', { username: 'nobody', password: 'x' });
+      t.assert(
+        reply.status === 404 && reply.text === '{"error":"not found"}',
+        `admin POST /control/users answered ${reply.status} without --embedded`,
+      );
+    }
+    for (const path of ['/control/openapi.yaml', '/control/events'])
+      t.check(await t.driver.raw!({ method: 'GET', path }), { http: { status: 404, error: MSG.notFound } }, `public GET ${path}`);
+  }),
+  // The control API end to end over the public API, as a runner uses it (rules CONTROL-*): on an in-process
+  // target stdout is not teed, so its log answers 404 there.
+  flow(
+    'control-api-provisions-reads-and-arms',
+    ['CONTROL-users', 'CONTROL-recorders', 'CONTROL-logs', 'CONTROL-fault'],
+    { api: 'rest', needs: ['admin', 'recorders'] },
+    async (t) => {
+      const credentials = { username: `control-${crypto.randomUUID()}`, password: `pw-${crypto.randomUUID()}` };
+      const made = await adminCall(t, 'POST', '/control/users', credentials);
+      t.assert(made.status === 201, `POST /control/users answered ${made.status} ${made.text}`);
+      const login = await t.driver.login(credentials);
+      t.check(login, { http: { status: 200 } }, 'login of the provisioned user');
+      const auth = `Bearer ${(login.body as { token: string }).token}`;
+      const created = await t.driver.createOrder(auth, { item: 'recorded', quantity: 3 });
+      t.check(created, { http: { status: 201 } }, 'create');
+      const id = (created.body as { id: string }).id;
+      const userId = (JSON.parse(made.text) as { id: string }).id;
+      const stored = await t.control().stored(id);
+      t.assert(stored?.user_id === userId && stored.item === 'recorded', `GET /control/orders/${id}: ${JSON.stringify(stored)}`);
+      t.assert((await t.control().cached(id))?.id === id, `GET /control/cache/${id}: not the created order`);
+      const events = await t.waitFor(async () => {
+        const seen = await t.control().events({ orderId: id });
+        return seen.length > 0 && seen;
+      }, 'the event of the create');
+      t.assert(events.length === 1 && events[0]!.user_id === userId, `GET /control/events: ${JSON.stringify(events)}`);
+      await t.control().injectFault('findById');
+      t.assert(JSON.stringify(await t.control().armedFaults()) === '["findById"]', 'the fault is not listed as armed');
+      t.check(
+        await t.driver.getOrder(auth, crypto.randomUUID()),
+        { http: { status: 500, error: MSG.internal } },
+        'get with the fault armed',
+      );
+      t.assert((await t.control().armedFaults()).length === 0, 'the fault did not fire on the next store read');
+      t.check(await t.driver.getOrder(auth, id), { http: { status: 200 } }, 'the next get is served');
+      const log = await adminCall(t, 'GET', '/control/logs?after=0');
+      if (t.target.hooks !== undefined) t.assert(log.status === 404, `GET /control/logs answered ${log.status} in process`);
+      else {
+        const lines = (JSON.parse(log.text) as { lines: string[] }).lines;
+        t.assert(
+          lines.some((line) => line.includes('"control: user provisioned"') && line.includes(credentials.username)),
+          'GET /control/logs lacks the line of the user provisioned',
+        );
+        t.assert(!lines.some((line) => line.includes(credentials.password)), 'a provisioned password reached the log');
+      }
+    },
+  ),
   flow('console-only-on-embedded-admin-listener', ['CONSOLE-page'], { api: 'rest', needs: ['admin'] }, async (t) => {
     const embedded = t.target.capabilities.has('faults');
     const paths = ['/console/', '/console/page.js', '/console/page.css', '/console/state'];

@@ -52,6 +52,10 @@ export function filtersFromEnv(env: Env = process.env): Filters {
             adminUrl: env['CONFORMANCE_ADMIN_URL'] || undefined,
             users: accounts(env['CONFORMANCE_USERS']),
             restVariant: restVariant(env['CONFORMANCE_REST_VARIANT']),
+            otlpListen: env['CONFORMANCE_OTLP_LISTEN'] || undefined,
+            // Read from the environment only, never a flag: a secret stays out of argv and the report's filters.
+            jwtSecret: env['CONFORMANCE_JWT_SECRET'] || undefined,
+            launch: list(env['CONFORMANCE_LAUNCH']?.replaceAll(' ', ',')),
           },
   };
 }

@@ -199,6 +199,17 @@ function flowContext(env: RunEnv): FlowContext {
     check: (reply: Reply, expectation: Expectation, label: string) =>
       checkReply(reply, expectation, env.transport.restVariant, scope.resolve, label),
     assert,
+    spans() {
+      const spans = env.target.spans;
+      if (spans === undefined) throw new Error('case reads spans but the target has none (capability spans)');
+      return spans();
+    },
+    control() {
+      const control = env.target.control;
+      if (control === undefined)
+        throw new Error('case reads records or injects a fault but the target has no control (capabilities rows, recorders, handlerFault)');
+      return control;
+    },
     logs() {
       const logs = env.target.logs;
       if (logs === undefined) throw new Error('case reads logs but the target has none (capability logs)');

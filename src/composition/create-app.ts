@@ -41,8 +41,8 @@ export interface AppOptions {
   readonly sessionCap?: number;
   readonly sessionTimers?: Timers;
   readonly clock?: Clock;
-  /** Embedded mode only: the ring's /simulator and /console routes on the admin listener (composition/embedded.ts). */
-  readonly adminRoutes?: (registry: Registry) => AdminRoutes;
+  /** Embedded mode only: the ring's /simulator, /control and /console routes on the admin listener (composition/embedded.ts). */
+  readonly adminRoutes?: (registry: Registry, tracer: Core['tracer']) => AdminRoutes;
   /** Tests: faster relay polling or backoff. */
   readonly relayOptions?: OutboxRelayOptions;
   /** Tests: shorter timeouts that Node's servers enforce (http/server/timeouts.ts), to see them enforced fast. */
@@ -146,7 +146,7 @@ export function createApp(options: AppOptions): App {
     api,
   ];
   const checker = new ComponentChecker(serviceComponents);
-  const adminServer = createServer(createAdminHandler(checker, metrics, options.adminRoutes?.(metrics.registry)));
+  const adminServer = createServer(createAdminHandler(checker, metrics, options.adminRoutes?.(metrics.registry, tracing.tracer)));
   trackConnections(adminServer);
   const admin = new Listener({
     name: 'admin',
