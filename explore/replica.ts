@@ -53,8 +53,6 @@ export interface Variant {
   createTokens?(secret: string, lifetimeMs: number, now: () => number): TokenService;
   /** The signal the login gate is handed for a login (the caller's, as RestApi passes it). */
   gateSignal?(signal: AbortSignal | undefined): AbortSignal | undefined;
-  /** A token bucket (the process's and the shared store's). */
-  createBucket?(rate: number, burst: number, now: () => number): TokenBucketLimiter;
 }
 
 export interface LogLine {
@@ -219,12 +217,9 @@ export class Replica {
     this.orders = variant?.createOrderService?.(deps, this.sessions) ?? new OrderService(deps);
     this.gate = new LaneLoginGate(runtime, variant);
     this.api = new RestApi(new AuthService(ports.credentials, this.tokens, this.gate), this.orders);
-    const bucket = (): TokenBucketLimiter =>
-      variant?.createBucket?.(config.rateLimitRps, config.rateLimitRps, now) ??
-      new TokenBucketLimiter(config.rateLimitRps, config.rateLimitRps, now);
     this.limiter = new HttpRateLimiter({
       resolver: new ClientAddressResolver(config.trustProxy),
-      local: recording(bucket(), 'local', options.decisions),
+      local: recording(new TokenBucketLimiter(config.rateLimitRps, config.rateLimitRps, now), 'local', options.decisions),
       shared: options.sharedLimiter,
       logger,
     });

@@ -39,6 +39,9 @@ const FINE_ADVANCE_MS = 3_000;
 const PROXY = '10.9.0.1';
 /** An address a client writes into X-Forwarded-For to pick its own bucket: never believed. */
 const SPOOFED = '203.0.113.7';
+/** The reason a request's signal ends with when its answer is sent (as a transport's response closes). */
+const REQUEST_ENDED = new Error('request ended');
+const CLIENT_GONE = new Error('client went away');
 /** The shared store's command bound (redis-store.ts's default): a slower Redis is an outage to the limiter. */
 const SHARED_STORE_TIMEOUT_MS = 250;
 
@@ -243,8 +246,7 @@ class World {
 
   #sharedStore(): RateLimitStore {
     const now = (): number => this.#runtime.nowMs();
-    const bucket =
-      this.#options.variant?.createBucket?.(RATE_PER_SECOND, RATE_BURST, now) ?? new TokenBucketLimiter(RATE_PER_SECOND, RATE_BURST, now);
+    const bucket = new TokenBucketLimiter(RATE_PER_SECOND, RATE_BURST, now);
     const trouble = this.#backends.cache.trouble;
     return {
       take: async (key: string): Promise<RateLimitDecision> => {
@@ -692,7 +694,7 @@ class World {
     if (options.abandonAfterMs !== undefined) {
       this.#runtime.time.setTimeout(() => {
         gone = true;
-        controller.abort();
+        controller.abort(CLIENT_GONE);
       }, options.abandonAfterMs);
     }
     const flightKey = `${replica.index}.${replica.incarnation}.${client.index}`;
@@ -788,7 +790,7 @@ class World {
         counted = false;
         this.#liveLogins.set(gate, (this.#liveLogins.get(gate) ?? 1) - 1);
       }
-      controller.abort();
+      controller.abort(REQUEST_ENDED);
     }
   }
 
@@ -1407,6 +1409,17 @@ class World {
     for (const replica of this.#replicas) replica.lostAcks = 0;
     // Everything still in flight lands (a graceful stop too); then every replica is back.
     await this.#runtime.runUntil(() => this.#flights.size === 0, this.#runtime.nowMs() + 60 * 60_000);
+    // The relay retries for as long as the broker or the database is away (EVT-7-delivery): once both
+    // answer again, the replicas still running drain the outbox on their own, without a restart.
+    const alive = this.#replicas.filter((r) => r.alive).length;
+    if (alive > 0) {
+      const drained = await this.#runtime.runUntil(() => this.#backends.store.pendingEvents().length === 0, this.#runtime.nowMs() + 60_000);
+      this.checks.hold(
+        drained,
+        INVARIANTS.announced,
+        () => `${this.#backends.store.pendingEvents().length} events still pending 60 s after every backend healed, with ${alive} replica(s) running`,
+      );
+    }
     for (let r = 0; r < this.#replicas.length; r++) {
       const current = this.#replicas[r] as Replica;
       if (!current.alive) this.#replicas[r] = this.#newReplica(r, current.incarnation + 1);
