@@ -1,4 +1,4 @@
-import { ErrConflict } from '../src/domain/errors.ts';
+import { ErrConflict, ErrUnavailable } from '../src/domain/errors.ts';
 import type { Order } from '../src/domain/order.ts';
 import type { User } from '../src/domain/user.ts';
 import type { Component } from '../src/lifecycle/component.ts';
@@ -6,7 +6,20 @@ import type { CredentialStore } from '../src/ports/credential-store.ts';
 import type { OrderPlacedEnvelope } from '../src/ports/order-events.ts';
 import type { OrderRepository, Page, Placement, PlacementResult } from '../src/ports/order-repository.ts';
 import type { NotificationLedger, OutboxBacklog, OutboxStore, SendBatch } from '../src/ports/outbox.ts';
+import { Prng } from './prng.ts';
 import { Trouble } from './trouble.ts';
+
+export interface MemoryStoreOptions {
+  /**
+   * Seeded interleaving (fakes/README.md): each operation takes effect after a drawn number of turns, so
+   * calls made at once finish in a seeded order, as concurrent transactions on PostgreSQL commit in any order.
+   * Without a seed, calls take effect in the order they were made.
+   */
+  readonly seed?: number;
+}
+
+/** Seeded: an operation waits up to this many microtask turns before it takes effect. */
+const MAX_TURNS = 4;
 
 interface OutboxRow {
   readonly envelope: OrderPlacedEnvelope;
@@ -26,7 +39,8 @@ interface KeyClaim {
  * In-memory OrderRepository + CredentialStore + outbox + notification ledger, held to the same
  * contract tests as the Postgres adapters (test/contracts). Every operation consults `trouble`
  * first so a test can drive an outage; a placement is atomic because nothing awaits between its
- * check and its writes.
+ * check and its writes (a transaction that commits at one instant). A unique violation is ErrConflict with
+ * the words the adapter's translation gives it (adapters/postgres/errors.ts), naming the same constraint.
  */
 export class MemoryStore implements OrderRepository, CredentialStore, OutboxStore, NotificationLedger, Component {
   readonly name = 'database';
@@ -43,10 +57,21 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
   /** Insertion order is the outbox's seq order. */
   readonly #outbox = new Map<string, OutboxRow>();
   readonly #keys = new Map<string, KeyClaim>();
+  readonly #prng: Prng | undefined;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#prng = options.seed === undefined ? undefined : new Prng(options.seed);
+  }
+
+  /** Consults trouble, then (seeded) lets a drawn number of turns pass before the operation takes effect. */
+  async #begin(operation: string, background = false): Promise<void> {
+    await (background ? this.trouble.checkBackground(operation) : this.trouble.check(operation));
+    for (let turns = this.#prng?.int(MAX_TURNS) ?? 0; turns > 0; turns--) await Promise.resolve();
+  }
 
   async insert(order: Order): Promise<void> {
-    await this.trouble.check('insert order');
-    if (this.#ordersById.has(order.id)) throw new ErrConflict(`database: insert order: order ${order.id} already exists`);
+    await this.#begin('insert order');
+    if (this.#ordersById.has(order.id)) throw duplicateKey('insert order', 'orders_pkey');
     this.#store(order);
   }
 
@@ -62,7 +87,7 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
   }
 
   async place(placement: Placement): Promise<PlacementResult> {
-    await this.trouble.check('place order');
+    await this.#begin('place order');
     const { order, event, idempotency } = placement;
     const keyId = idempotency === undefined ? undefined : `${order.userId}\u0000${idempotency.key}`;
     if (idempotency !== undefined && keyId !== undefined) {
@@ -74,8 +99,8 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
         return { outcome: 'replayed', order: copyOrder(original) };
       }
     }
-    if (this.#ordersById.has(order.id)) throw new ErrConflict(`database: place order: order ${order.id} already exists`);
-    if (this.#outbox.has(event.id)) throw new ErrConflict(`database: place order: event ${event.id} already exists`);
+    if (this.#ordersById.has(order.id)) throw duplicateKey('place order', 'orders_pkey');
+    if (this.#outbox.has(event.id)) throw duplicateKey('place order', 'order_outbox_pkey');
     this.#store(order);
     this.#outbox.set(event.id, {
       envelope: { id: event.id, event: { ...event.event } },
@@ -90,7 +115,7 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
   }
 
   async relayPending(limit: number, send: SendBatch): Promise<{ claimed: number; sent: number }> {
-    await this.trouble.checkBackground('relay outbox');
+    await this.#begin('relay outbox', true);
     const rows: OutboxRow[] = [];
     for (const row of this.#outbox.values()) {
       if (rows.length >= limit) break;
@@ -110,7 +135,7 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
   }
 
   async backlog(): Promise<OutboxBacklog> {
-    await this.trouble.checkBackground('outbox backlog');
+    await this.#begin('outbox backlog', true);
     let pending = 0;
     let oldestCreatedAt: Date | undefined;
     for (const row of this.#outbox.values()) {
@@ -122,7 +147,7 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
   }
 
   async purge(now: Date): Promise<number> {
-    await this.trouble.checkBackground('purge idempotency keys');
+    await this.#begin('purge idempotency keys', true);
     let deleted = 0;
     for (const [key, claim] of this.#keys) {
       if (claim.expiresAt <= now) {
@@ -135,7 +160,7 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
 
   /** As in PostgreSQL: an announced event's row is deleted (a row that is gone was announced). */
   async announceOnce(ids: readonly string[], announce: (fresh: ReadonlySet<string>) => void): Promise<void> {
-    await this.trouble.checkBackground('record notification');
+    await this.#begin('record notification', true);
     const fresh = new Set(ids.filter((id) => this.#outbox.has(id)));
     announce(fresh);
     for (const id of fresh) this.#outbox.delete(id);
@@ -147,13 +172,13 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
   }
 
   async findById(id: string): Promise<Order | undefined> {
-    await this.trouble.check('find order');
+    await this.#begin('find order');
     const order = this.#ordersById.get(id);
     return order === undefined ? undefined : copyOrder(order);
   }
 
   async listByUser(userId: string, page: Page): Promise<Order[]> {
-    await this.trouble.check('list orders');
+    await this.#begin('list orders');
     const list = this.#ordersByUser.get(userId) ?? [];
     const result: Order[] = [];
     const start = list.length - 1 - page.offset;
@@ -162,15 +187,18 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
   }
 
   async findByUsername(username: string): Promise<User | undefined> {
-    await this.trouble.check('find user');
+    await this.#begin('find user');
     const user = this.#usersByName.get(username);
     return user === undefined ? undefined : { ...user };
   }
 
   async add(user: User): Promise<void> {
-    await this.trouble.check('add user');
-    if (this.#usersByName.has(user.username)) throw new ErrConflict(`database: add user: username ${user.username} already exists`);
-    if (this.#userIds.has(user.id)) throw new ErrConflict(`database: add user: user id ${user.id} already exists`);
+    await this.#begin('add user');
+    // PostgreSQL text cannot hold U+0000 (SQLSTATE 22021): the adapter reports an integrity fault, not a conflict.
+    if (user.username.includes('\u0000'))
+      throw new ErrUnavailable('database: add user: integrity: row rejected by the database (SQLSTATE 22021)');
+    if (this.#usersByName.has(user.username)) throw duplicateKey('add user', 'users_username_key');
+    if (this.#userIds.has(user.id)) throw duplicateKey('add user', 'users_pkey');
     this.#usersByName.set(user.username, { id: user.id, username: user.username, passwordHash: user.passwordHash });
     this.#userIds.add(user.id);
   }
@@ -178,6 +206,11 @@ export class MemoryStore implements OrderRepository, CredentialStore, OutboxStor
   health(): Promise<void> {
     return this.trouble.health();
   }
+}
+
+/** A unique violation as adapters/postgres/errors.ts translates SQLSTATE 23505. */
+function duplicateKey(operation: string, constraint: string): ErrConflict {
+  return new ErrConflict(`database: ${operation}: duplicate key (constraint ${constraint})`);
 }
 
 function copyOrder(order: Order): Order {
