@@ -103,6 +103,8 @@ interface Client {
   readonly limitKey: string;
   token: string | undefined;
   tokenIat: number;
+  /** A protected request was answered 401: the client logs in again before its next one (as clients refresh). */
+  stale: boolean;
   readonly requests: CreateRequest[];
   /** Orders this client has seen answered (201, a list page): what it may ask for later. */
   readonly known: string[];
@@ -237,7 +239,7 @@ class World {
     this.#options = options;
     this.#ids = new Prng(options.seed, 2);
     this.#jitter = new Prng(options.seed, 3);
-    this.#backends = createSimBackends(this.#runtime, { cacheTtlMs: CACHE_TTL_MS, logger: this.#busLogger() });
+    this.#backends = createSimBackends(this.#runtime, { cacheTtlMs: CACHE_TTL_MS, logger: this.#busLogger(), seed: options.seed });
     // Half the seeds run the fleet on a shared rate-limit store (RATE_LIMIT_STORE=redis, rule
     // LIMIT-rate-store): one bucket per client for every replica, on the cache's Redis, so the cache's
     // faults are its faults; the other half on each process's own buckets.
@@ -273,6 +275,7 @@ class World {
         ...addressOf(u),
         token: undefined,
         tokenIat: 0,
+        stale: true,
         requests: [],
         known: [],
       };
@@ -376,6 +379,12 @@ class World {
   }
 
   async #execute(step: Step): Promise<string> {
+    // A client without a live token logs in first (on 401 it refreshes), except to probe a token's expiry.
+    const refresh = ['create', 'create-many', 'retry', 'reuse', 'get', 'list', 'recent', 'burst', 'spread', 'boundary', 'abandon'];
+    if (refresh.includes(step.op) && 'user' in step && !(step.op === 'boundary' && step.window === 'token') && !(step.op === 'abandon' && step.what === 'login')) {
+      const client = this.#client(step.user);
+      if (client.stale || client.token === undefined) await this.#login(step.user, step.replica, 'right');
+    }
     switch (step.op) {
       case 'login':
         return this.#login(step.user, step.replica, step.as, step.route);
@@ -396,7 +405,11 @@ class World {
       }
       case 'create-many': {
         const outcomes: string[] = [];
-        for (let i = 0; i < step.count; i++) outcomes.push(await this.#sendCreate(this.#newRequest(step.user, 1 + (i % 9), false), step.replica));
+        // A batch import paced at the rate limit: one create per token refill.
+        for (let i = 0; i < step.count; i++) {
+          if (i > 0) await this.#advance(1_000 / RATE_PER_SECOND);
+          outcomes.push(await this.#sendCreate(this.#newRequest(step.user, 1 + (i % 9), false), step.replica));
+        }
         return outcomes.map((o) => o.split(' ')[0]).join(',');
       }
       case 'retry':
@@ -704,6 +717,7 @@ class World {
         // A replica that died with the request in hand answers nothing; a client gone hears nothing.
         if (!replica.alive) return 'refused' as const;
         if (answer.status === 'gone') return 'gone' as const;
+        if (answer.status === 401 && operation !== 'login') client.stale = true;
         this.#checkAnswer(operation, answer, tokenIat);
         then(answer, replica);
         return answer.status;
@@ -927,6 +941,7 @@ class World {
         if (answer.status === 200 && as === 'right') {
           const token = (answer.body as { token: string }).token;
           client.token = token;
+          client.stale = false;
           client.tokenIat = (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { iat: number }).iat;
         }
       },

@@ -119,7 +119,7 @@ export const JUMPS: readonly (readonly [string, number, number])[] = [
   ['idempotency key', IDEMPOTENCY_KEY_TTL_MS, IDEMPOTENCY_KEY_TTL_MS + 60_000],
 ];
 
-const LIMITS: readonly (string | null)[] = [null, '1', '2', '5', '20', '21', '100', '101', '0', '-3', 'abc', '2.5'];
+const LIMITS: readonly (string | null)[] = [null, '1', '2', '5', '20', '21', '100', '101', '150', '0', '-3', 'abc', '2.5'];
 const OFFSETS: readonly (string | null)[] = [null, '0', '1', '3', '19', '20', '50', '-1', 'x'];
 const FORGERIES: readonly Forgery[] = ['garbage', 'padded', 'wrong-secret', 'no-name', 'too-long', 'future', 'empty', 'basic'];
 const ROUTES: readonly (readonly [number, Route])[] = [
@@ -222,7 +222,8 @@ export function generateSchedule(seed: number, shape: WorkloadShape): Step[] {
         });
         break;
       case 'create-many':
-        steps.push({ op: kind, user: user(), replica: upReplica(), count: rng.between(4, 12) });
+        // Enough orders that some user passes the default page (20) and pages past it are exercised.
+        steps.push({ op: kind, user: user(), replica: upReplica(), count: rng.between(6, 24) });
         break;
       case 'reuse':
         steps.push({ op: kind, user: user(), replica: upReplica(), change: rng.pick(['item', 'quantity', 'quantity', 'none'] as const) });
