@@ -10,7 +10,7 @@ import type { OrderRepository, Placement, PlacementResult } from '../src/ports/o
 import type { NotificationLedger, OutboxStore } from '../src/ports/outbox.ts';
 import type { Timers } from '../src/ports/timers.ts';
 import { AuthService } from '../src/service/auth-service.ts';
-import { LoginGate } from '../src/service/login-gate.ts';
+import { defaultLoginGateLimits, LoginGate } from '../src/service/login-gate.ts';
 import { Notifier } from '../src/service/notifier.ts';
 import { OrderService, type OrderServiceDeps } from '../src/service/order-service.ts';
 import { OutboxRelay, type OutboxRelayOptions } from '../src/service/outbox-relay.ts';
@@ -22,7 +22,7 @@ import type { RateLimitDecision, RateLimitStore } from '../src/rate-limit/store.
 import { TokenBucketLimiter } from '../src/rate-limit/store.ts';
 import { RestApi } from '../src/transports/http/rest/api.ts';
 import { NearOrderCache } from '../speed/near-order-cache.ts';
-import { DERIVATION_MS, LOGIN_GATE } from './spec-constants.ts';
+import { DERIVATION_MS } from './spec-constants.ts';
 import type { SimBackends } from './sim-fakes.ts';
 import type { SimRuntime } from './sim-runtime.ts';
 
@@ -81,6 +81,8 @@ export interface ReplicaOptions {
   readonly variant: Variant | undefined;
   /** Called each time a delivery of this replica ends unacknowledged (the broker delivers it again later). */
   readonly onUnacknowledged: () => void;
+  /** The cores of the machine the replica is sized for (its login gate's limits). */
+  readonly cores: number;
   /** The fleet's shared rate-limit store (RATE_LIMIT_STORE=redis), or undefined (memory). */
   readonly sharedLimiter: RateLimitStore | undefined;
   /** Where the replica records which store took each decision it returns. */
@@ -119,9 +121,9 @@ class LaneTokenService extends TokenService {
 class LaneLoginGate extends LoginGate {
   readonly #runtime: SimRuntime;
   readonly #variant: Variant | undefined;
-  constructor(runtime: SimRuntime, variant: Variant | undefined) {
-    // The limits of a 2-core machine, whatever this one has: the schedule must not depend on the host.
-    super(LOGIN_GATE);
+  constructor(runtime: SimRuntime, variant: Variant | undefined, cores: number) {
+    // The limits of a machine with `cores`, whatever this one has: the schedule must not depend on the host.
+    super(defaultLoginGateLimits(cores));
     this.#runtime = runtime;
     this.#variant = variant;
   }
@@ -215,7 +217,7 @@ export class Replica {
       newId: options.newId,
     };
     this.orders = variant?.createOrderService?.(deps, this.sessions) ?? new OrderService(deps);
-    this.gate = new LaneLoginGate(runtime, variant);
+    this.gate = new LaneLoginGate(runtime, variant, options.cores);
     this.api = new RestApi(new AuthService(ports.credentials, this.tokens, this.gate), this.orders);
     this.limiter = new HttpRateLimiter({
       resolver: new ClientAddressResolver(config.trustProxy),

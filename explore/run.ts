@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { SignJWT } from 'jose';
 import { loadServiceConfig, type ServiceConfig } from '../src/config/service.ts';
 import type { Order } from '../src/domain/order.ts';
 import { hashPassword } from '../src/service/password-hasher.ts';
 import { authenticate } from '../src/service/authenticate.ts';
-import { setRateLimitHeaders } from '../src/rate-limit/limiter.ts';
+import type { SessionKey } from '../src/domain/session-key.ts';
+import { RATE_LIMIT_CHANNEL, setRateLimitHeaders, type RateLimitEvent } from '../src/rate-limit/limiter.ts';
 import type { RateLimitDecision, RateLimitStore } from '../src/rate-limit/store.ts';
 import { TokenBucketLimiter } from '../src/rate-limit/store.ts';
 import { mapError, type ErrorKind } from '../src/transports/errors/table.ts';
@@ -19,7 +21,7 @@ import {
   CACHE_TTL_MS,
   EXPLORE_ENV,
   IDEMPOTENCY_KEY_TTL_MS,
-  LOGIN_GATE,
+  loginGateLimits,
   MESSAGES,
   NEAR_CACHE_TTL_MS,
   RATE_BURST,
@@ -28,6 +30,7 @@ import {
   SESSION_LINGER_MS,
   SESSION_RECENT,
   TOKEN_LIFETIME_MS,
+  TRUST_PROXY,
 } from './spec-constants.ts';
 import { describeStep, type Forgery, type LoginAs, type Route, type SpreadAction, type Step, type Window } from './workload.ts';
 
@@ -137,12 +140,23 @@ function cheapHash(password: string): Promise<string> {
   return hash;
 }
 /** A user migrated from an old system whose stored hash this service cannot read: its logins fail, never crash. */
-const LEGACY = { username: 'legacy', password: 'legacy-password', hash: 'md5$5f4dcc3b5aa765d61d8327deb882cf99' };
+const LEGACY_PASSWORD = 'legacy-password';
+const LEGACY = [
+  { username: 'legacy-md5', hash: 'md5$5f4dcc3b5aa765d61d8327deb882cf99' },
+  { username: 'legacy-short', hash: 'scrypt$16$1$1$c2FsdHNhbHRzYWx0$c2hvcnQ' },
+  // A cost scrypt refuses (N not a power of two): still a hash that does not match.
+  { username: 'legacy-cost', hash: `scrypt$3$1$1$c2FsdHNhbHRzYWx0$${Buffer.alloc(32, 7).toString('base64url')}` },
+] as const;
 
-let sharedConfig: ServiceConfig | undefined;
-function exploreConfig(): ServiceConfig {
-  sharedConfig ??= loadServiceConfig({ ...EXPLORE_ENV }, { embedded: true });
-  return sharedConfig;
+const configs = new Map<boolean, ServiceConfig>();
+/** The fleet's configuration: with or without TRUST_PROXY (loaded once per process each). */
+function exploreConfig(trustProxy: boolean): ServiceConfig {
+  let config = configs.get(trustProxy);
+  if (config === undefined) {
+    config = loadServiceConfig({ ...EXPLORE_ENV, ...(trustProxy ? { TRUST_PROXY } : {}) }, { embedded: true });
+    configs.set(trustProxy, config);
+  }
+  return config;
 }
 
 /** Client addresses: IPv4, IPv4-mapped IPv6 (keyed as IPv4) and IPv6 (keyed in lower case). */
@@ -187,7 +201,11 @@ class World {
   /** The relay's backoff jitter draws Math.random: during a run it draws from the seed. */
   readonly #jitter: Prng;
   readonly #random = Math.random;
-  readonly #config = exploreConfig();
+  readonly #config: ServiceConfig;
+  /** Whether the balancer is trusted (TRUST_PROXY set), and the machine size the replicas' login gates are made for. */
+  readonly #trustProxy: boolean;
+  readonly #gate: ReturnType<typeof loginGateLimits>;
+  readonly #cores: number;
   readonly #lines: LogLine[] = [];
   readonly #backends: SimBackends;
   readonly #replicas: Replica[] = [];
@@ -211,6 +229,12 @@ class World {
   /** Admissions per decision store and client key: `local` per replica process, `shared` per fleet. */
   readonly #admitted = new Map<string, { first: number; count: number }>();
   readonly #decisions = new WeakMap<RateLimitDecision, DecisionSource>();
+  /** What the limiter published on its diagnostics channel for each decision (its key and source). */
+  readonly #announcedDecisions = new WeakMap<RateLimitDecision, RateLimitEvent>();
+  readonly #onDecision = (message: unknown): void => {
+    const event = message as RateLimitEvent;
+    this.#announcedDecisions.set(event.decision, event);
+  };
   /** Per replica incarnation and client key: the last admission (the rate window's anchor). */
   readonly #lastAdmission = new Map<string, number>();
   /** Events a replica held when it was killed: they may be announced twice (EXPLORE-announced). */
@@ -237,6 +261,10 @@ class World {
 
   constructor(options: RunOptions) {
     this.#options = options;
+    this.#trustProxy = options.seed % 3 !== 0;
+    this.#config = exploreConfig(this.#trustProxy);
+    this.#cores = options.seed % 4 === 3 ? 4 : 2;
+    this.#gate = loginGateLimits(this.#cores);
     this.#ids = new Prng(options.seed, 2);
     this.#jitter = new Prng(options.seed, 3);
     this.#backends = createSimBackends(this.#runtime, { cacheTtlMs: CACHE_TTL_MS, logger: this.#busLogger(), seed: options.seed });
@@ -266,6 +294,7 @@ class World {
 
   async start(): Promise<void> {
     Math.random = () => this.#jitter.next() / 0x1_0000_0000;
+    subscribe(RATE_LIMIT_CHANNEL, this.#onDecision);
     for (let u = 0; u < this.#options.users; u++) {
       const client: Client = {
         index: u,
@@ -282,7 +311,7 @@ class World {
       this.#clients.push(client);
       await this.#backends.store.add({ id: client.userId, username: client.username, passwordHash: await cheapHash(client.password) });
     }
-    await this.#backends.store.add({ id: this.#ids.uuid(), username: LEGACY.username, passwordHash: LEGACY.hash });
+    for (const legacy of LEGACY) await this.#backends.store.add({ id: this.#ids.uuid(), username: legacy.username, passwordHash: legacy.hash });
     for (let r = 0; r < this.#options.replicas; r++) this.#replicas.push(this.#newReplica(r, 0));
     await this.#runtime.settle();
   }
@@ -301,6 +330,7 @@ class World {
     for (const replica of this.#replicas) if (replica.alive) replica.kill();
     await this.#runtime.settle();
     Math.random = this.#random;
+    unsubscribe(RATE_LIMIT_CHANNEL, this.#onDecision);
   }
 
   #busLogger() {
@@ -323,6 +353,7 @@ class World {
       onCommitted: (order, eventId) => this.#onCommitted(order, eventId),
       variant: this.#options.variant,
       sharedLimiter: this.#shared,
+      cores: this.#cores,
       decisions: this.#decisions,
     });
     this.#incarnations.push(replica);
@@ -676,9 +707,12 @@ class World {
       case 'direct-spoof':
         return { peer: client.address, forwardedFor: SPOOFED, key: client.limitKey };
       case 'proxy':
-        return { peer: PROXY, forwardedFor: client.address, key: client.limitKey };
+        return { peer: PROXY, forwardedFor: client.address, key: this.#trustProxy ? client.limitKey : PROXY };
       case 'proxy-spoof':
-        return { peer: `::ffff:${PROXY}`, forwardedFor: [SPOOFED, client.address], key: client.limitKey };
+        return { peer: `::ffff:${PROXY}`, forwardedFor: [SPOOFED, client.address], key: this.#trustProxy ? client.limitKey : PROXY };
+      case 'proxy-garbled':
+        // The rightmost entry, the balancer's own, is not an address: the walk ends at the balancer.
+        return { peer: PROXY, forwardedFor: client.index % 2 === 0 ? `${client.address}, unknown` : `${client.address},`, key: PROXY };
     }
   }
 
@@ -854,6 +888,13 @@ class World {
   #admit(replica: Replica, key: string, decision: RateLimitDecision): void {
     const source = this.#decisions.get(decision);
     this.checks.hold(source !== undefined, INVARIANTS.rate, () => `replica ${replica.index} admitted ${key} on a decision no store took`);
+    // Rule LIMIT-rate-keying: the limiter keyed the request on the address the explorer reads the rule to give.
+    const event = this.#announcedDecisions.get(decision);
+    this.checks.hold(
+      event?.key === key && event.source === source,
+      INVARIANTS.rate,
+      () => `replica ${replica.index} keyed a request of ${key} on ${event?.key} (${event?.source}, taken by ${source})`,
+    );
     const scope = source === 'shared' ? `fleet.${key}` : `${replica.index}.${replica.incarnation}.${key}`;
     const now = this.#runtime.nowMs();
     this.#lastAdmission.set(`${replica.index}.${replica.incarnation}.${key}`, now);
@@ -917,7 +958,7 @@ class World {
       wrong: { username: client.username, password: 'not-the-password' },
       unknown: { username: `nobody-${user}`, password: client.password },
       empty: { username: '', password: client.password },
-      legacy: { username: LEGACY.username, password: LEGACY.password },
+      legacy: { username: (LEGACY[user % LEGACY.length] as (typeof LEGACY)[number]).username, password: LEGACY_PASSWORD },
     }[as];
     const status = await this.#send(
       replica,
@@ -962,7 +1003,7 @@ class World {
     // Taken: the password was checked (200 or 401). A 500 is the database failing before the gate.
     const taken = answers.filter((a) => a.status === 200 || a.status === 401).length;
     this.checks.hold(
-      taken <= LOGIN_GATE.concurrency + LOGIN_GATE.queuePerClient,
+      taken <= this.#gate.concurrency + this.#gate.queuePerClient,
       INVARIANTS.loginGate,
       () => `${taken} of ${count} simultaneous logins of one client were taken`,
     );
@@ -998,7 +1039,7 @@ class World {
       const mine = answers.filter((a) => a.c === c).map((a) => a.answer);
       const taken = mine.filter((a) => a.status === 200).length;
       this.checks.hold(
-        taken <= LOGIN_GATE.concurrency + LOGIN_GATE.queuePerClient,
+        taken <= this.#gate.concurrency + this.#gate.queuePerClient,
         INVARIANTS.loginGate,
         () => `client 10.2.0.${c + 1} had ${taken} of ${mine.length} simultaneous logins taken`,
       );
@@ -1400,6 +1441,17 @@ class World {
       );
     }
     if (clean) this.checks.hold(report.clean, INVARIANTS.health, () => `health not clean after healing: ${JSON.stringify(report.nodes)}`);
+    // The relay's metrics and its health come from one backlog sample (EVT-7-delivery): they agree.
+    const stats = replica.relay.stats();
+    const publisher = report.nodes?.find((n) => n.name === 'publisher');
+    if (publisher !== undefined && !this.#backends.bus.trouble.isDown) {
+      const aged = (stats.pending ?? 0) >= RELAY.unhealthyPending || (stats.oldestAgeSeconds ?? 0) >= RELAY.unhealthyAgeMs / 1_000;
+      this.checks.hold(
+        (publisher.status !== 'ok') === aged,
+        INVARIANTS.health,
+        () => `publisher node ${publisher.status} (${publisher.error ?? ''}) while the relay's metrics say ${stats.pending} pending, oldest ${stats.oldestAgeSeconds} s`,
+      );
+    }
     // Sessions: none held between steps; as many open (live or lingering) as the explorer expects.
     const counts = replica.sessions.counts();
     const open = [...this.#sessions.entries()].filter(
@@ -1407,6 +1459,16 @@ class World {
     ).length;
     const racing = [...this.#userFlights.entries()].some(([key, n]) => n > 0 && key.startsWith(`${replica.index}.${replica.incarnation}.`));
     if (!racing) {
+      for (const client of this.#clients) {
+        const model = this.#sessions.get(this.#sessionKey(replica, client));
+        const want = model !== undefined && now < model.lastUse + SESSION_LINGER_MS ? 'lingering' : 'absent';
+        const state = replica.sessions.stateOf(client.userId as SessionKey);
+        this.checks.hold(
+          state === want,
+          INVARIANTS.retention,
+          () => `user${client.index}'s session on replica ${replica.index} is ${state}, want ${want} (last used ${model === undefined ? 'never' : `${now - model.lastUse} ms ago`})`,
+        );
+      }
       this.checks.hold(
         counts.live === 0 && counts.live + counts.lingering === open,
         INVARIANTS.retention,

@@ -11,10 +11,12 @@ export const EXPLORE_ENV = {
   JWT_EXPIRY: '1h',
   RATE_LIMIT_RPS: '5',
   SESSION_RECENT: '3',
-  // Rule LIMIT-rate-trust-proxy: the fleet sits behind a balancer in 10.9.0.0/16, which appends the
-  // client's address to X-Forwarded-For; clients also reach a replica directly.
-  TRUST_PROXY: '10.9.0.0/16',
 } as const;
+/**
+ * Rule LIMIT-rate-trust-proxy: the fleet sits behind a balancer in 10.9.0.0/16 that appends the client's
+ * address to X-Forwarded-For; clients also reach a replica directly. Two seeds in three trust it.
+ */
+export const TRUST_PROXY = '10.9.0.0/16';
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
@@ -53,8 +55,15 @@ export const RELAY = {
   flushTimeoutMs: 5 * SECOND,
 } as const;
 
-/** Rule LOGIN-gate, with the limits of a 2-core machine (the explorer's replicas use those on any host). */
-export const LOGIN_GATE = { concurrency: 1, queuePerClient: 2, queueTotal: 8 } as const;
+/**
+ * Rule LOGIN-gate: derivations at once = cores - 1 (at least 1, at most 4), 2 waiting per client, 8 waiting
+ * per running slot in all. The explorer's replicas get the limits of a 2- or a 4-core machine (drawn per
+ * seed), whatever the host has, so a seed replays anywhere.
+ */
+export function loginGateLimits(cores: number): { concurrency: number; queuePerClient: number; queueTotal: number } {
+  const concurrency = Math.max(1, Math.min(4, cores - 1));
+  return { concurrency, queuePerClient: 2, queueTotal: 8 * concurrency };
+}
 /** What one password derivation costs on the simulated clock (bench/login-flood.ts: about 19 a second). */
 export const DERIVATION_MS = 50;
 

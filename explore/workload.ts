@@ -10,7 +10,7 @@ import { CACHE_TTL_MS, IDEMPOTENCY_KEY_TTL_MS, NEAR_CACHE_TTL_MS, RATE_PER_SECON
 export type FaultTarget = 'database' | 'cache' | 'publisher';
 
 /** How a request reaches a replica (rule LIMIT-rate-trust-proxy): the rate limiter keys on the answer. */
-export type Route = 'direct' | 'direct-spoof' | 'proxy' | 'proxy-spoof';
+export type Route = 'direct' | 'direct-spoof' | 'proxy' | 'proxy-spoof' | 'proxy-garbled';
 
 /** Who a login claims to be: the user, with a wrong password, an unknown name, an empty one, or a user whose stored hash is unreadable. */
 export type LoginAs = 'right' | 'wrong' | 'unknown' | 'empty' | 'legacy';
@@ -127,13 +127,14 @@ const ROUTES: readonly (readonly [number, Route])[] = [
   [1, 'direct-spoof'],
   [3, 'proxy'],
   [1, 'proxy-spoof'],
+  [1, 'proxy-garbled'],
 ];
 
 export function generateSchedule(seed: number, shape: WorkloadShape): Step[] {
   const rng = new Prng(seed, 1);
   const steps: Step[] = [];
-  // What the generator believes, so it draws sensible steps (a restart for a replica that is down, no
-  // graceful stop while the database or broker is down); the run itself never relies on it.
+  // What the generator believes, so it draws sensible steps (a restart for a replica that is down, a
+  // heal of what is down); the run itself never relies on it.
   const up = Array.from({ length: shape.replicas }, () => true);
   const down = new Set<FaultTarget>();
   const user = (): number => rng.int(shape.users);
@@ -165,7 +166,7 @@ export function generateSchedule(seed: number, shape: WorkloadShape): Step[] {
       [2, 'lost-ack'],
       [1, 'kill'],
       [up.includes(false) ? 4 : 0, 'restart'],
-      [down.has('database') || down.has('publisher') ? 0 : 1, 'stop'],
+      [1, 'stop'],
       [3, 'jump'],
       [3, 'health'],
     ]);
@@ -190,7 +191,7 @@ export function generateSchedule(seed: number, shape: WorkloadShape): Step[] {
         steps.push({ op: kind, user: user(), replica: upReplica(), count: rng.between(2, 6) });
         break;
       case 'login-storm':
-        steps.push({ op: kind, replica: upReplica(), perClient: Array.from({ length: rng.between(3, 7) }, () => rng.between(1, 3)) });
+        steps.push({ op: kind, replica: upReplica(), perClient: Array.from({ length: rng.between(3, 12) }, () => rng.between(1, 3)) });
         break;
       case 'abandon': {
         const what = rng.weighted([
