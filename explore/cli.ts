@@ -4,19 +4,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { BROKEN_VARIANTS, CLASS_VARIANTS } from './broken-variants.ts';
 import { renderReport, summarise } from './coverage.ts';
 import { INVARIANTS } from './invariants.ts';
 import { combinedDigest, DEFAULT_SHAPE, exploreSeed } from './explorer.ts';
 import { describeStep } from './workload.ts';
 
 /**
- * npm run explore -- --seeds N [--seed S] [--steps K] [--replicas R] [--trace] [--coverage]
+ * npm run explore -- --seeds N [--seed S] [--steps K] [--replicas R] [--trace] [--coverage] [--variant NAME]
  *
  * Runs seeds S, S+1, … S+N-1 (S defaults to 1; `--seed S` alone replays that one seed) and prints one
  * summary line: seeds, steps, invariants checked, and the digest of every trace. On a terminal it
  * rewrites one progress line as it goes (seeds done, checks, elapsed). On the first violation it prints
  * the seed, the invariant and the shrunk step list, and exits 1. `--coverage` runs the same exploration
  * in a child process under NODE_V8_COVERAGE and writes reports/explore-coverage.md (explore/coverage.ts).
+ * `--variant NAME` runs a deliberately broken service instead (explore/broken-variants.ts, a part of its
+ * name): the first violating seed is how many seeds it took to find it.
  */
 const { values } = parseArgs({
   options: {
@@ -27,6 +30,7 @@ const { values } = parseArgs({
     users: { type: 'string' },
     trace: { type: 'boolean', default: false },
     coverage: { type: 'boolean', default: false },
+    variant: { type: 'string' },
   },
 });
 
@@ -42,7 +46,13 @@ function count(name: string, text: string | undefined, fallback: number, min = 1
 
 const first = count('seed', values.seed, 1, 0);
 const seeds = count('seeds', values.seeds, 1);
+const variants = [...BROKEN_VARIANTS, ...CLASS_VARIANTS].filter((v) => values.variant !== undefined && v.name.includes(values.variant));
+if (values.variant !== undefined && variants.length !== 1) {
+  console.error(`explore: --variant must name one of: ${[...BROKEN_VARIANTS, ...CLASS_VARIANTS].map((v) => JSON.stringify(v.name)).join(', ')}`);
+  process.exit(2);
+}
 const shape = {
+  variant: variants[0],
   steps: count('steps', values.steps, DEFAULT_SHAPE.steps),
   replicas: count('replicas', values.replicas, DEFAULT_SHAPE.replicas),
   users: count('users', values.users, DEFAULT_SHAPE.users, 2),
@@ -93,13 +103,14 @@ async function explore(): Promise<void> {
     }
     if (outcome.shrunk !== undefined) {
       if (live) process.stdout.write('\n');
-      console.error(`explore: VIOLATION seed ${seed}: ${outcome.result.violation?.message}`);
+      console.error(`explore: VIOLATION seed ${seed} (${seed - first + 1} seed(s) run): ${outcome.result.violation?.message}`);
       console.error(
         `explore: invariant ${outcome.shrunk.invariant}; shrunk to ${outcome.shrunk.steps.length} step(s) in ${outcome.shrunk.replays} replays (${outcome.shrunk.message}):`,
       );
       outcome.shrunk.steps.forEach((step, i) => console.error(`  ${i} ${describeStep(step)}`));
       console.error(
-        `explore: replay with: npm run explore -- --seed ${seed} --seeds 1 --steps ${shape.steps} --replicas ${shape.replicas} --trace`,
+        `explore: replay with: npm run explore -- --seed ${seed} --seeds 1 --steps ${shape.steps} --replicas ${shape.replicas} --trace` +
+          (values.variant === undefined ? '' : ` --variant ${JSON.stringify(values.variant)}`),
       );
       process.exit(1);
     }

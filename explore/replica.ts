@@ -60,6 +60,8 @@ export interface LogLine {
   readonly incarnation: number;
   readonly msg: string;
   readonly fields: LogFields;
+  /** When it was written, on the fleet's clock. */
+  readonly at: number;
 }
 
 /** Which store took a rate-limit decision: each replica's own bucket, or the fleet's shared one. */
@@ -75,8 +77,6 @@ export interface ReplicaOptions {
   readonly lines: LogLine[];
   /** Called with each placement the database committed for this replica (ground truth for the checks). */
   readonly onCommitted: (order: Order, eventId: string) => void;
-  /** Called with the event ids the broker acknowledged for this replica's relay, when it did. */
-  readonly onPublished: (eventIds: readonly string[]) => void;
   readonly newId: () => string;
   readonly variant: Variant | undefined;
   /** Called each time a delivery of this replica ends unacknowledged (the broker delivers it again later). */
@@ -183,7 +183,6 @@ export class Replica {
   readonly #notifierRun: Promise<void>;
   readonly #relayRun: Promise<void>;
   readonly #onUnacknowledged: () => void;
-  readonly #onPublished: (eventIds: readonly string[]) => void;
 
   constructor(options: ReplicaOptions) {
     const { config, runtime, backends, variant } = options;
@@ -191,8 +190,7 @@ export class Replica {
     this.incarnation = options.incarnation;
     this.config = config;
     this.#onUnacknowledged = options.onUnacknowledged;
-    this.#onPublished = options.onPublished;
-    const logger = this.#logger(options.lines);
+    const logger = this.#logger(options.lines, runtime);
     const fenced = this.#fence(backends, options.onCommitted);
     const ports = variant?.wrapPorts?.(fenced, backends) ?? fenced;
     const now = (): number => runtime.nowMs();
@@ -267,9 +265,9 @@ export class Replica {
     this.alive = false;
   }
 
-  #logger(lines: LogLine[]): Logger {
+  #logger(lines: LogLine[], runtime: SimRuntime): Logger {
     const record = (fields: LogFields, msg: string): void => {
-      if (this.alive) lines.push({ replica: this.index, incarnation: this.incarnation, msg, fields });
+      if (this.alive) lines.push({ replica: this.index, incarnation: this.incarnation, msg, fields, at: runtime.nowMs() });
     };
     return { debug: record, info: record, warn: record, error: record };
   }
@@ -311,7 +309,6 @@ export class Replica {
               const acked = await send(batch);
               // Died after the broker's acks, before the commit of the sent marks: nothing is marked.
               this.#check();
-              this.#onPublished(acked);
               return acked;
             }),
           ),
