@@ -116,8 +116,6 @@ async function explore(): Promise<void> {
     }
   }
   if (live) process.stdout.write('\r\u001b[K');
-  if (process.env['EXPLORE_PROFILE']) console.log('firings', (await import('./sim-runtime.ts')).FIRINGS.n);
-  if (process.env['EXPLORE_PROFILE']) console.log([...(await import('./run.ts')).PROFILE].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(0)}`).join('\n'));
   console.log(
     `explore: ${seeds} seed(s) ${first}..${first + seeds - 1} x ${shape.steps} steps, ${shape.replicas} replicas, ` +
       `${Object.keys(INVARIANTS).length} invariants, ${checks} checks passed, digest ${combinedDigest(digests)} (${elapsed()} s)`,

@@ -12,7 +12,6 @@ const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(res
  * machine likes). Work on the lane runs one at a time in the order it asked, so the continuations that
  * follow it, and every id drawn after it, come in the same order on every run of a seed.
  */
-export const FIRINGS = { n: 0 };
 export class SimRuntime {
   readonly time = new SimulatedTime({ base: () => SIM_EPOCH_MS, realTimers: false });
   #lane: Promise<unknown> = Promise.resolve();
@@ -62,7 +61,6 @@ export class SimRuntime {
 
   /** Moves simulated time to `at` (fires every timer due by then, earliest first) and settles. */
   async advanceTo(at: number): Promise<void> {
-    FIRINGS.n += 1;
     this.time.advance(Math.max(0, at - this.nowMs()));
     await this.settle();
   }
