@@ -141,7 +141,10 @@ export const fingerprintWithoutQuantity: Variant = {
             ? placement
             : {
                 ...placement,
-                idempotency: { ...placement.idempotency, fingerprint: createHash('sha256').update(placement.order.item).digest('base64url') },
+                idempotency: {
+                  ...placement.idempotency,
+                  fingerprint: createHash('sha256').update(placement.order.item).digest('base64url'),
+                },
               },
         ),
     },

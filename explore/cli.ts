@@ -48,7 +48,9 @@ const first = count('seed', values.seed, 1, 0);
 const seeds = count('seeds', values.seeds, 1);
 const variants = [...BROKEN_VARIANTS, ...CLASS_VARIANTS].filter((v) => values.variant !== undefined && v.name.includes(values.variant));
 if (values.variant !== undefined && variants.length !== 1) {
-  console.error(`explore: --variant must name one of: ${[...BROKEN_VARIANTS, ...CLASS_VARIANTS].map((v) => JSON.stringify(v.name)).join(', ')}`);
+  console.error(
+    `explore: --variant must name one of: ${[...BROKEN_VARIANTS, ...CLASS_VARIANTS].map((v) => JSON.stringify(v.name)).join(', ')}`,
+  );
   process.exit(2);
 }
 const shape = {

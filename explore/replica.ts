@@ -141,7 +141,11 @@ class LaneLoginGate extends LoginGate {
 }
 
 /** A token bucket that records which decisions it took (the explorer's EXPLORE-rate needs the source). */
-function recording(bucket: TokenBucketLimiter, source: DecisionSource, decisions: WeakMap<RateLimitDecision, DecisionSource>): TokenBucketLimiter {
+function recording(
+  bucket: TokenBucketLimiter,
+  source: DecisionSource,
+  decisions: WeakMap<RateLimitDecision, DecisionSource>,
+): TokenBucketLimiter {
   const take = bucket.take.bind(bucket);
   bucket.take = (key: string): RateLimitDecision => {
     const decision = take(key);

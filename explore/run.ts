@@ -308,7 +308,8 @@ class World {
       this.#clients.push(client);
       await this.#backends.store.add({ id: client.userId, username: client.username, passwordHash: await cheapHash(client.password) });
     }
-    for (const legacy of LEGACY) await this.#backends.store.add({ id: this.#ids.uuid(), username: legacy.username, passwordHash: legacy.hash });
+    for (const legacy of LEGACY)
+      await this.#backends.store.add({ id: this.#ids.uuid(), username: legacy.username, passwordHash: legacy.hash });
     for (let r = 0; r < this.#options.replicas; r++) this.#replicas.push(this.#newReplica(r, 0));
     await this.#runtime.settle();
   }
@@ -372,13 +373,25 @@ class World {
     this.checks.hold(
       claim === undefined || claim.expiresAt <= at,
       INVARIANTS.keyOnce,
-      () => `key ${request.key} of user${request.user} made order ${order.id} while its claim on ${claim?.orderId} lives until ${claim?.expiresAt}`,
+      () =>
+        `key ${request.key} of user${request.user} made order ${order.id} while its claim on ${claim?.orderId} lives until ${claim?.expiresAt}`,
     );
-    this.#claims.set(id, { orderId: order.id, item: order.item, quantity: order.quantity, expiresAt: order.createdAt.getTime() + IDEMPOTENCY_KEY_TTL_MS });
+    this.#claims.set(id, {
+      orderId: order.id,
+      item: order.item,
+      quantity: order.quantity,
+      expiresAt: order.createdAt.getTime() + IDEMPOTENCY_KEY_TTL_MS,
+    });
   }
 
   #requestOf(order: Order): CreateRequest | undefined {
-    return this.#byBody.get(bodyKey(this.#clients.findIndex((c) => c.userId === order.userId), order.item, order.quantity));
+    return this.#byBody.get(
+      bodyKey(
+        this.#clients.findIndex((c) => c.userId === order.userId),
+        order.item,
+        order.quantity,
+      ),
+    );
   }
 
   #register(request: CreateRequest): CreateRequest {
@@ -400,7 +413,12 @@ class World {
   async #execute(step: Step): Promise<string> {
     // A client without a live token logs in first (on 401 it refreshes), except to probe a token's expiry.
     const refresh = ['create', 'create-many', 'retry', 'reuse', 'get', 'list', 'recent', 'burst', 'spread', 'boundary', 'abandon'];
-    if (refresh.includes(step.op) && 'user' in step && !(step.op === 'boundary' && step.window === 'token') && !(step.op === 'abandon' && step.what === 'login')) {
+    if (
+      refresh.includes(step.op) &&
+      'user' in step &&
+      !(step.op === 'boundary' && step.window === 'token') &&
+      !(step.op === 'abandon' && step.what === 'login')
+    ) {
       const client = this.#client(step.user);
       if (client.stale || client.token === undefined) await this.#login(step.user, step.replica, 'right');
     }
@@ -443,7 +461,8 @@ class World {
         return this.#recent(step.user, step.replica);
       case 'burst': {
         const statuses: string[] = [];
-        for (let i = 0; i < step.count; i++) statuses.push((await this.#get(step.user, step.replica, 'own', i, step.route)).split(' ')[0] as string);
+        for (let i = 0; i < step.count; i++)
+          statuses.push((await this.#get(step.user, step.replica, 'own', i, step.route)).split(' ')[0] as string);
         return statuses.join(',');
       }
       case 'forged':
@@ -526,7 +545,10 @@ class World {
     const quantity = change === 'quantity' ? (original.quantity % 9) + 1 : original.quantity;
     // The same body with the same key sent before is that request again (a retry), not another one.
     const known = this.#byBody.get(bodyKey(client.index, item, quantity));
-    const request = known !== undefined && known.key === original.key ? known : this.#register({ id, user: client.index, item, quantity, key: original.key, attempts: [] });
+    const request =
+      known !== undefined && known.key === original.key
+        ? known
+        : this.#register({ id, user: client.index, item, quantity, key: original.key, attempts: [] });
     return this.#sendCreate(request, replica);
   }
 
@@ -543,7 +565,8 @@ class World {
   }
 
   #forgetSessions(replica: Replica): void {
-    for (const key of [...this.#sessions.keys()]) if (key.startsWith(`${replica.index}.${replica.incarnation}.`)) this.#sessions.delete(key);
+    for (const key of [...this.#sessions.keys()])
+      if (key.startsWith(`${replica.index}.${replica.incarnation}.`)) this.#sessions.delete(key);
   }
 
   // ------------------------------------------------------------------ time
@@ -734,7 +757,16 @@ class World {
     }
     const flightKey = `${replica.index}.${replica.incarnation}.${client.index}`;
     this.#userFlights.set(flightKey, (this.#userFlights.get(flightKey) ?? 0) + 1);
-    const work = this.#handle(replica, client, operation, request, token, this.#via(client, options.route ?? 'direct'), controller, () => gone)
+    const work = this.#handle(
+      replica,
+      client,
+      operation,
+      request,
+      token,
+      this.#via(client, options.route ?? 'direct'),
+      controller,
+      () => gone,
+    )
       .then((answer) => {
         // A replica that died with the request in hand answers nothing; a client gone hears nothing.
         if (!replica.alive) return 'refused' as const;
@@ -928,7 +960,8 @@ class World {
       this.checks.hold(
         answer.status === 401 && message === MESSAGES.invalidToken,
         INVARIANTS.answers,
-        () => `${operation} with a token expired ${at - expiresAtMs} ms before admission answered ${answer.status} ${JSON.stringify(answer.body)}`,
+        () =>
+          `${operation} with a token expired ${at - expiresAtMs} ms before admission answered ${answer.status} ${JSON.stringify(answer.body)}`,
       );
     } else {
       this.checks.hold(
@@ -955,11 +988,7 @@ class World {
       { body: JSON.stringify(credentials) },
       (answer) => {
         if (as !== 'right') {
-          this.checks.hold(
-            answer.status !== 200,
-            INVARIANTS.answers,
-            () => `login as ${as} answered 200`,
-          );
+          this.checks.hold(answer.status !== 200, INVARIANTS.answers, () => `login as ${as} answered 200`);
           if (answer.status === 401)
             this.checks.hold(
               (answer.body as { error?: string }).error === MESSAGES.invalidCredentials,
@@ -986,7 +1015,10 @@ class World {
     const client = this.#client(user);
     const body = JSON.stringify({ username: client.username, password: client.password });
     const via = this.#via(client, 'direct');
-    const answers = await this.#await(Promise.all(Array.from({ length: count }, () => this.#handle(replica, client, 'login', { body }, undefined, via))), 60_000);
+    const answers = await this.#await(
+      Promise.all(Array.from({ length: count }, () => this.#handle(replica, client, 'login', { body }, undefined, via))),
+      60_000,
+    );
     if (answers === undefined) return 'in flight';
     // Taken: the password was checked (200 or 401). A 500 is the database failing before the gate.
     const taken = answers.filter((a) => a.status === 200 || a.status === 401).length;
@@ -1033,7 +1065,9 @@ class World {
       );
     }
     this.checks.hold(
-      answers.every(({ answer: a }) => a.status === 200 || a.kind === 'login-busy' || a.limited === true || a.status === 'refused' || a.status === 500),
+      answers.every(
+        ({ answer: a }) => a.status === 200 || a.kind === 'login-busy' || a.limited === true || a.status === 'refused' || a.status === 500,
+      ),
       INVARIANTS.loginGate,
       () => `a storm login was answered otherwise: ${JSON.stringify(answers.map((a) => a.answer.status))}`,
     );
@@ -1051,7 +1085,14 @@ class World {
       const options = abandonAfterMs === undefined ? {} : { abandonAfterMs };
       const request: Promise<Status> =
         step.what === 'login'
-          ? this.#send(step.replica, client, 'login', { body: JSON.stringify({ username: client.username, password: client.password }) }, () => undefined, options)
+          ? this.#send(
+              step.replica,
+              client,
+              'login',
+              { body: JSON.stringify({ username: client.username, password: client.password }) },
+              () => undefined,
+              options,
+            )
           : step.what === 'create'
             ? this.#sendCreate(this.#newRequest(step.user, 1, true), step.replica, options).then((s) => s.split(' ')[0] as Status)
             : step.what === 'get'
@@ -1083,7 +1124,12 @@ class World {
     const client = this.#client(user);
     const secret = new TextEncoder().encode(EXPLORE_ENV.JWT_SECRET);
     const nowS = Math.floor(this.#runtime.nowMs() / 1_000);
-    const sign = (claims: Record<string, unknown>, key: Uint8Array = secret, iat = nowS, lifetimeS = TOKEN_LIFETIME_MS / 1_000): Promise<string> =>
+    const sign = (
+      claims: Record<string, unknown>,
+      key: Uint8Array = secret,
+      iat = nowS,
+      lifetimeS = TOKEN_LIFETIME_MS / 1_000,
+    ): Promise<string> =>
       this.#runtime.serial(() =>
         new SignJWT(claims)
           .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -1273,7 +1319,9 @@ class World {
         const s = answer.status;
         if (s === 401 || s === 429 || s === 'refused' || s === 'gone') return;
         const want = { own: [200, 500], other: [403, 500], missing: [404, 500], malformed: [400] }[expect];
-        const message = { own: undefined, other: MESSAGES.forbidden, missing: MESSAGES.notFound, malformed: MESSAGES.invalidOrderId }[expect];
+        const message = { own: undefined, other: MESSAGES.forbidden, missing: MESSAGES.notFound, malformed: MESSAGES.invalidOrderId }[
+          expect
+        ];
         this.checks.hold(
           want.includes(s) && (s !== want[0] || message === undefined || (answer.body as { error?: string }).error === message),
           INVARIANTS.get,
@@ -1284,7 +1332,8 @@ class World {
         this.checks.hold(
           committed !== undefined && sameDto(orderDto(committed.order), answer.body as OrderDto),
           INVARIANTS.get,
-          () => `GET ${id} answered ${JSON.stringify(answer.body)}, the database holds ${JSON.stringify(committed && orderDto(committed.order))}`,
+          () =>
+            `GET ${id} answered ${JSON.stringify(answer.body)}, the database holds ${JSON.stringify(committed && orderDto(committed.order))}`,
         );
       },
       { ...options, route },
@@ -1297,7 +1346,13 @@ class World {
    * and when nothing of the caller's was committed while it ran, exactly the explorer's slice of them
    * (spec 4.1 rule 6's clamps, read by the explorer: explore/oracle.ts).
    */
-  async #list(user: number, replica: number, limit: string | null, offset: string | null, options: { abandonAfterMs?: number } = {}): Promise<string> {
+  async #list(
+    user: number,
+    replica: number,
+    limit: string | null,
+    offset: string | null,
+    options: { abandonAfterMs?: number } = {},
+  ): Promise<string> {
     const client = this.#client(user);
     const query = new URLSearchParams();
     if (limit !== null) query.set('limit', limit);
@@ -1345,7 +1400,11 @@ class World {
                 .join(',')}…)`,
           );
         } else {
-          this.checks.hold(ids.length <= expected.length + (all.length - before), INVARIANTS.list, () => `a page of ${ids.length} for ${limit}`);
+          this.checks.hold(
+            ids.length <= expected.length + (all.length - before),
+            INVARIANTS.list,
+            () => `a page of ${ids.length} for ${limit}`,
+          );
         }
         for (const id of ids) if (!client.known.includes(id)) client.known.push(id);
       },
@@ -1381,7 +1440,8 @@ class World {
       this.checks.hold(
         recent.every((id) => viewed.has(id)),
         INVARIANTS.recent,
-        () => `recent of user${user} on replica ${served.index} holds ${recent.filter((id) => !viewed.has(id)).join(',')}, never viewed there`,
+        () =>
+          `recent of user${user} on replica ${served.index} holds ${recent.filter((id) => !viewed.has(id)).join(',')}, never viewed there`,
       );
       if (racing || answer.admittedAt === undefined) return;
       const last = model?.lastUse;
@@ -1391,7 +1451,9 @@ class World {
         INVARIANTS.retention,
         () =>
           `recent of user${user} on replica ${served.index} is [${recent.join(',')}], want [${expected.join(',')}]: ` +
-          (last === undefined ? 'no session' : `session last used ${(answer.admittedAt as number) - last} ms before (linger ${SESSION_LINGER_MS} ms)`),
+          (last === undefined
+            ? 'no session'
+            : `session last used ${(answer.admittedAt as number) - last} ms before (linger ${SESSION_LINGER_MS} ms)`),
       );
     });
     return `${status} ${recent.length}`;
@@ -1424,7 +1486,8 @@ class World {
       this.checks.hold(
         node !== undefined && (excused || (node.status === 'ok') === !down),
         INVARIANTS.health,
-        () => `replica ${replica.index}'s health node ${name} is ${node?.status ?? 'missing'} (${node?.error ?? ''}) while the ${name} is ${down ? 'down' : 'up'}`,
+        () =>
+          `replica ${replica.index}'s health node ${name} is ${node?.status ?? 'missing'} (${node?.error ?? ''}) while the ${name} is ${down ? 'down' : 'up'}`,
       );
     }
     if (clean) this.checks.hold(report.clean, INVARIANTS.health, () => `health not clean after healing: ${JSON.stringify(report.nodes)}`);
@@ -1438,7 +1501,8 @@ class World {
       this.checks.hold(
         (publisher.status !== 'ok') === aged,
         INVARIANTS.health,
-        () => `publisher node ${publisher.status} (${publisher.error ?? ''}) while the relay's metrics say ${stats.pending} pending, oldest ${stats.oldestAgeSeconds} s`,
+        () =>
+          `publisher node ${publisher.status} (${publisher.error ?? ''}) while the relay's metrics say ${stats.pending} pending, oldest ${stats.oldestAgeSeconds} s`,
       );
       if (aged && stats.oldestAgeSeconds !== undefined) {
         const createdAt = now - stats.oldestAgeSeconds * 1_000;
@@ -1446,7 +1510,8 @@ class World {
         const candidates = [...this.#committed.values()].filter((c) => Math.abs(c.order.createdAt.getTime() - createdAt) < 1);
         const pendingIds = new Set(this.#backends.store.pendingEvents().map((e) => e.id));
         const recent = 2 * RELAY.sampleMs + this.#backends.store.trouble.delayMs;
-        const announcedAt = (id: string): number | undefined => this.#lines.find((l) => l.msg === 'order placed' && l.fields['order_id'] === id)?.at;
+        const announcedAt = (id: string): number | undefined =>
+          this.#lines.find((l) => l.msg === 'order placed' && l.fields['order_id'] === id)?.at;
         const explained = candidates.some((c) => {
           const at = announcedAt(c.order.id);
           return pendingIds.has(c.eventId) || at === undefined || at >= now - recent;
@@ -1474,13 +1539,15 @@ class World {
         this.checks.hold(
           state === want,
           INVARIANTS.retention,
-          () => `user${client.index}'s session on replica ${replica.index} is ${state}, want ${want} (last used ${model === undefined ? 'never' : `${now - model.lastUse} ms ago`})`,
+          () =>
+            `user${client.index}'s session on replica ${replica.index} is ${state}, want ${want} (last used ${model === undefined ? 'never' : `${now - model.lastUse} ms ago`})`,
         );
       }
       this.checks.hold(
         counts.live === 0 && counts.live + counts.lingering === open,
         INVARIANTS.retention,
-        () => `replica ${replica.index} holds ${counts.live} live and ${counts.lingering} lingering sessions, the explorer expects 0 and ${open}`,
+        () =>
+          `replica ${replica.index} holds ${counts.live} live and ${counts.lingering} lingering sessions, the explorer expects 0 and ${open}`,
       );
     }
     return report.nodes?.map((n) => `${n.name}:${n.status}`).join(',') ?? 'none';
@@ -1502,7 +1569,8 @@ class World {
       this.checks.hold(
         drained,
         INVARIANTS.announced,
-        () => `${this.#backends.store.pendingEvents().length} events still pending 60 s after every backend healed, with ${alive} replica(s) running`,
+        () =>
+          `${this.#backends.store.pendingEvents().length} events still pending 60 s after every backend healed, with ${alive} replica(s) running`,
       );
     }
     for (let r = 0; r < this.#replicas.length; r++) {
@@ -1607,7 +1675,11 @@ class World {
           // Each read comes from an address of its own: the limiter is not what is checked here.
           const address = `10.1.${Math.floor(reader / 250)}.${reader++ % 250}`;
           const answer = await this.#await(
-            this.#handle(replica, client, 'getOrder', { params: { id } }, client.token, { peer: address, forwardedFor: undefined, key: address }),
+            this.#handle(replica, client, 'getOrder', { params: { id } }, client.token, {
+              peer: address,
+              forwardedFor: undefined,
+              key: address,
+            }),
             60_000,
           );
           if (client === owner) {

@@ -1,5 +1,12 @@
 import { Prng } from './prng.ts';
-import { CACHE_TTL_MS, IDEMPOTENCY_KEY_TTL_MS, NEAR_CACHE_TTL_MS, RATE_PER_SECOND, SESSION_LINGER_MS, TOKEN_LIFETIME_MS } from './spec-constants.ts';
+import {
+  CACHE_TTL_MS,
+  IDEMPOTENCY_KEY_TTL_MS,
+  NEAR_CACHE_TTL_MS,
+  RATE_PER_SECOND,
+  SESSION_LINGER_MS,
+  TOKEN_LIFETIME_MS,
+} from './spec-constants.ts';
 
 /**
  * A run's schedule, drawn from the seed before anything executes: steps are plain data naming users
