@@ -174,6 +174,8 @@ export class Replica {
   /** The login gate, watched by the explorer (EXPLORE-login-gate: only callers still there wait in it). */
   readonly gate: LoginGate;
   readonly limiter: HttpRateLimiter;
+  /** The process's own token buckets (the limiter's local store), watched for their memory bound. */
+  readonly buckets: TokenBucketLimiter;
   readonly relay: OutboxRelay;
   readonly notifier: Notifier;
   readonly checker: ComponentChecker;
@@ -221,9 +223,10 @@ export class Replica {
     this.orders = variant?.createOrderService?.(deps, this.sessions) ?? new OrderService(deps);
     this.gate = new LaneLoginGate(runtime, variant, options.cores);
     this.api = new RestApi(new AuthService(ports.credentials, this.tokens, this.gate), this.orders);
+    this.buckets = recording(new TokenBucketLimiter(config.rateLimitRps, config.rateLimitRps, now), 'local', options.decisions);
     this.limiter = new HttpRateLimiter({
       resolver: new ClientAddressResolver(config.trustProxy),
-      local: recording(new TokenBucketLimiter(config.rateLimitRps, config.rateLimitRps, now), 'local', options.decisions),
+      local: this.buckets,
       shared: options.sharedLimiter,
       logger,
     });

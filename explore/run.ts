@@ -314,7 +314,8 @@ class World {
 
   async start(): Promise<void> {
     Math.random = () => this.#jitter.next() / 0x1_0000_0000;
-    subscribe(RATE_LIMIT_CHANNEL, this.#onDecision);
+    // Four seeds in five watch the limiter's diagnostics channel (it publishes only to a listener).
+    if (this.#options.seed % 5 !== 4) subscribe(RATE_LIMIT_CHANNEL, this.#onDecision);
     for (let u = 0; u < this.#options.users; u++) {
       const client: Client = {
         index: u,
@@ -351,7 +352,7 @@ class World {
     for (const replica of this.#replicas) if (replica.alive) replica.kill();
     await this.#runtime.settle();
     Math.random = this.#random;
-    unsubscribe(RATE_LIMIT_CHANNEL, this.#onDecision);
+    if (this.#options.seed % 5 !== 4) unsubscribe(RATE_LIMIT_CHANNEL, this.#onDecision);
   }
 
   #busLogger() {
@@ -537,6 +538,8 @@ class World {
         return 'ok';
       case 'health':
         return this.#health(step.replica, false);
+      case 'scan':
+        return this.#scan(step.replica, step.count);
     }
   }
 
@@ -734,7 +737,7 @@ class World {
   }
 
   /** Where a request comes from (rule LIMIT-rate-trust-proxy) and the key the limiter must give it. */
-  #via(client: Client, route: Route): { peer: string; forwardedFor: string | string[] | undefined; key: string } {
+  #via(client: Client, route: Route): { peer: string | undefined; forwardedFor: string | string[] | undefined; key: string } {
     switch (route) {
       case 'direct':
         return { peer: client.address, forwardedFor: undefined, key: client.limitKey };
@@ -747,6 +750,9 @@ class World {
       case 'proxy-garbled':
         // The rightmost entry, the balancer's own, is not an address: the walk ends at the balancer.
         return { peer: PROXY, forwardedFor: client.index % 2 === 0 ? `${client.address}, unknown` : `${client.address},`, key: PROXY };
+      case 'socket-gone':
+        // Rule LIMIT-rate-keying: a request whose peer is unknown shares the key `unknown`.
+        return { peer: undefined, forwardedFor: undefined, key: 'unknown' };
     }
   }
 
@@ -817,7 +823,7 @@ class World {
     operation: Operation,
     request: Outgoing,
     token: string | undefined,
-    via: { peer: string; forwardedFor: string | string[] | undefined; key: string },
+    via: { peer: string | undefined; forwardedFor: string | string[] | undefined; key: string },
     controller: AbortController = new AbortController(),
     gone: () => boolean = () => false,
   ): Promise<Answer> {
@@ -934,7 +940,7 @@ class World {
     // Rule LIMIT-rate-keying: the limiter keyed the request on the address the explorer reads the rule to give.
     const event = this.#announcedDecisions.get(decision);
     this.checks.hold(
-      event?.key === key && event.source === source,
+      this.#options.seed % 5 === 4 || (event?.key === key && event.source === source),
       INVARIANTS.rate,
       () => `replica ${replica.index} keyed a request of ${key} on ${event?.key} (${event?.source}, taken by ${source})`,
     );
@@ -1138,6 +1144,41 @@ class World {
     // Right after the last caller left: the gate must hold none of those who went away.
     this.#checkGates();
     return answers.map((a) => a.status).join(',');
+  }
+
+  /**
+   * EXPLORE-rate: a scanner spraying `count` addresses (no token: each is one bucket and a 401) in two
+   * halves a second apart. Each is admitted once, answered 401, and the process keeps a bounded number
+   * of buckets (rule LIMIT-rate-keying: full buckets are pruned once 10,000 are held).
+   */
+  async #scan(replicaIndex: number, count: number): Promise<string> {
+    const replica = this.#live(replicaIndex);
+    if (replica === undefined) return 'down';
+    const client = this.#client(0);
+    let unauthorised = 0;
+    for (let i = 0; i < count; i++) {
+      if (i === Math.floor(count / 2)) await this.#advance(1_000);
+      const address = `198.18.${Math.floor(i / 250)}.${i % 250}`;
+      const answer = await this.#handle(replica, client, 'listOrders', {}, undefined, {
+        peer: address,
+        forwardedFor: undefined,
+        key: address,
+      });
+      if (answer.status === 'refused') return 'died';
+      this.checks.hold(
+        answer.status === 401 || answer.status === 429,
+        INVARIANTS.answers,
+        () => `a scan request without a token answered ${answer.status}`,
+      );
+      if (answer.status === 401) unauthorised += 1;
+    }
+    const held = replica.buckets.size;
+    this.checks.hold(
+      held <= 2 * 10_000 + 1,
+      INVARIANTS.rate,
+      () => `replica ${replica.index} holds ${held} rate-limit buckets after a scan of ${count} addresses`,
+    );
+    return `${unauthorised} x 401, ${held} buckets`;
   }
 
   /** EXPLORE-login-gate: logins wait in a gate's queue only for callers still there (an abandoned one leaves at once). */

@@ -17,7 +17,7 @@ import {
 export type FaultTarget = 'database' | 'cache' | 'publisher';
 
 /** How a request reaches a replica (rule LIMIT-rate-trust-proxy): the rate limiter keys on the answer. */
-export type Route = 'direct' | 'direct-spoof' | 'proxy' | 'proxy-spoof' | 'proxy-garbled';
+export type Route = 'direct' | 'direct-spoof' | 'proxy' | 'proxy-spoof' | 'proxy-garbled' | 'socket-gone';
 
 /** Who a login claims to be: the user, with a wrong password, an unknown name, an empty one, or a user whose stored hash is unreadable. */
 export type LoginAs = 'right' | 'wrong' | 'unknown' | 'empty' | 'legacy';
@@ -97,7 +97,9 @@ export type Step =
   | { readonly op: 'restart'; readonly replica: number }
   | { readonly op: 'stop'; readonly replica: number }
   | { readonly op: 'jump'; readonly ms: number; readonly across: string }
-  | { readonly op: 'health'; readonly replica: number };
+  | { readonly op: 'health'; readonly replica: number }
+  /** A scanner spraying requests from `count` addresses, in two halves a second apart: the limiter's memory bound. */
+  | { readonly op: 'scan'; readonly replica: number; readonly count: number };
 
 export interface WorkloadShape {
   readonly steps: number;
@@ -135,6 +137,8 @@ const ROUTES: readonly (readonly [number, Route])[] = [
   [3, 'proxy'],
   [1, 'proxy-spoof'],
   [1, 'proxy-garbled'],
+  // The client hung up before its request was read: the socket no longer knows its peer.
+  [1, 'socket-gone'],
 ];
 
 export function generateSchedule(seed: number, shape: WorkloadShape): Step[] {
@@ -176,6 +180,8 @@ export function generateSchedule(seed: number, shape: WorkloadShape): Step[] {
       [1, 'stop'],
       [3, 'jump'],
       [3, 'health'],
+      // Rare: ten thousand requests (about one run in forty has one).
+      [rng.int(150) === 0 ? 3 : 0, 'scan'],
     ]);
     switch (kind) {
       case 'login':
@@ -323,6 +329,9 @@ export function generateSchedule(seed: number, shape: WorkloadShape): Step[] {
         steps.push({ op: kind, replica });
         break;
       }
+      case 'scan':
+        steps.push({ op: kind, replica: upReplica(), count: 10_050 });
+        break;
       case 'jump': {
         const [across, lo, hi] = rng.weighted(JUMPS.map((jump, at) => [at === 0 ? 8 : 2, jump] as const));
         steps.push({ op: kind, ms: rng.between(lo, hi), across });
