@@ -457,7 +457,7 @@ class World {
         return this.#abandon(step);
       case 'create': {
         const request = this.#newRequest(step.user, step.quantity, step.keyed);
-        const outcomes = [await this.#sendCreate(request, step.replica)];
+        const outcomes = [await this.#sendCreate(request, step.replica, { twice: step.twice })];
         // The client's retry policy: the same request (and key) again, on the next replica, at once.
         for (let retry = 1; retry <= step.retries && /^(timeout|refused|500)/.test(outcomes[outcomes.length - 1] as string); retry++) {
           outcomes.push(await this.#sendCreate(request, step.replica + retry));
@@ -767,9 +767,11 @@ class World {
     operation: Operation,
     request: Outgoing,
     then: (answer: Answer, replica: Replica) => void,
-    options: { route?: Route; abandonAfterMs?: number; settled?: () => void } = {},
+    options: { route?: Route; abandonAfterMs?: number; settled?: () => void; twin?: number } = {},
   ): Promise<Status> {
     const replica = this.#live(replicaIndex);
+    const twin = options.twin === undefined ? undefined : this.#live(options.twin);
+    if (options.twin !== undefined && twin === undefined) options.settled?.();
     if (replica === undefined) {
       options.settled?.();
       return 'refused';
@@ -784,31 +786,26 @@ class World {
         controller.abort(CLIENT_GONE);
       }, options.abandonAfterMs);
     }
-    const flightKey = `${replica.index}.${replica.incarnation}.${client.index}`;
-    this.#userFlights.set(flightKey, (this.#userFlights.get(flightKey) ?? 0) + 1);
-    const work = this.#handle(
-      replica,
-      client,
-      operation,
-      request,
-      token,
-      this.#via(client, options.route ?? 'direct'),
-      controller,
-      () => gone,
-    )
-      .then((answer) => {
-        // A replica that died with the request in hand answers nothing; a client gone hears nothing.
-        if (!replica.alive) return 'refused' as const;
-        if (answer.status === 'gone') return 'gone' as const;
-        if (answer.status === 401 && operation !== 'login') client.stale = true;
-        this.#checkAnswer(operation, answer, tokenIat);
-        then(answer, replica);
-        return answer.status;
-      })
-      .finally(() => {
-        this.#userFlights.set(flightKey, (this.#userFlights.get(flightKey) ?? 1) - 1);
-        options.settled?.();
-      });
+    // A double submit goes to a second replica at the same moment, under the same wait.
+    const works = [replica, ...(twin === undefined ? [] : [twin])].map((target) => {
+      const flightKey = `${target.index}.${target.incarnation}.${client.index}`;
+      this.#userFlights.set(flightKey, (this.#userFlights.get(flightKey) ?? 0) + 1);
+      return this.#handle(target, client, operation, request, token, this.#via(client, options.route ?? 'direct'), controller, () => gone)
+        .then((answer) => {
+          // A replica that died with the request in hand answers nothing; a client gone hears nothing.
+          if (!target.alive) return 'refused' as const;
+          if (answer.status === 'gone') return 'gone' as const;
+          if (answer.status === 401 && operation !== 'login') client.stale = true;
+          this.#checkAnswer(operation, answer, tokenIat);
+          then(answer, target);
+          return answer.status;
+        })
+        .finally(() => {
+          this.#userFlights.set(flightKey, (this.#userFlights.get(flightKey) ?? 1) - 1);
+          options.settled?.();
+        });
+    });
+    const work = Promise.all(works).then((statuses) => statuses[0] as Status);
     let status: Status = 'timeout';
     await this.#await(
       work.then((s) => void (status = s)),
@@ -866,6 +863,8 @@ class World {
       if (operation === 'recent' && replica.alive) this.#touched(replica, client);
       return { ...answer, admittedAt };
     } catch (error) {
+      // A check that failed inside a port (at a commit) is the explorer's finding, not the service's error.
+      if (error instanceof Violation) throw error;
       if (!replica.alive) return { status: 'refused', body: undefined };
       if (gone()) return { status: 'gone', body: undefined };
       const mapped = mapError(error);
@@ -1125,6 +1124,8 @@ class World {
         this.#runtime.time.setTimeout(() => {
           gone = true;
           controller.abort(CLIENT_GONE);
+          // The moment the caller left: the gate must already hold none of those who went away.
+          this.#checkGates();
         }, step.afterMs);
       }
       return this.#handle(replica, client, 'login', { body }, undefined, via, controller, () => gone);
@@ -1268,10 +1269,14 @@ class World {
     return String(answer.status);
   }
 
-  async #sendCreate(request: CreateRequest, replica: number, options: { abandonAfterMs?: number } = {}): Promise<string> {
+  async #sendCreate(request: CreateRequest, replica: number, options: { abandonAfterMs?: number; twice?: boolean } = {}): Promise<string> {
     const client = this.#client(request.user);
     const attempt: Attempt = { at: this.#runtime.nowMs(), status: undefined, orderId: undefined };
     request.attempts.push(attempt);
+    const twinAttempt: Attempt | undefined = options.twice === true ? { at: attempt.at, status: undefined, orderId: undefined } : undefined;
+    if (twinAttempt !== undefined) request.attempts.push(twinAttempt);
+    const first = this.#replicas[replica % this.#replicas.length] as Replica;
+    const sends = twinAttempt === undefined ? 1 : 2;
     const headers: Record<string, string> = request.key === undefined ? {} : { 'idempotency-key': `"${request.key}"` };
     const keyId = `${request.user}/${request.key}`;
     // The key as the model held it when this attempt was sent, and whether another attempt with it was
@@ -1280,8 +1285,8 @@ class World {
     const openBefore = request.key === undefined ? 0 : (this.#keyFlights.get(keyId) ?? 0);
     const sendsBefore = this.#keySends.get(keyId) ?? 0;
     if (request.key !== undefined) {
-      this.#keyFlights.set(keyId, openBefore + 1);
-      this.#keySends.set(keyId, sendsBefore + 1);
+      this.#keyFlights.set(keyId, openBefore + sends);
+      this.#keySends.set(keyId, sendsBefore + sends);
     }
     const racing = (): boolean => openBefore > 0 || (this.#keySends.get(keyId) ?? 0) > sendsBefore + 1;
     const status = await this.#send(
@@ -1289,14 +1294,15 @@ class World {
       client,
       'createOrder',
       { body: JSON.stringify({ item: request.item, quantity: request.quantity }), headers },
-      (answer) => {
-        attempt.status = answer.status;
+      (answer, served) => {
+        const mine = served === first || twinAttempt === undefined ? attempt : twinAttempt;
+        mine.status = answer.status;
         if (request.key !== undefined && !racing()) this.#checkKeyAnswer(request, answer, claimBefore);
         if (request.quantity <= 0)
           this.checks.hold(answer.status !== 201, INVARIANTS.answers, () => `create with quantity ${request.quantity} answered 201`);
         if (answer.status !== 201) return;
         const dto = answer.body as OrderDto;
-        attempt.orderId = dto.id;
+        mine.orderId = dto.id;
         const committed = this.#committed.get(dto.id);
         this.checks.hold(
           committed !== undefined && sameDto(orderDto(committed.order), dto),
@@ -1312,7 +1318,8 @@ class World {
         this.#answered.set(dto.id, dto);
       },
       {
-        ...options,
+        ...(options.abandonAfterMs === undefined ? {} : { abandonAfterMs: options.abandonAfterMs }),
+        ...(twinAttempt === undefined ? {} : { twin: replica + 1 }),
         // The attempt stays open until its work ends, answered or not.
         settled: () => {
           if (request.key !== undefined) this.#keyFlights.set(keyId, (this.#keyFlights.get(keyId) ?? 1) - 1);

@@ -57,6 +57,8 @@ export type Step =
       readonly quantity: number;
       readonly keyed: boolean;
       readonly retries: number;
+      /** A double submit: the same request to two replicas at the same moment (keyed only). */
+      readonly twice: boolean;
     }
   | { readonly op: 'create-many'; readonly user: number; readonly replica: number; readonly count: number }
   | { readonly op: 'retry'; readonly user: number; readonly replica: number }
@@ -225,16 +227,19 @@ export function generateSchedule(seed: number, shape: WorkloadShape): Step[] {
         });
         break;
       }
-      case 'create':
+      case 'create': {
+        const keyed = rng.chance(0.6);
         steps.push({
           op: kind,
           user: user(),
           replica: upReplica(),
           quantity: rng.chance(0.05) ? 0 : rng.between(1, 9),
-          keyed: rng.chance(0.6),
+          keyed,
           retries: rng.pick([0, 0, 1, 2]),
+          twice: keyed && rng.chance(0.2),
         });
         break;
+      }
       case 'create-many':
         // Enough orders that some user passes the default page (20) and pages past it are exercised.
         steps.push({ op: kind, user: user(), replica: upReplica(), count: rng.between(6, 24) });
