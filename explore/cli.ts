@@ -94,7 +94,17 @@ async function explore(): Promise<void> {
   let shown = 0;
   const digests: string[] = [];
   let checks = 0;
+  let current = first;
+  let finished = false;
+  // A run whose simulation waits on nothing left to run ends the process without a word: name the seed.
+  process.on('exit', () => {
+    if (!finished)
+      console.error(
+        `explore: the simulation stalled at seed ${current} (nothing left to run); replay it with --seed ${current} --seeds 1 --trace`,
+      );
+  });
   for (let seed = first; seed < first + seeds; seed++) {
+    current = seed;
     const outcome = await exploreSeed(seed, shape);
     digests.push(outcome.result.digest);
     checks += outcome.result.checks;
@@ -114,9 +124,11 @@ async function explore(): Promise<void> {
         `explore: replay with: npm run explore -- --seed ${seed} --seeds 1 --steps ${shape.steps} --replicas ${shape.replicas} --trace` +
           (values.variant === undefined ? '' : ` --variant ${JSON.stringify(values.variant)}`),
       );
+      finished = true;
       process.exit(1);
     }
   }
+  finished = true;
   if (live) process.stdout.write('\r\u001b[K');
   console.log(
     `explore: ${seeds} seed(s) ${first}..${first + seeds - 1} x ${shape.steps} steps, ${shape.replicas} replicas, ` +

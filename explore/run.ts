@@ -428,6 +428,7 @@ class World {
   // ------------------------------------------------------------------ steps
 
   async step(index: number, step: Step): Promise<void> {
+    if (process.env['EXPLORE_DEBUG']) console.error(`step ${index} t=${this.#runtime.time.offsetMs} ${describeStep(step)}`);
     const outcome = await this.#execute(step);
     this.#checkGates();
     this.#trackDatabase();
@@ -1157,21 +1158,29 @@ class World {
     if (replica === undefined) return 'down';
     const client = this.#client(0);
     let unauthorised = 0;
-    for (let i = 0; i < count; i++) {
-      if (i === Math.floor(count / 2)) await this.#advance(1_000);
-      const address = `198.18.${Math.floor(i / 250)}.${i % 250}`;
-      const answer = await this.#handle(replica, client, 'listOrders', {}, undefined, {
-        peer: address,
-        forwardedFor: undefined,
-        key: address,
-      });
-      if (answer.status === 'refused') return 'died';
-      this.checks.hold(
-        answer.status === 401 || answer.status === 429,
-        INVARIANTS.answers,
-        () => `a scan request without a token answered ${answer.status}`,
+    // In chunks under one wait each: a slow shared store (the cache's Redis) makes each decision wait on the clock.
+    const chunk = 250;
+    for (let start = 0; start < count; start += chunk) {
+      if (start <= count / 2 && start + chunk > count / 2) await this.#advance(1_000);
+      const answers = await this.#await(
+        Promise.all(
+          Array.from({ length: Math.min(chunk, count - start) }, (_, j) => {
+            const i = start + j;
+            const address = `198.18.${Math.floor(i / 250)}.${i % 250}`;
+            return this.#handle(replica, client, 'listOrders', {}, undefined, { peer: address, forwardedFor: undefined, key: address });
+          }),
+        ),
+        60_000,
       );
-      if (answer.status === 401) unauthorised += 1;
+      if (answers === undefined || !replica.alive) return 'cut short';
+      for (const answer of answers) {
+        this.checks.hold(
+          answer.status === 401 || answer.status === 429,
+          INVARIANTS.answers,
+          () => `a scan request without a token answered ${answer.status}`,
+        );
+        if (answer.status === 401) unauthorised += 1;
+      }
     }
     const held = replica.buckets.size;
     this.checks.hold(
