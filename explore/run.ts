@@ -428,7 +428,8 @@ class World {
   // ------------------------------------------------------------------ steps
 
   async step(index: number, step: Step): Promise<void> {
-    if (process.env['EXPLORE_DEBUG']) console.error(`step ${index} t=${this.#runtime.time.offsetMs} ${describeStep(step)}`);
+    // EXPLORE_DEBUG=1: each step as it starts, on stderr (a stalled run prints no trace, cli.ts says which seed).
+    if (process.env['EXPLORE_DEBUG'] !== undefined) console.error(`step ${index} t=${this.#runtime.time.offsetMs} ${describeStep(step)}`);
     const outcome = await this.#execute(step);
     this.#checkGates();
     this.#trackDatabase();
