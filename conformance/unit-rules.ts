@@ -18,8 +18,8 @@ const TAGGED = /\b(?:it|test)\(\s*'\[([A-Za-z0-9][A-Za-z0-9, -]*)\] ([^']*)'/g;
 // embedded: the embedded ring's own tests (the simulator, the console).
 // explore: the deterministic fleet simulation (npm run explore), whose invariants are EXPLORE-* rules.
 // speed: the opt-in speed ring (speed/README.md), whose tests show the rules its mechanisms keep.
-// fakes: the in-memory backends' own shapes (FAKE-* rules).
-const ROOTS = ['src', 'speed', 'embedded', 'packages', 'conformance', 'test/cluster', 'explore', 'fakes'];
+// fakes and test/differential: the in-memory backends' shapes and their check against the real ones (FAKE-* rules).
+const ROOTS = ['src', 'speed', 'embedded', 'packages', 'conformance', 'test/cluster', 'explore', 'fakes', 'test/differential'];
 
 function testFiles(dir: string): string[] {
   // speed/ is opt-in: a copy without it still counts the rest.
