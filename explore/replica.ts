@@ -81,6 +81,8 @@ export interface ReplicaOptions {
   readonly variant: Variant | undefined;
   /** Called each time a delivery of this replica ends unacknowledged (the broker delivers it again later). */
   readonly onUnacknowledged: () => void;
+  /** The relay's batch (undefined: the product's 256), scaled down on some seeds so a run fills it. */
+  readonly relayBatch: number | undefined;
   /** The cores of the machine the replica is sized for (its login gate's limits). */
   readonly cores: number;
   /** The fleet's shared rate-limit store (RATE_LIMIT_STORE=redis), or undefined (memory). */
@@ -231,7 +233,11 @@ export class Replica {
       logger,
     });
     this.notifier = new Notifier(ports.subscriber, ports.ledger, logger);
-    const relayOptions: OutboxRelayOptions = { clock: runtime.time, timers: runtime.time };
+    const relayOptions: OutboxRelayOptions = {
+      clock: runtime.time,
+      timers: runtime.time,
+      ...(options.relayBatch === undefined ? {} : { batchSize: options.relayBatch }),
+    };
     this.relay =
       variant?.createRelay?.(ports.outbox, ports.publisher, logger, relayOptions) ??
       new OutboxRelay(ports.outbox, ports.publisher, logger, relayOptions);

@@ -375,6 +375,8 @@ class World {
       variant: this.#options.variant,
       sharedLimiter: this.#shared,
       cores: this.#cores,
+      // Odd seeds relay in batches of 16 (the product's 256 is more than a run makes): full rounds back to back.
+      relayBatch: this.#options.seed % 2 === 1 ? 16 : undefined,
       decisions: this.#decisions,
     });
     this.#incarnations.push(replica);
