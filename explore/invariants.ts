@@ -13,6 +13,7 @@ export const INVARIANTS = {
   get: 'EXPLORE-get-owner',
   recent: 'EXPLORE-recent',
   sessions: 'EXPLORE-session-flush',
+  retention: 'EXPLORE-session-retention',
   rate: 'EXPLORE-rate',
   loginGate: 'EXPLORE-login-gate',
   health: 'EXPLORE-health',

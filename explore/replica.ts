@@ -1,5 +1,6 @@
 import type { ServiceConfig } from '../src/config/service.ts';
 import { ComponentChecker } from '../src/lifecycle/checker.ts';
+import type { Component } from '../src/lifecycle/component.ts';
 import type { Order } from '../src/domain/order.ts';
 import type { CredentialStore } from '../src/ports/credential-store.ts';
 import type { LogFields, Logger } from '../src/ports/logger.ts';
@@ -7,18 +8,21 @@ import type { OrderCache } from '../src/ports/order-cache.ts';
 import type { OrderEventPublisher, OrderEventSubscriber, OrderPlacedEnvelope, OrderPlacedHandler } from '../src/ports/order-events.ts';
 import type { OrderRepository, Placement, PlacementResult } from '../src/ports/order-repository.ts';
 import type { NotificationLedger, OutboxStore } from '../src/ports/outbox.ts';
+import type { Timers } from '../src/ports/timers.ts';
 import { AuthService } from '../src/service/auth-service.ts';
 import { defaultLoginGateLimits, LoginGate } from '../src/service/login-gate.ts';
 import { Notifier } from '../src/service/notifier.ts';
 import { OrderService, type OrderServiceDeps } from '../src/service/order-service.ts';
-import { OutboxRelay } from '../src/service/outbox-relay.ts';
+import { OutboxRelay, type OutboxRelayOptions } from '../src/service/outbox-relay.ts';
 import { TokenService } from '../src/service/token-service.ts';
 import { SessionScope } from '../src/session/scope.ts';
 import { ClientAddressResolver } from '../src/rate-limit/client-address.ts';
 import { HttpRateLimiter } from '../src/rate-limit/limiter.ts';
+import type { RateLimitDecision, RateLimitStore } from '../src/rate-limit/store.ts';
 import { TokenBucketLimiter } from '../src/rate-limit/store.ts';
 import { RestApi } from '../src/transports/http/rest/api.ts';
 import { NearOrderCache } from '../speed/near-order-cache.ts';
+import { DERIVATION_MS } from './spec-constants.ts';
 import type { SimBackends } from './sim-fakes.ts';
 import type { SimRuntime } from './sim-runtime.ts';
 
@@ -35,13 +39,20 @@ export interface ReplicaPorts {
 
 /**
  * A deliberately broken variant of the service, for the explorer's own tests (explore/broken-variants.ts):
- * it decorates the ports or the order service a replica is built from. Product code has no switch for it.
+ * it decorates the ports or replaces one part a replica is built from. Product code has no switch for it.
  */
 export interface Variant {
   readonly name: string;
   /** `run` is one object per run, shared by its replicas: a variant keeps per-run state under it. */
   wrapPorts?(ports: ReplicaPorts, run: object): ReplicaPorts;
   createOrderService?(deps: OrderServiceDeps, sessions: SessionScope): OrderService;
+  createRelay?(outbox: OutboxStore, publisher: OrderEventPublisher, logger: Logger, options: OutboxRelayOptions): OutboxRelay;
+  /** The timers the session scope lingers on. */
+  sessionTimers?(timers: Timers): Timers;
+  /** The token service: `now` is the fleet's clock in ms. */
+  createTokens?(secret: string, lifetimeMs: number, now: () => number): TokenService;
+  /** The signal the login gate is handed for a login (the caller's, as RestApi passes it). */
+  gateSignal?(signal: AbortSignal | undefined): AbortSignal | undefined;
 }
 
 export interface LogLine {
@@ -49,7 +60,12 @@ export interface LogLine {
   readonly incarnation: number;
   readonly msg: string;
   readonly fields: LogFields;
+  /** When it was written, on the fleet's clock. */
+  readonly at: number;
 }
+
+/** Which store took a rate-limit decision: each replica's own bucket, or the fleet's shared one. */
+export type DecisionSource = 'local' | 'shared';
 
 export interface ReplicaOptions {
   readonly index: number;
@@ -65,6 +81,14 @@ export interface ReplicaOptions {
   readonly variant: Variant | undefined;
   /** Called each time a delivery of this replica ends unacknowledged (the broker delivers it again later). */
   readonly onUnacknowledged: () => void;
+  /** The relay's batch (undefined: the product's 256), scaled down on some seeds so a run fills it. */
+  readonly relayBatch: number | undefined;
+  /** The cores of the machine the replica is sized for (its login gate's limits). */
+  readonly cores: number;
+  /** The fleet's shared rate-limit store (RATE_LIMIT_STORE=redis), or undefined (memory). */
+  readonly sharedLimiter: RateLimitStore | undefined;
+  /** Where the replica records which store took each decision it returns. */
+  readonly decisions: WeakMap<RateLimitDecision, DecisionSource>;
 }
 
 /** A dead process cannot go on: what it still had in flight fails where it next touches the world. */
@@ -77,37 +101,69 @@ export class ProcessGone extends Error {
 /** The HMAC of jose runs on the thread pool: through the runtime's lane, so its order is the schedule's. */
 class LaneTokenService extends TokenService {
   readonly #runtime: SimRuntime;
-  constructor(secret: string, lifetimeMs: number, runtime: SimRuntime) {
+  readonly #inner: TokenService | undefined;
+  constructor(secret: string, lifetimeMs: number, runtime: SimRuntime, inner: TokenService | undefined) {
     super(secret, lifetimeMs, () => runtime.nowMs());
     this.#runtime = runtime;
+    this.#inner = inner;
   }
   override issue(userId: string, username: string): Promise<string> {
-    return this.#runtime.serial(() => super.issue(userId, username));
+    return this.#runtime.serial(() => (this.#inner === undefined ? super.issue(userId, username) : this.#inner.issue(userId, username)));
   }
   override verify(token: string): ReturnType<TokenService['verify']> {
-    return this.#runtime.serial(() => super.verify(token));
+    return this.#runtime.serial(() => (this.#inner === undefined ? super.verify(token) : this.#inner.verify(token)));
   }
 }
 
-/** scrypt runs on the thread pool too: each admitted derivation goes through the lane. */
+/**
+ * scrypt runs on the thread pool too: each admitted derivation goes through the lane, and takes
+ * DERIVATION_MS of simulated time first, so logins wait in the gate's queue while the clock moves (and
+ * a caller can go away while it waits there). The gate gets the caller's signal, as RestApi passes it.
+ */
 class LaneLoginGate extends LoginGate {
   readonly #runtime: SimRuntime;
-  constructor(runtime: SimRuntime) {
-    // The limits of a 2-core machine, whatever this one has: the schedule must not depend on the host.
-    super(defaultLoginGateLimits(2));
+  readonly #variant: Variant | undefined;
+  constructor(runtime: SimRuntime, variant: Variant | undefined, cores: number) {
+    // The limits of a machine with `cores`, whatever this one has: the schedule must not depend on the host.
+    super(defaultLoginGateLimits(cores));
     this.#runtime = runtime;
+    this.#variant = variant;
   }
-  override run<T>(client: string, work: () => Promise<T>): Promise<T> {
-    return super.run(client, () => this.#runtime.serial(work));
+  override run<T>(client: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const handed = this.#variant?.gateSignal === undefined ? signal : this.#variant.gateSignal(signal);
+    return super.run(
+      client,
+      async () => {
+        await this.#runtime.sleep(DERIVATION_MS);
+        return this.#runtime.serial(work);
+      },
+      handed,
+    );
   }
+}
+
+/** A token bucket that records which decisions it took (the explorer's EXPLORE-rate needs the source). */
+function recording(
+  bucket: TokenBucketLimiter,
+  source: DecisionSource,
+  decisions: WeakMap<RateLimitDecision, DecisionSource>,
+): TokenBucketLimiter {
+  const take = bucket.take.bind(bucket);
+  bucket.take = (key: string): RateLimitDecision => {
+    const decision = take(key);
+    decisions.set(decision, source);
+    return decision;
+  };
+  return bucket;
 }
 
 /**
  * One replica: the objects the composition root (src/composition/create-app.ts) wires for a process,
  * built the same way on the shared fakes, without the parts that only move bytes (listeners, transport
  * adapters, metrics, tracing). Requests reach it through the framework-neutral RestApi, the rate limiter
- * and `authenticate`, as every HTTP transport calls them. The relay's rounds are driven by the explorer
- * (relayOnce, its real loop sleeps on the machine's clock); the notifier runs its real consume loop.
+ * and `authenticate`, as every HTTP transport calls them. Its long-running parts run their own loops on
+ * the fleet's simulated clock: the relay's run() (rounds, backoff with jitter, backlog sampler, key
+ * purger) and the notifier's consume loop.
  */
 export class Replica {
   readonly index: number;
@@ -117,7 +173,11 @@ export class Replica {
   readonly sessions: SessionScope;
   readonly orders: OrderService;
   readonly api: RestApi;
+  /** The login gate, watched by the explorer (EXPLORE-login-gate: only callers still there wait in it). */
+  readonly gate: LoginGate;
   readonly limiter: HttpRateLimiter;
+  /** The process's own token buckets (the limiter's local store), watched for their memory bound. */
+  readonly buckets: TokenBucketLimiter;
   readonly relay: OutboxRelay;
   readonly notifier: Notifier;
   readonly checker: ComponentChecker;
@@ -129,19 +189,30 @@ export class Replica {
   lostAcks = 0;
   readonly #run = new AbortController();
   readonly #notifierRun: Promise<void>;
+  readonly #relayRun: Promise<void>;
   readonly #onUnacknowledged: () => void;
 
   constructor(options: ReplicaOptions) {
-    const { config, runtime, backends } = options;
+    const { config, runtime, backends, variant } = options;
     this.index = options.index;
     this.incarnation = options.incarnation;
     this.config = config;
     this.#onUnacknowledged = options.onUnacknowledged;
-    const logger = this.#logger(options.lines);
+    const logger = this.#logger(options.lines, runtime);
     const fenced = this.#fence(backends, options.onCommitted);
-    const ports = options.variant?.wrapPorts?.(fenced, backends) ?? fenced;
-    this.tokens = new LaneTokenService(config.tokens.secret, config.tokens.expiryMs, runtime);
-    this.sessions = new SessionScope({ recentCapacity: config.sessionRecent, logger, timers: runtime.time });
+    const ports = variant?.wrapPorts?.(fenced, backends) ?? fenced;
+    const now = (): number => runtime.nowMs();
+    this.tokens = new LaneTokenService(
+      config.tokens.secret,
+      config.tokens.expiryMs,
+      runtime,
+      variant?.createTokens?.(config.tokens.secret, config.tokens.expiryMs, now),
+    );
+    this.sessions = new SessionScope({
+      recentCapacity: config.sessionRecent,
+      logger,
+      timers: variant?.sessionTimers?.(runtime.time) ?? runtime.time,
+    });
     const deps: OrderServiceDeps = {
       repository: ports.repository,
       // As the executables run: with the speed ring's near tier (speed/near-order-cache.ts).
@@ -151,19 +222,38 @@ export class Replica {
       clock: runtime.time,
       newId: options.newId,
     };
-    this.orders = options.variant?.createOrderService?.(deps, this.sessions) ?? new OrderService(deps);
-    this.api = new RestApi(new AuthService(ports.credentials, this.tokens, new LaneLoginGate(runtime)), this.orders);
+    this.orders = variant?.createOrderService?.(deps, this.sessions) ?? new OrderService(deps);
+    this.gate = new LaneLoginGate(runtime, variant, options.cores);
+    this.api = new RestApi(new AuthService(ports.credentials, this.tokens, this.gate), this.orders);
+    this.buckets = recording(new TokenBucketLimiter(config.rateLimitRps, config.rateLimitRps, now), 'local', options.decisions);
     this.limiter = new HttpRateLimiter({
       resolver: new ClientAddressResolver(config.trustProxy),
-      local: new TokenBucketLimiter(config.rateLimitRps, config.rateLimitRps, () => runtime.nowMs()),
+      local: this.buckets,
+      shared: options.sharedLimiter,
       logger,
     });
     this.notifier = new Notifier(ports.subscriber, ports.ledger, logger);
-    this.relay = new OutboxRelay(ports.outbox, ports.publisher, logger, { clock: runtime.time });
-    // The health nodes of spec 2.3, as createApp lists them (the relay's backlog is sampled by its own
-    // loop, which the explorer does not run, so the publisher node here is the broker's alone).
-    this.checker = new ComponentChecker([backends.store, backends.cache, backends.bus]);
+    const relayOptions: OutboxRelayOptions = {
+      clock: runtime.time,
+      timers: runtime.time,
+      ...(options.relayBatch === undefined ? {} : { batchSize: options.relayBatch }),
+    };
+    this.relay =
+      variant?.createRelay?.(ports.outbox, ports.publisher, logger, relayOptions) ??
+      new OutboxRelay(ports.outbox, ports.publisher, logger, relayOptions);
+    // The health nodes of spec 2.3 as createApp lists them: the publisher's includes the relay's
+    // backlog (rule EVT-7-delivery), sampled by the relay's own loop.
+    const relay = this.relay;
+    const publisher: Component = {
+      name: backends.bus.name,
+      async health() {
+        await backends.bus.health();
+        await relay.backlogHealth();
+      },
+    };
+    this.checker = new ComponentChecker([backends.store, backends.cache, publisher]);
     this.#notifierRun = this.notifier.run(this.#run.signal);
+    this.#relayRun = this.relay.run(this.#run.signal).catch(() => undefined);
   }
 
   /** SIGKILL: memory gone, nothing flushed, the consumer leaves the broker; what is in flight fails. */
@@ -181,15 +271,16 @@ export class Replica {
   async stop(): Promise<void> {
     this.#run.abort();
     await this.#notifierRun;
+    await this.#relayRun;
     await this.relay.stop();
     await this.notifier.stop();
     await this.sessions.stop();
     this.alive = false;
   }
 
-  #logger(lines: LogLine[]): Logger {
+  #logger(lines: LogLine[], runtime: SimRuntime): Logger {
     const record = (fields: LogFields, msg: string): void => {
-      if (this.alive) lines.push({ replica: this.index, incarnation: this.incarnation, msg, fields });
+      if (this.alive) lines.push({ replica: this.index, incarnation: this.incarnation, msg, fields, at: runtime.nowMs() });
     };
     return { debug: record, info: record, warn: record, error: record };
   }

@@ -46,7 +46,7 @@ export class SimTrouble extends Trouble {
  * The shared backends of the fleet: the fakes themselves (fakes/), each with a SimTrouble, and the bus
  * waiting on simulated time. One set per run, as one database, one Redis and one NATS serve every replica.
  */
-export function createSimBackends(runtime: SimRuntime, options: { cacheTtlMs: number; logger: Logger }) {
+export function createSimBackends(runtime: SimRuntime, options: { cacheTtlMs: number; logger: Logger; seed: number }) {
   class SimStore extends MemoryStore {
     override readonly trouble = new SimTrouble('database', runtime);
   }
@@ -56,9 +56,11 @@ export function createSimBackends(runtime: SimRuntime, options: { cacheTtlMs: nu
   class SimBus extends MemoryEventBus {
     override readonly trouble = new SimTrouble('publisher', runtime);
   }
-  const store = new SimStore();
-  const cache = new SimCache({ clock: runtime.time, ttlMs: options.cacheTtlMs });
-  const bus = new SimBus({ logger: options.logger, timers: runtime.time });
+  // Each fake draws its delivery shapes from the run's seed (fakes/README.md): seeded interleaving of the
+  // store's operations, cache evictions, the broker's batches, redeliveries and partial acknowledgements.
+  const store = new SimStore({ seed: options.seed * 4 + 1 });
+  const cache = new SimCache({ clock: runtime.time, ttlMs: options.cacheTtlMs, seed: options.seed * 4 + 2 });
+  const bus = new SimBus({ logger: options.logger, timers: runtime.time, seed: options.seed * 4 + 3 });
   return { store, cache, bus };
 }
 

@@ -20,6 +20,8 @@ describe('password hashes (rule SVC-credential-store)', () => {
       parts.slice(0, 5).join('$'), // the key missing
       [...parts, 'extra'].join('$'),
       [...parts.slice(0, 5), parts[5]!.slice(0, 10)].join('$'), // a key of the wrong length
+      ['scrypt', '1000', ...parts.slice(2)].join('$'), // a cost scrypt refuses (N not a power of two)
+      ['scrypt', String(2 ** 20), '8', ...parts.slice(3)].join('$'), // a cost past maxmem
     ];
     for (const text of malformed) await expect(verifyPassword('pw', text)).resolves.toBe(false);
   });

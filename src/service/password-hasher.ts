@@ -26,6 +26,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [, n, r, p, saltText, keyText] = parts as [string, string, string, string, string, string];
   const expected = Buffer.from(keyText, 'base64url');
   if (expected.length !== KEY_LENGTH) return false;
-  const actual = await scryptAsync(password, Buffer.from(saltText, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) });
+  let actual: Buffer;
+  try {
+    actual = await scryptAsync(password, Buffer.from(saltText, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) });
+  } catch {
+    // A cost scrypt refuses (N not a power of two, past maxmem) is a malformed hash too: no match, not a 500.
+    return false;
+  }
   return timingSafeEqual(actual, expected);
 }
