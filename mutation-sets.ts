@@ -102,7 +102,8 @@ export const SETS = {
   // servers, and against the real backends, where the drivers' behaviour lives; and the configuration
   // tests, which read each adapter's variables through its own reader (spec 8.1).
   adapters: {
-    mutate: ['src/adapters/**/*.ts'],
+    // The shared rate-limit store needs a real Redis: the rest-real set mutates it.
+    mutate: ['src/adapters/**/*.ts', '!src/adapters/redis/rate-limit-store.ts'],
     tests: ['src/adapters/**/*.test.ts', 'test/contracts/*.test.ts', 'src/config/*.test.ts'],
     realBackends: true,
   },
@@ -119,7 +120,6 @@ export const SETS = {
       'embedded/**/*.ts',
       // Reached only with the real backends: the rest-real set.
       '!src/composition/real-backends.ts',
-      '!src/rate-limit/redis-store.ts',
       // Reached in both modes: the rest-real set, which runs its fake and its real tests.
       '!src/composition/main.ts',
     ],
@@ -144,7 +144,7 @@ export const SETS = {
   // shared rate-limit tests. And main.ts, whose real-backend branch (no demo logins to announce) only
   // main.real.test.ts takes: its fake-backed tests run here too.
   'rest-real': {
-    mutate: ['src/composition/real-backends.ts', 'src/rate-limit/redis-store.ts', 'src/composition/main.ts'],
+    mutate: ['src/composition/real-backends.ts', 'src/adapters/redis/rate-limit-store.ts', 'src/composition/main.ts'],
     tests: [
       'conformance/columns/stdlib-real.test.ts',
       'src/composition/*.real.test.ts',

@@ -48,7 +48,7 @@ const SPOOFED = '203.0.113.7';
 /** The reason a request's signal ends with when its answer is sent (as a transport's response closes). */
 const REQUEST_ENDED = new Error('request ended');
 const CLIENT_GONE = new Error('client went away');
-/** The shared store's command bound (redis-store.ts's default): a slower Redis is an outage to the limiter. */
+/** The shared store's command bound (src/adapters/redis/rate-limit-store.ts's default): a slower Redis is an outage to the limiter. */
 const SHARED_STORE_TIMEOUT_MS = 250;
 
 export interface RunOptions {

@@ -17,7 +17,7 @@ import { PostgresOrderRepository } from '../adapters/postgres/order-repository.t
 import { PostgresOutbox } from '../adapters/postgres/outbox.ts';
 import { redisConfigFromEnv, type RedisConfig } from '../adapters/redis/connection.ts';
 import { RedisOrderCache } from '../adapters/redis/order-cache.ts';
-import { DEFAULT_RATE_LIMIT_KEY_PREFIX, RedisRateLimitStore } from '../rate-limit/redis-store.ts';
+import { DEFAULT_RATE_LIMIT_KEY_PREFIX, RedisRateLimitStore } from '../adapters/redis/rate-limit-store.ts';
 import type { Backends } from './backends.ts';
 import type { SpeedRing } from './speed-hooks.ts';
 

@@ -1,7 +1,7 @@
 /**
  * A rate-limit budget per client key (spec 8 "Rate limit", rule LIMIT-rate-keying): the store contract,
  * the one decision formula, and the in-process token bucket (RATE_LIMIT_STORE=memory, and the fallback
- * of the Redis store, redis-store.ts, which runs the same bucket inside Redis).
+ * of the Redis store, src/adapters/redis/rate-limit-store.ts, which runs the same bucket inside Redis).
  */
 export interface RateLimitDecision {
   readonly allowed: boolean;

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { RedisRateLimitStore } from '../../src/rate-limit/redis-store.ts';
+import { RedisRateLimitStore } from '../../src/adapters/redis/rate-limit-store.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { findBinary, startRedisServer } from './local-servers.ts';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { RedisRateLimitStore } from '../../src/rate-limit/redis-store.ts';
+import { RedisRateLimitStore } from '../../src/adapters/redis/rate-limit-store.ts';
 import { redisConfigFromEnv } from '../../src/adapters/redis/connection.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { TokenBucketLimiter } from '../../src/rate-limit/store.ts';

@@ -1,13 +1,13 @@
 /**
- * The shared rate-limit store (RATE_LIMIT_STORE=redis, rule LIMIT-rate-store): store.ts's token bucket run
- * atomically inside Redis, so every replica spends from one budget per client. An adapter all the same:
+ * The shared rate-limit store (RATE_LIMIT_STORE=redis, rule LIMIT-rate-store): src/rate-limit/store.ts's token bucket run
+ * atomically inside Redis, so every replica spends from one budget per client. An adapter of the rate-limit store port:
  * composition picks it, no transport imports it.
  */
 import type { Redis } from 'ioredis';
-import { closeRedisClient, createRedisClient } from '../adapters/redis/connection.ts';
-import type { Component } from '../lifecycle/component.ts';
-import type { Logger } from '../ports/logger.ts';
-import { bucketDecision, type RateLimitDecision, type RateLimitStore } from './store.ts';
+import { closeRedisClient, createRedisClient } from './connection.ts';
+import type { Component } from '../../lifecycle/component.ts';
+import type { Logger } from '../../ports/logger.ts';
+import { bucketDecision, type RateLimitDecision, type RateLimitStore } from '../../rate-limit/store.ts';
 
 /**
  * The clock is the Redis server's (TIME), never a replica's, so replicas with skewed clocks agree; ARGV[3]
