@@ -63,10 +63,10 @@ export default defineConfig({
           setupFiles: ['./test/support/hermetic-setup.ts'],
           // One worker per core of the two-core machines it runs on. Each worker imports the service and
           // warms it up anew (~1.6 s of CPU), boots its own PGlite when it runs one of their files (~1 s),
-          // and every worker more is one more process contending for the same two cores: measured on the
-          // whole suite, back to back under the same load, 3 workers took ~41-43 s of CPU and 2 ~36-38 s
-          // (reports/test-suite.md). Most files wait on sockets and timers more than they compute, so on an
-          // idle machine a third worker shortens the run; the CPU it costs is what npm test is held to.
+          // and every worker more is one more process contending for the same two cores. Measured on the
+          // whole suite back to back (reports/test-suite.md): on a busy machine 3 workers took ~41-43 s of
+          // CPU and 2 ~36-38 s; on a quiet one 33-35 s and 33 s, where 3 finish in ~43 s and 2 in ~57 s
+          // (most files wait on sockets and timers more than they compute). npm test is held to its CPU.
           maxWorkers: 2,
           // A worker runs file after file in one process and imports the service's modules once, instead
           // of a fresh process per file re-importing them (about a third of the suite's CPU). Files share
