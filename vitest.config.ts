@@ -61,12 +61,13 @@ export default defineConfig({
           include: ROOTS.map((root) => `${root}/**/*.test.ts`),
           exclude: [...EXCLUDE, ...REAL, ...BROWSER, ...REAL_BROWSER],
           setupFiles: ['./test/support/hermetic-setup.ts'],
-          // Most files wait on sockets and timers more than they compute (a REST column: ~2 s of CPU in
-          // ~8 s): more workers than the two cores CI machines have keeps both busy. But each worker imports
-          // the service and warms it up anew (~1.6 s of CPU) and boots its own PGlite when it runs one of
-          // their files: measured on the whole suite, 4 workers took ~47 s of CPU in ~42 s, 3 ~43 s in
-          // ~39 s, 2 ~39 s in ~75 s.
-          maxWorkers: 3,
+          // One worker per core of the two-core machines it runs on. Each worker imports the service and
+          // warms it up anew (~1.6 s of CPU), boots its own PGlite when it runs one of their files (~1 s),
+          // and every worker more is one more process contending for the same two cores. Measured on the
+          // whole suite back to back (reports/test-suite.md): on a busy machine 3 workers took ~41-43 s of
+          // CPU and 2 ~36-38 s; on a quiet one 33-35 s and 33 s, where 3 finish in ~43 s and 2 in ~57 s
+          // (most files wait on sockets and timers more than they compute). npm test is held to its CPU.
+          maxWorkers: 2,
           // A worker runs file after file in one process and imports the service's modules once, instead
           // of a fresh process per file re-importing them (about a third of the suite's CPU). Files share
           // no state: each starts its own servers on port 0, builds its own registries and loggers, and

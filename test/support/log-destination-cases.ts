@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { LOG_BATCH } from '../../src/observability/logger.ts';
 import { HANG_GUARD_MS } from './eventually.ts';
+import { COMPILE_CACHE } from './spawn-bin.ts';
 
 /**
  * The checks of rule LOG-turn-batched on a real stdout, run in child processes: the plain core's destination
@@ -19,7 +20,11 @@ function child(body: string, make: string): { status: number | null; stdout: str
     `const createLogger = (level) => create(level, destination);`,
     body,
   ].join('\n');
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: HANG_GUARD_MS });
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: HANG_GUARD_MS,
+    env: { ...process.env, NODE_COMPILE_CACHE: COMPILE_CACHE },
+  });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 

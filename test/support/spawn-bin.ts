@@ -36,7 +36,7 @@ process.once('exit', () => {
  * CPU. Node checks each entry against the source, so an edited file is compiled afresh; the folder goes
  * with node_modules (npm ci).
  */
-const COMPILE_CACHE = join(REPO_ROOT, 'node_modules', '.cache', 'node-compile-cache');
+export const COMPILE_CACHE = join(REPO_ROOT, 'node_modules', '.cache', 'node-compile-cache');
 
 /**
  * Only what the executable needs: never the test process's own environment (it may hold real DSNs).
