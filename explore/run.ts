@@ -3,10 +3,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { SignJWT } from 'jose';
 import { loadServiceConfig, type ServiceConfig } from '../src/config/service.ts';
 import type { Order } from '../src/domain/order.ts';
-import { AuthService } from '../src/service/auth-service.ts';
-import { LoginGate } from '../src/service/login-gate.ts';
 import { hashPassword } from '../src/service/password-hasher.ts';
-import { TokenService } from '../src/service/token-service.ts';
 import { authenticate } from '../src/service/authenticate.ts';
 import type { SessionKey } from '../src/domain/session-key.ts';
 import { RATE_LIMIT_CHANNEL, setRateLimitHeaders, type RateLimitEvent } from '../src/rate-limit/limiter.ts';
@@ -169,28 +166,8 @@ function addressOf(user: number): { address: string; limitKey: string } {
   return { address: `10.0.0.${user + 1}`, limitKey: `10.0.0.${user + 1}` };
 }
 
-let warm: Promise<void> | undefined;
-/**
- * The service makes its dummy hash (for unknown usernames) once per process, on the machine's thread pool
- * and outside the explorer's lane: made before any run, so no run waits on it at a moment of the machine's choosing.
- */
-function warmUp(): Promise<void> {
-  warm ??= new AuthService(
-    { findByUsername: () => Promise.resolve(undefined), add: () => Promise.resolve() },
-    new TokenService(EXPLORE_ENV.JWT_SECRET, 60_000),
-    new LoginGate(),
-  )
-    .login('', 'warm-up')
-    .then(
-      () => undefined,
-      () => undefined,
-    );
-  return warm;
-}
-
 /** One seed: a fleet, a schedule, the checks. Deterministic: the same steps give the same trace. */
 export async function runSchedule(steps: readonly Step[], options: RunOptions): Promise<RunResult> {
-  await warmUp();
   const world = new World(options);
   await world.start();
   try {

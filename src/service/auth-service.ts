@@ -5,12 +5,16 @@
  */
 import { ErrInvalidCredentials } from '../domain/errors.ts';
 import type { CredentialStore } from '../ports/credential-store.ts';
-import { hashPassword, verifyPassword } from './password-hasher.ts';
+import { verifyPassword } from './password-hasher.ts';
 import { LoginGate, UNIDENTIFIED_CLIENT } from './login-gate.ts';
 import type { TokenService } from './token-service.ts';
 
-/** One per process, made with the first AuthService: the explorer restarts replicas hundreds of times a second. */
-let dummyHash: Promise<string> | undefined;
+/**
+ * The scrypt of a password nobody has, at password-hasher.ts's default cost (its unit test holds the cost
+ * equal): a constant rather than derived at start, which cost each process one full derivation (~37 ms of
+ * CPU) and made its first unknown-user login wait on it.
+ */
+const DUMMY_HASH = 'scrypt$16384$8$1$HnOM9YiapX5GywCdHwHVRQ$ez_FHMwR5kuLEWgk69YLGRTm7QDEDMPVXOniJmMvBQA';
 
 export class AuthService {
   readonly #credentials: CredentialStore;
@@ -21,7 +25,6 @@ export class AuthService {
     this.#credentials = credentials;
     this.#tokens = tokens;
     this.#gate = gate;
-    dummyHash ??= hashPassword('not a password of anyone');
   }
 
   /**
@@ -30,7 +33,7 @@ export class AuthService {
    */
   async login(username: string, password: string, client: string = UNIDENTIFIED_CLIENT, signal?: AbortSignal): Promise<string> {
     const user = username === '' ? undefined : await this.#credentials.findByUsername(username);
-    const stored = user?.passwordHash ?? (await dummyHash!);
+    const stored = user?.passwordHash ?? DUMMY_HASH;
     const matches = await this.#gate.run(client, () => verifyPassword(password, stored), signal);
     if (user === undefined || !matches) throw new ErrInvalidCredentials();
     return this.#tokens.issue(user.id, user.username);
