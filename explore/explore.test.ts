@@ -25,8 +25,11 @@ import { runSchedule } from './run.ts';
  * `.ci/run` runs 1,000 seeds x 200 steps (npm run explore); README "Exploring" has the night-long run.
  */
 const SHAPE = { ...DEFAULT_SHAPE };
-/** A few seeds: each runs the whole service through hundreds of steps; `.ci/run` runs 1,000 of them. */
-const FIXED_SEEDS = 8;
+/**
+ * A few seeds: each runs the whole service through hundreds of steps (~0.1 s of CPU); `.ci/run` runs 1,000
+ * of them, so here they are a smoke check of the clean service beside the variants below.
+ */
+const FIXED_SEEDS = 3;
 /**
  * Seeds that once failed, kept as regressions. 1326: the after-run drain stopped while a delivery that a
  * killed replica had failed was still waiting for its redelivery (an explorer bug, not the service's).
@@ -75,10 +78,6 @@ async function seedsToFind(variant: Variant, invariant: InvariantId): Promise<nu
   console.log(
     `explore: "${variant.name}" found by ${invariant} at seed ${found?.seed} (${seeds} seed(s)): ${found?.result.violation?.message}`,
   );
-  // The same seed replays the same violation.
-  const replay = await exploreSeed(seeds, { ...SHAPE, variant }, { shrink: false });
-  expect(replay.result.violation?.message).toBe(found?.result.violation?.message);
-  expect(replay.result.digest).toBe(found?.result.digest);
   return seeds;
 }
 
@@ -133,8 +132,12 @@ describe(`explore: the checker is checked (each broken variant found within ${SE
     expect(await seedsToFind(sessionPerToken, INVARIANTS.retention)).toBeLessThanOrEqual(SEED_BOUND);
   });
 
-  test('[EXPLORE-replay] a violation shrinks to a short step list that still fails the same invariant', async () => {
+  test('[EXPLORE-replay] a violation replays the same, and shrinks to a short step list that still fails the same invariant', async () => {
     const outcome = await exploreSeed(1, { ...SHAPE, variant: marksBeforeAck });
+    // The same seed replays the same violation (a variant's seed is as replayable as a clean one's).
+    const again = await exploreSeed(1, { ...SHAPE, variant: marksBeforeAck }, { shrink: false });
+    expect(again.result.violation?.message).toBe(outcome.result.violation?.message);
+    expect(again.result.digest).toBe(outcome.result.digest);
     const shrunk = outcome.shrunk;
     expect(shrunk?.invariant).toBe(INVARIANTS.announced);
     expect(shrunk?.steps.length).toBeLessThan(SHAPE.steps / 4);
