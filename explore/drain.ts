@@ -1,7 +1,7 @@
 // The after-run drain: heal every fault, bring every replica back, let the relays empty the outbox,
 // then run the checks of the whole history (after-run-checks.ts). The top of the World's layers.
 import { INVARIANTS } from './invariants.ts';
-import { Replica } from './replica.ts';
+import type { Replica } from './replica.ts';
 import { troubleOf } from './sim-fakes.ts';
 import { RELAY } from './spec-constants.ts';
 import { WorldAfterRunChecks } from './after-run-checks.ts';

@@ -3,7 +3,7 @@
 import type { Order } from '../src/domain/order.ts';
 import { INVARIANTS } from './invariants.ts';
 import { expectedPage, orderDto, sameDto, newerFirst, type OrderDto } from './oracle.ts';
-import { Replica } from './replica.ts';
+import type { Replica } from './replica.ts';
 import { MESSAGES, SESSION_LINGER_MS, SESSION_RECENT } from './spec-constants.ts';
 import type { Route, Step } from './workload.ts';
 import { CLIENT_GONE } from './world-constants.ts';

@@ -7,7 +7,7 @@ import { mapError } from '../src/transports/errors/table.ts';
 import type { RestRequest } from '../src/transports/http/rest/api.ts';
 import { INVARIANTS, Violation } from './invariants.ts';
 import type { OrderDto } from './oracle.ts';
-import { Replica } from './replica.ts';
+import type { Replica } from './replica.ts';
 import { MESSAGES, RATE_BURST, RATE_PER_SECOND, SESSION_LINGER_MS, SESSION_RECENT, TOKEN_LIFETIME_MS } from './spec-constants.ts';
 import type { Route } from './workload.ts';
 import { CLIENT_TIMEOUT_MS, PROXY, SPOOFED, REQUEST_ENDED, CLIENT_GONE } from './world-constants.ts';

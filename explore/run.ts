@@ -2,7 +2,6 @@
 // trace digested. What explorer.ts, cli.ts and the tests import.
 import { Violation } from './invariants.ts';
 import type { Step } from './workload.ts';
-import { CLIENT_TIMEOUT_MS } from './world-constants.ts';
 import type { RunOptions, RunResult } from './world-types.ts';
 import { World } from './drain.ts';
 

@@ -1,6 +1,6 @@
 // The schedule's steps executed: one Step (workload.ts) turned into the requests, faults and time
 // moves of the layers below, its outcome noted in the trace.
-import { Replica } from './replica.ts';
+import type { Replica } from './replica.ts';
 import { troubleOf } from './sim-fakes.ts';
 import { CACHE_TTL_MS, NEAR_CACHE_TTL_MS, RATE_BURST, RATE_PER_SECOND, SESSION_LINGER_MS, TOKEN_LIFETIME_MS } from './spec-constants.ts';
 import { describeStep, type SpreadAction, type Step, type Window } from './workload.ts';

@@ -1,7 +1,7 @@
 // The shapes the World keeps: run options and result, answers, clients, create requests and the
 // session and key models the checks compare the service with.
 import type { ErrorKind } from '../src/transports/errors/table.ts';
-import { Violation } from './invariants.ts';
+import type { Violation } from './invariants.ts';
 import type { Variant } from './replica.ts';
 
 export interface RunOptions {

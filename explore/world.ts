@@ -1,5 +1,6 @@
 // The World's state: the fleet, its clients, the model the checks compare with, and the simulated
-// time it moves. The layers above (requests, logins, orders, health, steps, checks) extend it.
+// time it moves. Each concern above it (requests, logins, orders, health, steps, after-run checks,
+// drain) is a subclass in its own file, so one run's state stays one object.
 import { createHash } from 'node:crypto';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ServiceConfig } from '../src/config/service.ts';
