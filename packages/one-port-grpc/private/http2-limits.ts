@@ -1,7 +1,7 @@
 /**
  * The HTTP/2 limits of the one-port listener: Node's own server options, and a session guard for what Node
  * has no option for (rules H2-limits, H2-stream-deadline, H2-idle, H2-rapid-reset, H2-stream-slot,
- * H2-write-budget, H2-header-refusals; their measured reasons are in the README's "Limits, and why").
+ * H2-write-budget, H2-header-refusals; their measured reasons are in this package's README.md, "Limits, and why").
  */
 import { constants as h2, type ServerOptions, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 
