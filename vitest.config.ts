@@ -63,9 +63,9 @@ export default defineConfig({
           setupFiles: ['./test/support/hermetic-setup.ts'],
           // Three workers. Each worker imports the service and warms it up anew (~1.6 s of CPU) and boots its
           // own PGlite when it runs one of their files, so two workers cost less CPU (~36-38 s against
-          // ~41-43 s under load, reports/test-suite.md); but in a fresh clone two workers failed three HTTP/2
-          // guard cases of the grpc/grpc column twice (the guard's ticker never ticked), and three workers
-          // have held through every run here, loaded and idle. Kept at three until that is understood.
+          // ~41-43 s under load, reports/test-suite.md). Two were tried; a fresh clone then failed three
+          // HTTP/2 guard cases of the grpc/grpc column, which turned out to be file order, not worker count
+          // (test/support/matrix-first-sequencer.ts). Three stay until two have passed CI after that fix.
           maxWorkers: 3,
           // A worker runs file after file in one process and imports the service's modules once, instead
           // of a fresh process per file re-importing them (about a third of the suite's CPU). Files share

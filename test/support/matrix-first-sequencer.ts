@@ -1,18 +1,22 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * vitest's own order (vitest.config.ts `sequence.sequencer`), with one change for a cold start. vitest runs
- * the files that took longest last time first, from its duration cache in node_modules/.vite; a fresh clone
- * or `npm ci` (CI) has no such cache, and vitest then sorts by file size. The conformance columns are
- * three-line files (conformance/columns/) that run a transport's whole matrix, the longest files of the
- * suite: sorted by size they would start last and leave one worker finishing them while the other idles.
- * So a column without a cached duration goes first within its project; with a cache, vitest's order holds.
+ * vitest's own order (vitest.config.ts `sequence.sequencer`), with the conformance columns always first
+ * within their project. Two reasons:
+ * - The columns are three-line files (conformance/columns/) that run a transport's whole matrix, the
+ *   longest files of the suite. vitest runs the files that took longest last time first, from its duration
+ *   cache in node_modules/.vite; without a cache (a fresh clone, `npm ci`) it sorts by file size, and a
+ *   cache that saw a column only skipped (another command's run) holds a duration of zero: either way they
+ *   would start last and leave one worker finishing them while the others idle.
+ * - Files of one worker share their modules (`isolate: false`). A unit file that fakes timers around
+ *   module state, such as the HTTP/2 guard's shared ticker (packages/one-port-grpc), can leave that state
+ *   unusable for a later file of the same worker: a grpc column after it hung on three guard cases. Once
+ *   every column has started before any other file, no column runs after such a file in its worker.
  */
 export class MatrixFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const cold = (spec: TestSpecification): boolean =>
-      spec.moduleId.includes('/conformance/columns/') && this.ctx.cache.getTestSpecificationResult(spec) === undefined;
+    const isColumn = (spec: TestSpecification): boolean => spec.moduleId.includes('/conformance/columns/');
     // BaseSequencer keeps each project (and group) contiguous: reorder inside each, stably.
     const blockOf = (spec: TestSpecification): string => `${spec.project.config.sequence.groupOrder}|${spec.project.name}`;
     const position = new Map(sorted.map((spec, index) => [spec, index]));
@@ -21,7 +25,7 @@ export class MatrixFirstSequencer extends BaseSequencer {
     return [...sorted].sort(
       (a, b) =>
         firstOfBlock.get(blockOf(a))! - firstOfBlock.get(blockOf(b))! ||
-        Number(cold(b)) - Number(cold(a)) ||
+        Number(isColumn(b)) - Number(isColumn(a)) ||
         position.get(a)! - position.get(b)!,
     );
   }
