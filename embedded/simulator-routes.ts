@@ -2,8 +2,8 @@
 // the path was its own (false: the admin listener's 404); errors come from the one table, as Error bodies.
 import type { ServerResponse } from 'node:http';
 import type { AdminRoutes } from '../src/transports/http/admin/admin-handler.ts';
-import { ErrMalformedBody, mapError } from '../src/transports/errors/table.ts';
-import { readBody } from '../src/transports/http/rest/request.ts';
+import { mapError } from '../src/transports/errors/table.ts';
+import { readJsonBody } from './json-body.ts';
 import type { Simulator } from './simulator.ts';
 
 /** A control request is a few fields: anything longer is refused unread (rule SIM-embedded-only). */
@@ -19,14 +19,7 @@ function send(res: ServerResponse, status: number, body: unknown): true {
 export function simulatorRoutes(simulator: Simulator): AdminRoutes {
   return async (req, res, { pathname: path }) => {
     const component = COMPONENT_PATH.exec(path)?.[1];
-    const body = async (): Promise<unknown> => {
-      const text = await readBody(req, SIMULATOR_BODY_LIMIT);
-      try {
-        return JSON.parse(text);
-      } catch {
-        throw new ErrMalformedBody();
-      }
-    };
+    const body = (): Promise<unknown> => readJsonBody(req, SIMULATOR_BODY_LIMIT);
     try {
       switch (`${req.method} ${component === undefined ? path : '/simulator/components/{name}'}`) {
         case 'GET /simulator':

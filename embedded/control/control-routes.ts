@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import type { AdminRoutes } from '../../src/transports/http/admin/admin-handler.ts';
-import { ErrMalformedBody, mapError } from '../../src/transports/errors/table.ts';
-import { readBody } from '../../src/transports/http/rest/request.ts';
+import { mapError } from '../../src/transports/errors/table.ts';
+import { readJsonBody } from '../json-body.ts';
 import type { Control } from './control.ts';
 
 /** A control request is a few fields: anything longer is refused unread (as SIMULATOR_BODY_LIMIT). */
@@ -33,14 +33,7 @@ export function controlRoutes(control: Control): AdminRoutes {
   return async (req, res, url) => {
     const path = url.pathname;
     const record = RECORD_PATH.exec(path);
-    const body = async (): Promise<unknown> => {
-      const text = await readBody(req, CONTROL_BODY_LIMIT);
-      try {
-        return JSON.parse(text);
-      } catch {
-        throw new ErrMalformedBody();
-      }
-    };
+    const body = (): Promise<unknown> => readJsonBody(req, CONTROL_BODY_LIMIT);
     try {
       switch (`${req.method} ${record === null ? path : `/control/${record[1]}/{id}`}`) {
         case 'GET /control/openapi.yaml':
