@@ -8,14 +8,22 @@ const TIMEOUT_MS = 10_000;
 /** REST over cleartext HTTP/2 with prior knowledge (spec 4.4 rule 2): one session, many streams. */
 export function restH2cDriver(options: DriverOptions): Driver {
   let session: ClientHttp2Session | undefined;
-  const open = (): ClientHttp2Session => {
-    if (session === undefined || session.closed || session.destroyed) {
-      session = connect(options.baseUrl);
-      session.on('error', () => undefined);
+  let ready: Promise<ClientHttp2Session> | undefined;
+  // Streams wait for the server's first SETTINGS: opened before it, node does not know the server's
+  // SETTINGS_MAX_CONCURRENT_STREAMS yet, and a burst past it is refused (REFUSED_STREAM) instead of queued.
+  const open = (): Promise<ClientHttp2Session> => {
+    if (ready === undefined || session === undefined || session.closed || session.destroyed) {
+      const fresh = connect(options.baseUrl);
+      fresh.on('error', () => undefined);
+      session = fresh;
+      ready = new Promise((resolve, reject) => {
+        fresh.once('remoteSettings', () => resolve(fresh));
+        fresh.once('close', () => reject(new Error(`${options.baseUrl}: the HTTP/2 session closed before the server's SETTINGS`)));
+      });
     }
-    return session;
+    return ready;
   };
-  const send = (raw: RawRequest): Promise<Reply> => h2Request(open(), raw, TIMEOUT_MS);
+  const send = async (raw: RawRequest): Promise<Reply> => h2Request(await open(), raw, TIMEOUT_MS);
   return restDriver('rest-h2c', send, options, async () => {
     await new Promise<void>((resolve) => (session === undefined || session.closed ? resolve() : session.close(() => resolve())));
   });

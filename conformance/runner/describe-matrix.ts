@@ -121,17 +121,29 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
     return (c.transports === undefined || c.transports.includes(transport)) && (c.backends === undefined || c.backends.includes(backend));
   }
 
+  /** What the case checks is the listener's or this wire's own, not the request handler's. */
+  function listenerCase(c: Case): boolean {
+    return c.connection === true || c.transports !== undefined || c.drivers !== undefined || c.last === true;
+  }
+
   /**
-   * Why a case is left to other columns on this one: a fake rest-http1 column of a transport whose REST
-   * handler is another's (Transport.restHandlerOf) runs only what its own listener does (Case.connection,
-   * the rest-http1 driver's own cases, cases of its transport alone).
+   * Why a case is left to other columns on this one. A fake column of a transport whose REST handler is
+   * another's (Transport.restHandlerOf) runs the handler's cases where that handler is the transport's own:
+   * - its rest-http1 column (the same handler behind the same HTTP/1.1 server) runs only what its own
+   *   listener does (listenerCase);
+   * - its rest-h2c column (the same handler through node:http2) runs what its listener does and one case
+   *   of every other rule (`ruleCovered`: the case's rules are all checked by a case it runs), so every rule
+   *   row keeps its rest-h2c cell; the handler's other cases run on its own column, and every case runs on
+   *   the real and spawned rest-h2c columns (npm run test:real, npm run conformance:report).
    */
-  function handlerElsewhere(c: Case, group: TargetGroup, driverName: DriverName): string | undefined {
+  function handlerElsewhere(c: Case, group: TargetGroup, driverName: DriverName, ruleCovered: boolean): string | undefined {
     const of = group.transport?.restHandlerOf;
-    if (of === undefined || group.backend !== 'fake' || driverName !== 'rest-http1') return undefined;
-    if (c.connection === true || c.transports !== undefined || (c.drivers !== undefined && !c.drivers.includes('rest-h2c')))
-      return undefined;
-    return `the request is answered by orders-${of}'s REST handler: run on ${of}/rest-http1/fake (the same handler and HTTP/1.1 server) and on ${group.transportName}/rest-h2c/fake (the same handler)`;
+    if (of === undefined || group.backend !== 'fake' || listenerCase(c)) return undefined;
+    if (driverName === 'rest-http1' && (c.drivers === undefined || c.drivers.includes('rest-h2c')))
+      return `the request is answered by orders-${of}'s REST handler: run on ${of}/rest-http1/fake (the same handler and HTTP/1.1 server) and on ${group.transportName}/rest-h2c/fake (the same handler)`;
+    if (driverName === 'rest-h2c' && ruleCovered)
+      return `its rules are checked on this column by another case; the request is answered by orders-${of}'s REST handler, whose every case runs on ${of}/rest-http1/fake, and every case runs on ${group.transportName}/rest-h2c real and spawned`;
+    return undefined;
   }
 
   /** Cases marked `last` check what the whole column observed, so they run after the others. */
@@ -190,10 +202,18 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
             await Promise.all([...drivers.values()].map((d) => d.close()));
           });
           const api = driverName === 'grpc' ? 'grpc' : 'rest';
-          for (const c of ordered(ALL_CASES)) {
-            if (c.kind === 'process' || !caseApis(c).includes(api) || !appliesTo(c, group.transportName, group.backend)) continue;
-            if (c.drivers !== undefined && !c.drivers.includes(driverName)) continue;
-            const elsewhere = handlerElsewhere(c, group, driverName);
+          const cases = ordered(ALL_CASES).filter(
+            (c) =>
+              c.kind !== 'process' &&
+              caseApis(c).includes(api) &&
+              appliesTo(c, group.transportName, group.backend) &&
+              (c.drivers === undefined || c.drivers.includes(driverName)),
+          );
+          // The rules the column's listener cases check, then each case's in turn: a case adding none is covered.
+          const checked = new Set(cases.filter(listenerCase).flatMap((c) => c.rules));
+          for (const c of cases) {
+            const ruleCovered = listenerCase(c) || c.rules.every((rule) => checked.has(rule));
+            const elsewhere = handlerElsewhere(c, group, driverName, ruleCovered);
             if (elsewhere !== undefined) {
               skip(c, column, elsewhere);
               continue;
@@ -207,6 +227,7 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
               skip(c, column, 'expectation depends on the REST variant (--rest-variant)');
               continue;
             }
+            c.rules.forEach((rule) => checked.add(rule));
             test(
               testId(c, column),
               () =>

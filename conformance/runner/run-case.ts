@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Actor, Expectation, FlowCase, FlowContext, Observation, ProcessCase, RequestCase } from '../case-model.ts';
 import type { Driver, DriverName, RawRequest, Reply } from '../drivers/driver.ts';
 import { PROTECTED_AUTH_DEFAULT } from '../drivers/driver.ts';
-import type { Target } from '../targets/target.ts';
+import type { Credentials, Target } from '../targets/target.ts';
 import type { Transport, RestVariant } from '../../test/support/transports.ts';
 import { HANG_GUARD_MS } from '../../test/support/eventually.ts';
 import { CaseFailure, checkReply, type Resolve } from './expect.ts';
@@ -41,13 +41,18 @@ class Scope {
 
   async addUser(label: string, index: number): Promise<Actor> {
     const credentials = await this.#env.target.newUser(label, index);
+    const token = this.#env.target.signIn !== undefined ? await this.#env.target.signIn(credentials) : await this.#login(label, credentials);
+    const actor: Actor = { ...credentials, token, userId: String(decodeClaims(token)['sub']), auth: `Bearer ${token}` };
+    this.users.set(label, actor);
+    return actor;
+  }
+
+  async #login(label: string, credentials: Credentials): Promise<string> {
     const reply = await this.#env.driver.login(credentials);
     const token = (reply.body as { token?: unknown } | undefined)?.token;
     if (typeof token !== 'string')
       throw new CaseFailure(`setup: login of ${label} failed (${reply.status ?? reply.codeName} ${reply.text ?? reply.message ?? ''})`);
-    const actor: Actor = { ...credentials, token, userId: String(decodeClaims(token)['sub']), auth: `Bearer ${token}` };
-    this.users.set(label, actor);
-    return actor;
+    return token;
   }
 
   actor(label: string = this.acting): Actor {

@@ -25,9 +25,10 @@ export interface Transport {
   /**
    * The transport whose REST handler this one answers REST with, behind a listener of its own: orders-grpc's
    * REST side is orders-stdlib's handler (src/transports/grpc/grpc-transport.ts). On the fake backend its
-   * rest-http1 column runs the connection cases only (Case.connection); the handler's cases run there on
-   * the other transport's column (the same code, the same HTTP/1.1 server) and on this one's rest-h2c column
-   * (the same handler through node:http2), and on every column of the real and spawned backends.
+   * rest-http1 column runs the connection cases only (Case.connection), and its rest-h2c column (the same
+   * handler through node:http2) those and one case of every other rule; the handler's every case runs on
+   * the other transport's column (the same code, the same HTTP/1.1 server), and every case runs on every
+   * column of the real and spawned backends (conformance/runner/describe-matrix.ts, handlerElsewhere).
    */
   readonly restHandlerOf?: TransportName;
 }
