@@ -1,5 +1,5 @@
 import { afterAll, describe, test } from 'vitest';
-import { caseApis, type Case, type Observation } from '../case-model.ts';
+import { caseApis, type Case, type Observation, type ProcessCase } from '../case-model.ts';
 import { ALL_CASES } from '../cases/index.ts';
 import type { Driver, DriverName } from '../drivers/driver.ts';
 import { createDriver } from '../drivers/drivers.ts';
@@ -203,7 +203,7 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
           });
           const api = driverName === 'grpc' ? 'grpc' : 'rest';
           const cases = ordered(ALL_CASES).filter(
-            (c) =>
+            (c): c is Exclude<Case, ProcessCase> =>
               c.kind !== 'process' &&
               caseApis(c).includes(api) &&
               appliesTo(c, group.transportName, group.backend) &&

@@ -41,7 +41,8 @@ class Scope {
 
   async addUser(label: string, index: number): Promise<Actor> {
     const credentials = await this.#env.target.newUser(label, index);
-    const token = this.#env.target.signIn !== undefined ? await this.#env.target.signIn(credentials) : await this.#login(label, credentials);
+    const token =
+      this.#env.target.signIn !== undefined ? await this.#env.target.signIn(credentials) : await this.#login(label, credentials);
     const actor: Actor = { ...credentials, token, userId: String(decodeClaims(token)['sub']), auth: `Bearer ${token}` };
     this.users.set(label, actor);
     return actor;
