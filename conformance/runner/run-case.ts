@@ -68,11 +68,19 @@ class Scope {
       while (Date.now() <= this.#lastCreate + 1) await sleep(1);
       this.#lastCreate = Date.now();
     }
+    const id =
+      this.#env.target.placeOrder !== undefined
+        ? await this.#env.target.placeOrder(owner.auth, item, quantity)
+        : await this.#placeThroughDriver(owner, item, quantity);
+    if (spaced) this.#lastCreate = Date.now();
+    return id;
+  }
+
+  async #placeThroughDriver(owner: Actor, item: string, quantity: number): Promise<string> {
     const reply = await this.#env.driver.createOrder(owner.auth, { item, quantity });
     const id = (reply.body as { id?: unknown } | undefined)?.id;
     if (typeof id !== 'string')
       throw new CaseFailure(`setup: create order failed (${reply.status ?? reply.codeName} ${reply.text ?? reply.message ?? ''})`);
-    if (spaced) this.#lastCreate = Date.now();
     return id;
   }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Env } from '../../src/config/env.ts';
+import { authenticate } from '../../src/service/authenticate.ts';
 import type { PlatformTimeouts } from '../../src/transports/http/server/timeouts.ts';
 import { startInProcess, type BackendKind, type InProcessApp } from '../../test/support/in-process-app.ts';
 import type { LogLine } from '../../test/support/log-capture.ts';
@@ -96,6 +97,11 @@ export interface Target {
    * The login operation itself is checked by its own cases (conformance/cases/auth.ts) on every column.
    */
   readonly signIn?: ((credentials: Credentials) => Promise<string>) | undefined;
+  /**
+   * Likewise a setup's orders (`Bearer <token>` of the owner): the service's own create (OrderService) in
+   * process; through the driver elsewhere. Creating an order is checked by its own cases on every column.
+   */
+  readonly placeOrder?: ((authorization: string, item: string, quantity: number) => Promise<string>) | undefined;
   stop(): Promise<void>;
 }
 
@@ -217,6 +223,12 @@ export async function startInProcessTarget(transport: Transport, backend: Backen
     },
     // A quarter of a column's requests were setup logins, at ~3 ms of client and server CPU each (reports/test-suite.md).
     signIn: ({ username, password }) => app.app.core.auth.login(username, password),
+    // Setup orders were the other large share (a page-size case makes 101).
+    async placeOrder(authorization, item, quantity) {
+      const { core } = app.app;
+      const principal = await authenticate(authorization, core.tokens);
+      return (await core.orders.create({ principal, signal: new AbortController().signal }, item, quantity)).id;
+    },
     stop: () => app.stop(),
   };
 }
