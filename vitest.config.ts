@@ -61,12 +61,16 @@ export default defineConfig({
           include: ROOTS.map((root) => `${root}/**/*.test.ts`),
           exclude: [...EXCLUDE, ...REAL, ...BROWSER, ...REAL_BROWSER],
           setupFiles: ['./test/support/hermetic-setup.ts'],
-          // Three workers. Each worker imports the service and warms it up anew (~1.6 s of CPU) and boots its
-          // own PGlite when it runs one of their files, so two workers cost less CPU (~36-38 s against
-          // ~41-43 s under load, reports/test-suite.md). Two were tried; a fresh clone then failed three
-          // HTTP/2 guard cases of the grpc/grpc column, which turned out to be file order, not worker count
-          // (test/support/matrix-first-sequencer.ts). Three stay until two have passed CI after that fix.
-          maxWorkers: 3,
+          // Two workers, one per core of the 2-core machines it runs on. Each worker imports the service and
+          // warms it up anew (~1.6 s of CPU) and boots its own PGlite when it runs one of their files, so a
+          // third costs CPU: back to back on a shared machine (load 1.4-4.5), two used 50-56 s of CPU and
+          // three 54-67 s (four pairs: -0.5 to +14 s for three, ~4 s typical). Two take longer: 66-78 s of
+          // wall time against 47-69 s, as the files' own durations add up to ~135 s, most of it waiting on
+          // sockets and spawned processes, which a third worker overlaps.
+          // Two once failed three HTTP/2 guard cases of the grpc/grpc column in a fresh clone: an earlier file
+          // of the same worker had left a dead fake setInterval on globalThis (http2-limits.test.ts, fixed;
+          // test/support/hermetic-setup.ts now fails such a hand-over at once), not the worker count.
+          maxWorkers: 2,
           // A worker runs file after file in one process and imports the service's modules once, instead
           // of a fresh process per file re-importing them (about a third of the suite's CPU). Files share
           // no state: each starts its own servers on port 0, builds its own registries and loggers, and

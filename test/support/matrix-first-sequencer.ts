@@ -2,16 +2,14 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * vitest's own order (vitest.config.ts `sequence.sequencer`), with the conformance columns always first
- * within their project. Two reasons:
- * - The columns are three-line files (conformance/columns/) that run a transport's whole matrix, the
- *   longest files of the suite. vitest runs the files that took longest last time first, from its duration
- *   cache in node_modules/.vite; without a cache (a fresh clone, `npm ci`) it sorts by file size, and a
- *   cache that saw a column only skipped (another command's run) holds a duration of zero: either way they
- *   would start last and leave one worker finishing them while the others idle.
- * - Files of one worker share their modules (`isolate: false`). A unit file that fakes timers around
- *   module state, such as the HTTP/2 guard's shared ticker (packages/one-port-grpc), can leave that state
- *   unusable for a later file of the same worker: a grpc column after it hung on three guard cases. Once
- *   every column has started before any other file, no column runs after such a file in its worker.
+ * within their project. The columns are three-line files (conformance/columns/) that run a transport's
+ * whole matrix, the longest files of the suite. vitest runs the files that took longest last time first,
+ * from its duration cache in node_modules/.vite; without a cache (a fresh clone, `npm ci`) it sorts by file
+ * size, and a cache that saw a column only skipped (another command's run) holds a duration of zero: either
+ * way they would start last and leave one worker finishing them while the others idle.
+ * Correctness does not depend on this order: files of one worker share their modules (`isolate: false`)
+ * and each puts back what it fakes; test/support/hermetic-setup.ts fails a file whose worker was handed a
+ * replaced timer function.
  */
 export class MatrixFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

@@ -398,14 +398,10 @@ describe('guardSession: the idle deadline of a session with no stream, on fake t
     expect(await goaway).toBe(h2.NGHTTP2_NO_ERROR);
   });
 
-  it('once its sessions have closed the guard leaves no timer to hold the process; its one shared ticker never holds it', async () => {
+  it('once its sessions have closed the guard leaves no timer to hold the process', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
-    const intervals = vi.spyOn(globalThis, 'setInterval');
     const { origin, sessions, closedOnServer } = await guarded({}, parkOrEcho);
     const [a, b] = [await client(origin), await client(origin)];
-    // One ticker for both sessions, which does not keep the event loop alive.
-    expect(intervals).toHaveBeenCalledTimes(1);
-    expect((intervals.mock.results[0]!.value as NodeJS.Timeout).hasRef()).toBe(false);
     // A stream answered and closed (its request deadline goes with it), on one of the two sessions.
     expect((await outcome(a.request({ ':method': 'GET', ':path': '/echo' }))).body).toBe('ok');
     await closedOnServer(1);
@@ -414,6 +410,32 @@ describe('guardSession: the idle deadline of a session with no stream, on fake t
     b.close();
     await Promise.all(closed);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('guardSession: one ticker for every session (rules H2-write-budget, H2-header-refusals)', () => {
+  it('two sessions share one ticker, which never holds the process and stops once the last of them has closed', async () => {
+    // Spies on the real timers, never on fake ones: vitest restores every spy once more after the file
+    // has ended, to the function it wrapped, and a fake setInterval put back then would never fire again
+    // for any later file of this worker (isolate: false).
+    const intervals = vi.spyOn(globalThis, 'setInterval');
+    const clears = vi.spyOn(globalThis, 'clearInterval');
+    try {
+      const { origin, sessions } = await guarded({}, parkOrEcho);
+      const [a, b] = [await client(origin), await client(origin)];
+      expect(intervals).toHaveBeenCalledTimes(1);
+      const ticker = intervals.mock.results[0]!.value as NodeJS.Timeout;
+      expect(ticker.hasRef()).toBe(false);
+      a.close();
+      await once(sessions[0]!, 'close');
+      expect(clears).not.toHaveBeenCalled();
+      b.close();
+      await once(sessions[1]!, 'close');
+      expect(clears).toHaveBeenCalledExactlyOnceWith(ticker);
+    } finally {
+      intervals.mockRestore();
+      clears.mockRestore();
+    }
   });
 });
 
