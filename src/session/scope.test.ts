@@ -393,7 +393,9 @@ describe('SessionScope model', () => {
           cmds,
         );
       }),
-      { numRuns: 300 },
+      // fast-check's default. What only this test kills (a lease released twice, scope.ts `released`) fails
+      // it on every one of 200 seeds at 25 runs; 300 runs cost three times the CPU for no more.
+      { numRuns: 100 },
     );
   });
 });
