@@ -1,18 +1,27 @@
 import { Readable } from 'node:stream';
-import { runAdminCli } from '../../src/cli/admin-cli.ts';
+import { runAdminCli, type AdminCommand } from '../../src/cli/admin-cli.ts';
 import type { Env } from '../../src/config/env.ts';
 import { spawnBin } from '../support/spawn-bin.ts';
 
-/** orders-admin in this process (its argv, environment and stdin), as its tests call it. */
-export async function cli(argv: string[], env: Env, stdin = ''): Promise<{ code: number; stdout: string; stderr: string }> {
+/**
+ * orders-admin in this process, as its tests call it: its argv, environment, stdin (text, or chunks as a
+ * pipe delivers them) and the commands added to it; what it wrote and its exit code.
+ */
+export async function cli(
+  argv: string[],
+  env: Env,
+  stdin: AsyncIterable<string | Uint8Array> | string = '',
+  extra: readonly AdminCommand[] = [],
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await runAdminCli(argv, {
+  const io = {
     env,
-    stdin: Readable.from(stdin === '' ? [] : [Buffer.from(stdin)]),
+    stdin: typeof stdin === 'string' ? Readable.from(stdin === '' ? [] : [Buffer.from(stdin)]) : stdin,
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text) },
-  });
+  };
+  const code = await runAdminCli(argv, io, extra);
   return { code, stdout, stderr };
 }
 

@@ -6,7 +6,9 @@ import { REPO_ROOT } from './transports.ts';
 
 /**
  * PGlite for the hermetic suite: one per test worker, shared by the files that worker runs, each file on
- * a clean database (the schemas it made are dropped when it is done).
+ * a clean database (the schemas it made are dropped when it is done). The checks that need it are one
+ * file, src/adapters/postgres/pglite.test.ts, so one worker boots it: a check put in a file of its own
+ * would cost a second boot whenever another worker runs that file.
  *
  * A fresh PGlite runs initdb, about 2 s of CPU and most of its start; a worker then compiles the WASM once,
  * about another second. So the data directory right after initdb is made once per installed PGlite version
