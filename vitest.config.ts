@@ -61,12 +61,11 @@ export default defineConfig({
           include: ROOTS.map((root) => `${root}/**/*.test.ts`),
           exclude: [...EXCLUDE, ...REAL, ...BROWSER, ...REAL_BROWSER],
           setupFiles: ['./test/support/hermetic-setup.ts'],
-          // Two workers, one per core of the 2-core machines it runs on. Each worker imports the service and
-          // warms it up anew (~1.6 s of CPU) and boots its own PGlite when it runs one of their files, so a
-          // third costs CPU: back to back on a shared machine (load 1.4-4.5), two used 50-56 s of CPU and
-          // three 54-67 s (four pairs: -0.5 to +14 s for three, ~4 s typical). Two take longer: 66-78 s of
-          // wall time against 47-69 s, as the files' own durations add up to ~135 s, most of it waiting on
-          // sockets and spawned processes, which a third worker overlaps.
+          // Two workers, one per core of the 2-core machines it runs on. Each worker imports the service anew
+          // (~1.6 s of CPU), so a third costs CPU: back to back on a shared machine (load 1.4-4.5), two used
+          // 50-56 s of CPU and three 54-67 s (four pairs: -0.5 to +14 s for three, ~4 s typical), before the
+          // cuts of reports/test-suite.md. Two take longer in wall time (~55 s against ~45 s idle): the files
+          // mostly wait on sockets and spawned processes, which a third worker overlaps.
           // Two once failed three HTTP/2 guard cases of the grpc/grpc column in a fresh clone: an earlier file
           // of the same worker had left a dead fake setInterval on globalThis (http2-limits.test.ts, fixed;
           // test/support/hermetic-setup.ts now fails such a hand-over at once), not the worker count.
