@@ -139,7 +139,7 @@ export async function describeMatrix(slice: MatrixSlice): Promise<void> {
   function handlerElsewhere(c: Case, group: TargetGroup, driverName: DriverName, ruleCovered: boolean): string | undefined {
     const of = group.transport?.restHandlerOf;
     if (of === undefined || group.backend !== 'fake' || listenerCase(c)) return undefined;
-    if (driverName === 'rest-http1' && (c.drivers === undefined || c.drivers.includes('rest-h2c')))
+    if (driverName === 'rest-http1')
       return `the request is answered by orders-${of}'s REST handler: run on ${of}/rest-http1/fake (the same handler and HTTP/1.1 server) and on ${group.transportName}/rest-h2c/fake (the same handler)`;
     if (driverName === 'rest-h2c' && ruleCovered)
       return `its rules are checked on this column by another case; the request is answered by orders-${of}'s REST handler, whose every case runs on ${of}/rest-http1/fake, and every case runs on ${group.transportName}/rest-h2c real and spawned`;
